@@ -1,0 +1,60 @@
+# Zeus in C++ — the two commands of the README:
+#   make run    installs what is missing, builds, runs the main job
+#   make test   installs what is missing, builds, runs every test (plus the ASan+UBSan unit tests)
+# Other targets: make build, make bench, make asan, make hw (checks that need an NVIDIA GPU),
+# make format, make deps, make clean.
+
+JOBS ?= $(shell nproc)
+BUILD := build/release
+ASAN_BUILD := build/asan
+ZEUS := $(BUILD)/bin/zeus
+
+# Debian packages the build, the tests and the main job need.
+DEB_PACKAGES := build-essential cmake pkg-config libexpected-dev nlohmann-json3-dev libcli11-dev \
+  libsqlite3-dev sqlite3 libgtest-dev libgmock-dev googletest libbenchmark-dev gnuplot-nox
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps configure build run test unit-test asan bench hw format clean
+
+all: build
+
+# Installs the Debian packages that are missing (apt-get update only when something is).
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+configure: deps
+	@[ -f $(BUILD)/CMakeCache.txt ] || cmake --preset release > /dev/null
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./scripts/main_job.sh $(BUILD)
+
+test: build
+	ctest --preset release -j $(JOBS)
+	$(MAKE) asan
+
+asan: deps
+	@[ -f $(ASAN_BUILD)/CMakeCache.txt ] || cmake --preset asan > /dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	ctest --preset asan -j $(JOBS)
+
+bench: build
+	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; $$b || exit 1; done
+
+hw: build
+	ctest --test-dir $(BUILD) -L hw --output-on-failure
+
+format:
+	find include src tools testing bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
+
+clean:
+	rm -rf build

@@ -1,0 +1,159 @@
+// Devices: the GPUs and CPUs whose energy Zeus measures and whose power it controls.
+//
+// Units are the hardware's integers: milliwatts (mW), millijoules (mJ), microjoules (uJ),
+// megahertz (MHz). The monitor converts to SI doubles once, where it reads a device.
+// Backends: NVML (NVIDIA, libnvidia-ml.so.1), rocm_smi (AMD, librocm_smi64.so), RAPL
+// (/sys/class/powercap) and Replay (a scripted power model on a Clock). Vendor libraries are
+// loaded at run time; a machine without them gets an Unavailable error, never a crash.
+//
+// Thread-safety: every Gpu and Cpu method may be called concurrently from several threads (the
+// power sampler reads on its own thread while the optimizer sets limits).
+// Failure: every call that touches hardware returns Result; messages name the fix, e.g.
+// "setting a power limit needs root or CAP_SYS_ADMIN".
+//
+//   auto devices = zeus::discover(zeus::DiscoverOptions::from_environment());
+//   for (auto& gpu : devices->gpus) std::cout << gpu->name() << "\n";
+//   auto energy_mj = devices->gpus[0]->total_energy_mj();
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zeus/result.h"
+
+namespace zeus {
+
+enum class GpuVendor { kNvidia, kAmd, kReplay };
+
+// NVIDIA architecture generations (values are NVML's nvmlDeviceArchitecture_t codes where
+// NVML has one), plus kAmd and kUnknown.
+enum class GpuArchitecture {
+  kKepler = 2,
+  kMaxwell = 3,
+  kPascal = 4,
+  kVolta = 5,
+  kTuring = 6,
+  kAmpere = 7,
+  kAda = 8,
+  kHopper = 9,
+  kBlackwell = 10,
+  kAmd = 100,
+  kUnknown = 101,
+};
+
+// "Volta", "Hopper", "AMD", "unknown".
+std::string architecture_name(GpuArchitecture architecture);
+
+struct PowerLimitRangeMw {
+  uint32_t min_mw = 0;
+  uint32_t max_mw = 0;
+};
+
+class Gpu {
+ public:
+  virtual ~Gpu() = default;
+
+  virtual GpuVendor vendor() const = 0;
+  // Product name, e.g. "NVIDIA H100 80GB HBM3".
+  virtual std::string name() const = 0;
+  // Stable unique id, e.g. "GPU-8f2c...".
+  virtual std::string uuid() const = 0;
+  virtual GpuArchitecture architecture() const = 0;
+  // Index on the physical machine (NVML/rocm_smi index), not the framework-visible index.
+  virtual int physical_index() const = 0;
+
+  // Power limit (cap) control, in mW.
+  virtual Result<PowerLimitRangeMw> power_limit_range_mw() = 0;
+  virtual Result<uint32_t> default_power_limit_mw() = 0;
+  virtual Result<uint32_t> power_limit_mw() = 0;
+  // Sets the limit; InvalidArgument outside the range, PermissionDenied without root.
+  virtual Result<void> set_power_limit_mw(uint32_t limit_mw) = 0;
+  // Back to the default limit.
+  virtual Result<void> reset_power_limit() = 0;
+
+  // Power draw: instant (gauge) and the driver's short moving average, in mW.
+  virtual Result<uint32_t> instant_power_mw() = 0;
+  virtual Result<uint32_t> average_power_mw() = 0;
+
+  // True when total_energy_mj() is a usable monotone counter (NVIDIA Volta and newer; AMD when
+  // the counter passed its plausibility check).
+  virtual bool has_energy_counter() = 0;
+  // Cumulative energy since driver load, in mJ (a monotone counter). NotSupported when
+  // has_energy_counter() is false.
+  virtual Result<uint64_t> total_energy_mj() = 0;
+
+  virtual Result<bool> persistence_mode() = 0;
+  virtual Result<void> set_persistence_mode(bool enabled) = 0;
+
+  // Clock control, in MHz. Supported SM clocks are listed for the highest memory clock.
+  virtual Result<std::vector<uint32_t>> supported_memory_clocks_mhz() = 0;
+  virtual Result<std::vector<uint32_t>> supported_sm_clocks_mhz() = 0;
+  virtual Result<void> lock_sm_clocks_mhz(uint32_t min_mhz, uint32_t max_mhz) = 0;
+  virtual Result<void> reset_sm_clocks() = 0;
+  virtual Result<void> lock_memory_clocks_mhz(uint32_t min_mhz, uint32_t max_mhz) = 0;
+  virtual Result<void> reset_memory_clocks() = 0;
+};
+
+// One CPU package, measured through RAPL.
+class Cpu {
+ public:
+  virtual ~Cpu() = default;
+  // Package index (the N of intel-rapl:N).
+  virtual int index() const = 0;
+  // Zone name, e.g. "package-0".
+  virtual std::string name() const = 0;
+  // Cumulative package energy in uJ since this object was created, wraparound corrected
+  // (monotone). PermissionDenied when the counter is not readable (root needed since Linux 5.10).
+  virtual Result<uint64_t> package_energy_uj() = 0;
+  // True when the package has a DRAM sub-zone.
+  virtual bool has_dram() const = 0;
+  // Cumulative DRAM energy in uJ, like package_energy_uj(). NotSupported without a DRAM zone.
+  virtual Result<uint64_t> dram_energy_uj() = 0;
+};
+
+// Why a backend was or was not used.
+struct BackendReport {
+  std::string backend;  // "nvml", "amd", "rapl"
+  bool used = false;
+  std::string detail;   // "2 GPUs" or the reason it was skipped
+};
+
+// What discover() found. gpus[i] is the GPU the framework calls i (after CUDA_VISIBLE_DEVICES /
+// HIP_VISIBLE_DEVICES); cpus[i] is RAPL package i.
+struct Devices {
+  std::vector<std::unique_ptr<Gpu>> gpus;
+  std::vector<std::unique_ptr<Cpu>> cpus;
+  std::vector<BackendReport> backends;
+};
+
+struct DiscoverOptions {
+  bool want_gpus = true;
+  bool want_cpus = true;
+  // Library paths; defaults are the sonames the drivers install.
+  std::string nvml_path = "libnvidia-ml.so.1";
+  std::string rocm_smi_path = "librocm_smi64.so";
+  std::string powercap_root = "/sys/class/powercap";
+  // Values of CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES; nullopt = unset (all GPUs visible).
+  std::optional<std::string> cuda_visible_devices;
+  std::optional<std::string> hip_visible_devices;
+
+  // Defaults overridden by ZEUS_NVML_PATH, ZEUS_ROCM_SMI_PATH, ZEUS_POWERCAP_ROOT,
+  // CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES.
+  static DiscoverOptions from_environment();
+};
+
+// Finds devices: NVML first, then AMD, then none; RAPL for CPUs. A backend that cannot be used
+// is reported in Devices::backends, not returned as an error. Errors only for a malformed or
+// MIG CUDA_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES, or one naming a GPU that does not exist.
+Result<Devices> discover(const DiscoverOptions& options);
+
+// Parses a CUDA_VISIBLE_DEVICES-style list ("2,3") into physical indices. Rejects MIG ids
+// ("MIG-...") and anything that is not a comma-separated list of non-negative integers; GPU UUIDs
+// ("GPU-...") are resolved against `uuids` (the physical GPUs' UUIDs in index order).
+Result<std::vector<int>> parse_visible_devices(const std::string& value, const std::string& variable,
+                                               const std::vector<std::string>& uuids);
+
+}  // namespace zeus

@@ -1,0 +1,83 @@
+// EnergyMonitor: time and energy of named code regions ("windows") on GPUs, CPUs and DRAM.
+//
+// Units: seconds and joules (SI doubles); converted once from the devices' mJ/uJ.
+// Semantics (REFERENCE.md §1): windows are keyed by name and may nest and overlap; beginning a
+// name that is open is an error unless `restart` is set; ending an unknown name is NotFound; a
+// window can be cancelled. At begin and at end: sync callback, then timestamp, then counters.
+// GPUs with an energy counter are read directly; the others are measured by a PowerSampler
+// (background thread) integrated over the window.
+// Thread-safety: one EnergyMonitor is used from one thread at a time (its sampler has its own).
+// Failure: Result everywhere; a device read that fails mid-window fails end_window.
+//
+//   auto monitor = zeus::EnergyMonitor::create(devices, clock, {});
+//   (*monitor)->begin_window("epoch");
+//   train();
+//   auto m = (*monitor)->end_window("epoch");   // m->time_s, m->gpu_energy_j[0], ...
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zeus/clock.h"
+#include "zeus/device.h"
+#include "zeus/result.h"
+
+namespace zeus {
+
+struct Measurement {
+  double time_s = 0.0;
+  // Keyed by the framework-visible GPU index / RAPL package index.
+  std::map<int, double> gpu_energy_j;
+  std::map<int, double> cpu_energy_j;
+  std::map<int, double> dram_energy_j;
+
+  // Sum of GPU and CPU package energy (DRAM is counted in the package on most CPUs, so it is
+  // not added again).
+  double total_energy_j() const;
+};
+
+struct EnergyMonitorOptions {
+  // Framework-visible GPU indices to measure; nullopt = all GPUs in Devices.
+  std::optional<std::vector<int>> gpu_indices;
+  // CPU package indices; nullopt = all that are readable (an unreadable RAPL turns CPU
+  // measurement off with a warning); an explicit list makes unreadable RAPL an error.
+  std::optional<std::vector<int>> cpu_indices;
+  // Called before each timestamp to wait for queued GPU work (e.g. cudaDeviceSynchronize).
+  std::function<void()> sync;
+  // When a GPU counter reads 0 J over a non-empty window: false = warn only; true = also
+  // replace it by instant power x elapsed time.
+  bool approximate_zero_energy = false;
+  // Append one CSV row per ended window: start_time,window_name,elapsed_time,gpu{i}_energy,...
+  std::string log_file;
+  // Sampling period of the PowerSampler used for GPUs without an energy counter.
+  double sampler_interval_s = 0.1;
+};
+
+class EnergyMonitor {
+ public:
+  // Validates indices (NotFound for an unknown GPU index) and starts a sampler if needed.
+  static Result<std::unique_ptr<EnergyMonitor>> create(Devices& devices, Clock& clock,
+                                                       EnergyMonitorOptions options);
+  virtual ~EnergyMonitor() = default;
+
+  // Starts window `name`. InvalidArgument if open already and !restart (restart re-begins it).
+  virtual Result<void> begin_window(std::string_view name, bool sync = true,
+                                    bool restart = false) = 0;
+  // Ends window `name` and returns what it measured. NotFound if not open. With cancel, the
+  // window is dropped: nothing is read or logged, and an empty Measurement is returned.
+  virtual Result<Measurement> end_window(std::string_view name, bool sync = true,
+                                         bool cancel = false) = 0;
+  // True when `name` is open.
+  virtual bool is_window_open(std::string_view name) const = 0;
+
+  // The framework-visible GPU indices and CPU packages this monitor measures.
+  virtual const std::vector<int>& gpu_indices() const = 0;
+  virtual const std::vector<int>& cpu_indices() const = 0;
+};
+
+}  // namespace zeus

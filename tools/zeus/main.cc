@@ -1,0 +1,19 @@
+// zeus: measure GPU/CPU energy and optimise training jobs from the command line.
+#include <iostream>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Zeus: measure and optimise the energy of GPU/CPU work (NSDI '23, in C++).\n"
+      "Run 'zeus <command> --help' for each command's options and examples."};
+  app.set_version_flag("--version", std::string("zeus ") + ZEUS_VERSION);
+  app.require_subcommand(1);
+  // Subcommands, one file each (cmd_*.cc).
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return 0;
+}
