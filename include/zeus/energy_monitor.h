@@ -7,7 +7,8 @@
 // GPUs with an energy counter are read directly; the others are measured by a PowerSampler
 // (background thread) integrated over the window.
 // Thread-safety: one EnergyMonitor is used from one thread at a time (its sampler has its own).
-// Failure: Result everywhere; a device read that fails mid-window fails end_window.
+// Failure: Result everywhere; a device read that fails mid-window fails end_window (the window
+// stays open, so it can be ended again or cancelled).
 //
 //   auto monitor = zeus::EnergyMonitor::create(devices, clock, {});
 //   (*monitor)->begin_window("epoch");
@@ -43,19 +44,23 @@ struct Measurement {
 
 struct EnergyMonitorOptions {
   // Framework-visible GPU indices to measure; nullopt = all GPUs in Devices.
-  std::optional<std::vector<int>> gpu_indices;
+  std::optional<std::vector<int>> gpu_indices{};
   // CPU package indices; nullopt = all that are readable (an unreadable RAPL turns CPU
   // measurement off with a warning); an explicit list makes unreadable RAPL an error.
-  std::optional<std::vector<int>> cpu_indices;
+  std::optional<std::vector<int>> cpu_indices{};
   // Called before each timestamp to wait for queued GPU work (e.g. cudaDeviceSynchronize).
-  std::function<void()> sync;
+  std::function<void()> sync{};
   // When a GPU counter reads 0 J over a non-empty window: false = warn only; true = also
   // replace it by instant power x elapsed time.
   bool approximate_zero_energy = false;
   // Append one CSV row per ended window: start_time,window_name,elapsed_time,gpu{i}_energy,...
-  std::string log_file;
+  std::string log_file{};
   // Sampling period of the PowerSampler used for GPUs without an energy counter.
   double sampler_interval_s = 0.1;
+  // Run that sampler on a background thread. false (for a FakeClock, whose sleeps would race
+  // time forward): those GPUs are sampled only at window edges, which is exact for power that
+  // is constant over each window.
+  bool start_sampler_thread = true;
 };
 
 class EnergyMonitor {

@@ -8,5 +8,12 @@
 
 namespace zeus::cli {
 
+// `zeus simulate [headline|pareto]`: the trace-driven simulator (cmd_simulate.cc).
+void add_devices_command(CLI::App& app);
+void add_measure_command(CLI::App& app);
+void add_power_command(CLI::App& app);
+// `zeus plo replay|show`: the power-limit optimizer's selection, offline (cmd_plo.cc).
+void add_plo_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
 
 }  // namespace zeus::cli

@@ -10,6 +10,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("zeus ") + ZEUS_VERSION);
   app.require_subcommand(1);
   // Subcommands, one file each (cmd_*.cc).
+  zeus::cli::add_devices_command(app);
+  zeus::cli::add_measure_command(app);
+  zeus::cli::add_power_command(app);
+  zeus::cli::add_plo_command(app);
+  zeus::cli::add_simulate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,104 @@
+// Simulation experiments: the paper's evaluation (§6) computed from the bundled traces.
+//
+// headline (Fig. 6/7): per workload, every policy over several seeds; energy and time of the last
+// five recurrences and of all recurrences as ratios against Default (per seed, then the mean
+// and standard deviation over seeds), and cumulative regret against the Oracle's expected cost
+// (J). pareto (Fig. 2/5): every (b, p) as expected (TTA, ETA) per recurrence, with the Pareto
+// frontier and b0 at the maximum power limit marked.
+// Units: s, J, W. Deterministic in the options (seeds are seed, seed + 1, ...).
+// Thread-safety: the functions share no state; `progress` is called on the caller's thread.
+// Failure: the trace loading and option errors of sim_trace.h and simulator.h, unchanged.
+//
+//   zeus::sim::ExperimentOptions options;  options.data_dir = "data";
+//   auto headline = zeus::sim::run_headline(options);
+//   if (headline) std::cout << zeus::sim::format_headline_table(*headline);
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "zeus/result.h"
+#include "zeus/simulator.h"
+
+namespace zeus::sim {
+
+struct ExperimentOptions {
+  std::filesystem::path data_dir = "data";
+  std::string gpu = "v100";
+  std::vector<std::string> workloads;  // empty: the six paper workloads
+  SimOptions sim;                      // eta, beta, recurrences, seed (the first seed), ...
+  int seeds = 10;                      // >= 1
+  // Called after each simulated (workload, policy, seed) with (done, total); may be empty.
+  std::function<void(int, int)> progress;
+};
+
+// Mean and standard deviation (population) over seeds.
+struct Stat {
+  double mean = 0.0;
+  double stddev = 0.0;
+};
+
+struct PolicyHeadline {
+  PolicyKind policy = PolicyKind::kDefault;
+  Stat last5_energy_ratio, last5_time_ratio;  // last five recurrences, against Default
+  Stat cum_energy_ratio, cum_time_ratio;      // all recurrences, against Default
+  Stat cum_regret_j;                          // sum of (recurrence cost - Oracle's expected cost)
+  Stat last5_energy_j;                        // absolute, for the convergence check
+  int converged_batch_size = 0;               // most frequent (b, p) of the last recurrence
+  double converged_power_limit_w = 0.0;       //   over seeds (ties: the first seed's)
+  std::vector<double> mean_cum_regret_j;      // per recurrence, mean over seeds (Fig. 7)
+};
+
+struct WorkloadHeadline {
+  std::string name;
+  int recurrences = 0;
+  int default_batch_size = 0;
+  double max_power_limit_w = 0.0;
+  Expectation oracle;  // the Oracle's (b, p) and expected recurrence cost
+  int oracle_batch_size = 0;
+  double oracle_power_limit_w = 0.0;
+  std::vector<PolicyHeadline> policies;  // in all_policies() order
+};
+
+struct HeadlineResult {
+  std::string gpu;
+  double eta = 0.0, beta = 0.0;
+  int seeds = 0;
+  uint64_t first_seed = 0;
+  std::vector<WorkloadHeadline> workloads;
+};
+
+// kInvalidArgument for seeds < 1 and for the option/trace errors of simulate() and loading.
+Result<HeadlineResult> run_headline(const ExperimentOptions& options);
+// The headline as an aligned text table (one row per workload and policy).
+std::string format_headline_table(const HeadlineResult& result);
+
+struct ParetoPoint {
+  int batch_size = 0;
+  double power_limit_w = 0.0;
+  double tta_s = 0.0, eta_j = 0.0, cost_j = 0.0;  // expected per recurrence (retries included)
+  double reach_probability = 0.0;
+  bool on_frontier = false;  // no other point has both TTA and ETA <= and one <
+  bool is_default = false;   // b0 at the maximum power limit
+  bool is_optimum = false;   // the Oracle's choice at the options' eta
+};
+
+struct WorkloadPareto {
+  std::string name;
+  std::vector<ParetoPoint> points;  // (b, p) that reach the target on some path; b, then p
+};
+
+struct ParetoResult {
+  std::string gpu;
+  double eta = 0.0;
+  std::vector<WorkloadPareto> workloads;
+};
+
+// Every (b, p) of each workload as expected (TTA, ETA).
+Result<ParetoResult> run_pareto(const ExperimentOptions& options);
+// Per workload: the frontier points and the default point, as a text table.
+std::string format_pareto_table(const ParetoResult& result);
+
+}  // namespace zeus::sim

@@ -1,0 +1,104 @@
+// Simulator: the trace-driven replay of a recurring training job (paper §6.1) under a policy
+// that picks the batch size and power limit of each run.
+//
+// A recurrence is one submission of the job; it runs (tries) until a run reaches the target
+// metric (at most SimOptions::max_tries runs). A run samples one training path of its batch size
+// with the simulator's seeded RNG and costs, per epoch, eta*energy + (1 - eta)*MAXPOWER*time.
+// Policies: Default (b0 at the maximum power limit), Grid Search with pruning, Zeus (the
+// batch-size optimizer's cores + JIT power-limit choice), Oracle (the best (b, p) in expectation).
+// Units: time s, energy J, cost J, power W. Same trace + policy + options => identical history.
+// Thread-safety: simulate() touches no shared state; call it from several threads at will.
+// Failure: kInvalidArgument for eta outside [0, 1], beta < 1 (other than 0 = no early stop),
+// recurrences < 0, or a policy/fidelity the build does not provide.
+//
+//   auto trace = zeus::sim::load_workload_trace("data", "v100", "squad");
+//   auto history = zeus::sim::simulate(*trace, zeus::sim::PolicyKind::kGridSearch, {});
+//   double total_j = history->total_energy_j();
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "zeus/result.h"
+#include "zeus/sim_trace.h"
+
+namespace zeus::sim {
+
+enum class PolicyKind { kDefault, kGridSearch, kZeus, kOracle };
+// "Default", "GridSearch", "Zeus", "Oracle" (the keys of the JSON output).
+std::string_view policy_name(PolicyKind policy);
+// Parses a policy name (case-sensitive, as above); kInvalidArgument otherwise.
+Result<PolicyKind> parse_policy(std::string_view name);
+// All four, in report order: Default, GridSearch, Zeus, Oracle.
+const std::vector<PolicyKind>& all_policies();
+
+// epoch: closed form per epoch (sweeps). step: per-iteration replay on ReplayGpu (not yet built).
+enum class Fidelity { kEpoch, kStep };
+// "epoch" or "step"; kInvalidArgument otherwise.
+Result<Fidelity> parse_fidelity(std::string_view name);
+
+struct SimOptions {
+  double eta = 0.5;      // cost knob in [0, 1]
+  double beta = 2.0;     // early stop at beta x min observed cost; 0 = never stop early
+  int recurrences = 0;   // 0 = the paper's 2 x |B| x |P|
+  uint64_t seed = 1;     // RNG seed: training-path sampling and the policy's own draws
+  int max_tries = 20;    // runs per recurrence before it is given up as failed
+  Fidelity fidelity = Fidelity::kEpoch;
+  bool early_stopping = true;  // ablation switches (Zeus and Grid Search)
+  bool pruning = true;
+  bool jit_profiling = true;
+};
+
+// kInvalidArgument naming the bad option and its valid range.
+Result<void> validate_options(const SimOptions& options);
+// The number of recurrences these options give for `trace`.
+int recurrences_for(const WorkloadTrace& trace, const SimOptions& options);
+
+// One run of the job.
+struct RunRecord {
+  int recurrence = 0;   // 0-based recurrence index
+  int b = 0;            // batch-size index into the trace
+  int p = 0;            // power-limit index into the trace
+  int epochs = 0;       // epochs run (up to the target, the early stop or max_epochs)
+  bool reached = false; // reached the target within max_epochs and the cost bound
+  bool early_stopped = false;  // cut by the beta bound
+  bool profiled = false;       // the first epoch JIT-profiled every power limit
+  double time_s = 0.0, energy_j = 0.0, cost_j = 0.0;
+};
+
+// One recurrence: its runs summed.
+struct RecurrenceRecord {
+  int b = 0, p = 0;     // configuration of the last run
+  int tries = 0;
+  bool reached = false;
+  double time_s = 0.0, energy_j = 0.0, cost_j = 0.0;
+};
+
+struct History {
+  PolicyKind policy = PolicyKind::kDefault;
+  std::vector<RunRecord> runs;
+  std::vector<RecurrenceRecord> recurrences;
+
+  double total_energy_j() const;
+  double total_time_s() const;
+  double total_cost_j() const;
+};
+
+// Replays `trace` under `policy`. Deterministic in (trace, policy, options).
+Result<History> simulate(const WorkloadTrace& trace, PolicyKind policy, const SimOptions& options);
+
+// Expected outcome of running (b, p) every recurrence with no early stop: training paths are
+// equally likely; a path that misses the target costs max_epochs epochs and the recurrence
+// retries, so expected recurrence cost = mean run cost / P(reach) (Wald's identity).
+struct Expectation {
+  int b = 0, p = 0;
+  double reach_probability = 0.0;  // share of paths reaching the target within max_epochs
+  double time_s = 0.0, energy_j = 0.0, cost_j = 0.0;  // per recurrence; +inf if never reached
+};
+Expectation expected_recurrence(const WorkloadTrace& trace, int b, int p, double eta);
+// The Oracle's configuration: argmin expected recurrence cost over every (b, p) with
+// reach_probability > 0 (ties: larger power limit, then smaller batch size).
+Expectation oracle_optimum(const WorkloadTrace& trace, double eta);
+
+}  // namespace zeus::sim

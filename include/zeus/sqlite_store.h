@@ -1,0 +1,38 @@
+// SqliteStore: the batch-size optimizer's Store in an SQLite file (library zeus_store).
+//
+// WAL journal; every Store::transact is one `BEGIN IMMEDIATE` transaction, so processes sharing
+// the file serialise their read-decide-write (a writer waits up to busy_timeout_s for another).
+// A transaction commits entirely or not at all, also when the process is killed mid-way. The
+// schema is versioned (PRAGMA user_version = 1); a newer file is refused, not guessed at.
+// Thread-safety: one store may be used from several threads (transactions are serialised).
+// Failure: kUnavailable when the file cannot be opened or stays locked, kNotSupported for an
+// unknown schema version, kInternal for other SQLite errors (with SQLite's message).
+//
+//   zeus::Result<std::unique_ptr<zeus::Store>> store = zeus::open_sqlite_store("bso.db");
+//   if (!store) return fail(store.error());
+//   zeus::BatchSizeOptimizer bso(**store);
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "zeus/bso_store.h"
+#include "zeus/result.h"
+
+namespace zeus {
+
+struct SqliteStoreOptions {
+  // true: PRAGMA synchronous=FULL (a commit survives power loss); false: NORMAL, where a commit
+  // survives a crash of the process but the newest ones may be lost on power loss.
+  bool durable = false;
+  double busy_timeout_s = 30.0;  // how long a transaction waits for another process's lock
+};
+
+// Opens (creating if needed) the database file at path and its schema.
+Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path,
+                                                 const SqliteStoreOptions& options = {});
+
+// The schema version this build writes and reads.
+inline constexpr int kSqliteStoreSchemaVersion = 1;
+
+}  // namespace zeus

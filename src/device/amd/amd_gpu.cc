@@ -1,0 +1,300 @@
+#include "device/amd/amd_gpu.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <utility>
+
+#include "zeus/log.h"
+
+namespace zeus {
+namespace {
+
+// uW -> mW, saturating at the largest uint32_t.
+uint32_t uw_to_mw(uint64_t value_uw) {
+  uint64_t value_mw = value_uw / 1000;
+  return value_mw > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(value_mw);
+}
+
+struct EnergyReading {
+  uint64_t count = 0;
+  float resolution_uj = 0;
+  long double energy_uj() const { return static_cast<long double>(count) * resolution_uj; }
+};
+
+Result<EnergyReading> read_energy(const RocmSmi& smi, uint32_t index) {
+  EnergyReading reading;
+  uint64_t timestamp_ns = 0;
+  auto status = smi.call("rsmi_dev_energy_count_get", smi.api().dev_energy_count_get, index,
+                         &reading.count, &reading.resolution_uj, &timestamp_ns);
+  if (!status) return fail(status.error());
+  if (!(reading.resolution_uj > 0) || !std::isfinite(reading.resolution_uj)) {
+    return fail(ErrorCode::kInternal,
+                "rsmi_dev_energy_count_get reported an energy resolution of " +
+                    std::to_string(reading.resolution_uj) + " uJ");
+  }
+  return reading;
+}
+
+Result<uint64_t> read_average_power_uw(const RocmSmi& smi, uint32_t index) {
+  uint64_t power_uw = 0;
+  ZEUS_TRY(smi.call("rsmi_dev_power_ave_get", smi.api().dev_power_ave_get, index, 0u, &power_uw));
+  return power_uw;
+}
+
+std::string read_name(const RocmSmi& smi, uint32_t index) {
+  char buffer[256] = {};
+  if (smi.call("rsmi_dev_name_get", smi.api().dev_name_get, index, buffer, sizeof(buffer)) &&
+      buffer[0] != '\0') {
+    return std::string(buffer);
+  }
+  return "AMD GPU " + std::to_string(index);
+}
+
+std::string read_uuid(const RocmSmi& smi, uint32_t index) {
+  uint64_t id = 0;
+  if (smi.call("rsmi_dev_unique_id_get", smi.api().dev_unique_id_get, index, &id)) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "GPU-%016" PRIx64, id);
+    return text;
+  }
+  char serial[64] = {};
+  if (smi.call("rsmi_dev_serial_number_get", smi.api().dev_serial_number_get, index, serial,
+               static_cast<uint32_t>(sizeof(serial))) &&
+      serial[0] != '\0') {
+    return "GPU-" + std::string(serial);
+  }
+  return "AMD-GPU-" + std::to_string(index);
+}
+
+// One GPU's readings at the start of the plausibility window.
+struct Probe {
+  Result<EnergyReading> energy;
+  Result<uint64_t> power_uw;
+};
+
+// Why the counter is not plausible, or "" when it is.
+std::string judge_counter(const Probe& before, const Probe& after, double window_s) {
+  if (!before.energy) return "the energy counter cannot be read: " + before.energy.error().message;
+  if (!after.energy) return "the energy counter cannot be read: " + after.energy.error().message;
+  if (!before.power_uw || !after.power_uw) {
+    return "power cannot be read to check the energy counter";
+  }
+  if (after.energy->count <= before.energy->count) {
+    return "the energy counter did not move in " + std::to_string(window_s) + " s";
+  }
+  long double counted_uj = after.energy->energy_uj() - before.energy->energy_uj();
+  long double expected_uj =
+      (static_cast<long double>(*before.power_uw) + *after.power_uw) / 2 * window_s;
+  if (expected_uj <= 0) return "the GPU reports 0 W, so the energy counter cannot be checked";
+  long double ratio = counted_uj / expected_uj;
+  if (std::fabs(static_cast<double>(ratio) - 1.0) > kAmdEnergyPlausibilityTolerance) {
+    return "the energy counter accumulated " + std::to_string(static_cast<double>(counted_uj)) +
+           " uJ in " + std::to_string(window_s) + " s while average power predicts " +
+           std::to_string(static_cast<double>(expected_uj)) + " uJ";
+  }
+  return "";
+}
+
+}  // namespace
+
+AmdGpu::AmdGpu(std::shared_ptr<RocmSmi> smi, uint32_t index, std::string name, std::string uuid,
+               bool energy_counter_plausible)
+    : smi_(std::move(smi)),
+      index_(index),
+      name_(std::move(name)),
+      uuid_(std::move(uuid)),
+      energy_counter_plausible_(energy_counter_plausible) {
+  ZEUS_CHECK(smi_ != nullptr, "AmdGpu needs an opened rocm_smi library");
+}
+
+Result<PowerLimitRangeMw> AmdGpu::power_limit_range_mw() {
+  uint64_t max_uw = 0;
+  uint64_t min_uw = 0;
+  // rocm_smi returns the maximum BEFORE the minimum.
+  ZEUS_TRY(smi_->call("rsmi_dev_power_cap_range_get", smi_->api().dev_power_cap_range_get, index_,
+                      0u, &max_uw, &min_uw));
+  return PowerLimitRangeMw{uw_to_mw(min_uw), uw_to_mw(max_uw)};
+}
+
+Result<uint32_t> AmdGpu::default_power_limit_mw() {
+  uint64_t cap_uw = 0;
+  ZEUS_TRY(smi_->call("rsmi_dev_power_cap_default_get", smi_->api().dev_power_cap_default_get,
+                      index_, &cap_uw));
+  return uw_to_mw(cap_uw);
+}
+
+Result<uint32_t> AmdGpu::power_limit_mw() {
+  uint64_t cap_uw = 0;
+  ZEUS_TRY(
+      smi_->call("rsmi_dev_power_cap_get", smi_->api().dev_power_cap_get, index_, 0u, &cap_uw));
+  return uw_to_mw(cap_uw);
+}
+
+Result<void> AmdGpu::set_power_limit_mw(uint32_t limit_mw) {
+  auto range = power_limit_range_mw();
+  if (range && (limit_mw < range->min_mw || limit_mw > range->max_mw)) {
+    return fail(ErrorCode::kInvalidArgument, "power limit " + std::to_string(limit_mw) +
+                                                 " mW is outside " + name_ + "'s range [" +
+                                                 std::to_string(range->min_mw) + ", " +
+                                                 std::to_string(range->max_mw) + "] mW");
+  }
+  uint64_t cap_uw = static_cast<uint64_t>(limit_mw) * 1000;
+  return smi_->call("rsmi_dev_power_cap_set", smi_->api().dev_power_cap_set, index_, 0u, cap_uw);
+}
+
+Result<void> AmdGpu::reset_power_limit() {
+  auto default_mw = default_power_limit_mw();
+  if (!default_mw) return fail(default_mw.error());
+  return set_power_limit_mw(*default_mw);
+}
+
+Result<uint32_t> AmdGpu::instant_power_mw() {
+  if (smi_->api().dev_current_socket_power_get != nullptr) {
+    uint64_t power_uw = 0;
+    auto status = smi_->call("rsmi_dev_current_socket_power_get",
+                             smi_->api().dev_current_socket_power_get, index_, &power_uw);
+    if (status) return uw_to_mw(power_uw);
+    if (status.error().code != ErrorCode::kNotSupported) return fail(status.error());
+  }
+  return average_power_mw();
+}
+
+Result<uint32_t> AmdGpu::average_power_mw() {
+  auto power_uw = read_average_power_uw(*smi_, index_);
+  if (!power_uw) return fail(power_uw.error());
+  return uw_to_mw(*power_uw);
+}
+
+Result<uint64_t> AmdGpu::total_energy_mj() {
+  if (!energy_counter_plausible_) {
+    return fail(ErrorCode::kNotSupported,
+                name_ +
+                    "'s energy counter failed its plausibility check at start-up; measure it "
+                    "by sampling power");
+  }
+  auto reading = read_energy(*smi_, index_);
+  if (!reading) return fail(reading.error());
+  std::lock_guard<std::mutex> lock(energy_mutex_);
+  if (!energy_started_) {
+    energy_uj_ = reading->energy_uj();
+    energy_started_ = true;
+  } else if (reading->count >= last_count_) {
+    energy_uj_ += static_cast<long double>(reading->count - last_count_) * reading->resolution_uj;
+  } else {
+    log_warning(name_ + "'s energy counter went backwards (driver reloaded?); counting on from it");
+    energy_uj_ += reading->energy_uj();
+  }
+  last_count_ = reading->count;
+  return static_cast<uint64_t>(energy_uj_ / 1000);
+}
+
+Result<bool> AmdGpu::persistence_mode() {
+  return fail(ErrorCode::kNotSupported,
+              "AMD GPUs have no persistence mode (the amdgpu driver keeps them initialised)");
+}
+
+Result<void> AmdGpu::set_persistence_mode(bool /*enabled*/) {
+  return fail(ErrorCode::kNotSupported,
+              "AMD GPUs have no persistence mode (the amdgpu driver keeps them initialised)");
+}
+
+Result<std::vector<uint32_t>> AmdGpu::supported_clocks_mhz(rsmi::ClkType type, const char* what) {
+  rsmi::Frequencies frequencies{};
+  ZEUS_TRY(smi_->call("rsmi_dev_gpu_clk_freq_get", smi_->api().dev_gpu_clk_freq_get, index_, type,
+                      &frequencies));
+  if (frequencies.num_supported > rsmi::kMaxNumFrequencies) {
+    return fail(ErrorCode::kInternal, std::string("rocm_smi reported ") +
+                                          std::to_string(frequencies.num_supported) + " " + what +
+                                          " clocks, more than its limit of 32");
+  }
+  std::vector<uint32_t> clocks_mhz;
+  for (uint32_t i = 0; i < frequencies.num_supported; ++i) {
+    clocks_mhz.push_back(static_cast<uint32_t>(frequencies.frequency[i] / 1000000));
+  }
+  std::sort(clocks_mhz.begin(), clocks_mhz.end(), std::greater<>());
+  clocks_mhz.erase(std::unique(clocks_mhz.begin(), clocks_mhz.end()), clocks_mhz.end());
+  return clocks_mhz;
+}
+
+Result<std::vector<uint32_t>> AmdGpu::supported_memory_clocks_mhz() {
+  return supported_clocks_mhz(rsmi::kClkTypeMem, "memory");
+}
+
+Result<std::vector<uint32_t>> AmdGpu::supported_sm_clocks_mhz() {
+  return supported_clocks_mhz(rsmi::kClkTypeSys, "system");
+}
+
+Result<void> AmdGpu::lock_clocks_mhz(rsmi::ClkType type, uint32_t min_mhz, uint32_t max_mhz) {
+  if (min_mhz > max_mhz) {
+    return fail(ErrorCode::kInvalidArgument, "clock range [" + std::to_string(min_mhz) + ", " +
+                                                 std::to_string(max_mhz) +
+                                                 "] MHz has its minimum above its maximum");
+  }
+  return smi_->call("rsmi_dev_clk_range_set", smi_->api().dev_clk_range_set, index_,
+                    static_cast<uint64_t>(min_mhz), static_cast<uint64_t>(max_mhz), type);
+}
+
+Result<void> AmdGpu::lock_sm_clocks_mhz(uint32_t min_mhz, uint32_t max_mhz) {
+  return lock_clocks_mhz(rsmi::kClkTypeSys, min_mhz, max_mhz);
+}
+
+Result<void> AmdGpu::lock_memory_clocks_mhz(uint32_t min_mhz, uint32_t max_mhz) {
+  return lock_clocks_mhz(rsmi::kClkTypeMem, min_mhz, max_mhz);
+}
+
+Result<void> AmdGpu::reset_sm_clocks() {
+  return smi_->call("rsmi_dev_perf_level_set", smi_->api().dev_perf_level_set,
+                    static_cast<int32_t>(index_), rsmi::kPerfLevelAuto);
+}
+
+Result<void> AmdGpu::reset_memory_clocks() { return reset_sm_clocks(); }
+
+Result<std::vector<std::unique_ptr<Gpu>>> open_amd_gpus(const std::string& library_path,
+                                                        Clock& clock,
+                                                        double plausibility_window_s) {
+  auto smi = RocmSmi::open(library_path);
+  if (!smi) return fail(smi.error());
+  return open_amd_gpus(std::move(*smi), clock, plausibility_window_s);
+}
+
+Result<std::vector<std::unique_ptr<Gpu>>> open_amd_gpus(std::shared_ptr<RocmSmi> smi, Clock& clock,
+                                                        double plausibility_window_s) {
+  ZEUS_CHECK(smi != nullptr, "open_amd_gpus needs an opened rocm_smi library");
+  uint32_t count = 0;
+  ZEUS_TRY(smi->call("rsmi_num_monitor_devices", smi->api().num_monitor_devices, &count));
+  if (count == 0) {
+    return fail(ErrorCode::kUnavailable, "no AMD GPU found (rocm_smi reports 0 devices)");
+  }
+
+  std::vector<bool> plausible(count, true);
+  if (plausibility_window_s > 0) {
+    std::vector<Probe> before;
+    for (uint32_t i = 0; i < count; ++i) {
+      before.push_back(Probe{read_energy(*smi, i), read_average_power_uw(*smi, i)});
+    }
+    double start_s = clock.now_s();
+    clock.sleep_until_s(start_s + plausibility_window_s);
+    double window_s = clock.now_s() - start_s;
+    for (uint32_t i = 0; i < count; ++i) {
+      Probe after{read_energy(*smi, i), read_average_power_uw(*smi, i)};
+      std::string why = judge_counter(before[i], after, window_s);
+      if (!why.empty()) {
+        plausible[i] = false;
+        log_warning("AMD GPU " + std::to_string(i) + ": " + why +
+                    "; measuring its energy by sampling power instead");
+      }
+    }
+  }
+
+  std::vector<std::unique_ptr<Gpu>> gpus;
+  for (uint32_t i = 0; i < count; ++i) {
+    gpus.push_back(
+        std::make_unique<AmdGpu>(smi, i, read_name(*smi, i), read_uuid(*smi, i), plausible[i]));
+  }
+  return gpus;
+}
+
+}  // namespace zeus

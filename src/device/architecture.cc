@@ -1,0 +1,36 @@
+// Names of GPU architectures.
+#include <string>
+
+#include "zeus/device.h"
+
+namespace zeus {
+
+std::string architecture_name(GpuArchitecture architecture) {
+  switch (architecture) {
+    case GpuArchitecture::kKepler:
+      return "Kepler";
+    case GpuArchitecture::kMaxwell:
+      return "Maxwell";
+    case GpuArchitecture::kPascal:
+      return "Pascal";
+    case GpuArchitecture::kVolta:
+      return "Volta";
+    case GpuArchitecture::kTuring:
+      return "Turing";
+    case GpuArchitecture::kAmpere:
+      return "Ampere";
+    case GpuArchitecture::kAda:
+      return "Ada";
+    case GpuArchitecture::kHopper:
+      return "Hopper";
+    case GpuArchitecture::kBlackwell:
+      return "Blackwell";
+    case GpuArchitecture::kAmd:
+      return "AMD";
+    case GpuArchitecture::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+}  // namespace zeus

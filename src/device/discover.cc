@@ -1,0 +1,102 @@
+// discover(): finds the GPUs (NVML, then AMD) and CPUs (RAPL) of this machine.
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "device/amd/amd_gpu.h"
+#include "device/nvml/nvml_gpu.h"
+#include "device/rapl/rapl_cpu.h"
+#include "zeus/clock.h"
+#include "zeus/device.h"
+
+namespace zeus {
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+// Keeps the GPUs named by a *_VISIBLE_DEVICES value, in its order.
+Result<std::vector<std::unique_ptr<Gpu>>> apply_visible_devices(
+    std::vector<std::unique_ptr<Gpu>> all, const std::optional<std::string>& value,
+    const std::string& variable) {
+  if (!value) return all;
+  std::vector<std::string> uuids;
+  for (const auto& gpu : all) uuids.push_back(gpu->uuid());
+  auto indices = parse_visible_devices(*value, variable, uuids);
+  if (!indices) return fail(indices.error());
+  std::vector<std::unique_ptr<Gpu>> visible;
+  for (int index : *indices) {
+    if (index >= static_cast<int>(all.size())) {
+      return fail(ErrorCode::kNotFound,
+                  variable + "=" + *value + " names GPU " + std::to_string(index) + " but only " +
+                      std::to_string(all.size()) + " GPU(s) exist (physical indices 0-" +
+                      std::to_string(static_cast<int>(all.size()) - 1) + ")");
+    }
+    visible.push_back(std::move(all[index]));
+  }
+  return visible;
+}
+
+std::string count_text(size_t n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+DiscoverOptions DiscoverOptions::from_environment() {
+  DiscoverOptions options;
+  if (auto path = env("ZEUS_NVML_PATH")) options.nvml_path = *path;
+  if (auto path = env("ZEUS_ROCM_SMI_PATH")) options.rocm_smi_path = *path;
+  if (auto root = env("ZEUS_POWERCAP_ROOT")) options.powercap_root = *root;
+  options.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES");
+  options.hip_visible_devices = env("HIP_VISIBLE_DEVICES");
+  return options;
+}
+
+Result<Devices> discover(const DiscoverOptions& options) {
+  Devices devices;
+  if (options.want_gpus) {
+    auto nvidia = open_nvml_gpus(options.nvml_path);
+    if (nvidia && !nvidia->empty()) {
+      auto visible = apply_visible_devices(std::move(*nvidia), options.cuda_visible_devices,
+                                           "CUDA_VISIBLE_DEVICES");
+      if (!visible) return fail(visible.error());
+      devices.gpus = std::move(*visible);
+      devices.backends.push_back({"nvml", true, count_text(devices.gpus.size(), "GPU")});
+      devices.backends.push_back({"amd", false, "skipped: NVIDIA GPUs were found first"});
+    } else {
+      devices.backends.push_back(
+          {"nvml", false, nvidia ? "NVML loaded but reports no GPU" : nvidia.error().message});
+      static SystemClock clock;
+      auto amd = open_amd_gpus(options.rocm_smi_path, clock);
+      if (amd && !amd->empty()) {
+        // ROCm honours HIP_VISIBLE_DEVICES, and CUDA_VISIBLE_DEVICES when that is unset.
+        const bool hip = options.hip_visible_devices.has_value();
+        auto visible = apply_visible_devices(
+            std::move(*amd), hip ? options.hip_visible_devices : options.cuda_visible_devices,
+            hip ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES");
+        if (!visible) return fail(visible.error());
+        devices.gpus = std::move(*visible);
+        devices.backends.push_back({"amd", true, count_text(devices.gpus.size(), "GPU")});
+      } else {
+        devices.backends.push_back(
+            {"amd", false, amd ? "rocm_smi loaded but reports no GPU" : amd.error().message});
+      }
+    }
+  }
+  if (options.want_cpus) {
+    auto cpus = open_rapl_cpus(options.powercap_root);
+    if (cpus) {
+      devices.cpus = std::move(*cpus);
+      devices.backends.push_back({"rapl", true, count_text(devices.cpus.size(), "CPU package")});
+    } else {
+      devices.backends.push_back({"rapl", false, cpus.error().message});
+    }
+  }
+  return devices;
+}
+
+}  // namespace zeus

@@ -1,0 +1,142 @@
+#include <gtest/gtest.h>
+
+#include "testing/fake_nvml_state.h"
+#include "testing/fake_sysfs.h"
+#include "zeus/device.h"
+
+namespace zeus {
+namespace {
+
+using testing::FakeNvmlDevice;
+using testing::FakeNvmlEnvironment;
+
+DiscoverOptions fake_options(const std::string& powercap_root = "/nonexistent/powercap") {
+  DiscoverOptions options;
+  options.nvml_path = ZEUS_FAKE_NVML_PATH;
+  options.rocm_smi_path = "/nonexistent/librocm_smi64.so";
+  options.powercap_root = powercap_root;
+  return options;
+}
+
+const BackendReport* find_backend(const Devices& devices, const std::string& name) {
+  for (const auto& b : devices.backends) {
+    if (b.backend == name) return &b;
+  }
+  return nullptr;
+}
+
+TEST(VisibleDevicesTest, ParsesIndexLists) {
+  EXPECT_EQ(*parse_visible_devices("2,3", "CUDA_VISIBLE_DEVICES", {}), (std::vector<int>{2, 3}));
+  EXPECT_EQ(*parse_visible_devices(" 1 , 0 ", "CUDA_VISIBLE_DEVICES", {}),
+            (std::vector<int>{1, 0}));
+  EXPECT_TRUE(parse_visible_devices("", "CUDA_VISIBLE_DEVICES", {})->empty());
+}
+
+TEST(VisibleDevicesTest, RejectsMalformedAndMig) {
+  for (const char* bad : {"0,,1", "a", "1,x", "-1", "0,0", "1.5"}) {
+    auto parsed = parse_visible_devices(bad, "CUDA_VISIBLE_DEVICES", {});
+    ASSERT_FALSE(parsed.has_value()) << bad;
+    EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument) << bad;
+    EXPECT_NE(parsed.error().message.find("CUDA_VISIBLE_DEVICES"), std::string::npos);
+  }
+  auto mig = parse_visible_devices("MIG-GPU-1234/1/0", "CUDA_VISIBLE_DEVICES", {});
+  ASSERT_FALSE(mig.has_value());
+  EXPECT_NE(mig.error().message.find("MIG"), std::string::npos);
+}
+
+TEST(VisibleDevicesTest, ResolvesUuids) {
+  std::vector<std::string> uuids = {"GPU-aaaa-1111", "GPU-bbbb-2222"};
+  EXPECT_EQ(*parse_visible_devices("GPU-bbbb-2222,0", "CUDA_VISIBLE_DEVICES", uuids),
+            (std::vector<int>{1, 0}));
+  EXPECT_EQ(*parse_visible_devices("GPU-bbbb", "CUDA_VISIBLE_DEVICES", uuids),
+            (std::vector<int>{1}));
+  EXPECT_EQ(parse_visible_devices("GPU-cccc", "CUDA_VISIBLE_DEVICES", uuids).error().code,
+            ErrorCode::kNotFound);
+}
+
+TEST(DiscoverTest, FindsFakeNvidiaGpusAndReportsSkippedBackends) {
+  FakeNvmlEnvironment fake({FakeNvmlDevice::h100(), FakeNvmlDevice::v100()});
+  auto devices = discover(fake_options());
+  ASSERT_TRUE(devices.has_value()) << devices.error().to_string();
+  ASSERT_EQ(devices->gpus.size(), 2u);
+  EXPECT_EQ(devices->gpus[0]->architecture(), GpuArchitecture::kHopper);
+  EXPECT_EQ(devices->gpus[1]->architecture(), GpuArchitecture::kVolta);
+  const auto* nvml = find_backend(*devices, "nvml");
+  ASSERT_NE(nvml, nullptr);
+  EXPECT_TRUE(nvml->used);
+  EXPECT_EQ(nvml->detail, "2 GPUs");
+  const auto* amd = find_backend(*devices, "amd");
+  ASSERT_NE(amd, nullptr);
+  EXPECT_FALSE(amd->used);
+  const auto* rapl = find_backend(*devices, "rapl");
+  ASSERT_NE(rapl, nullptr);
+  EXPECT_FALSE(rapl->used);
+  EXPECT_TRUE(devices->cpus.empty());
+}
+
+TEST(DiscoverTest, CudaVisibleDevicesReordersAndFilters) {
+  FakeNvmlDevice a = FakeNvmlDevice::h100(), b = FakeNvmlDevice::a100(), c = FakeNvmlDevice::v100();
+  FakeNvmlEnvironment fake({a, b, c});
+  DiscoverOptions options = fake_options();
+  options.cuda_visible_devices = "2,0";
+  auto devices = discover(options);
+  ASSERT_TRUE(devices.has_value()) << devices.error().to_string();
+  ASSERT_EQ(devices->gpus.size(), 2u);
+  EXPECT_EQ(devices->gpus[0]->physical_index(), 2);
+  EXPECT_EQ(devices->gpus[0]->architecture(), GpuArchitecture::kVolta);
+  EXPECT_EQ(devices->gpus[1]->physical_index(), 0);
+}
+
+TEST(DiscoverTest, VisibleDevicesNamingAMissingGpuIsAnError) {
+  FakeNvmlEnvironment fake({FakeNvmlDevice::h100()});
+  DiscoverOptions options = fake_options();
+  options.cuda_visible_devices = "0,1";
+  auto devices = discover(options);
+  ASSERT_FALSE(devices.has_value());
+  EXPECT_EQ(devices.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(devices.error().message.find("only 1 GPU"), std::string::npos)
+      << devices.error().message;
+}
+
+TEST(DiscoverTest, MissingLibrariesLeaveNoGpusWithReasons) {
+  DiscoverOptions options = fake_options();
+  options.nvml_path = "/nonexistent/libnvidia-ml.so.1";
+  auto devices = discover(options);
+  ASSERT_TRUE(devices.has_value());
+  EXPECT_TRUE(devices->gpus.empty());
+  const auto* nvml = find_backend(*devices, "nvml");
+  ASSERT_NE(nvml, nullptr);
+  EXPECT_FALSE(nvml->used);
+  EXPECT_NE(nvml->detail.find("/nonexistent/libnvidia-ml.so.1"), std::string::npos) << nvml->detail;
+}
+
+TEST(DiscoverTest, FindsRaplPackages) {
+  testing::FakePowercapTree tree;
+  tree.add_package(0, 1000);
+  tree.add_dram(0, 10);
+  tree.add_package(1, 2000);
+  DiscoverOptions options = fake_options(tree.root());
+  options.want_gpus = false;
+  auto devices = discover(options);
+  ASSERT_TRUE(devices.has_value());
+  ASSERT_EQ(devices->cpus.size(), 2u);
+  EXPECT_TRUE(devices->cpus[0]->has_dram());
+  EXPECT_FALSE(devices->cpus[1]->has_dram());
+  EXPECT_TRUE(find_backend(*devices, "rapl")->used);
+  EXPECT_EQ(find_backend(*devices, "nvml"), nullptr);
+}
+
+TEST(DiscoverTest, FromEnvironmentReadsOverrides) {
+  setenv("ZEUS_NVML_PATH", "/opt/x/libnvidia-ml.so.1", 1);
+  setenv("CUDA_VISIBLE_DEVICES", "1", 1);
+  unsetenv("HIP_VISIBLE_DEVICES");
+  DiscoverOptions options = DiscoverOptions::from_environment();
+  unsetenv("ZEUS_NVML_PATH");
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  EXPECT_EQ(options.nvml_path, "/opt/x/libnvidia-ml.so.1");
+  EXPECT_EQ(options.cuda_visible_devices, std::optional<std::string>("1"));
+  EXPECT_FALSE(options.hip_visible_devices.has_value());
+}
+
+}  // namespace
+}  // namespace zeus

@@ -1,0 +1,322 @@
+#include "zeus/energy_monitor.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <utility>
+
+#include "monitor/window_log.h"
+#include "zeus/log.h"
+#include "zeus/power_sampler.h"
+
+namespace zeus {
+
+double Measurement::total_energy_j() const {
+  double total_j = 0.0;
+  for (const auto& [index, energy_j] : gpu_energy_j) total_j += energy_j;
+  for (const auto& [index, energy_j] : cpu_energy_j) total_j += energy_j;
+  return total_j;
+}
+
+namespace {
+
+struct MonitoredGpu {
+  int index;
+  Gpu* gpu;
+  bool sampled;  // no energy counter: measured by the PowerSampler
+};
+
+struct MonitoredCpu {
+  int index;
+  Cpu* cpu;
+  bool dram;
+};
+
+// Counter values at one edge of a window, aligned with the monitored GPUs and CPUs.
+struct Reading {
+  double time_s = 0.0;
+  std::vector<uint64_t> gpu_mj;  // 0 for sampled GPUs
+  std::vector<uint64_t> cpu_uj;
+  std::vector<uint64_t> dram_uj;  // 0 for CPUs without DRAM
+};
+
+struct OpenWindow {
+  double start_unix_s = 0.0;
+  Reading start;
+};
+
+std::string describe_visible(size_t count, const char* singular, const char* plural) {
+  if (count == 0) return std::string("no ") + plural + " visible";
+  std::string text = std::to_string(count) + " " + (count == 1 ? singular : plural) + " visible: ";
+  for (size_t i = 0; i < count; ++i) text += (i == 0 ? "" : ", ") + std::to_string(i);
+  return text;
+}
+
+// Resolves the requested indices against `count` devices: NotFound or InvalidArgument.
+Result<std::vector<int>> resolve_indices(const std::optional<std::vector<int>>& requested,
+                                         size_t count, const char* what, const char* singular,
+                                         const char* plural) {
+  std::vector<int> indices;
+  if (!requested) {
+    for (size_t i = 0; i < count; ++i) indices.push_back(static_cast<int>(i));
+    return indices;
+  }
+  std::set<int> seen;
+  for (int index : *requested) {
+    if (index < 0 || static_cast<size_t>(index) >= count) {
+      return fail(ErrorCode::kNotFound, std::string(what) + " index " + std::to_string(index) +
+                                            " does not exist (" +
+                                            describe_visible(count, singular, plural) + ")");
+    }
+    if (!seen.insert(index).second) {
+      return fail(ErrorCode::kInvalidArgument,
+                  std::string(what) + " index " + std::to_string(index) + " is listed twice");
+    }
+    indices.push_back(index);
+  }
+  return indices;
+}
+
+// Reads a CPU's counters once; the error says which package failed.
+Result<void> probe_cpu(Cpu& cpu, int index) {
+  auto package = cpu.package_energy_uj();
+  if (!package) {
+    return fail(package.error().code, "CPU package " + std::to_string(index) + " (" +
+                                          cpu.name() + "): " + package.error().message);
+  }
+  if (cpu.has_dram()) {
+    auto dram = cpu.dram_energy_uj();
+    if (!dram) {
+      return fail(dram.error().code, "DRAM of CPU package " + std::to_string(index) + " (" +
+                                         cpu.name() + "): " + dram.error().message);
+    }
+  }
+  return ok();
+}
+
+class EnergyMonitorImpl final : public EnergyMonitor {
+ public:
+  EnergyMonitorImpl(Clock& clock, EnergyMonitorOptions options, std::vector<MonitoredGpu> gpus,
+                    std::vector<MonitoredCpu> cpus, std::unique_ptr<PowerSampler> sampler,
+                    std::unique_ptr<WindowLog> log)
+      : clock_(clock),
+        options_(std::move(options)),
+        gpus_(std::move(gpus)),
+        cpus_(std::move(cpus)),
+        sampler_(std::move(sampler)),
+        log_(std::move(log)) {
+    for (const auto& g : gpus_) gpu_indices_.push_back(g.index);
+    for (const auto& c : cpus_) cpu_indices_.push_back(c.index);
+  }
+
+  ~EnergyMonitorImpl() override {
+    if (sampler_) sampler_->stop();
+  }
+
+  Result<void> begin_window(std::string_view name, bool sync, bool restart) override {
+    auto it = windows_.find(name);
+    if (it != windows_.end() && !restart) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "window '" + std::string(name) +
+                      "' is already open; end or cancel it first, or begin it with restart");
+    }
+    if (sync && options_.sync) options_.sync();
+    OpenWindow window;
+    window.start_unix_s = clock_.unix_time_s();
+    ZEUS_TRY(read(&window.start));
+    if (it != windows_.end()) {
+      it->second = std::move(window);
+    } else {
+      windows_.emplace(std::string(name), std::move(window));
+    }
+    return ok();
+  }
+
+  Result<Measurement> end_window(std::string_view name, bool sync, bool cancel) override {
+    auto it = windows_.find(name);
+    if (it == windows_.end()) {
+      return fail(ErrorCode::kNotFound, "no window named '" + std::string(name) +
+                                            "' is open; call begin_window first");
+    }
+    if (cancel) {
+      windows_.erase(it);
+      return Measurement{};
+    }
+    if (sync && options_.sync) options_.sync();
+    Reading end;
+    ZEUS_TRY(read(&end));
+    const Reading& start = it->second.start;
+    Measurement measurement;
+    measurement.time_s = end.time_s - start.time_s;
+    ZEUS_TRY(gpu_energies(name, start, end, &measurement));
+    for (size_t i = 0; i < cpus_.size(); ++i) {
+      measurement.cpu_energy_j[cpus_[i].index] = counter_delta(start.cpu_uj[i], end.cpu_uj[i]) / 1e6;
+      if (cpus_[i].dram) {
+        measurement.dram_energy_j[cpus_[i].index] =
+            counter_delta(start.dram_uj[i], end.dram_uj[i]) / 1e6;
+      }
+    }
+    if (log_) {
+      auto logged = log_->append(it->second.start_unix_s, name, measurement);
+      if (!logged) log_warning("energy monitor: " + logged.error().message);
+    }
+    windows_.erase(it);
+    return measurement;
+  }
+
+  bool is_window_open(std::string_view name) const override {
+    return windows_.find(name) != windows_.end();
+  }
+
+  const std::vector<int>& gpu_indices() const override { return gpu_indices_; }
+  const std::vector<int>& cpu_indices() const override { return cpu_indices_; }
+
+ private:
+  static double counter_delta(uint64_t start, uint64_t end) {
+    return end >= start ? static_cast<double>(end - start) : 0.0;
+  }
+
+  // Timestamp, then every counter (an edge sample for the sampled GPUs).
+  Result<void> read(Reading* out) {
+    out->time_s = clock_.now_s();
+    out->gpu_mj.assign(gpus_.size(), 0);
+    out->cpu_uj.assign(cpus_.size(), 0);
+    out->dram_uj.assign(cpus_.size(), 0);
+    for (size_t i = 0; i < gpus_.size(); ++i) {
+      if (gpus_[i].sampled) continue;
+      auto energy_mj = gpus_[i].gpu->total_energy_mj();
+      if (!energy_mj) return fail(gpu_error(gpus_[i].index, energy_mj.error()));
+      out->gpu_mj[i] = *energy_mj;
+    }
+    if (sampler_) {
+      auto sampled = sampler_->sample_once();
+      if (!sampled) return fail(sampled.error());
+    }
+    for (size_t i = 0; i < cpus_.size(); ++i) {
+      auto package_uj = cpus_[i].cpu->package_energy_uj();
+      if (!package_uj) return fail(package_uj.error());
+      out->cpu_uj[i] = *package_uj;
+      if (!cpus_[i].dram) continue;
+      auto dram_uj = cpus_[i].cpu->dram_energy_uj();
+      if (!dram_uj) return fail(dram_uj.error());
+      out->dram_uj[i] = *dram_uj;
+    }
+    return ok();
+  }
+
+  static Error gpu_error(int index, const Error& error) {
+    return Error{error.code, "GPU " + std::to_string(index) + ": " + error.message};
+  }
+
+  Result<void> gpu_energies(std::string_view name, const Reading& start, const Reading& end,
+                            Measurement* out) {
+    std::string zero_gpus;
+    for (size_t i = 0; i < gpus_.size(); ++i) {
+      const int index = gpus_[i].index;
+      if (gpus_[i].sampled) {
+        auto energy_j = sampler_->energy_j(index, start.time_s, end.time_s);
+        if (!energy_j) return fail(gpu_error(index, energy_j.error()));
+        out->gpu_energy_j[index] = *energy_j;
+        continue;
+      }
+      double energy_j = counter_delta(start.gpu_mj[i], end.gpu_mj[i]) / 1000.0;
+      if (energy_j == 0.0 && out->time_s > 0.0) {
+        zero_gpus += (zero_gpus.empty() ? "" : ", ") + std::to_string(index);
+        if (options_.approximate_zero_energy) {
+          auto power_mw = gpus_[i].gpu->instant_power_mw();
+          if (!power_mw) return fail(gpu_error(index, power_mw.error()));
+          energy_j = *power_mw / 1000.0 * out->time_s;
+        }
+      }
+      out->gpu_energy_j[index] = energy_j;
+    }
+    if (!zero_gpus.empty() && log_level() <= LogLevel::kWarning) {
+      const std::string what = "energy monitor: window '" + std::string(name) + "' measured 0 J on GPU " +
+                               zero_gpus + " over " + std::to_string(out->time_s) +
+                               " s, shorter than the energy counter's update period; ";
+      log_warning(what + (options_.approximate_zero_energy
+                              ? "approximated from instant power x elapsed time"
+                              : "set EnergyMonitorOptions::approximate_zero_energy to approximate "
+                                "it from instant power x elapsed time"));
+    }
+    return ok();
+  }
+
+  Clock& clock_;
+  EnergyMonitorOptions options_;
+  std::vector<MonitoredGpu> gpus_;
+  std::vector<MonitoredCpu> cpus_;
+  std::unique_ptr<PowerSampler> sampler_;
+  std::unique_ptr<WindowLog> log_;
+  std::vector<int> gpu_indices_;
+  std::vector<int> cpu_indices_;
+  std::map<std::string, OpenWindow, std::less<>> windows_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<EnergyMonitor>> EnergyMonitor::create(Devices& devices, Clock& clock,
+                                                             EnergyMonitorOptions options) {
+  auto gpu_indices =
+      resolve_indices(options.gpu_indices, devices.gpus.size(), "GPU", "GPU", "GPUs");
+  if (!gpu_indices) return fail(gpu_indices.error());
+  auto cpu_indices = resolve_indices(options.cpu_indices, devices.cpus.size(), "CPU package",
+                                     "package", "packages");
+  if (!cpu_indices) return fail(cpu_indices.error());
+  if (options.sampler_interval_s <= 0.0) {
+    return fail(ErrorCode::kInvalidArgument, "sampler_interval_s must be > 0 s");
+  }
+
+  std::vector<MonitoredGpu> gpus;
+  std::map<int, Gpu*> sampled;
+  for (int index : *gpu_indices) {
+    Gpu* gpu = devices.gpus[index].get();
+    const bool counter = gpu->has_energy_counter();
+    gpus.push_back({index, gpu, !counter});
+    if (!counter) sampled[index] = gpu;
+  }
+
+  std::vector<MonitoredCpu> cpus;
+  for (int index : *cpu_indices) {
+    Cpu* cpu = devices.cpus[index].get();
+    auto probed = probe_cpu(*cpu, index);
+    if (!probed) {
+      if (options.cpu_indices) {
+        return fail(probed.error().code, "cannot measure " + probed.error().message +
+                                             " (reading RAPL needs root since Linux 5.10)");
+      }
+      log_warning("energy monitor: CPU energy measurement is off: " + probed.error().message +
+                  " (reading RAPL needs root since Linux 5.10; list cpu_indices explicitly to "
+                  "make this an error)");
+      cpus.clear();
+      break;
+    }
+    cpus.push_back({index, cpu, cpu->has_dram()});
+  }
+
+  std::unique_ptr<PowerSampler> sampler;
+  if (!sampled.empty()) {
+    sampler = std::make_unique<PowerSampler>(
+        clock, std::move(sampled), PowerSamplerOptions{.interval_s = options.sampler_interval_s});
+    if (options.start_sampler_thread) ZEUS_TRY(sampler->start());
+  }
+
+  std::unique_ptr<WindowLog> log;
+  if (!options.log_file.empty()) {
+    std::vector<int> cpu_columns;
+    std::vector<int> dram_columns;
+    for (const auto& c : cpus) {
+      cpu_columns.push_back(c.index);
+      if (c.dram) dram_columns.push_back(c.index);
+    }
+    auto created = WindowLog::create(options.log_file, *gpu_indices, cpu_columns, dram_columns);
+    if (!created) return fail(created.error());
+    log = std::move(*created);
+  }
+
+  return std::unique_ptr<EnergyMonitor>(new EnergyMonitorImpl(
+      clock, std::move(options), std::move(gpus), std::move(cpus), std::move(sampler),
+      std::move(log)));
+}
+
+}  // namespace zeus

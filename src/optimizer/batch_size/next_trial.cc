@@ -1,0 +1,54 @@
+#include "optimizer/batch_size/next_trial.h"
+
+#include <vector>
+
+#include "optimizer/batch_size/gaussian_ts.h"
+#include "optimizer/batch_size/pruning_explorer.h"
+
+namespace zeus::bso {
+
+Result<NextTrialDecision> decide_next_trial(const JobSpec& spec, std::span<const Trial> trials,
+                                            Rng& rng) {
+  std::vector<PruningObservation> pruning;
+  for (const Trial& t : trials) {
+    if (t.kind == TrialKind::kPruning) pruning.push_back({t.batch_size, t.status, t.cost});
+  }
+  Result<PruningDecision> step = next_pruning_step(spec.batch_sizes, spec.default_batch_size,
+                                                   spec.num_pruning_rounds, pruning);
+  if (!step) return fail(step.error());
+  NextTrialDecision next;
+  if (step->action == PruningAction::kExplore || step->action == PruningAction::kUseBestKnown) {
+    next.batch_size = step->batch_size;
+    next.kind = step->action == PruningAction::kExplore ? TrialKind::kPruning
+                                                        : TrialKind::kConcurrent;
+    next.pruning_round = step->round;
+    return next;
+  }
+  const std::vector<int>& arms = step->arms;
+  std::vector<std::vector<double>> costs(arms.size());
+  for (const Trial& t : trials) {
+    if (!t.ended()) continue;
+    for (size_t i = 0; i < arms.size(); ++i) {
+      if (arms[i] == t.batch_size) costs[i].push_back(t.cost);
+    }
+  }
+  const Prior prior{spec.mab_prior_mean, spec.mab_prior_precision};
+  std::vector<Belief> beliefs;
+  beliefs.reserve(arms.size());
+  for (const std::vector<double>& c : costs) {
+    beliefs.push_back(arm_belief(newest_costs(c, spec.window_size), prior));
+  }
+  next.batch_size = arms[choose_arm(beliefs, spec.mab_num_explorations, rng)];
+  next.kind = TrialKind::kMab;
+  return next;
+}
+
+std::optional<double> min_converged_cost(std::span<const Trial> trials) {
+  std::optional<double> best;
+  for (const Trial& t : trials) {
+    if (t.status == TrialStatus::kConverged && (!best || t.cost < *best)) best = t.cost;
+  }
+  return best;
+}
+
+}  // namespace zeus::bso

@@ -1,0 +1,36 @@
+// The batch-size decision for a job's next trial, from its spec and trial history alone: the
+// pruning explorer while pruning lasts, then Gaussian Thompson sampling over the surviving arms.
+//
+// An arm's observations are the costs of its ended trials (converged or not: an early-stopped
+// trial's cost is its penalty), in trial order, limited to the newest window_size. Failed and
+// dispatched trials carry no observation. Pure apart from the Rng passed in (drawn only in the
+// bandit phase); thread-safety: none needed. Fails only on an inconsistent history (kInternal).
+//
+//   Rng rng(*spec.mab_seed);
+//   Result<NextTrialDecision> d = decide_next_trial(spec, trials, rng);
+//   // d->batch_size, d->kind (pruning / concurrent / mab), d->pruning_round
+#pragma once
+
+#include <optional>
+#include <span>
+
+#include "optimizer/batch_size/rng.h"
+#include "zeus/bso_types.h"
+#include "zeus/result.h"
+
+namespace zeus::bso {
+
+struct NextTrialDecision {
+  int batch_size = 0;
+  TrialKind kind = TrialKind::kMab;
+  int pruning_round = 0;  // for kPruning and kConcurrent: the round in progress
+};
+
+// spec must be validated; trials in ascending trial_number.
+Result<NextTrialDecision> decide_next_trial(const JobSpec& spec, std::span<const Trial> trials,
+                                            Rng& rng);
+
+// The least cost among converged trials (the early-stop rule's min_cost), or nullopt.
+std::optional<double> min_converged_cost(std::span<const Trial> trials);
+
+}  // namespace zeus::bso

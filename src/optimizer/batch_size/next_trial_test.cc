@@ -1,0 +1,83 @@
+#include "optimizer/batch_size/next_trial.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace zeus::bso {
+namespace {
+
+JobSpec spec() {
+  JobSpec s;
+  s.job_id = "j";
+  s.batch_sizes = {16, 32};
+  s.default_batch_size = 32;
+  s.max_power_w = 100;
+  s.num_pruning_rounds = 1;
+  s.mab_num_explorations = 0;
+  return s;
+}
+
+Trial t(int number, int bs, TrialKind kind, TrialStatus status, double cost) {
+  Trial x;
+  x.job_id = "j";
+  x.trial_number = number;
+  x.batch_size = bs;
+  x.kind = kind;
+  x.status = status;
+  x.cost = cost;
+  return x;
+}
+
+constexpr TrialKind P = TrialKind::kPruning;
+constexpr TrialKind M = TrialKind::kMab;
+
+TEST(NextTrialTest, PruningStepsComeFirst) {
+  Rng rng(1);
+  const Rng untouched = rng;
+  std::vector<Trial> h = {t(1, 32, P, TrialStatus::kConverged, 100)};
+  Result<NextTrialDecision> d = decide_next_trial(spec(), h, rng);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->batch_size, 16);
+  EXPECT_EQ(d->kind, TrialKind::kPruning);
+  EXPECT_EQ(d->pruning_round, 1);
+  EXPECT_EQ(rng, untouched);  // pruning draws nothing
+  h.push_back(t(2, 16, P, TrialStatus::kDispatched, 0));
+  d = decide_next_trial(spec(), h, rng);
+  EXPECT_EQ(d->kind, TrialKind::kConcurrent);
+  EXPECT_EQ(d->batch_size, 32);
+}
+
+TEST(NextTrialTest, ArmsSeeEndedCostsOnlyWithinTheWindow) {
+  // Pruning: 32 (100), 16 (90). Then MAB history of 16: a not-converged 300 (its penalty), a
+  // failed trial (no cost), and 95. Exact beliefs (all equal costs) make the choice certain.
+  std::vector<Trial> h = {t(1, 32, P, TrialStatus::kConverged, 100),
+                          t(2, 16, P, TrialStatus::kConverged, 90),
+                          t(3, 16, M, TrialStatus::kNotConverged, 300),
+                          t(4, 16, M, TrialStatus::kFailed, 1),
+                          t(5, 16, M, TrialStatus::kDispatched, 1)};
+  Rng rng(1);
+  JobSpec s = spec();
+  s.window_size = 1;  // 16 sees only 300; 32 sees 100: pick 32
+  EXPECT_EQ(decide_next_trial(s, h, rng)->batch_size, 32);
+  h.push_back(t(6, 16, M, TrialStatus::kConverged, 95));
+  EXPECT_EQ(decide_next_trial(s, h, rng)->batch_size, 16);  // window: 95 < 100
+  // All history: 16 has {90, 300, 95}, mean 161.7 with a wide spread; over many draws 32 (exactly
+  // 100) wins most of the time.
+  s.window_size = 0;
+  int picks_32 = 0;
+  for (int i = 0; i < 200; ++i) picks_32 += decide_next_trial(s, h, rng)->batch_size == 32;
+  EXPECT_GT(picks_32, 120);
+}
+
+TEST(NextTrialTest, MinConvergedCost) {
+  std::vector<Trial> h = {t(1, 32, P, TrialStatus::kNotConverged, 10),
+                          t(2, 16, P, TrialStatus::kConverged, 90),
+                          t(3, 16, M, TrialStatus::kConverged, 80),
+                          t(4, 16, M, TrialStatus::kFailed, 1)};
+  EXPECT_EQ(min_converged_cost(h), 80.0);
+  EXPECT_FALSE(min_converged_cost(std::span<const Trial>()).has_value());
+}
+
+}  // namespace
+}  // namespace zeus::bso

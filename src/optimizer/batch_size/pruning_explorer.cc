@@ -1,0 +1,80 @@
+#include "optimizer/batch_size/pruning_explorer.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+namespace zeus::bso {
+
+Result<PruningDecision> next_pruning_step(std::span<const int> batch_sizes, int default_batch_size,
+                                          int num_pruning_rounds,
+                                          std::span<const PruningObservation> history) {
+  // Best batch size known so far: the cheapest converged pruning step.
+  int best_known = default_batch_size;
+  double best_known_cost = std::numeric_limits<double>::infinity();
+  for (const PruningObservation& o : history) {
+    if (o.status == TrialStatus::kConverged && o.cost < best_known_cost) {
+      best_known_cost = o.cost;
+      best_known = o.batch_size;
+    }
+  }
+
+  std::vector<int> space(batch_sizes.begin(), batch_sizes.end());
+  std::vector<int> survivors;
+  int round_default = default_batch_size;
+  size_t next = 0;  // index of the next history entry to match
+  PruningDecision decision;
+  for (int round = 1; round <= num_pruning_rounds; ++round) {
+    survivors.clear();
+    double best_round_cost = std::numeric_limits<double>::infinity();
+    int next_default = round_default;
+    const auto it = std::find(space.begin(), space.end(), round_default);
+    ZEUS_CHECK(it != space.end(), "the round's default batch size is one of its candidates");
+    const long start = it - space.begin();
+    // Direction 0 walks start, start−1, ..., 0; direction 1 walks start+1, ..., end.
+    for (int direction = 0; direction < 2; ++direction) {
+      const long step = direction == 0 ? -1 : 1;
+      for (long i = direction == 0 ? start : start + 1;
+           i >= 0 && i < static_cast<long>(space.size()); i += step) {
+        const int bs = space[static_cast<size_t>(i)];
+        if (next == history.size()) {
+          decision.action = PruningAction::kExplore;
+          decision.batch_size = bs;
+          decision.round = round;
+          return decision;
+        }
+        const PruningObservation& o = history[next++];
+        if (o.batch_size != bs) {
+          return fail(ErrorCode::kInternal,
+                      "pruning history is inconsistent: step " + std::to_string(next) +
+                          " ran batch size " + std::to_string(o.batch_size) + " where " +
+                          std::to_string(bs) + " was due; the job's trials were edited by hand?");
+        }
+        if (o.status == TrialStatus::kDispatched) {
+          decision.action = PruningAction::kUseBestKnown;
+          decision.batch_size = best_known;
+          decision.round = round;
+          return decision;
+        }
+        if (o.status != TrialStatus::kConverged) break;
+        survivors.push_back(bs);
+        if (o.cost < best_round_cost) {
+          best_round_cost = o.cost;
+          next_default = bs;
+        }
+      }
+    }
+    if (survivors.empty()) {
+      if (round == 1) space.assign(1, default_batch_size);
+      break;  // `space` holds the previous round's survivors
+    }
+    std::sort(survivors.begin(), survivors.end());
+    space.swap(survivors);
+    round_default = next_default;
+  }
+  decision.action = PruningAction::kDone;
+  decision.arms = std::move(space);
+  return decision;
+}
+
+}  // namespace zeus::bso

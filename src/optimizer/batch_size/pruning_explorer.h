@@ -1,0 +1,51 @@
+// The pruning explorer of the batch-size optimizer (REFERENCE.md §3, paper Algorithm 2),
+// recomputed from the history of pruning trials on every request.
+//
+// For each round: explore from the round's default batch size downward, then upward; within a
+// direction stop at the first batch size that did not converge (not converged or failed); the
+// converged ones survive; the next round explores only the survivors, starting from the cheapest
+// of them. While a step of the current round is still running, a concurrent request gets the best
+// batch size known so far (cheapest converged pruning trial; the default before any). After the
+// rounds, the survivors become the bandit's arms. A round with no survivor ends pruning: the arms
+// are the previous round's survivors (after the first round: the default batch size alone).
+// Pure: no state. Fails (kInternal) only when the history does not follow the exploration order.
+//
+//   std::vector<PruningObservation> done = {{32, TrialStatus::kConverged, 100.0}};
+//   Result<PruningDecision> d = next_pruning_step({8, 16, 32}, 32, 2, done);
+//   // d->action == PruningAction::kExplore, d->batch_size == 16, d->round == 1
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "zeus/bso_types.h"
+#include "zeus/result.h"
+
+namespace zeus::bso {
+
+// One pruning trial, in dispatch order.
+struct PruningObservation {
+  int batch_size = 0;
+  TrialStatus status = TrialStatus::kDispatched;
+  double cost = 0.0;  // J; read only for converged trials
+};
+
+enum class PruningAction {
+  kExplore,       // dispatch batch_size as the next pruning step of `round`
+  kUseBestKnown,  // a step of `round` is running: give batch_size (best known) to this request
+  kDone,          // pruning is over: `arms` are the bandit's arms
+};
+
+struct PruningDecision {
+  PruningAction action = PruningAction::kDone;
+  int batch_size = 0;     // kExplore and kUseBestKnown
+  int round = 0;          // 1-based; kExplore and kUseBestKnown
+  std::vector<int> arms;  // kDone: sorted ascending, non-empty
+};
+
+// batch_sizes: sorted ascending and containing default_batch_size (validate_job_spec ensures it).
+Result<PruningDecision> next_pruning_step(std::span<const int> batch_sizes, int default_batch_size,
+                                          int num_pruning_rounds,
+                                          std::span<const PruningObservation> history);
+
+}  // namespace zeus::bso

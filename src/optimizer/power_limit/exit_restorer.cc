@@ -1,0 +1,124 @@
+#include "optimizer/power_limit/exit_restorer.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <thread>
+
+#include "zeus/log.h"
+
+namespace zeus {
+namespace {
+
+constexpr int kSignals[] = {SIGINT, SIGTERM};
+
+// State the signal handler touches: lock-free atomics only.
+std::atomic<int> g_pipe_write_fd{-1};
+// The disposition before ours, per entry of kSignals; valid where g_installed[i].
+struct sigaction g_previous[2];
+std::atomic<bool> g_installed[2];
+// The process that owns the current pipe and watcher (a forked child must make its own).
+pid_t g_owner_pid = 0;
+
+int signal_slot(int signo) { return signo == SIGINT ? 0 : 1; }
+
+void on_signal(int signo) {
+  const int saved_errno = errno;
+  const int fd = g_pipe_write_fd.load();
+  const unsigned char byte = static_cast<unsigned char>(signo);
+  if (fd < 0 || ::write(fd, &byte, 1) != 1) {
+    // No watcher: fall back to the previous disposition at once.
+    ::sigaction(signo, &g_previous[signal_slot(signo)], nullptr);
+    ::raise(signo);
+  }
+  errno = saved_errno;
+}
+
+void watch(int read_fd) {
+  while (true) {
+    unsigned char byte = 0;
+    const ssize_t n = ::read(read_fd, &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != 1) return;  // pipe closed
+    const int signo = byte;
+    ExitRestorer::instance().run_all();
+    // Hand the signal to whatever was there before us: the default action terminates the
+    // process by this signal; a previous handler runs as it would have without us.
+    const int slot = signal_slot(signo);
+    ::sigaction(signo, &g_previous[slot], nullptr);
+    g_installed[slot].store(false);
+    ::kill(::getpid(), signo);
+  }
+}
+
+}  // namespace
+
+ExitRestorer& ExitRestorer::instance() {
+  static ExitRestorer* restorer = new ExitRestorer();  // never destroyed (used at exit)
+  return *restorer;
+}
+
+void ExitRestorer::ensure_handlers_locked() {
+  if (g_owner_pid == ::getpid()) return;
+  g_owner_pid = ::getpid();
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    log_warning("cannot create the pipe for SIGINT/SIGTERM handling; GPU settings are restored "
+                "only on normal exit");
+    g_pipe_write_fd.store(-1);
+    return;
+  }
+  g_pipe_write_fd.store(fds[1]);
+  // The watcher runs with every signal blocked, so signals are handled by the other threads.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  std::thread(watch, fds[0]).detach();
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+
+  for (int signo : kSignals) {
+    const int slot = signal_slot(signo);
+    struct sigaction current {};
+    ::sigaction(signo, nullptr, &current);
+    if (current.sa_handler == &on_signal) continue;  // inherited over fork; keep the previous
+    if (current.sa_handler == SIG_IGN) continue;     // the process ignores it: leave it so
+    struct sigaction ours {};
+    ours.sa_handler = &on_signal;
+    sigemptyset(&ours.sa_mask);
+    ours.sa_flags = SA_RESTART;
+    g_previous[slot] = current;
+    ::sigaction(signo, &ours, nullptr);
+    g_installed[slot].store(true);
+  }
+}
+
+uint64_t ExitRestorer::add(Action action, bool install_handlers) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!atexit_registered_) {
+    atexit_registered_ = true;
+    std::atexit([] { ExitRestorer::instance().run_all(); });
+  }
+  if (install_handlers) ensure_handlers_locked();
+  const uint64_t id = next_id_++;
+  actions_.emplace(id, std::move(action));
+  return id;
+}
+
+void ExitRestorer::remove(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  actions_.erase(id);
+}
+
+void ExitRestorer::run_all() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::map<uint64_t, Action> actions;
+  actions.swap(actions_);
+  for (auto& [id, action] : actions) action();
+}
+
+}  // namespace zeus

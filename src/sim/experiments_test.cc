@@ -1,0 +1,182 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/sim_test_util.h"
+#include "zeus/sim_experiments.h"
+#include "zeus/sim_report.h"
+#include "zeus/simulator.h"
+
+namespace zeus::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A synthetic trace for the paper workload "squad" (max_epochs 6, b0 = 32) in a fresh folder.
+class ExperimentsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("zeus_sim_test_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "data");
+    std::string train = "dataset,network,batch_size,optimizer,learning_rate,run,target_metric,target_epoch\n";
+    const char* paths[3][3] = {{"3", "4", "nan"}, {"4", "4", "5"}, {"2", "3", "3"}};
+    const int sizes[3] = {16, 32, 64};
+    for (int b = 0; b < 3; ++b) {
+      for (int r = 0; r < 3; ++r) {
+        train += "squad,bert_base_uncased," + std::to_string(sizes[b]) + ",adamw,1e-6," + std::to_string(r + 1) +
+                 ",84.0," + paths[b][r] + "\n";
+      }
+    }
+    std::string power = "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power\n";
+    for (int b = 0; b < 3; ++b) {
+      for (int limit = 150; limit <= 250; limit += 50) {
+        const double time_s = 100.0 / (b + 1) * (1.0 + (250 - limit) / 500.0);
+        const double power_w = limit * 0.8 + 10 * b;
+        power += "squad,bert_base_uncased," + std::to_string(sizes[b]) + ",adamw," + std::to_string(limit) + "," +
+                 std::to_string(time_s) + "," + std::to_string(power_w) + "\n";
+      }
+    }
+    write(dir_ / "data" / "summary_train.csv", train);
+    write(dir_ / "data" / "summary_power_v100.csv", power);
+    options_.data_dir = dir_ / "data";
+    options_.workloads = {"squad"};
+    options_.seeds = 3;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+  static std::string read(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  fs::path dir_;
+  ExperimentOptions options_;
+};
+
+TEST_F(ExperimentsTest, HeadlineRatiosAreAgainstDefaultAndOracleMatchesOptimum) {
+  auto result = run_headline(options_);
+  ASSERT_TRUE(result.has_value()) << result.error().to_string();
+  ASSERT_EQ(result->workloads.size(), 1u);
+  const WorkloadHeadline& w = result->workloads[0];
+  EXPECT_EQ(w.recurrences, 2 * 3 * 3);
+  ASSERT_EQ(w.policies.size(), 4u);
+  EXPECT_EQ(w.policies[0].policy, PolicyKind::kDefault);
+  EXPECT_DOUBLE_EQ(w.policies[0].cum_energy_ratio.mean, 1.0);
+  EXPECT_DOUBLE_EQ(w.policies[0].last5_time_ratio.mean, 1.0);
+  EXPECT_EQ(w.policies[0].converged_batch_size, 32);
+  EXPECT_DOUBLE_EQ(w.policies[0].converged_power_limit_w, 250.0);
+  const PolicyHeadline& oracle = w.policies[3];
+  EXPECT_EQ(oracle.converged_batch_size, w.oracle_batch_size);
+  EXPECT_DOUBLE_EQ(oracle.converged_power_limit_w, w.oracle_power_limit_w);
+  EXPECT_EQ(w.oracle_batch_size, 64);  // fewest epochs and fastest epochs
+  // Default always exceeds the Oracle's expectation here: its regret is positive and grows.
+  EXPECT_GT(w.policies[0].cum_regret_j.mean, 0.0);
+  EXPECT_LT(w.policies[0].mean_cum_regret_j.front(), w.policies[0].mean_cum_regret_j.back());
+  // Zeus ends on the Oracle's configuration on this easy trace.
+  EXPECT_EQ(w.policies[2].converged_batch_size, 64);
+  EXPECT_LT(w.policies[2].last5_energy_ratio.mean, 1.0);
+}
+
+TEST_F(ExperimentsTest, SameSeedGivesByteIdenticalReports) {
+  ReportOptions no_plots{"none"};
+  auto a = run_headline(options_);
+  auto b = run_headline(options_);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(format_headline_table(*a), format_headline_table(*b));
+  ASSERT_TRUE(write_headline_report(*a, dir_ / "a", no_plots).has_value());
+  ASSERT_TRUE(write_headline_report(*b, dir_ / "b", no_plots).has_value());
+  for (const char* name : {"headline.csv", "index.md", "index.html", "regret_squad.csv", "energy_last5.gp"}) {
+    EXPECT_EQ(read(dir_ / "a" / name), read(dir_ / "b" / name)) << name;
+    EXPECT_FALSE(read(dir_ / "a" / name).empty()) << name;
+  }
+  options_.sim.seed = 7;
+  auto c = run_headline(options_);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_NE(format_headline_table(*a), format_headline_table(*c));
+}
+
+TEST_F(ExperimentsTest, ReportWithoutGnuplotKeepsDataAndSaysHowToRender) {
+  auto result = run_headline(options_);
+  ASSERT_TRUE(result.has_value());
+  auto dir = write_headline_report(*result, dir_ / "report", ReportOptions{"/nonexistent/gnuplot"});
+  ASSERT_TRUE(dir.has_value()) << dir.error().to_string();
+  EXPECT_TRUE(fs::exists(dir_ / "report" / "headline.csv"));
+  EXPECT_TRUE(fs::exists(dir_ / "report" / "regret_squad.gp"));
+  EXPECT_FALSE(fs::exists(dir_ / "report" / "regret_squad.svg"));
+  EXPECT_NE(read(dir_ / "report" / "index.md").find("gnuplot was not found"), std::string::npos);
+  // A second report replaces the first; nothing else is left beside it.
+  ASSERT_TRUE(write_headline_report(*result, dir_ / "report", ReportOptions{"none"}).has_value());
+  int entries = 0;
+  for (const auto& entry : fs::directory_iterator(dir_)) entries += entry.path().filename() != "data" ? 1 : 0;
+  EXPECT_EQ(entries, 1);
+}
+
+TEST_F(ExperimentsTest, ReportRefusesToReplaceAFolderThatIsNotAReport) {
+  fs::create_directories(dir_ / "mine");
+  write(dir_ / "mine" / "notes.txt", "keep me");
+  auto result = run_headline(options_);
+  ASSERT_TRUE(result.has_value());
+  auto dir = write_headline_report(*result, dir_ / "mine", ReportOptions{"none"});
+  ASSERT_FALSE(dir.has_value());
+  EXPECT_NE(dir.error().message.find("is not a zeus report"), std::string::npos);
+  EXPECT_EQ(read(dir_ / "mine" / "notes.txt"), "keep me");
+  int entries = 0;
+  for (const auto& entry : fs::directory_iterator(dir_)) entries += entry.path().filename() != "data" ? 1 : 0;
+  EXPECT_EQ(entries, 1);  // no temporary folder left behind
+}
+
+TEST_F(ExperimentsTest, BadInputIsOneClearError) {
+  options_.sim.eta = -0.1;
+  auto eta = run_headline(options_);
+  ASSERT_FALSE(eta.has_value());
+  EXPECT_NE(eta.error().message.find("eta must be in [0, 1]"), std::string::npos);
+  options_.sim.eta = 0.5;
+  options_.workloads = {"mnist"};
+  EXPECT_FALSE(run_headline(options_).has_value());
+  options_.workloads = {"squad"};
+  options_.gpu = "h100";
+  EXPECT_FALSE(run_pareto(options_).has_value());
+  options_.gpu = "v100";
+  write(dir_ / "data" / "summary_power_v100.csv", "dataset,network,batch_size\nsquad,bert,32\n");
+  auto columns = run_headline(options_);
+  ASSERT_FALSE(columns.has_value());
+  EXPECT_NE(columns.error().message.find("missing column(s) optimizer, power_limit"), std::string::npos);
+}
+
+TEST_F(ExperimentsTest, ParetoMarksFrontierDefaultAndOptimum) {
+  auto result = run_pareto(options_);
+  ASSERT_TRUE(result.has_value()) << result.error().to_string();
+  const WorkloadPareto& w = result->workloads[0];
+  EXPECT_EQ(w.points.size(), 9u);
+  int defaults = 0, optima = 0;
+  for (const ParetoPoint& p : w.points) {
+    defaults += p.is_default;
+    optima += p.is_optimum;
+    if (p.is_default) {
+      EXPECT_EQ(p.batch_size, 32);
+      EXPECT_DOUBLE_EQ(p.power_limit_w, 250.0);
+    }
+    for (const ParetoPoint& o : w.points) {
+      if (p.on_frontier) {
+        EXPECT_FALSE(o.tta_s < p.tta_s && o.eta_j < p.eta_j);
+      }
+    }
+  }
+  EXPECT_EQ(defaults, 1);
+  EXPECT_EQ(optima, 1);
+  auto dir = write_pareto_report(*result, dir_ / "pareto", ReportOptions{"none"});
+  ASSERT_TRUE(dir.has_value());
+  EXPECT_TRUE(fs::exists(dir_ / "pareto" / "pareto_squad_frontier.csv"));
+  EXPECT_TRUE(fs::exists(dir_ / "pareto" / "eta_vs_power_squad.csv"));
+}
+
+}  // namespace
+}  // namespace zeus::sim

@@ -1,0 +1,149 @@
+// The headline experiment (paper Fig. 6/7): every policy on every workload over several seeds.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "zeus/sim_experiments.h"
+
+namespace zeus::sim {
+namespace {
+
+Stat stat_of(const std::vector<double>& values) {
+  Stat s;
+  if (values.empty()) return s;
+  for (double v : values) s.mean += v;
+  s.mean /= static_cast<double>(values.size());
+  for (double v : values) s.stddev += (v - s.mean) * (v - s.mean);
+  s.stddev = std::sqrt(s.stddev / static_cast<double>(values.size()));
+  return s;
+}
+
+struct Totals {
+  double last5_energy_j = 0.0, last5_time_s = 0.0, energy_j = 0.0, time_s = 0.0, regret_j = 0.0;
+};
+
+Totals totals_of(const History& history, double oracle_cost_j, std::vector<double>* regret_curve) {
+  Totals t;
+  const std::size_t n = history.recurrences.size();
+  const std::size_t last5_begin = n > 5 ? n - 5 : 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const RecurrenceRecord& r = history.recurrences[i];
+    t.energy_j += r.energy_j;
+    t.time_s += r.time_s;
+    t.regret_j += r.cost_j - oracle_cost_j;
+    (*regret_curve)[i] += t.regret_j;
+    if (i >= last5_begin) {
+      t.last5_energy_j += r.energy_j;
+      t.last5_time_s += r.time_s;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
+  if (options.seeds < 1) return fail(ErrorCode::kInvalidArgument, "seeds must be >= 1");
+  ZEUS_TRY(validate_options(options.sim));
+  auto traces = load_workload_traces(options.data_dir, options.gpu, options.workloads);
+  if (!traces) return fail(traces.error());
+
+  HeadlineResult result;
+  result.gpu = options.gpu;
+  result.eta = options.sim.eta;
+  result.beta = options.sim.beta;
+  result.seeds = options.seeds;
+  result.first_seed = options.sim.seed;
+  const std::vector<PolicyKind>& policies = all_policies();
+  const int total = static_cast<int>(traces->size() * policies.size()) * options.seeds;
+  int done = 0;
+  for (const WorkloadTrace& trace : *traces) {
+    WorkloadHeadline w;
+    w.name = trace.workload.name;
+    w.recurrences = recurrences_for(trace, options.sim);
+    w.default_batch_size = trace.workload.default_batch_size;
+    w.max_power_limit_w = trace.power_limits_w.back();
+    w.oracle = oracle_optimum(trace, options.sim.eta);
+    w.oracle_batch_size = trace.batch_sizes[static_cast<std::size_t>(w.oracle.b)];
+    w.oracle_power_limit_w = trace.power_limits_w[static_cast<std::size_t>(w.oracle.p)];
+    // totals[policy][seed]
+    std::vector<std::vector<Totals>> totals(policies.size());
+    for (std::size_t k = 0; k < policies.size(); ++k) {
+      PolicyHeadline ph;
+      ph.policy = policies[k];
+      ph.mean_cum_regret_j.assign(static_cast<std::size_t>(w.recurrences), 0.0);
+      std::map<std::pair<int, int>, int> last_config_count;
+      std::pair<int, int> first_config{-1, -1};
+      for (int s = 0; s < options.seeds; ++s) {
+        SimOptions sim = options.sim;
+        sim.seed = options.sim.seed + static_cast<uint64_t>(s);
+        auto history = simulate(trace, policies[k], sim);
+        if (!history) return fail(history.error());
+        totals[k].push_back(totals_of(*history, w.oracle.cost_j, &ph.mean_cum_regret_j));
+        const RecurrenceRecord& last = history->recurrences.back();
+        const std::pair<int, int> config{last.b, last.p};
+        if (s == 0) first_config = config;
+        ++last_config_count[config];
+        if (options.progress) options.progress(++done, total);
+      }
+      for (double& v : ph.mean_cum_regret_j) v /= options.seeds;
+      std::pair<int, int> mode = first_config;
+      for (const auto& [config, count] : last_config_count) {
+        if (count > last_config_count[mode]) mode = config;
+      }
+      ph.converged_batch_size = trace.batch_sizes[static_cast<std::size_t>(mode.first)];
+      ph.converged_power_limit_w = trace.power_limits_w[static_cast<std::size_t>(mode.second)];
+      w.policies.push_back(std::move(ph));
+    }
+    // Ratios against Default of the same seed.
+    for (std::size_t k = 0; k < policies.size(); ++k) {
+      std::vector<double> l5e, l5t, ce, ct, regret, l5abs;
+      for (int s = 0; s < options.seeds; ++s) {
+        const Totals& mine = totals[k][static_cast<std::size_t>(s)];
+        const Totals& base = totals[0][static_cast<std::size_t>(s)];
+        l5e.push_back(mine.last5_energy_j / base.last5_energy_j);
+        l5t.push_back(mine.last5_time_s / base.last5_time_s);
+        ce.push_back(mine.energy_j / base.energy_j);
+        ct.push_back(mine.time_s / base.time_s);
+        regret.push_back(mine.regret_j);
+        l5abs.push_back(mine.last5_energy_j);
+      }
+      PolicyHeadline& ph = w.policies[k];
+      ph.last5_energy_ratio = stat_of(l5e);
+      ph.last5_time_ratio = stat_of(l5t);
+      ph.cum_energy_ratio = stat_of(ce);
+      ph.cum_time_ratio = stat_of(ct);
+      ph.cum_regret_j = stat_of(regret);
+      ph.last5_energy_j = stat_of(l5abs);
+    }
+    result.workloads.push_back(std::move(w));
+  }
+  return result;
+}
+
+std::string format_headline_table(const HeadlineResult& result) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "headline: gpu %s, eta %.2f, beta %.2f, %d seed(s) from %llu\n",
+                result.gpu.c_str(), result.eta, result.beta, result.seeds,
+                static_cast<unsigned long long>(result.first_seed));
+  out += line;
+  std::snprintf(line, sizeof line, "%-14s %-11s %5s %12s %10s %12s %10s %14s  %s\n", "workload", "policy", "recur",
+                "last5_energy", "last5_time", "cum_energy", "cum_time", "cum_regret_MJ", "converged (b, W)");
+  out += line;
+  for (const WorkloadHeadline& w : result.workloads) {
+    for (const PolicyHeadline& p : w.policies) {
+      std::snprintf(line, sizeof line, "%-14s %-11s %5d %12.3f %10.3f %12.3f %10.3f %14.3f  (%d, %.0f)\n",
+                    w.name.c_str(), std::string(policy_name(p.policy)).c_str(), w.recurrences,
+                    p.last5_energy_ratio.mean, p.last5_time_ratio.mean, p.cum_energy_ratio.mean,
+                    p.cum_time_ratio.mean, p.cum_regret_j.mean / 1e6, p.converged_batch_size,
+                    p.converged_power_limit_w);
+      out += line;
+    }
+  }
+  out += "ratios: against Default, mean over seeds; cum_regret: sum of (cost - Oracle's expected cost)\n";
+  return out;
+}
+
+}  // namespace zeus::sim

@@ -1,0 +1,51 @@
+// Policy: what the replay asks of a policy before and after each run. Default, Grid Search,
+// Oracle and Zeus implement it; the replay (replay.h) owns the trace, the RNG for training
+// paths and the bookkeeping, so every policy is fed by the same replay.
+#pragma once
+
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "sim/rng.h"
+#include "zeus/result.h"
+#include "zeus/simulator.h"
+
+namespace zeus::sim {
+
+// What the next run does.
+struct RunPlan {
+  int b = 0;  // batch-size index
+  int p = 0;  // power-limit index used after the first epoch (and for it when !profile_power)
+  bool profile_power = false;  // the first epoch is sliced across every power limit (JIT)
+  // Early stop (the batch-size optimizer's rule): the run stops after the epoch at which its
+  // cumulative cost exceeds beta x min_cost_j. Either one unset: no early stop.
+  std::optional<double> beta;
+  std::optional<double> min_cost_j;  // least cost of a run that reached the target so far
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  // The next run of the current recurrence. `rng` is the policy's own stream.
+  virtual RunPlan plan(Rng& rng) = 0;
+  // The outcome of the run just planned.
+  virtual void observe(const RunPlan& plan, const RunRecord& run) = 0;
+};
+
+// Builds the policy for `kind` on `trace`; kInvalidArgument when it cannot be built.
+Result<std::unique_ptr<Policy>> make_policy(PolicyKind kind, const WorkloadTrace& trace,
+                                            const SimOptions& options);
+
+}  // namespace zeus::sim
+
+namespace zeus::sim {
+
+// Factories of the individual policies (one file each).
+std::unique_ptr<Policy> make_default_policy(const WorkloadTrace& trace);
+std::unique_ptr<Policy> make_oracle_policy(const WorkloadTrace& trace, const SimOptions& options);
+std::unique_ptr<Policy> make_grid_search_policy(const WorkloadTrace& trace, const SimOptions& options);
+Result<std::unique_ptr<Policy>> make_zeus_policy(const WorkloadTrace& trace, const SimOptions& options);
+
+}  // namespace zeus::sim

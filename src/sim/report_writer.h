@@ -1,0 +1,45 @@
+// ReportWriter: assembles a report folder (Markdown + HTML + CSV + gnuplot scripts + SVG) in a
+// temporary folder and renames it into place in finish(); see zeus/sim_report.h.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "zeus/result.h"
+
+namespace zeus::sim {
+
+class ReportWriter {
+ public:
+  // Creates the temporary folder beside `dir`. `gnuplot`: as ReportOptions::gnuplot.
+  static Result<ReportWriter> create(const std::filesystem::path& dir, const std::string& gnuplot);
+  ReportWriter(ReportWriter&& other) noexcept;
+  ~ReportWriter();
+
+  void heading(const std::string& text, int level = 2);
+  void paragraph(const std::string& text);
+  // A table in both formats; cells are plain text.
+  void table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
+  // Writes `name` (e.g. "headline.csv") into the report.
+  Result<void> data_file(const std::string& name, const std::string& text);
+  // Writes `<stem>.gp` (which must write `<stem>.svg`) and shows the figure with its caption.
+  Result<void> figure(const std::string& stem, const std::string& gnuplot_script, const std::string& caption);
+  // Renders the figures, writes index.md and index.html, renames the folder to `dir`.
+  Result<std::filesystem::path> finish(const std::string& title);
+
+ private:
+  ReportWriter() = default;
+  std::filesystem::path dir_, temp_dir_;
+  std::string gnuplot_;
+  std::string markdown_, html_;
+  std::vector<std::string> figures_;
+  bool finished_ = false;
+};
+
+// Formats a double with `digits` decimals ("%.*f").
+std::string fixed(double value, int digits);
+// CSV text from a header and rows.
+std::string csv_text(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
+
+}  // namespace zeus::sim

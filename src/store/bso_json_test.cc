@@ -1,0 +1,136 @@
+#include "zeus/bso_json.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace zeus {
+namespace {
+
+constexpr const char* kMinimal =
+    R"({"job_id": null, "job_id_prefix": "cifar", "batch_sizes": [128, 32, 64],
+        "default_batch_size": 64, "max_power": 600, "number_of_gpus": 2, "gpu_model": "A40"})";
+
+TEST(BsoJsonTest, JobSpecDefaultsAndRoundTrip) {
+  Result<JobSpec> s = job_spec_from_json(kMinimal);
+  ASSERT_TRUE(s.has_value()) << s.error().to_string();
+  EXPECT_FALSE(s->job_id.has_value());
+  EXPECT_EQ(s->batch_sizes, (std::vector<int>{32, 64, 128}));
+  EXPECT_EQ(s->eta_knob, 0.5);
+  EXPECT_EQ(s->beta_knob, 2.0);
+  EXPECT_EQ(s->max_epochs, 100);
+  EXPECT_EQ(s->max_power_w, 600);
+  EXPECT_EQ(s->number_of_gpus, 2);
+  JobSpec full = *s;
+  full.job_id = "cifar-1";
+  full.beta_knob.reset();
+  full.mab_seed = -5;
+  full.eta_knob = 0.1 + 0.2;  // a double that needs all 17 digits
+  Result<JobSpec> back = job_spec_from_json(job_spec_to_json(full));
+  ASSERT_TRUE(back.has_value()) << back.error().to_string();
+  EXPECT_EQ(*back, full);
+}
+
+TEST(BsoJsonTest, JobSpecEchoesEveryWireField) {
+  const nlohmann::json j = nlohmann::json::parse(job_spec_to_json(*job_spec_from_json(kMinimal)));
+  for (const char* field :
+       {"job_id", "job_id_prefix", "batch_sizes", "default_batch_size", "eta_knob", "beta_knob",
+        "target_metric", "higher_is_better_metric", "max_epochs", "num_pruning_rounds",
+        "window_size", "mab_prior_mean", "mab_prior_precision", "mab_num_explorations",
+        "mab_seed", "max_power", "number_of_gpus", "gpu_model"}) {
+    EXPECT_TRUE(j.contains(field)) << field;
+  }
+  EXPECT_TRUE(j["job_id"].is_null());
+  EXPECT_EQ(j.size(), 18u);
+}
+
+TEST(BsoJsonTest, JobSpecErrorsNameTheField) {
+  auto error_of = [](const std::string& text) {
+    Result<JobSpec> s = job_spec_from_json(text);
+    EXPECT_FALSE(s.has_value()) << text;
+    return s ? std::string() : s.error().message;
+  };
+  EXPECT_NE(error_of("{not json").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(error_of("[1]").find("JSON object"), std::string::npos);
+  EXPECT_NE(error_of(R"({"job_id_prefix":"a","default_batch_size":1,"max_power":1})")
+                .find("'batch_sizes' is missing"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"job_id_prefix":"a","batch_sizes":[],"default_batch_size":1,)"
+                     R"("max_power":1})")
+                .find("batch_sizes is empty"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"job_id_prefix":"a","batch_sizes":[8],"default_batch_size":16,)"
+                     R"("max_power":1})")
+                .find("default_batch_size 16"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"job_id_prefix":"a","batch_sizes":[8],"default_batch_size":8,)"
+                     R"("max_power":1,"eta_knob":2})")
+                .find("eta_knob"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"job_id_prefix":"a","batch_sizes":[8],"default_batch_size":8,)"
+                     R"("max_power":1,"beta_knob":-1})")
+                .find("beta_knob"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"job_id_prefix":"a","batch_sizes":["8"],"default_batch_size":8,)"
+                     R"("max_power":1})")
+                .find("'batch_sizes' has the wrong type"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"job_id_prefix":"a","batch_sizes":[8],"default_batch_size":8.5,)"
+                     R"("max_power":1})")
+                .find("expected an integer"),
+            std::string::npos);
+}
+
+TEST(BsoJsonTest, NullBetaAndUnknownFields) {
+  Result<JobSpec> s = job_spec_from_json(
+      R"({"job_id_prefix":"a","batch_sizes":[8],"default_batch_size":8.0,"max_power":1,)"
+      R"("beta_knob":null,"something_new":true})");
+  ASSERT_TRUE(s.has_value()) << s.error().to_string();
+  EXPECT_FALSE(s->beta_knob.has_value());
+  EXPECT_EQ(s->default_batch_size, 8);
+}
+
+TEST(BsoJsonTest, ReportTrialIdAndDecision) {
+  Result<TrialReport> r = trial_report_from_json(
+      R"({"job_id":"j","batch_size":32,"trial_number":3,"time":12.5,"energy":3000,)"
+      R"("metric":0.7,"current_epoch":4})");
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  EXPECT_EQ(r->time_s, 12.5);
+  EXPECT_EQ(r->energy_j, 3000);
+  EXPECT_EQ(r->current_epoch, 4);
+  Result<TrialReport> again = trial_report_from_json(trial_report_to_json(*r));
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->metric, 0.7);
+  EXPECT_NE(trial_report_from_json(R"({"job_id":"j","batch_size":32})")
+                .error().message.find("'trial_number' is missing"),
+            std::string::npos);
+  Result<TrialId> id = trial_id_from_json(trial_id_to_json({"j", 32, 3}));
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(*id, (TrialId{"j", 32, 3}));
+  ReportDecision d{true, false, "stop"};
+  EXPECT_EQ(*report_decision_from_json(report_decision_to_json(d)), d);
+  EXPECT_EQ(nlohmann::json::parse(report_decision_to_json(d))["stop_train"], true);
+}
+
+TEST(BsoJsonTest, TrialRoundTrip) {
+  Trial t;
+  t.job_id = "j";
+  t.trial_number = 4;
+  t.batch_size = 64;
+  t.kind = TrialKind::kConcurrent;
+  t.status = TrialStatus::kNotConverged;
+  t.time_s = 1.25;
+  t.energy_j = 99.5;
+  t.cost = 50.25;
+  t.epochs = 7;
+  t.metric = 0.33;
+  Result<Trial> back = trial_from_json(trial_to_json(t));
+  ASSERT_TRUE(back.has_value()) << back.error().to_string();
+  EXPECT_EQ(*back, t);
+  EXPECT_FALSE(trial_from_json(R"({"job_id":"j","trial_number":1,"batch_size":1,)"
+                               R"("kind":"x","status":"failed"})")
+                   .has_value());
+}
+
+}  // namespace
+}  // namespace zeus

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# zeus simulate --report DIR: Markdown + HTML + CSV + SVG (with gnuplot), and without gnuplot
+# the data, tables and a note on how to render.
+set -euo pipefail
+ZEUS="${ZEUS_BIN:?}/zeus"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$ZEUS" simulate --seeds 2 --report "$tmp/headline" | tail -1 | grep -qF "report: $tmp/headline/index.md"
+for f in index.md index.html headline.csv energy_last5.csv energy_last5.gp regret_squad.csv; do
+  test -s "$tmp/headline/$f" || { echo "FAIL: missing $f"; exit 1; }
+done
+if command -v gnuplot > /dev/null; then
+  grep -q "<svg" "$tmp/headline/energy_last5.svg" || { echo "FAIL: energy_last5.svg not rendered"; exit 1; }
+  grep -q "<svg" "$tmp/headline/regret_librispeech.svg"
+fi
+grep -q "Convergence: Zeus against the Oracle" "$tmp/headline/index.md"
+
+"$ZEUS" simulate pareto --workload squad --report "$tmp/pareto" > /dev/null
+test -s "$tmp/pareto/pareto_squad.csv"
+test -s "$tmp/pareto/pareto_squad_frontier.csv"
+test -s "$tmp/pareto/eta_vs_batch_squad.csv"
+
+# Without gnuplot on PATH: same data, no SVG, and the report says how to render.
+PATH=/nonexistent "$ZEUS" simulate --seeds 1 --workload squad --report "$tmp/plain" > /dev/null
+test -s "$tmp/plain/headline.csv"
+test ! -e "$tmp/plain/energy_last5.svg"
+grep -q "gnuplot was not found" "$tmp/plain/index.md"
+
+# --json for pareto has stable keys.
+"$ZEUS" simulate pareto --json --workload squad | python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+assert doc["experiment"] == "pareto"
+p = doc["workloads"][0]["points"][0]
+assert list(p) == ["batch_size", "power_limit", "tta_s", "eta_j", "cost_j", "reach_probability", "on_frontier", "is_default", "is_optimum"]
+assert sum(q["is_default"] for q in doc["workloads"][0]["points"]) == 1
+'
+echo ok

@@ -1,0 +1,423 @@
+// A fake libnvidia-ml.so.1: the NVML entry points Zeus uses, over the state in fake_state.h.
+//
+// Built twice: ${build}/fakes/libnvidia-ml.so.1 (a current driver) and, with
+// ZEUS_FAKE_NVML_OLD_DRIVER, ${build}/fakes/old/libnvidia-ml.so.1 (an old driver: no `_v2`
+// symbols, no nvmlDeviceGetTotalEnergyConsumption, no nvmlDeviceGetFieldValues).
+// Besides NVML's symbols it exports zeus_fake_nvml_call_count(name) and
+// zeus_fake_nvml_reset_call_counts() so tests can see which entry points were called.
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "device/nvml/nvml_api.h"
+#include "fake_nvml/fake_state.h"
+
+using namespace zeus::nvml;
+using nlohmann::json;
+using zeus::fake_nvml::FakeState;
+
+#define FAKE_NVML_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+constexpr size_t kMaxDevices = 64;
+char g_handle_tokens[kMaxDevices];  // device i's handle is &g_handle_tokens[i]
+
+std::mutex g_mutex;
+FakeState g_state;
+int g_init_count = 0;
+std::map<std::string, long> g_call_counts;
+
+// Common prologue of every device call, under g_mutex: counts the call, checks init, the handle
+// and injected errors. Sets *index; returns the code to answer, or NVML_SUCCESS to go on.
+nvmlReturn_t enter(const char* function, nvmlDevice_t device, size_t* index) {
+  ++g_call_counts[function];
+  if (g_init_count == 0) return kNvmlErrorUninitialized;
+  const char* token = reinterpret_cast<const char*>(device);
+  if (token < g_handle_tokens || token >= g_handle_tokens + kMaxDevices) {
+    return kNvmlErrorInvalidArgument;
+  }
+  *index = static_cast<size_t>(token - g_handle_tokens);
+  if (*index >= g_state.device_count()) return kNvmlErrorInvalidArgument;
+  return g_state.injected_error(function, static_cast<int>(*index));
+}
+
+// Enter for a device-less call.
+nvmlReturn_t enter_global(const char* function) {
+  ++g_call_counts[function];
+  if (g_init_count == 0) return kNvmlErrorUninitialized;
+  return g_state.injected_error(function, -1);
+}
+
+nvmlReturn_t init(const char* function) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  ++g_call_counts[function];
+  if (!g_state.load()) return kNvmlErrorUnknown;
+  if (int code = g_state.document()["init_error"].get<int>(); code != 0) return code;
+  if (int code = g_state.injected_error(function, -1); code != 0) return code;
+  ++g_init_count;
+  return kNvmlSuccess;
+}
+
+nvmlReturn_t copy_string(const std::string& text, char* out, unsigned int length) {
+  if (out == nullptr) return kNvmlErrorInvalidArgument;
+  if (text.size() + 1 > length) return kNvmlErrorInsufficientSize;
+  std::memcpy(out, text.c_str(), text.size() + 1);
+  return kNvmlSuccess;
+}
+
+nvmlReturn_t copy_list(const json& list, unsigned int* count, unsigned int* out) {
+  if (count == nullptr) return kNvmlErrorInvalidArgument;
+  const unsigned int needed = static_cast<unsigned int>(list.size());
+  if (*count < needed || (needed > 0 && out == nullptr)) {
+    *count = needed;
+    return kNvmlErrorInsufficientSize;
+  }
+  for (unsigned int i = 0; i < needed; ++i) out[i] = list[i].get<unsigned int>();
+  *count = needed;
+  return kNvmlSuccess;
+}
+
+nvmlReturn_t get_count(const char* function, unsigned int* count) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (nvmlReturn_t rc = enter_global(function); rc != kNvmlSuccess) return rc;
+  if (count == nullptr) return kNvmlErrorInvalidArgument;
+  *count = static_cast<unsigned int>(std::min(g_state.device_count(), kMaxDevices));
+  return kNvmlSuccess;
+}
+
+nvmlReturn_t get_handle(const char* function, unsigned int index, nvmlDevice_t* device) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (nvmlReturn_t rc = enter_global(function); rc != kNvmlSuccess) return rc;
+  if (device == nullptr || index >= g_state.device_count() || index >= kMaxDevices) {
+    return kNvmlErrorInvalidArgument;
+  }
+  if (g_state.device(index)["lost"].get<bool>()) return kNvmlErrorGpuIsLost;
+  *device = reinterpret_cast<nvmlDevice_t>(&g_handle_tokens[index]);
+  return kNvmlSuccess;
+}
+
+// Runs a read of device state: prologue, then `read(device_json)`.
+template <typename Read>
+nvmlReturn_t read_device(const char* function, nvmlDevice_t device, Read read) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  size_t index = 0;
+  if (nvmlReturn_t rc = enter(function, device, &index); rc != kNvmlSuccess) return rc;
+  return read(g_state.device(index));
+}
+
+// Runs a change of device state: prologue, `check(device_json)` on the current state, then
+// `change(device_json, state_json)` on the freshest state, written back.
+template <typename Check, typename Change>
+nvmlReturn_t change_device(const char* function, nvmlDevice_t device, Check check, Change change) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  size_t index = 0;
+  if (nvmlReturn_t rc = enter(function, device, &index); rc != kNvmlSuccess) return rc;
+  if (nvmlReturn_t rc = check(g_state.device(index)); rc != kNvmlSuccess) return rc;
+  g_state.mutate([&](json& state) {
+    if (index < state["devices"].size()) change(state["devices"][index], state, index);
+  });
+  return kNvmlSuccess;
+}
+
+nvmlReturn_t check_nothing(const json&) { return kNvmlSuccess; }
+
+}  // namespace
+
+FAKE_NVML_EXPORT long zeus_fake_nvml_call_count(const char* function) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_call_counts.find(function);
+  return it == g_call_counts.end() ? 0 : it->second;
+}
+
+FAKE_NVML_EXPORT void zeus_fake_nvml_reset_call_counts() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_call_counts.clear();
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlInit() { return init("nvmlInit"); }
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlShutdown() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  ++g_call_counts["nvmlShutdown"];
+  if (g_init_count == 0) return kNvmlErrorUninitialized;
+  --g_init_count;
+  return kNvmlSuccess;
+}
+
+FAKE_NVML_EXPORT const char* nvmlErrorString(nvmlReturn_t code) {
+  switch (code) {
+    case kNvmlSuccess:
+      return "Success";
+    case kNvmlErrorUninitialized:
+      return "Uninitialized";
+    case kNvmlErrorInvalidArgument:
+      return "Invalid Argument";
+    case kNvmlErrorNotSupported:
+      return "Not Supported";
+    case kNvmlErrorNoPermission:
+      return "Insufficient Permissions";
+    case kNvmlErrorAlreadyInitialized:
+      return "Already Initialized";
+    case kNvmlErrorNotFound:
+      return "Not Found";
+    case kNvmlErrorInsufficientSize:
+      return "Insufficient Size";
+    case kNvmlErrorInsufficientPower:
+      return "Insufficient External Power";
+    case kNvmlErrorDriverNotLoaded:
+      return "Driver Not Loaded";
+    case kNvmlErrorTimeout:
+      return "Timeout";
+    case kNvmlErrorIrqIssue:
+      return "Interrupt request issue";
+    case kNvmlErrorLibraryNotFound:
+      return "NVML Shared Library Not Found";
+    case kNvmlErrorFunctionNotFound:
+      return "Function Not Found";
+    case kNvmlErrorCorruptedInforom:
+      return "Corrupted infoROM";
+    case kNvmlErrorGpuIsLost:
+      return "GPU is lost";
+    case kNvmlErrorResetRequired:
+      return "GPU requires restart";
+    case kNvmlErrorOperatingSystem:
+      return "The operating system has blocked the request.";
+    case kNvmlErrorLibRmVersionMismatch:
+      return "RM has detected an NVML/RM version mismatch.";
+    case kNvmlErrorInUse:
+      return "In use by another client";
+    case kNvmlErrorMemory:
+      return "Insufficient Memory";
+    case kNvmlErrorNoData:
+      return "No data";
+    default:
+      return "Unknown Error";
+  }
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int* count) {
+  return get_count("nvmlDeviceGetCount", count);
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device) {
+  return get_handle("nvmlDeviceGetHandleByIndex", index, device);
+}
+
+#ifndef ZEUS_FAKE_NVML_OLD_DRIVER
+FAKE_NVML_EXPORT nvmlReturn_t nvmlInit_v2() { return init("nvmlInit_v2"); }
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
+  return get_count("nvmlDeviceGetCount_v2", count);
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
+                                                            nvmlDevice_t* device) {
+  return get_handle("nvmlDeviceGetHandleByIndex_v2", index, device);
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
+                                                                  unsigned long long* energy_mj) {
+  return read_device("nvmlDeviceGetTotalEnergyConsumption", device, [&](const json& dev) {
+    if (energy_mj == nullptr) return kNvmlErrorInvalidArgument;
+    if (dev["architecture"].get<unsigned int>() < kNvmlArchVolta) return kNvmlErrorNotSupported;
+    *energy_mj = static_cast<unsigned long long>(
+        FakeState::energy_mj_at(dev, zeus::fake_nvml::realtime_ns()));
+    return kNvmlSuccess;
+  });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count,
+                                                       nvmlFieldValue_t* values) {
+  return read_device("nvmlDeviceGetFieldValues", device, [&](const json& dev) {
+    if (count < 0 || (count > 0 && values == nullptr)) return kNvmlErrorInvalidArgument;
+    for (int i = 0; i < count; ++i) {
+      nvmlFieldValue_t& field = values[i];
+      field.timestamp = zeus::fake_nvml::realtime_ns() / 1000;
+      field.latencyUsec = 0;
+      const bool power_field =
+          field.fieldId == kNvmlFieldPowerAverage || field.fieldId == kNvmlFieldPowerInstant;
+      if (!power_field || !dev["power_fields"].get<bool>()) {
+        field.nvmlReturn = kNvmlErrorNotSupported;
+        continue;
+      }
+      field.nvmlReturn = kNvmlSuccess;
+      field.valueType = kNvmlValueTypeUnsignedInt;
+      field.value.uiVal = FakeState::power_mw(dev);
+    }
+    return kNvmlSuccess;
+  });
+}
+#endif  // ZEUS_FAKE_NVML_OLD_DRIVER
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name,
+                                                unsigned int length) {
+  return read_device("nvmlDeviceGetName", device, [&](const json& dev) {
+    return copy_string(dev["name"].get<std::string>(), name, length);
+  });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid,
+                                                unsigned int length) {
+  return read_device("nvmlDeviceGetUUID", device, [&](const json& dev) {
+    return copy_string(dev["uuid"].get<std::string>(), uuid, length);
+  });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
+                                                        unsigned int* architecture) {
+  return read_device("nvmlDeviceGetArchitecture", device, [&](const json& dev) {
+    if (architecture == nullptr) return kNvmlErrorInvalidArgument;
+    *architecture = dev["architecture"].get<unsigned int>();
+    return kNvmlSuccess;
+  });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
+                                                                           unsigned int* min_mw,
+                                                                           unsigned int* max_mw) {
+  return read_device("nvmlDeviceGetPowerManagementLimitConstraints", device, [&](const json& dev) {
+    if (min_mw == nullptr || max_mw == nullptr) return kNvmlErrorInvalidArgument;
+    *min_mw = dev["min_limit_mw"].get<unsigned int>();
+    *max_mw = dev["max_limit_mw"].get<unsigned int>();
+    return kNvmlSuccess;
+  });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device,
+                                                                       unsigned int* limit_mw) {
+  return read_device("nvmlDeviceGetPowerManagementDefaultLimit", device, [&](const json& dev) {
+    if (limit_mw == nullptr) return kNvmlErrorInvalidArgument;
+    *limit_mw = dev["default_limit_mw"].get<unsigned int>();
+    return kNvmlSuccess;
+  });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device,
+                                                                unsigned int* limit_mw) {
+  return read_device("nvmlDeviceGetPowerManagementLimit", device, [&](const json& dev) {
+    if (limit_mw == nullptr) return kNvmlErrorInvalidArgument;
+    *limit_mw = dev["limit_mw"].get<unsigned int>();
+    return kNvmlSuccess;
+  });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device,
+                                                                unsigned int limit_mw) {
+  return change_device(
+      "nvmlDeviceSetPowerManagementLimit", device,
+      [&](const json& dev) {
+        if (limit_mw < dev["min_limit_mw"].get<unsigned int>() ||
+            limit_mw > dev["max_limit_mw"].get<unsigned int>()) {
+          return kNvmlErrorInvalidArgument;
+        }
+        return kNvmlSuccess;
+      },
+      [&](json& dev, json& state, size_t index) {
+        FakeState::bring_energy_up_to_date(dev);
+        dev["limit_mw"] = limit_mw;
+        state["set_power_limit_log"].push_back({{"index", index},
+                                                {"limit_mw", limit_mw},
+                                                {"time_ns", zeus::fake_nvml::realtime_ns()}});
+      });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power_mw) {
+  return read_device("nvmlDeviceGetPowerUsage", device, [&](const json& dev) {
+    if (power_mw == nullptr) return kNvmlErrorInvalidArgument;
+    *power_mw = FakeState::power_mw(dev);
+    return kNvmlSuccess;
+  });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, int* mode) {
+  return read_device("nvmlDeviceGetPersistenceMode", device, [&](const json& dev) {
+    if (mode == nullptr) return kNvmlErrorInvalidArgument;
+    *mode = dev["persistence"].get<bool>() ? kNvmlFeatureEnabled : kNvmlFeatureDisabled;
+    return kNvmlSuccess;
+  });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, int mode) {
+  return change_device(
+      "nvmlDeviceSetPersistenceMode", device,
+      [&](const json&) {
+        return mode == kNvmlFeatureEnabled || mode == kNvmlFeatureDisabled
+                   ? kNvmlSuccess
+                   : kNvmlErrorInvalidArgument;
+      },
+      [&](json& dev, json&, size_t) { dev["persistence"] = mode == kNvmlFeatureEnabled; });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device,
+                                                                 unsigned int* count,
+                                                                 unsigned int* clocks_mhz) {
+  return read_device("nvmlDeviceGetSupportedMemoryClocks", device, [&](const json& dev) {
+    return copy_list(dev["memory_clocks_mhz"], count, clocks_mhz);
+  });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device,
+                                                                   unsigned int memory_mhz,
+                                                                   unsigned int* count,
+                                                                   unsigned int* clocks_mhz) {
+  return read_device("nvmlDeviceGetSupportedGraphicsClocks", device, [&](const json& dev) {
+    bool known = false;
+    for (const json& clock : dev["memory_clocks_mhz"])
+      known |= clock.get<unsigned int>() == memory_mhz;
+    if (!known) return kNvmlErrorNotFound;
+    return copy_list(dev["graphics_clocks_mhz"], count, clocks_mhz);
+  });
+}
+
+namespace {
+
+// Lock check shared by SM and memory clocks: min <= max, both within the supported list's span.
+nvmlReturn_t check_lock(const json& supported, unsigned int min_mhz, unsigned int max_mhz) {
+  if (min_mhz > max_mhz || supported.empty()) return kNvmlErrorInvalidArgument;
+  unsigned int lowest = supported[0].get<unsigned int>();
+  unsigned int highest = lowest;
+  for (const json& clock : supported) {
+    lowest = std::min(lowest, clock.get<unsigned int>());
+    highest = std::max(highest, clock.get<unsigned int>());
+  }
+  if (min_mhz < lowest || max_mhz > highest) return kNvmlErrorInvalidArgument;
+  return kNvmlSuccess;
+}
+
+}  // namespace
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device,
+                                                           unsigned int min_mhz,
+                                                           unsigned int max_mhz) {
+  return change_device(
+      "nvmlDeviceSetGpuLockedClocks", device,
+      [&](const json& dev) { return check_lock(dev["graphics_clocks_mhz"], min_mhz, max_mhz); },
+      [&](json& dev, json&, size_t) {
+        dev["locked_sm_clocks_mhz"] = {min_mhz, max_mhz};
+      });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
+  return change_device("nvmlDeviceResetGpuLockedClocks", device, check_nothing,
+                       [&](json& dev, json&, size_t) { dev["locked_sm_clocks_mhz"] = nullptr; });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device,
+                                                              unsigned int min_mhz,
+                                                              unsigned int max_mhz) {
+  return change_device(
+      "nvmlDeviceSetMemoryLockedClocks", device,
+      [&](const json& dev) { return check_lock(dev["memory_clocks_mhz"], min_mhz, max_mhz); },
+      [&](json& dev, json&, size_t) {
+        dev["locked_memory_clocks_mhz"] = {min_mhz, max_mhz};
+      });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device) {
+  return change_device(
+      "nvmlDeviceResetMemoryLockedClocks", device, check_nothing,
+      [&](json& dev, json&, size_t) { dev["locked_memory_clocks_mhz"] = nullptr; });
+}

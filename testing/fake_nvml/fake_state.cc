@@ -1,0 +1,158 @@
+#include "fake_nvml/fake_state.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+namespace zeus::fake_nvml {
+namespace {
+
+using nlohmann::json;
+
+void set_default(json& object, const char* key, const json& value) {
+  if (!object.contains(key) || object[key].is_null()) object[key] = value;
+}
+
+bool read_file(const std::string& path, json* out) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::stringstream text;
+  text << in.rdbuf();
+  json parsed = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) return false;
+  *out = std::move(parsed);
+  return true;
+}
+
+}  // namespace
+
+int64_t realtime_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+void FakeState::normalise(json& state) {
+  set_default(state, "init_error", 0);
+  set_default(state, "errors", json::object());
+  set_default(state, "set_power_limit_log", json::array());
+  if (!state.contains("devices") || !state["devices"].is_array()) {
+    state["devices"] = json::array({json::object()});
+  }
+  const int64_t now_ns = realtime_ns();
+  int index = 0;
+  for (json& device : state["devices"]) {
+    char uuid[64];
+    std::snprintf(uuid, sizeof(uuid), "GPU-00000000-fake-0000-0000-%012d", index++);
+    set_default(device, "name", "NVIDIA H100 80GB HBM3");
+    set_default(device, "uuid", uuid);
+    set_default(device, "architecture", 9);
+    set_default(device, "power_draw_mw", 350000);
+    set_default(device, "min_limit_mw", 200000);
+    set_default(device, "max_limit_mw", 700000);
+    set_default(device, "default_limit_mw", device["max_limit_mw"]);
+    set_default(device, "limit_mw", device["default_limit_mw"]);
+    set_default(device, "energy_mj", 0.0);
+    if (!device.contains("energy_time_ns") || device["energy_time_ns"].get<int64_t>() <= 0) {
+      device["energy_time_ns"] = now_ns;
+    }
+    set_default(device, "persistence", false);
+    set_default(device, "memory_clocks_mhz", json::array({2619, 1593}));
+    set_default(device, "graphics_clocks_mhz", json::array({1980, 1755, 1500, 1200, 900, 600}));
+    set_default(device, "locked_sm_clocks_mhz", nullptr);
+    set_default(device, "locked_memory_clocks_mhz", nullptr);
+    set_default(device, "errors", json::object());
+    set_default(device, "lost", false);
+    set_default(device, "power_fields", true);
+  }
+}
+
+bool FakeState::load() {
+  const char* path = std::getenv("ZEUS_FAKE_NVML_STATE");
+  path_ = path != nullptr ? path : "";
+  if (path_.empty()) {
+    state_ = json::object();
+    normalise(state_);
+    return true;
+  }
+  const bool loaded = lock_and_reload();
+  if (!loaded) state_ = json::object();
+  write_and_unlock();
+  if (!loaded) normalise(state_);
+  return loaded;
+}
+
+bool FakeState::lock_and_reload() {
+  if (path_.empty()) return true;
+  lock_fd_ = ::open((path_ + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ >= 0) flock(lock_fd_, LOCK_EX);
+  json fresh;
+  if (read_file(path_, &fresh)) {
+    state_ = std::move(fresh);
+    normalise(state_);
+    return true;
+  }
+  return false;
+}
+
+void FakeState::write_and_unlock() {
+  if (path_.empty()) return;
+  if (!state_.empty()) {
+    const std::string temp = path_ + ".tmp." + std::to_string(getpid());
+    {
+      std::ofstream out(temp, std::ios::trunc);
+      out << state_.dump(2) << "\n";
+    }
+    std::rename(temp.c_str(), path_.c_str());
+  }
+  if (lock_fd_ >= 0) {
+    flock(lock_fd_, LOCK_UN);
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+  }
+}
+
+int FakeState::injected_error(const std::string& function, int index) const {
+  std::string plain = function;
+  if (plain.size() > 3 && plain.compare(plain.size() - 3, 3, "_v2") == 0) {
+    plain.resize(plain.size() - 3);
+  }
+  auto lookup = [&](const json& errors) -> int {
+    if (!errors.is_object()) return 0;
+    if (errors.contains(function)) return errors[function].get<int>();
+    if (errors.contains(plain)) return errors[plain].get<int>();
+    return 0;
+  };
+  if (index >= 0 && static_cast<size_t>(index) < device_count()) {
+    const json& dev = device(static_cast<size_t>(index));
+    if (dev["lost"].get<bool>()) return 15;  // NVML_ERROR_GPU_IS_LOST
+    if (int code = lookup(dev["errors"]); code != 0) return code;
+  }
+  return lookup(state_["errors"]);
+}
+
+uint32_t FakeState::power_mw(const json& device) {
+  const uint32_t draw_mw = device["power_draw_mw"].get<uint32_t>();
+  const uint32_t limit_mw = device["limit_mw"].get<uint32_t>();
+  return draw_mw < limit_mw ? draw_mw : limit_mw;
+}
+
+double FakeState::energy_mj_at(const json& device, int64_t now_ns) {
+  const int64_t since_ns = device["energy_time_ns"].get<int64_t>();
+  const double elapsed_s = now_ns > since_ns ? (now_ns - since_ns) / 1e9 : 0.0;
+  return device["energy_mj"].get<double>() + power_mw(device) * elapsed_s;
+}
+
+void FakeState::bring_energy_up_to_date(json& device) {
+  const int64_t now_ns = realtime_ns();
+  device["energy_mj"] = energy_mj_at(device, now_ns);
+  device["energy_time_ns"] = now_ns;
+}
+
+}  // namespace zeus::fake_nvml

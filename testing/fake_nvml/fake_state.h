@@ -1,0 +1,65 @@
+// The fake NVML's device state: a JSON document kept in memory, loaded from the file named by
+// ZEUS_FAKE_NVML_STATE at nvmlInit and written back (flock + atomic rename) after every change,
+// so other processes see the limits set. The format is documented in testing/fake_nvml_state.h.
+//
+// Energy is a counter that grows at the device's current power (min(draw, limit)) with
+// CLOCK_REALTIME: each device keeps `energy_mj` and `energy_time_ns`, the time it was last
+// brought up to date, so every process reading the file computes the same growth.
+// Thread-safety: none here; fake_nvml.cc serialises every call with one mutex.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace zeus::fake_nvml {
+
+// Now, in CLOCK_REALTIME nanoseconds.
+int64_t realtime_ns();
+
+// The whole state: {"init_error", "errors", "devices": [...], "set_power_limit_log": [...]}.
+class FakeState {
+ public:
+  // (Re)loads from ZEUS_FAKE_NVML_STATE, or builds the default one-H100 state when unset.
+  // Returns false when the file is unreadable or not JSON (nvmlInit then fails).
+  bool load();
+
+  // Applies `change` to the freshest state: with a file, under its lock, re-read, changed,
+  // written back atomically; without one, in memory. Call after a successful load().
+  template <typename Change>
+  void mutate(Change change) {
+    lock_and_reload();
+    change(state_);
+    write_and_unlock();
+  }
+
+  const nlohmann::json& document() const { return state_; }
+  size_t device_count() const { return state_["devices"].size(); }
+  const nlohmann::json& device(size_t index) const { return state_["devices"][index]; }
+
+  // The code injected for `function` on device `index` (index < 0: a device-less call):
+  // "lost" devices answer GPU_IS_LOST to everything; then device errors, then global ones.
+  // A name with a "_v2" suffix also matches its plain name. 0 when nothing is injected.
+  int injected_error(const std::string& function, int index) const;
+
+  // Current power in mW: min(power_draw_mw, limit_mw).
+  static uint32_t power_mw(const nlohmann::json& device);
+  // Energy in mJ at `now_ns`.
+  static double energy_mj_at(const nlohmann::json& device, int64_t now_ns);
+  // Brings the device's energy up to now (call before changing its power).
+  static void bring_energy_up_to_date(nlohmann::json& device);
+
+ private:
+  // Takes the file's lock and re-reads it; false (state unchanged) when it cannot be read.
+  bool lock_and_reload();
+  void write_and_unlock();
+  // Fills every missing key with its default.
+  static void normalise(nlohmann::json& state);
+
+  nlohmann::json state_;
+  std::string path_;  // empty: in memory only
+  int lock_fd_ = -1;
+};
+
+}  // namespace zeus::fake_nvml

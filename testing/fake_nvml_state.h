@@ -1,0 +1,118 @@
+// Fake NVML state files: write the devices the fake libnvidia-ml.so.1 (testing/fake_nvml/)
+// pretends to have, and read back what a process did to them (limits set, energy, clocks).
+//
+// The fake reads the JSON file named by the environment variable ZEUS_FAKE_NVML_STATE at every
+// nvmlInit (unset: one default H100), and writes it back, under flock with an atomic rename, after
+// every change (limits, persistence, locked clocks), so another process sees what was set.
+// Format (every key optional; missing keys take these defaults):
+//   {
+//     "init_error": 0,                  // what nvmlInit answers (9 = driver not loaded)
+//     "errors": {"nvmlDeviceSetPowerManagementLimit": 4},   // injected on every device
+//     "set_power_limit_log": [{"index": 0, "limit_mw": 300000, "time_ns": ...}],  // appended
+//     "devices": [{
+//       "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-00000000-fake-0000-0000-000000000000",
+//       "architecture": 9,              // NVML code: 4 Pascal, 5 Volta, 7 Ampere, 9 Hopper
+//       "power_draw_mw": 350000,        // drawn at an unlimited cap; reported = min(draw, limit)
+//       "min_limit_mw": 200000, "max_limit_mw": 700000,
+//       "default_limit_mw": <max_limit_mw>, "limit_mw": <default_limit_mw>,
+//       "energy_mj": 0.0, "energy_time_ns": <now>,  // counter value at a CLOCK_REALTIME time;
+//                                       // it grows at the current power from then on
+//       "persistence": false,
+//       "memory_clocks_mhz": [2619, 1593], "graphics_clocks_mhz": [1980, 1755, ..., 600],
+//       "locked_sm_clocks_mhz": null, "locked_memory_clocks_mhz": null,  // or [min, max]
+//       "errors": {"nvmlDeviceGetPowerUsage": 15},   // injected on this device only
+//       "lost": false,                  // true: every call on the device answers GPU_IS_LOST
+//       "power_fields": true            // false: GetFieldValues answers NOT_SUPPORTED per field
+//     }]
+//   }
+// Error names are NVML function names; "nvmlInit" also matches nvmlInit_v2. The fake also exports
+// zeus_fake_nvml_call_count(const char* function) for tests that dlopen it themselves.
+// Thread-safety: the functions here touch only the file; FakeNvmlEnvironment sets a process-wide
+// environment variable (use it from one thread).
+// Failure: Result with kNotFound / kInvalidArgument / kInternal naming the file.
+//
+//   zeus::testing::FakeNvmlEnvironment fake({zeus::testing::FakeNvmlDevice::h100()});
+//   auto gpus = zeus::open_nvml_gpus(ZEUS_FAKE_NVML_PATH);
+//   auto state = fake.read();  // state.set_power_limit_log, state.devices[0].limit_mw, ...
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "zeus/result.h"
+
+namespace zeus::testing {
+
+// One fake GPU. Defaults describe an H100 drawing 350 W.
+struct FakeNvmlDevice {
+  std::string name = "NVIDIA H100 80GB HBM3";
+  std::string uuid;  // empty: "GPU-00000000-fake-0000-0000-<index>"
+  int architecture = 9;
+  uint32_t power_draw_mw = 350000;
+  uint32_t min_limit_mw = 200000;
+  uint32_t max_limit_mw = 700000;
+  uint32_t default_limit_mw = 700000;
+  uint32_t limit_mw = 700000;
+  double energy_mj = 0.0;
+  bool persistence = false;
+  std::vector<uint32_t> memory_clocks_mhz = {2619, 1593};
+  std::vector<uint32_t> graphics_clocks_mhz = {1980, 1755, 1500, 1200, 900, 600};
+  std::optional<std::pair<uint32_t, uint32_t>> locked_sm_clocks_mhz;
+  std::optional<std::pair<uint32_t, uint32_t>> locked_memory_clocks_mhz;
+  std::map<std::string, int> errors;  // NVML function name -> nvmlReturn_t
+  bool lost = false;
+  bool power_fields = true;
+
+  // Presets: H100 SXM (Hopper, 200-700 W), A100 SXM (Ampere, 100-400 W), V100 (Volta,
+  // 150-300 W), P100 (Pascal, 125-250 W: no energy counter).
+  static FakeNvmlDevice h100();
+  static FakeNvmlDevice a100();
+  static FakeNvmlDevice v100();
+  static FakeNvmlDevice p100();
+};
+
+// One nvmlDeviceSetPowerManagementLimit that succeeded.
+struct FakeNvmlSetCall {
+  int index = 0;
+  uint32_t limit_mw = 0;
+};
+
+struct FakeNvmlState {
+  std::vector<FakeNvmlDevice> devices;
+  std::map<std::string, int> errors;  // injected on every device
+  int init_error = 0;
+  std::vector<FakeNvmlSetCall> set_power_limit_log;  // filled by read_fake_nvml_state
+};
+
+// Writes `state` to `path` (atomically; energy starts counting now).
+Result<void> write_fake_nvml_state(const std::string& path, const FakeNvmlState& state);
+// Reads the state back; each device's energy_mj is its counter now (as the fake would report).
+Result<FakeNvmlState> read_fake_nvml_state(const std::string& path);
+
+// A state file in a fresh temporary directory, named by ZEUS_FAKE_NVML_STATE while this lives.
+// The destructor restores the variable's previous value and removes the directory.
+class FakeNvmlEnvironment {
+ public:
+  explicit FakeNvmlEnvironment(std::vector<FakeNvmlDevice> devices = {FakeNvmlDevice::h100()});
+  explicit FakeNvmlEnvironment(const FakeNvmlState& state);
+  FakeNvmlEnvironment(const FakeNvmlEnvironment&) = delete;
+  FakeNvmlEnvironment& operator=(const FakeNvmlEnvironment&) = delete;
+  ~FakeNvmlEnvironment();
+
+  const std::string& path() const { return path_; }
+  // Overwrites the file (takes effect at the fake's next nvmlInit).
+  void write(const FakeNvmlState& state);
+  // What the fake wrote back; aborts the test binary if the file is unreadable.
+  FakeNvmlState read() const;
+
+ private:
+  std::string directory_;
+  std::string path_;
+  std::optional<std::string> previous_;
+};
+
+}  // namespace zeus::testing

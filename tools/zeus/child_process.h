@@ -1,0 +1,32 @@
+// Runs a command as a child process the way `perf stat` does: the child inherits the terminal,
+// signals sent to zeus by another process are forwarded to it, and Ctrl-C (which the terminal
+// sends to both) only stops the child, so zeus can still print what it measured.
+#pragma once
+
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "zeus/result.h"
+
+namespace zeus::cli {
+
+class ChildProcess {
+ public:
+  // Starts argv[0] (searched on PATH). NotFound / PermissionDenied when it cannot be executed.
+  static Result<ChildProcess> start(const std::vector<std::string>& argv);
+
+  // Waits for the child; its exit code, or 128 + signal number when a signal ended it.
+  int wait();
+
+  // True when SIGINT/SIGTERM/SIGHUP reached zeus while the child ran.
+  static bool interrupted();
+
+  pid_t pid() const { return pid_; }
+
+ private:
+  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  pid_t pid_;
+};
+
+}  // namespace zeus::cli

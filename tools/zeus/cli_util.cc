@@ -1,0 +1,55 @@
+#include "cli_util.h"
+
+#include <cstdio>
+#include <iostream>
+
+namespace zeus::cli {
+
+void die(const std::string& message, int exit_code) {
+  std::cerr << "zeus: " << message << "\n";
+  throw CLI::RuntimeError(exit_code);
+}
+
+std::vector<int> parse_index_list(const std::string& text, const std::string& option) {
+  std::vector<int> indices;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(start, comma - start);
+    if (item.empty() || item.size() > 6 || item.find_first_not_of("0123456789") != std::string::npos) {
+      die(option + " '" + text + "' is not a list of indices like 0,1");
+    }
+    indices.push_back(std::stoi(item));
+    start = comma + 1;
+  }
+  return indices;
+}
+
+Devices discover_or_die(bool want_gpus, bool want_cpus) {
+  DiscoverOptions options = DiscoverOptions::from_environment();
+  options.want_gpus = want_gpus;
+  options.want_cpus = want_cpus;
+  return value_or_die(discover(options));
+}
+
+std::string gpu_backend_reasons(const Devices& devices) {
+  std::string reasons;
+  for (const auto& b : devices.backends) {
+    if (b.backend == "rapl") continue;
+    reasons += (reasons.empty() ? "" : "; ") + b.backend + ": " + b.detail;
+  }
+  return reasons.empty() ? "no GPU backend was tried" : reasons;
+}
+
+std::string format_fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string pad_left(const std::string& text, size_t width) {
+  return std::string(text.size() < width ? width - text.size() : 1, ' ') + text;
+}
+
+}  // namespace zeus::cli

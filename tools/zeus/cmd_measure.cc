@@ -1,0 +1,100 @@
+// zeus measure: run a command and report the time and energy it took, like `perf stat`.
+#include <iostream>
+#include <memory>
+
+#include "child_process.h"
+#include "cli_util.h"
+#include "commands.h"
+#include "measurement_report.h"
+#include "zeus/clock.h"
+#include "zeus/energy_monitor.h"
+
+namespace zeus::cli {
+namespace {
+
+struct MeasureArgs {
+  std::string gpus;
+  bool cpus = false;
+  bool no_cpus = false;
+  bool json = false;
+  bool approximate = false;
+  std::string log_file;
+  std::vector<std::string> command;
+};
+
+void run_measure(const MeasureArgs& args) {
+  if (args.command.empty()) die("no command to measure: write it after --, e.g. zeus measure -- python train.py");
+  Devices devices = discover_or_die(true, !args.no_cpus);
+  EnergyMonitorOptions options;
+  if (!args.gpus.empty()) {
+    options.gpu_indices = parse_index_list(args.gpus, "--gpus");
+    if (devices.gpus.empty()) die("--gpus " + args.gpus + " asks for GPUs, but none was found: " + gpu_backend_reasons(devices));
+  }
+  if (args.no_cpus) {
+    options.cpu_indices = std::vector<int>{};
+  } else if (args.cpus) {
+    if (devices.cpus.empty()) {
+      std::string why = "no RAPL zone found";
+      for (const auto& b : devices.backends) {
+        if (b.backend == "rapl") why = b.detail;
+      }
+      die("--cpus asks for CPU energy, but it cannot be read: " + why);
+    }
+    std::vector<int> all;
+    for (size_t i = 0; i < devices.cpus.size(); ++i) all.push_back(static_cast<int>(i));
+    options.cpu_indices = all;
+  }
+  options.log_file = args.log_file;
+  options.approximate_zero_energy = args.approximate;
+  SystemClock clock;
+  auto monitor = value_or_die(EnergyMonitor::create(devices, clock, options));
+  value_or_die(monitor->begin_window("zeus_measure"));
+  auto started = ChildProcess::start(args.command);
+  if (!started) die(started.error().message, 127);
+  ChildProcess child = std::move(*started);
+  const int exit_code = child.wait();
+  auto measurement = value_or_die(monitor->end_window("zeus_measure"));
+  if (args.json) {
+    nlohmann::json j = measurement_json(measurement);
+    j["command"] = args.command;
+    j["exit_code"] = exit_code;
+    std::cout << j.dump() << "\n";
+  } else {
+    std::string line;
+    for (const auto& a : args.command) line += (line.empty() ? "" : " ") + a;
+    std::cerr << "\nzeus measure: " << line << "\n";
+    std::cerr << "  exit code     " << exit_code
+              << (ChildProcess::interrupted() ? " (interrupted)" : "") << "\n";
+    print_measurement(std::cerr, measurement);
+  }
+  if (exit_code != 0) throw CLI::RuntimeError(exit_code);
+}
+
+}  // namespace
+
+void add_measure_command(CLI::App& app) {
+  auto args = std::make_shared<MeasureArgs>();
+  auto* cmd = app.add_subcommand("measure", "Run a command and report its time and energy");
+  cmd->add_option("--gpus", args->gpus, "GPU indices to measure, e.g. 0,1 (default: all visible)");
+  cmd->add_flag("--cpus", args->cpus, "Require CPU/DRAM energy (RAPL); error if it cannot be read");
+  cmd->add_flag("--no-cpus", args->no_cpus, "Do not measure CPUs");
+  cmd->add_flag("--json", args->json,
+                "Print one JSON object on stdout: command, exit_code, time_s, gpu_energy_j, "
+                "cpu_energy_j, dram_energy_j, total_energy_j, average_power_w");
+  cmd->add_flag("--approx-zero", args->approximate,
+                "When a GPU counter reads 0 J (window shorter than its update period), use "
+                "instant power x time instead");
+  cmd->add_option("--log", args->log_file, "Append a CSV row (start_time,window_name,...) to FILE");
+  cmd->add_option("command", args->command, "The command to run, after --")->expected(-1);
+  cmd->footer(
+      "The report goes to stderr (so the command's own stdout stays clean); --json prints to\n"
+      "stdout. zeus exits with the command's exit code (128+N if signal N ended it). Signals\n"
+      "sent to zeus are forwarded to the command; Ctrl-C stops the command and zeus still\n"
+      "prints what was measured. CPUs are measured when RAPL is readable (root since Linux\n"
+      "5.10). Examples:\n"
+      "  zeus measure -- python train.py --epochs 1\n"
+      "  zeus measure --gpus 0 --json -- ./bench | jq .total_energy_j");
+  cmd->callback([args] { run_measure(*args); });
+}
+
+}  // namespace zeus::cli

@@ -1,0 +1,17 @@
+// How the CLI shows a Measurement: a human table, or the stable JSON keys scripts rely on:
+//   {"time_s", "gpu_energy_j": {"0": J}, "cpu_energy_j": {...}, "dram_energy_j": {...},
+//    "total_energy_j", "average_power_w"}
+#pragma once
+
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/energy_monitor.h"
+
+namespace zeus::cli {
+
+nlohmann::json measurement_json(const Measurement& m);
+void print_measurement(std::ostream& out, const Measurement& m);
+
+}  // namespace zeus::cli
