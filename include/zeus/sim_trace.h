@@ -80,6 +80,8 @@ struct WorkloadTrace {
   // Row-major [b * num_power_limits() + p].
   std::vector<double> time_per_epoch_table_s;
   std::vector<double> average_power_table_w;
+  // Batch sizes of both traces left out because the power trace lacks some limits for them.
+  std::vector<int> dropped_batch_sizes;
 
   int num_batch_sizes() const { return static_cast<int>(batch_sizes.size()); }
   int num_power_limits() const { return static_cast<int>(power_limits_w.size()); }
@@ -98,8 +100,9 @@ struct WorkloadTrace {
   int batch_index(int batch_size) const;
 };
 
-// Joins the two traces for `workload` on `gpu`. kInvalidArgument when the workload has no
-// training paths or no power rows, or when a (batch size, power limit) of its grid is missing.
+// Joins the two traces for `workload` on `gpu`. A batch size without a power row for every limit
+// of the grid is left out (listed in dropped_batch_sizes). kInvalidArgument when the workload has
+// no training paths, no power rows, no batch size with a complete grid, or duplicate power rows.
 Result<WorkloadTrace> join_trace(const std::vector<TrainRow>& train,
                                  const std::vector<PowerRow>& power, const Workload& workload,
                                  std::string_view gpu);

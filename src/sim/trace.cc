@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sim/csv.h"
+#include "zeus/log.h"
 #include "zeus/sim_trace.h"
 
 namespace zeus::sim {
@@ -185,10 +186,19 @@ Result<WorkloadTrace> join_trace(const std::vector<TrainRow>& train, const std::
                 what + ": no batch size is present in both the training and the power trace");
   }
   trace.power_limits_w.assign(limits.begin(), limits.end());
+  if (std::all_of(power_by_batch.begin(), power_by_batch.end(),
+                  [&](const auto& entry) { return entry.second.size() != limits.size(); })) {
+    return fail(ErrorCode::kInvalidArgument,
+                what + ": no batch size has a power row for every power limit of the grid");
+  }
   for (auto& [batch, by_limit] : power_by_batch) {
     if (by_limit.size() != limits.size()) {
-      return fail(ErrorCode::kInvalidArgument, what + ": batch size " + std::to_string(batch) +
-                                                   " lacks a power row for some power limit of the grid");
+      // Measured at only some limits (e.g. rtx6000 movielens-1m b=4): it cannot be profiled
+      // across the grid, so it is left out of the replay.
+      trace.dropped_batch_sizes.push_back(batch);
+      log_info(what + ": batch size " + std::to_string(batch) +
+               " lacks power rows for some limits of the grid; left out");
+      continue;
     }
     trace.batch_sizes.push_back(batch);
     auto runs = runs_by_batch[batch];

@@ -71,7 +71,7 @@ TEST(SimTrace, UnknownWorkloadOrGpuIsAnError) {
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
 }
 
-TEST(SimTrace, WorkloadAbsentFromTraceOrIncompleteGridIsAnError) {
+TEST(SimTrace, WorkloadAbsentIsAnErrorAndIncompleteGridsAreLeftOut) {
   auto train = parse_train_trace(testing::toy_train_csv(), "t");
   auto power = parse_power_trace(testing::toy_power_csv(), "p");
   auto squad = join_trace(*train, *power, *find_workload("squad"), "g");
@@ -80,8 +80,14 @@ TEST(SimTrace, WorkloadAbsentFromTraceOrIncompleteGridIsAnError) {
   std::string csv = testing::toy_power_csv();
   csv.erase(csv.find("toy,net,16,sgd,100"), std::string("toy,net,16,sgd,100,12,95\n").size());
   auto holes = join_trace(*train, *parse_power_trace(csv, "p"), testing::toy_workload(), "g");
-  ASSERT_FALSE(holes.has_value());
-  EXPECT_NE(holes.error().message.find("batch size 16 lacks a power row"), std::string::npos);
+  ASSERT_TRUE(holes.has_value()) << holes.error().to_string();
+  EXPECT_EQ(holes->batch_sizes, (std::vector<int>{8, 32}));  // 16 lacks its 100 W row
+  EXPECT_EQ(holes->dropped_batch_sizes, (std::vector<int>{16}));
+  EXPECT_EQ(holes->workload.default_batch_size, 8);  // b0 = 16 is gone: the largest below it
+  auto dup = join_trace(*train, *parse_power_trace(testing::toy_power_csv() + "toy,net,8,sgd,100,1,1\n", "p"),
+                        testing::toy_workload(), "g");
+  ASSERT_FALSE(dup.has_value());
+  EXPECT_NE(dup.error().message.find("two rows for batch size 8"), std::string::npos);
 }
 
 TEST(SimTrace, PaperWorkloadsAreKnown) {

@@ -39,7 +39,7 @@ void print_selection(const PowerProfile& profile, const PloArgs& args, CLI::App&
     die("--eta applies to --selector zeus only (got --selector " + args.selector + ")");
   }
   const PowerLimitSelector selector =
-      value_or_die(PowerLimitSelector::parse(args.selector, args.eta), "--selector");
+      value_or_die(PowerLimitSelector::parse(args.selector, args.eta));
   const double max_power_w = profile_max_power_w(profile);
   const bool power = profile.knob == OptimizerKnob::kPowerLimit;
   if (selector.kind() == PowerLimitSelector::Kind::kZeusCost && !(max_power_w > 0)) {

@@ -99,10 +99,10 @@ void ExitRestorer::ensure_handlers_locked() {
 
 uint64_t ExitRestorer::add(Action action, bool install_handlers) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!atexit_registered_) {
-    atexit_registered_ = true;
-    std::atexit([] { ExitRestorer::instance().run_all(); });
-  }
+  // One hook per registration: exit runs hooks and static destructors in reverse order of
+  // registration, so a hook registered now runs before the statics of the device libraries that
+  // were loaded before this action (a hook from an earlier registration might run after them).
+  std::atexit([] { ExitRestorer::instance().run_all(); });
   if (install_handlers) ensure_handlers_locked();
   const uint64_t id = next_id_++;
   actions_.emplace(id, std::move(action));

@@ -9,7 +9,8 @@
 // then reinstalls the disposition that was there before the first registration and re-sends the
 // signal to the process: with the default disposition the process terminates by that signal
 // (exit status 128+N), and a previously installed handler (e.g. Python's) runs as it would have.
-// Actions also run from an atexit hook. SIGKILL cannot be caught: the privileged daemon zeusd
+// Actions also run from atexit hooks (one registered per add(), so that it runs before the
+// static destructors of device libraries loaded before it). SIGKILL cannot be caught: the privileged daemon zeusd
 // restores the limits of processes that died that way.
 // After fork(), the child gets a fresh pipe and watcher on its first registration.
 // Thread-safety: register/unregister from any thread; unregister waits for a running action.
@@ -49,7 +50,6 @@ class ExitRestorer {
   std::mutex mutex_;
   std::map<uint64_t, Action> actions_;
   uint64_t next_id_ = 1;
-  bool atexit_registered_ = false;
 };
 
 }  // namespace zeus

@@ -289,5 +289,39 @@ TEST_F(OptimizerTest, ProfileInSecondsInsteadOfSteps) {
   }
 }
 
+TEST_F(OptimizerTest, RealMonitorLogReplaysToTheSameDecision) {
+  add_gpus(2);
+  const std::string log_path = (std::filesystem::temp_directory_path() /
+                                ("zeus_plo_log_" + std::to_string(::getpid()) + ".csv"))
+                                   .string();
+  EnergyMonitorOptions monitor_options;
+  monitor_options.log_file = log_path;
+  auto monitor = EnergyMonitor::create(devices_, clock_, monitor_options);
+  ASSERT_TRUE(monitor.has_value()) << monitor.error().to_string();
+  PowerLimitOptimizerOptions options;
+  options.handle_signals = false;
+  options.selector = *PowerLimitSelector::zeus_cost(0.75);
+  {
+    auto plo = PowerLimitOptimizer::create(**monitor, devices_, clock_, options);
+    ASSERT_TRUE(plo.has_value()) << plo.error().to_string();
+    run_until_done(**plo);
+    ASSERT_TRUE((*plo)->on_epoch_end().has_value());
+    auto replayed = power_profile_from_monitor_log(log_path);
+    ASSERT_TRUE(replayed.has_value()) << replayed.error().to_string();
+    EXPECT_EQ(replayed->gpu_count, 2u);
+    ASSERT_EQ(replayed->measurements.size(), (*plo)->measurements().size());
+    for (size_t i = 0; i < replayed->measurements.size(); ++i) {
+      EXPECT_EQ(replayed->measurements[i].setting, (*plo)->measurements()[i].setting);
+      EXPECT_NEAR(replayed->measurements[i].energy_j, (*plo)->measurements()[i].energy_j, 1e-6);
+    }
+    EXPECT_EQ(*options.selector->select(replayed->measurements, profile_max_power_w(*replayed)),
+              *(*plo)->optimal_setting());
+    EXPECT_EQ((*plo)->optimal_setting(), expected_winner([](uint32_t l) {
+                return step_time_s(l) * (0.75 * l + 0.25 * 300.0);
+              }));
+  }
+  std::filesystem::remove(log_path);
+}
+
 }  // namespace
 }  // namespace zeus

@@ -67,7 +67,7 @@ Result<PowerLimitSelector> PowerLimitSelector::zeus_cost(double eta) {
   if (!(eta >= 0.0 && eta <= 1.0)) {
     return fail(ErrorCode::kInvalidArgument,
                 "eta must be in [0, 1] (0 = fastest, 1 = least energy); got " +
-                    std::to_string(eta));
+                    (std::isfinite(eta) ? format_number(eta) : std::string("a non-finite value")));
   }
   return PowerLimitSelector(Kind::kZeusCost, eta);
 }
@@ -77,7 +77,7 @@ Result<PowerLimitSelector> PowerLimitSelector::max_slowdown(double factor) {
     return fail(ErrorCode::kInvalidArgument,
                 "the max slowdown factor must be a finite number >= 1 (e.g. 1.1 = at most 10% "
                 "slower than at the maximum limit); got " +
-                    std::to_string(factor));
+                    (std::isfinite(factor) ? format_number(factor) : std::string("a non-finite value")));
   }
   return PowerLimitSelector(Kind::kMaxSlowdown, factor);
 }
