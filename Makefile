@@ -11,11 +11,16 @@ ZEUS := $(BUILD)/bin/zeus
 
 # Debian packages the build, the tests and the main job need.
 DEB_PACKAGES := build-essential cmake pkg-config libexpected-dev nlohmann-json3-dev libcli11-dev \
-  libsqlite3-dev sqlite3 libgtest-dev libgmock-dev googletest libbenchmark-dev gnuplot-nox
+  libsqlite3-dev sqlite3 libgtest-dev libgmock-dev googletest libbenchmark-dev gnuplot-nox \
+  libcpp-httplib-dev libpqxx-dev postgresql prometheus-cpp-dev pybind11-dev python3-dev \
+  python3-pytest python3-numpy python3-torch chromium clang libclang-rt-14-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build run test unit-test asan bench hw format clean
+FUZZ_BUILD := build/fuzz
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps configure build run test unit-test asan fuzz bench hw format clean
 
 all: build
 
@@ -41,11 +46,26 @@ run: build
 test: build
 	ctest --preset release -j $(JOBS)
 	$(MAKE) asan
+	$(MAKE) fuzz
 
 asan: deps
 	@[ -f $(ASAN_BUILD)/CMakeCache.txt ] || cmake --preset asan > /dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --preset asan -j $(JOBS)
+
+# Each libFuzzer target in fuzz/ runs FUZZ_SECONDS (built with clang, ASan+UBSan+fuzzer).
+fuzz: deps
+	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZEUS_FUZZ=ON -DZEUS_WERROR=OFF -DZEUS_BUILD_BENCH=OFF > /dev/null
+	cmake --build $(FUZZ_BUILD) --target zeus_fuzzers -j $(JOBS)
+	@for f in $(FUZZ_BUILD)/fuzz/*_fuzz; do \
+	  [ -x "$$f" ] || continue; name=$$(basename $$f); corpus=$(FUZZ_BUILD)/corpus/$$name; \
+	  mkdir -p $$corpus; seeds=""; [ -d fuzz/corpus/$$name ] && seeds=fuzz/corpus/$$name; \
+	  echo "== $$name: $(FUZZ_SECONDS) s"; \
+	  if ! $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $$corpus $$seeds > $(FUZZ_BUILD)/$$name.log 2>&1; then \
+	    tail -40 $(FUZZ_BUILD)/$$name.log; exit 1; fi; \
+	  tail -2 $(FUZZ_BUILD)/$$name.log; \
+	done
 
 bench: build
 	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; $$b || exit 1; done

@@ -54,6 +54,9 @@ struct EnergyMonitorOptions {
   // replace it by instant power x elapsed time.
   bool approximate_zero_energy = false;
   // Append one CSV row per ended window: start_time,window_name,elapsed_time,gpu{i}_energy,...
+  // (then cpu{i}_energy, dram{i}_energy when measured); start_time is the clock's Unix time at
+  // begin. Empty = no log. create() truncates the file and writes the header (Unavailable if it
+  // cannot).
   std::string log_file{};
   // Sampling period of the PowerSampler used for GPUs without an energy counter.
   double sampler_interval_s = 0.1;

@@ -112,8 +112,10 @@ class PowerLimitOptimizer {
   PowerLimitOptimizer(const PowerLimitOptimizer&) = delete;
   PowerLimitOptimizer& operator=(const PowerLimitOptimizer&) = delete;
 
-  // Training-loop callbacks. Errors come from the monitor or the devices; the state is left
-  // where the failing transition started.
+  // Training-loop callbacks. All counting happens at step begin and epoch end; on_step_end and
+  // on_epoch_begin do nothing today (kept so loops can call all four). Errors come from the
+  // monitor or the devices; a failed transition is retried at the next step, and a failed
+  // measurement is dropped and its setting re-profiled.
   Result<void> on_step_begin();
   Result<void> on_step_end();
   Result<void> on_epoch_begin();
