@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "zeus/bso_store.h"
+#include "zeus/clock.h"
 #include "zeus/bso_types.h"
 #include "zeus/result.h"
 
@@ -42,8 +43,10 @@ struct JobSnapshot {
 class BatchSizeOptimizer {
  public:
   // store must outlive the optimizer. entropy seeds jobs without mab_seed and generates job ids;
-  // default: std::random_device.
-  explicit BatchSizeOptimizer(Store& store, std::function<uint64_t()> entropy = {});
+  // default: std::random_device. clock stamps each dispatched trial (Trial::dispatched_unix_s,
+  // from clock->unix_time_s()) and must outlive the optimizer; default: the system clock.
+  explicit BatchSizeOptimizer(Store& store, std::function<uint64_t()> entropy = {},
+                              const Clock* clock = nullptr);
 
   // Validates and stores the job (generating job_id = prefix + 16 hex digits when it is null).
   // An existing job with the same id and spec is returned with created = false; with a
@@ -62,6 +65,11 @@ class BatchSizeOptimizer {
   // as it is. Returns the trial as stored.
   Result<Trial> end_trial(const TrialId& trial);
 
+  // Marks failed every still-dispatched trial (of every job) dispatched at least max_age_s
+  // (> 0) before now: abandoned by a client that died without PATCH /trials. Trials with an
+  // unknown dispatch time (0) are left alone. Returns the trials it marked, as stored.
+  Result<std::vector<Trial>> expire_trials(double max_age_s);
+
   // Deletes the job and its trials; kNotFound when there is no such job.
   Result<void> delete_job(std::string_view job_id);
 
@@ -77,6 +85,7 @@ class BatchSizeOptimizer {
  private:
   Store& store_;
   std::function<uint64_t()> entropy_;
+  const Clock* clock_;
 };
 
 // True for the error register_job returns when the job id exists with another spec (HTTP 409).

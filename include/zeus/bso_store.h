@@ -5,7 +5,9 @@
 // returns an error, or the commit fails, none of its writes persist. The driver
 // (zeus/batch_size_optimizer.h) does each operation's read-decide-write in one transaction, so
 // concurrent clients never get the same trial number. Implementations: make_memory_store() (this
-// process only) and open_sqlite_store() (zeus/sqlite_store.h, library zeus_store).
+// process only), open_sqlite_store() (zeus/sqlite_store.h), open_postgres_store()
+// (zeus/postgres_store.h) and open_store(url) (zeus/store_factory.h), the last three in library
+// zeus_store.
 // Thread-safety: transact may be called from any thread; a transaction object is used only
 // inside its fn and fn must not call transact again. Failure: kUnavailable/kInternal from the
 // database; kNotFound for a trial of an unknown job.
@@ -56,8 +58,9 @@ class StoreTransaction {
 class Store {
  public:
   virtual ~Store() = default;
-  // Runs fn as one transaction and returns fn's error or the commit's. fn may run again only if
-  // the store documents retries (none do today).
+  // Runs fn as one transaction and returns fn's error or the commit's. fn may run more than
+  // once: PostgresStore (zeus/postgres_store.h) re-runs it after a serialization failure, so fn
+  // must have no effect outside the transaction except (re)assigning its outputs.
   virtual Result<void> transact(const std::function<Result<void>(StoreTransaction&)>& fn) = 0;
 };
 

@@ -87,6 +87,7 @@ struct Trial {
   double cost = 0.0;      // J: η·energy_j + (1 − η)·max_power_w·time_s
   int epochs = 0;         // current_epoch of the last report
   double metric = 0.0;
+  double dispatched_unix_s = 0.0;  // wall time of dispatch, s since the Unix epoch; 0 = unknown
 
   bool ended() const {
     return status == TrialStatus::kConverged || status == TrialStatus::kNotConverged;

@@ -39,13 +39,16 @@ struct Stat {
   double mean = 0.0;
   double stddev = 0.0;
 };
+// The mean and population standard deviation of `values` ({0, 0} when empty).
+Stat stat_of(const std::vector<double>& values);
 
 struct PolicyHeadline {
   PolicyKind policy = PolicyKind::kDefault;
   Stat last5_energy_ratio, last5_time_ratio;  // last five recurrences, against Default
   Stat cum_energy_ratio, cum_time_ratio;      // all recurrences, against Default
   Stat cum_regret_j;                          // sum of (recurrence cost - Oracle's expected cost)
-  Stat last5_energy_j;                        // absolute, for the convergence check
+  Stat last5_energy_j;                        // absolute (J, sum of the five), convergence check
+  Stat last5_time_s;                          // absolute (s, sum of the five)
   int converged_batch_size = 0;               // most frequent (b, p) of the last recurrence
   double converged_power_limit_w = 0.0;       //   over seeds (ties: the first seed's)
   std::vector<double> mean_cum_regret_j;      // per recurrence, mean over seeds (Fig. 7)

@@ -18,7 +18,11 @@
 #include <string>
 
 #include "zeus/result.h"
+#include "zeus/sim_concurrent.h"
+#include "zeus/sim_drift.h"
 #include "zeus/sim_experiments.h"
+#include "zeus/sim_search_path.h"
+#include "zeus/sim_sweeps.h"
 
 namespace zeus::sim {
 
@@ -33,5 +37,21 @@ Result<std::filesystem::path> write_headline_report(const HeadlineResult& result
 // Writes the pareto report (Fig. 2 TTA-ETA scatter, Fig. 5 ETA against b and p) into `dir`.
 Result<std::filesystem::path> write_pareto_report(const ParetoResult& result, const std::filesystem::path& dir,
                                                   const ReportOptions& options);
+
+// Writes a sweep report (eta-sweep: Fig. 11 trade-off per workload; every sweep: Zeus's energy,
+// time and regret against the swept parameter) into `dir`.
+Result<std::filesystem::path> write_sweep_report(const SweepResult& result, const std::filesystem::path& dir,
+                                                 const ReportOptions& options);
+// Writes the search paths over regret heat maps (Fig. 8) into `dir`.
+Result<std::filesystem::path> write_search_path_report(const SearchPathResult& result,
+                                                       const std::filesystem::path& dir,
+                                                       const ReportOptions& options);
+// Writes the drift report (regret curves, batch size per recurrence) into `dir`.
+Result<std::filesystem::path> write_drift_report(const DriftResult& result, const std::filesystem::path& dir,
+                                                 const ReportOptions& options);
+// Writes the concurrent-submissions report into `dir`.
+Result<std::filesystem::path> write_concurrent_report(const ConcurrentResult& result,
+                                                      const std::filesystem::path& dir,
+                                                      const ReportOptions& options);
 
 }  // namespace zeus::sim

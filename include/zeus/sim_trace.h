@@ -117,6 +117,11 @@ Result<std::vector<WorkloadTrace>> load_workload_traces(const std::filesystem::p
                                                         std::string_view gpu,
                                                         const std::vector<std::string>& workload_names);
 
+// Like load_workload_traces for workloads given in full (e.g. a paper workload with another
+// target metric, as the drift experiment builds).
+Result<std::vector<WorkloadTrace>> load_traces_of(const std::filesystem::path& data_dir, std::string_view gpu,
+                                                  const std::vector<Workload>& workloads);
+
 // Reads a whole file; kNotFound naming the path when it cannot be opened.
 Result<std::string> read_text_file(const std::filesystem::path& path);
 

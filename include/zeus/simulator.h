@@ -9,7 +9,7 @@
 // Units: time s, energy J, cost J, power W. Same trace + policy + options => identical history.
 // Thread-safety: simulate() touches no shared state; call it from several threads at will.
 // Failure: kInvalidArgument for eta outside [0, 1], beta < 1 (other than 0 = no early stop),
-// recurrences < 0, or a policy/fidelity the build does not provide.
+// recurrences, window_size or steps_per_epoch < 0, max_tries < 1.
 //
 //   auto trace = zeus::sim::load_workload_trace("data", "v100", "squad");
 //   auto history = zeus::sim::simulate(*trace, zeus::sim::PolicyKind::kGridSearch, {});
@@ -33,7 +33,8 @@ Result<PolicyKind> parse_policy(std::string_view name);
 // All four, in report order: Default, GridSearch, Zeus, Oracle.
 const std::vector<PolicyKind>& all_policies();
 
-// epoch: closed form per epoch (sweeps). step: per-iteration replay on ReplayGpu (not yet built).
+// epoch: closed form per epoch (sweeps). step: iteration by iteration on a ReplayGpu with a
+// FakeClock, measured by the real EnergyMonitor and steered by the real PowerLimitOptimizer.
 enum class Fidelity { kEpoch, kStep };
 // "epoch" or "step"; kInvalidArgument otherwise.
 Result<Fidelity> parse_fidelity(std::string_view name);
@@ -48,6 +49,10 @@ struct SimOptions {
   bool early_stopping = true;  // ablation switches (Zeus and Grid Search)
   bool pruning = true;
   bool jit_profiling = true;
+  int window_size = 0;  // Zeus: only an arm's newest window_size costs count (0 = all; drift)
+  // Step fidelity: iterations per epoch; 0 = 50 x |P| + 1, the least that lets the JIT profiler
+  // (1 wait + 10 warm-up + 40 profiled steps per limit) finish within the first epoch.
+  int steps_per_epoch = 0;
 };
 
 // kInvalidArgument naming the bad option and its valid range.

@@ -3,7 +3,7 @@
 // WAL journal; every Store::transact is one `BEGIN IMMEDIATE` transaction, so processes sharing
 // the file serialise their read-decide-write (a writer waits up to busy_timeout_s for another).
 // A transaction commits entirely or not at all, also when the process is killed mid-way. The
-// schema is versioned (PRAGMA user_version = 1); a newer file is refused, not guessed at.
+// schema is versioned (PRAGMA user_version = 2; a version-1 file is upgraded in place); a newer file is refused.
 // Thread-safety: one store may be used from several threads (transactions are serialised).
 // Failure: kUnavailable when the file cannot be opened or stays locked, kNotSupported for an
 // unknown schema version, kInternal for other SQLite errors (with SQLite's message).
@@ -33,6 +33,6 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path,
                                                  const SqliteStoreOptions& options = {});
 
 // The schema version this build writes and reads.
-inline constexpr int kSqliteStoreSchemaVersion = 1;
+inline constexpr int kSqliteStoreSchemaVersion = 2;
 
 }  // namespace zeus

@@ -1,5 +1,7 @@
 #include "sim/gnuplot_scripts.h"
 
+#include <cstddef>
+
 namespace zeus::sim {
 namespace {
 
@@ -57,6 +59,44 @@ std::string pareto_script(const std::string& stem, const std::string& csv, const
        "     " + quote(csv) + " using 3:($8 == 1 ? $4 : 1/0) with points pt 5 ps 1.4 lc rgb '#d62728' title 'b0 at max power', \\\n"
        "     " + quote(csv) + " using 3:($9 == 1 ? $4 : 1/0) with points pt 9 ps 1.6 lc rgb '#2ca02c' title 'optimum (eta)'\n";
   return s;
+}
+
+std::string tradeoff_script(const std::string& stem, const std::string& csv, const std::string& title) {
+  std::string s = preamble(stem, title);
+  s += "set key top right\nset xlabel 'Time to accuracy per recurrence (s)'\n"
+       "set ylabel 'Energy to accuracy per recurrence (J)'\nset grid xtics lc rgb '#dddddd'\n";
+  s += "plot " + quote(csv) + " using 4:5 with linespoints lw 2 pt 6 lc rgb '#2ca02c' title 'Oracle', \\\n"
+       "     " + quote(csv) + " using 2:3 with points pt 7 ps 1.2 lc rgb '#d62728' title 'Zeus (last 5)', \\\n"
+       "     " + quote(csv) + " using 2:3:(sprintf('%.1f', $1)) with labels offset 1.2,0.6 font ',9' notitle\n";
+  return s;
+}
+
+std::string heatmap_paths_script(const std::string& stem, const std::string& heat_csv,
+                                 const std::vector<std::string>& path_csvs,
+                                 const std::vector<std::string>& path_titles,
+                                 const std::vector<std::string>& x_labels,
+                                 const std::vector<std::string>& y_labels, const std::string& title,
+                                 const std::string& cblabel) {
+  auto tics = [](const std::vector<std::string>& labels) {
+    std::string t = "(";
+    for (std::size_t i = 0; i < labels.size(); ++i) t += (i ? ", " : "") + quote(labels[i]) + " " + std::to_string(i);
+    return t + ")";
+  };
+  std::string s = preamble(stem, title);
+  s += "set xlabel 'batch size'\nset ylabel 'power limit (W)'\nset cblabel " + quote(cblabel) + "\n"
+       "set palette defined (0 '#f7fbff', 1 '#6baed6', 2 '#08306b')\nset key outside top center horizontal\n"
+       "set xtics " + tics(x_labels) + "\nset ytics " + tics(y_labels) + "\n"
+       "set xrange [-0.5:" + std::to_string(x_labels.size()) + "-0.5]\nset yrange [-0.5:" +
+       std::to_string(y_labels.size()) + "-0.5]\nunset grid\n";
+  s += "plot " + quote(heat_csv) + " using 1:2:3 with image notitle";
+  const char* colors[] = {"#ff7f0e", "#d62728", "#9467bd", "#8c564b"};
+  for (std::size_t i = 0; i < path_csvs.size(); ++i) {
+    const double shift = (static_cast<double>(i) - (static_cast<double>(path_csvs.size()) - 1) / 2.0) * 0.18;
+    s += ", \\\n     " + quote(path_csvs[i]) + " using ($2+" + std::to_string(shift) + "):($3+" +
+         std::to_string(shift) + ") with linespoints lw 1.5 pt 7 ps 0.7 lc rgb '" + colors[i % 4] + "' title " +
+         quote(path_titles[i]);
+  }
+  return s + "\n";
 }
 
 }  // namespace zeus::sim

@@ -19,4 +19,17 @@ std::string lines_script(const std::string& stem, const std::string& csv, int nu
 std::string pareto_script(const std::string& stem, const std::string& csv, const std::string& frontier_csv,
                           const std::string& title);
 
+// Zeus's (TTA, ETA) per eta against the Oracle's: columns eta, zeus_tta_s, zeus_eta_j,
+// oracle_tta_s, oracle_eta_j; Zeus's points are labelled with their eta.
+std::string tradeoff_script(const std::string& stem, const std::string& csv, const std::string& title);
+// A heat map of `heat_csv` (columns b_index, p_index, value; b-major) with the search paths of
+// `path_csvs` (columns run, b_index, p_index, ...) drawn over it, each shifted sideways a little
+// so overlapping paths stay visible. Tic labels name the batch sizes and power limits.
+std::string heatmap_paths_script(const std::string& stem, const std::string& heat_csv,
+                                 const std::vector<std::string>& path_csvs,
+                                 const std::vector<std::string>& path_titles,
+                                 const std::vector<std::string>& x_labels,
+                                 const std::vector<std::string>& y_labels, const std::string& title,
+                                 const std::string& cblabel);
+
 }  // namespace zeus::sim

@@ -9,16 +9,6 @@
 namespace zeus::sim {
 namespace {
 
-Stat stat_of(const std::vector<double>& values) {
-  Stat s;
-  if (values.empty()) return s;
-  for (double v : values) s.mean += v;
-  s.mean /= static_cast<double>(values.size());
-  for (double v : values) s.stddev += (v - s.mean) * (v - s.mean);
-  s.stddev = std::sqrt(s.stddev / static_cast<double>(values.size()));
-  return s;
-}
-
 struct Totals {
   double last5_energy_j = 0.0, last5_time_s = 0.0, energy_j = 0.0, time_s = 0.0, regret_j = 0.0;
 };
@@ -42,6 +32,16 @@ Totals totals_of(const History& history, double oracle_cost_j, std::vector<doubl
 }
 
 }  // namespace
+
+Stat stat_of(const std::vector<double>& values) {
+  Stat s;
+  if (values.empty()) return s;
+  for (double v : values) s.mean += v;
+  s.mean /= static_cast<double>(values.size());
+  for (double v : values) s.stddev += (v - s.mean) * (v - s.mean);
+  s.stddev = std::sqrt(s.stddev / static_cast<double>(values.size()));
+  return s;
+}
 
 Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
   if (options.seeds < 1) return fail(ErrorCode::kInvalidArgument, "seeds must be >= 1");
@@ -98,7 +98,7 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
     }
     // Ratios against Default of the same seed.
     for (std::size_t k = 0; k < policies.size(); ++k) {
-      std::vector<double> l5e, l5t, ce, ct, regret, l5abs;
+      std::vector<double> l5e, l5t, ce, ct, regret, l5abs, l5time;
       for (int s = 0; s < options.seeds; ++s) {
         const Totals& mine = totals[k][static_cast<std::size_t>(s)];
         const Totals& base = totals[0][static_cast<std::size_t>(s)];
@@ -108,6 +108,7 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
         ct.push_back(mine.time_s / base.time_s);
         regret.push_back(mine.regret_j);
         l5abs.push_back(mine.last5_energy_j);
+        l5time.push_back(mine.last5_time_s);
       }
       PolicyHeadline& ph = w.policies[k];
       ph.last5_energy_ratio = stat_of(l5e);
@@ -116,6 +117,7 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
       ph.cum_time_ratio = stat_of(ct);
       ph.cum_regret_j = stat_of(regret);
       ph.last5_energy_j = stat_of(l5abs);
+      ph.last5_time_s = stat_of(l5time);
     }
     result.workloads.push_back(std::move(w));
   }

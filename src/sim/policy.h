@@ -8,11 +8,15 @@
 #include <optional>
 #include <string_view>
 
-#include "sim/rng.h"
+#include "optimizer/batch_size/rng.h"
 #include "zeus/result.h"
 #include "zeus/simulator.h"
 
 namespace zeus::sim {
+
+// The simulator draws from the batch-size optimizer's generator (xoshiro256**), whose sequence
+// is fixed by our code alone, so a seed gives the same simulation on every platform.
+using Rng = bso::Rng;
 
 // What the next run does.
 struct RunPlan {
@@ -23,15 +27,21 @@ struct RunPlan {
   // cumulative cost exceeds beta x min_cost_j. Either one unset: no early stop.
   std::optional<double> beta;
   std::optional<double> min_cost_j;  // least cost of a run that reached the target so far
+  int ticket = -1;  // the policy's own id of this run (observe() gets the plan back)
+  bool best_known_answer = false;  // Zeus: asked while a pruning step ran; got the best size known
 };
 
 class Policy {
  public:
   virtual ~Policy() = default;
-  // The next run of the current recurrence. `rng` is the policy's own stream.
+  // The next run of the current recurrence. `rng` is the policy's own stream. Several plans may
+  // be outstanding at once (concurrent submissions); each is observed once, in any order.
   virtual RunPlan plan(Rng& rng) = 0;
-  // The outcome of the run just planned.
+  // The outcome of a run planned earlier.
   virtual void observe(const RunPlan& plan, const RunRecord& run) = 0;
+  // The run `plan` ended with a power-limit index chosen by the real JIT profiler (step
+  // fidelity); policies that remember per-batch-size limits adopt it. Default: nothing.
+  virtual void adopt_power_limit(int /*b*/, int /*p*/) {}
 };
 
 // Builds the policy for `kind` on `trace`; kInvalidArgument when it cannot be built.

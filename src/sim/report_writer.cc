@@ -1,5 +1,7 @@
 #include "sim/report_writer.h"
 
+#include "sim/gnuplot_scripts.h"
+
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -174,6 +176,23 @@ Result<void> ReportWriter::figure(const std::string& stem, const std::string& gn
   html_ += "<figure><img src=\"" + stem + ".svg\" alt=\"" + html_escape(caption) + "\"><figcaption>" +
            html_escape(caption) + " (script: " + stem + ".gp)</figcaption></figure>\n";
   return ok();
+}
+
+Result<void> ReportWriter::bar_chart(const std::string& stem, const std::vector<std::string>& header,
+                                     const std::vector<std::vector<std::string>>& rows, const std::string& title,
+                                     const std::string& ylabel) {
+  ZEUS_TRY(data_file(stem + ".csv", csv_text(header, rows)));
+  return figure(stem, clustered_bars_script(stem, stem + ".csv", static_cast<int>(header.size()) - 1, title, ylabel),
+                title + " (data: " + stem + ".csv)");
+}
+
+Result<void> ReportWriter::line_chart(const std::string& stem, const std::vector<std::string>& header,
+                                      const std::vector<std::vector<std::string>>& rows, const std::string& title,
+                                      const std::string& xlabel, const std::string& ylabel, bool logscale_x) {
+  ZEUS_TRY(data_file(stem + ".csv", csv_text(header, rows)));
+  return figure(stem,
+                lines_script(stem, stem + ".csv", static_cast<int>(header.size()) - 1, title, xlabel, ylabel, logscale_x),
+                title + " (data: " + stem + ".csv)");
 }
 
 Result<fs::path> ReportWriter::finish(const std::string& title) {

@@ -25,6 +25,15 @@ class ReportWriter {
   Result<void> data_file(const std::string& name, const std::string& text);
   // Writes `<stem>.gp` (which must write `<stem>.svg`) and shows the figure with its caption.
   Result<void> figure(const std::string& stem, const std::string& gnuplot_script, const std::string& caption);
+  // Writes `<stem>.csv` from header and rows and a clustered bar chart of it: first column =
+  // categories (x tics), each other column one bar series.
+  Result<void> bar_chart(const std::string& stem, const std::vector<std::string>& header,
+                         const std::vector<std::vector<std::string>>& rows, const std::string& title,
+                         const std::string& ylabel);
+  // Writes `<stem>.csv` and a line chart of it: first column = x, each other column one line.
+  Result<void> line_chart(const std::string& stem, const std::vector<std::string>& header,
+                          const std::vector<std::vector<std::string>>& rows, const std::string& title,
+                          const std::string& xlabel, const std::string& ylabel, bool logscale_x = false);
   // Renders the figures, writes index.md and index.html, renames the folder to `dir`.
   Result<std::filesystem::path> finish(const std::string& title);
 

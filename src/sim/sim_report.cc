@@ -34,9 +34,7 @@ Rows per_policy_rows(const HeadlineResult& r, F value) {
 
 Result<void> bars(ReportWriter& report, const HeadlineResult& r, const std::string& stem, const std::string& title,
                   const std::string& ylabel, double (*value)(const PolicyHeadline&)) {
-  ZEUS_TRY(report.data_file(stem + ".csv", csv_text(policy_header("workload"), per_policy_rows(r, value))));
-  return report.figure(stem, clustered_bars_script(stem, stem + ".csv", 4, title, ylabel),
-                       title + " (data: " + stem + ".csv)");
+  return report.bar_chart(stem, policy_header("workload"), per_policy_rows(r, value), title, ylabel);
 }
 
 }  // namespace
@@ -115,12 +113,9 @@ Result<std::filesystem::path> write_headline_report(const HeadlineResult& r, con
       for (const PolicyHeadline& p : w.policies) row.push_back(fixed(p.mean_cum_regret_j[static_cast<std::size_t>(i)] / 1e6, 6));
       curve.push_back(row);
     }
-    const std::string stem = "regret_" + w.name;
-    ZEUS_TRY(report.data_file(stem + ".csv", csv_text(policy_header("recurrence"), curve)));
-    ZEUS_TRY(report.figure(stem,
-                           lines_script(stem, stem + ".csv", 4, "Cumulative regret, " + w.name, "recurrence",
-                                        "cumulative regret (MJ)"),
-                           "Cumulative regret of " + w.name + ", mean over seeds (data: " + stem + ".csv)"));
+    ZEUS_TRY(report.line_chart("regret_" + w.name, policy_header("recurrence"), curve,
+                               "Cumulative regret of " + w.name + ", mean over seeds", "recurrence",
+                               "cumulative regret (MJ)"));
   }
   return report.finish("Zeus simulation: headline (" + r.gpu + ")");
 }
@@ -182,11 +177,8 @@ Result<std::filesystem::path> write_pareto_report(const ParetoResult& r, const s
       }
       by_batch.push_back({std::to_string(b), fixed(best / 1e3, 3), at_max < 1e300 ? fixed(at_max / 1e3, 3) : "NaN"});
     }
-    const std::string bstem = "eta_vs_batch_" + w.name;
-    ZEUS_TRY(report.data_file(bstem + ".csv", csv_text({"batch_size", "best power limit", "max power limit"}, by_batch)));
-    ZEUS_TRY(report.figure(bstem, lines_script(bstem, bstem + ".csv", 2, "ETA against batch size, " + w.name,
-                                               "batch size", "ETA (kJ)", true),
-                           "ETA against batch size, " + w.name + " (data: " + bstem + ".csv)"));
+    ZEUS_TRY(report.line_chart("eta_vs_batch_" + w.name, {"batch_size", "best power limit", "max power limit"},
+                               by_batch, "ETA against batch size, " + w.name, "batch size", "ETA (kJ)", true));
     // ETA against power limit for every batch size: one column per batch size.
     std::vector<double> limits;
     for (const ParetoPoint& p : w.points) {
@@ -207,11 +199,8 @@ Result<std::filesystem::path> write_pareto_report(const ParetoResult& r, const s
       }
       by_limit.push_back(row);
     }
-    const std::string pstem = "eta_vs_power_" + w.name;
-    ZEUS_TRY(report.data_file(pstem + ".csv", csv_text(pheader, by_limit)));
-    ZEUS_TRY(report.figure(pstem, lines_script(pstem, pstem + ".csv", static_cast<int>(sizes.size()),
-                                               "ETA against power limit, " + w.name, "power limit (W)", "ETA (kJ)"),
-                           "ETA against power limit per batch size, " + w.name + " (data: " + pstem + ".csv)"));
+    ZEUS_TRY(report.line_chart("eta_vs_power_" + w.name, pheader, by_limit,
+                               "ETA against power limit per batch size, " + w.name, "power limit (W)", "ETA (kJ)"));
   }
   return report.finish("Zeus simulation: Pareto (" + r.gpu + ")");
 }

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <string>
 
-#include "sim/policy.h"
+#include "sim/phases.h"
 #include "sim/replay.h"
 #include "zeus/simulator.h"
 
@@ -50,9 +50,9 @@ Result<void> validate_options(const SimOptions& options) {
     return fail(ErrorCode::kInvalidArgument, "recurrences must be >= 0 (0 = 2 x |B| x |P|)");
   }
   if (options.max_tries < 1) return fail(ErrorCode::kInvalidArgument, "max_tries must be >= 1");
-  if (options.fidelity == Fidelity::kStep) {
-    return fail(ErrorCode::kInvalidArgument,
-                "the step fidelity is not available in this build yet (use --fidelity epoch)");
+  if (options.window_size < 0) return fail(ErrorCode::kInvalidArgument, "window_size must be >= 0 (0 = all history)");
+  if (options.steps_per_epoch < 0) {
+    return fail(ErrorCode::kInvalidArgument, "steps_per_epoch must be >= 0 (0 = 50 x |P| + 1)");
   }
   return ok();
 }
@@ -78,40 +78,78 @@ double History::total_cost_j() const {
   return sum;
 }
 
-Result<History> simulate(const WorkloadTrace& trace, PolicyKind kind, const SimOptions& options) {
+SeedStreams seed_streams(uint64_t seed) {
+  uint64_t state = seed;
+  Rng paths(bso::splitmix64(&state));
+  Rng policy(bso::splitmix64(&state));
+  return SeedStreams{paths, policy};
+}
+
+RunRecord replay_run(const WorkloadTrace& trace, const RunPlan& plan, int target_epoch, const SimOptions& options) {
+  if (options.fidelity == Fidelity::kStep) {
+    return replay_run_steps(trace, plan, target_epoch, options.eta, options.steps_per_epoch);
+  }
+  return replay_run_epochs(trace, plan, target_epoch, options.eta);
+}
+
+Result<History> simulate_phases(std::span<const Phase> phases, PolicyKind kind, const SimOptions& options) {
   ZEUS_TRY(validate_options(options));
-  auto policy = make_policy(kind, trace, options);
+  if (phases.empty()) return fail(ErrorCode::kInvalidArgument, "a simulation needs at least one phase");
+  const WorkloadTrace& first = *phases[0].trace;
+  for (const Phase& phase : phases) {
+    const WorkloadTrace& t = *phase.trace;
+    if (t.batch_sizes != first.batch_sizes || t.power_limits_w != first.power_limits_w ||
+        t.max_power_w != first.max_power_w || t.default_b != first.default_b) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "the phases of a drifting job must share batch sizes, power limits and b0 (" + t.workload.name +
+                      " differs from " + first.workload.name + ")");
+    }
+  }
+  auto policy = make_policy(kind, first, options);
   if (!policy) return fail(policy.error());
-  uint64_t seed_state = options.seed;
-  Rng path_rng(Rng::splitmix64(seed_state));
-  Rng policy_rng(Rng::splitmix64(seed_state));
+  SeedStreams rng = seed_streams(options.seed);
 
   History history;
   history.policy = kind;
-  const int recurrences = recurrences_for(trace, options);
-  history.recurrences.reserve(static_cast<std::size_t>(recurrences));
-  history.runs.reserve(static_cast<std::size_t>(recurrences) * 2);
-  for (int i = 0; i < recurrences; ++i) {
-    RecurrenceRecord recurrence;
-    for (int attempt = 0; attempt < options.max_tries && !recurrence.reached; ++attempt) {
-      const RunPlan plan = (*policy)->plan(policy_rng);
-      const std::vector<int>& paths = trace.paths[static_cast<std::size_t>(plan.b)];
-      const int target_epoch = paths[path_rng.uniform_below(paths.size())];
-      RunRecord run = replay_run_epochs(trace, plan, target_epoch, options.eta);
-      run.recurrence = i;
-      (*policy)->observe(plan, run);
-      recurrence.b = run.b;
-      recurrence.p = run.p;
-      recurrence.tries += 1;
-      recurrence.reached = run.reached;
-      recurrence.time_s += run.time_s;
-      recurrence.energy_j += run.energy_j;
-      recurrence.cost_j += run.cost_j;
-      history.runs.push_back(run);
+  int total = 0;
+  for (const Phase& phase : phases) total += phase.recurrences;
+  history.recurrences.reserve(static_cast<std::size_t>(total));
+  history.runs.reserve(static_cast<std::size_t>(total) * 2);
+  int index = 0;
+  for (std::size_t k = 0; k < phases.size(); ++k) {
+    const WorkloadTrace& trace = *phases[k].trace;
+    if (k > 0 && kind == PolicyKind::kOracle) {
+      policy = make_policy(kind, trace, options);
+      if (!policy) return fail(policy.error());
     }
-    history.recurrences.push_back(recurrence);
+    for (int i = 0; i < phases[k].recurrences; ++i, ++index) {
+      RecurrenceRecord recurrence;
+      for (int attempt = 0; attempt < options.max_tries && !recurrence.reached; ++attempt) {
+        const RunPlan plan = (*policy)->plan(rng.policy);
+        const std::vector<int>& paths = trace.paths[static_cast<std::size_t>(plan.b)];
+        const int target_epoch = paths[rng.paths.below(paths.size())];
+        RunRecord run = replay_run(trace, plan, target_epoch, options);
+        run.recurrence = index;
+        if (run.profiled) (*policy)->adopt_power_limit(run.b, run.p);
+        (*policy)->observe(plan, run);
+        recurrence.b = run.b;
+        recurrence.p = run.p;
+        recurrence.tries += 1;
+        recurrence.reached = run.reached;
+        recurrence.time_s += run.time_s;
+        recurrence.energy_j += run.energy_j;
+        recurrence.cost_j += run.cost_j;
+        history.runs.push_back(run);
+      }
+      history.recurrences.push_back(recurrence);
+    }
   }
   return history;
+}
+
+Result<History> simulate(const WorkloadTrace& trace, PolicyKind kind, const SimOptions& options) {
+  const Phase phase{&trace, recurrences_for(trace, options)};
+  return simulate_phases(std::span<const Phase>(&phase, 1), kind, options);
 }
 
 }  // namespace zeus::sim

@@ -248,6 +248,11 @@ Result<std::vector<WorkloadTrace>> load_workload_traces(const std::filesystem::p
     workloads.push_back(*workload);
   }
   if (workload_names.empty()) workloads = paper_workloads();
+  return load_traces_of(data_dir, gpu, workloads);
+}
+
+Result<std::vector<WorkloadTrace>> load_traces_of(const std::filesystem::path& data_dir, std::string_view gpu,
+                                                  const std::vector<Workload>& workloads) {
   if (std::find(known_gpus().begin(), known_gpus().end(), gpu) == known_gpus().end()) {
     return fail(ErrorCode::kInvalidArgument,
                 "unknown GPU '" + std::string(gpu) + "' (known GPUs: v100, a40, rtx6000, p100)");

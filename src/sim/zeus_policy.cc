@@ -1,43 +1,69 @@
-// Zeus: the batch-size optimizer's pure cores decide the batch size (pruning explorer, then
-// Gaussian Thompson sampling over the surviving arms) and the early stop (applied by the replay
-// through bso::decide_stop); the power-limit optimizer's ZeusCost selector picks the power limit
-// of each batch size from its JIT profile, measured in the first epoch of the batch size's first
-// run (closed form at epoch fidelity: the first epoch is sliced evenly across the limits).
-// Nothing here decides by itself: it only feeds the cores the replay's observations.
+// Zeus: the batch-size optimizer's decision core (bso::decide_next_trial: the pruning explorer,
+// then Gaussian Thompson sampling over the surviving arms — the very function the live optimizer
+// and the server call) picks each run's batch size from the job's trial history; the early stop
+// is the optimizer's report rule (applied by the replay through bso::decide_stop); the
+// power-limit optimizer's ZeusCost selector picks the power limit of each batch size from its JIT
+// profile, measured in the first epoch of the batch size's first run (closed form at epoch
+// fidelity: the first epoch is sliced evenly across the limits; at step fidelity the real
+// PowerLimitOptimizer decides and the policy adopts its choice).
+// Several runs may be outstanding (concurrent submissions): they are dispatched trials, which the
+// pruning explorer answers with the best batch size known so far.
 #include <limits>
 #include <vector>
 
-#include "optimizer/batch_size/gaussian_ts.h"
-#include "optimizer/batch_size/pruning_explorer.h"
-#include "optimizer/batch_size/rng.h"
+#include "optimizer/batch_size/next_trial.h"
 #include "sim/policy.h"
+#include "zeus/bso_types.h"
 #include "zeus/power_limit_selector.h"
 
 namespace zeus::sim {
 namespace {
 
-constexpr int kNumPruningRounds = 2;    // REFERENCE.md §3 defaults
+constexpr int kNumPruningRounds = 2;  // REFERENCE.md §3 defaults
 constexpr int kNumExplorations = 2;
+
+JobSpec spec_for(const WorkloadTrace& trace, const SimOptions& options) {
+  JobSpec spec;
+  spec.job_id = "sim";
+  spec.batch_sizes = trace.batch_sizes;
+  spec.default_batch_size = trace.workload.default_batch_size;
+  spec.eta_knob = options.eta;
+  if (options.early_stopping && options.beta > 0.0) spec.beta_knob = options.beta;
+  else spec.beta_knob.reset();
+  spec.max_epochs = trace.workload.max_epochs;
+  spec.num_pruning_rounds = options.pruning ? kNumPruningRounds : 0;
+  spec.window_size = options.window_size;
+  spec.mab_num_explorations = kNumExplorations;
+  spec.max_power_w = trace.max_power_w;
+  return spec;
+}
 
 class ZeusPolicy final : public Policy {
  public:
   ZeusPolicy(const WorkloadTrace& trace, const SimOptions& options, PowerLimitSelector selector)
       : trace_(trace),
         options_(options),
+        spec_(spec_for(trace, options)),
         selector_(selector),
         rng_(derive_seed(options.seed)),
-        costs_(static_cast<std::size_t>(trace.num_batch_sizes())),
-        chosen_p_(static_cast<std::size_t>(trace.num_batch_sizes()), -1) {
-    if (!options.pruning) {
-      arms_ = trace.batch_sizes;
-      pruning_done_ = true;
-    }
-  }
+        chosen_p_(static_cast<std::size_t>(trace.num_batch_sizes()), -1) {}
 
   RunPlan plan(Rng&) override {
+    auto decision = bso::decide_next_trial(spec_, trials_, rng_);
+    ZEUS_CHECK(decision.has_value(), "the replay fed the batch-size optimizer an inconsistent history");
+    Trial trial;
+    trial.trial_number = static_cast<int>(trials_.size()) + 1;
+    trial.batch_size = decision->batch_size;
+    trial.kind = decision->kind;
+    trial.pruning_round = decision->pruning_round;
+    trials_.push_back(trial);
+
     RunPlan plan;
-    plan.b = next_batch_index();
-    if (options_.early_stopping && options_.beta > 0.0) plan.beta = options_.beta;
+    plan.ticket = trial.trial_number - 1;
+    plan.best_known_answer = decision->kind == TrialKind::kConcurrent;
+    plan.b = trace_.batch_index(decision->batch_size);
+    ZEUS_CHECK(plan.b >= 0, "the batch-size optimizer chose a batch size outside the trace");
+    plan.beta = spec_.beta_knob;
     if (min_cost_j_ < std::numeric_limits<double>::infinity()) plan.min_cost_j = min_cost_j_;
     int& p = chosen_p_[static_cast<std::size_t>(plan.b)];
     if (p < 0) {
@@ -49,44 +75,23 @@ class ZeusPolicy final : public Policy {
   }
 
   void observe(const RunPlan& plan, const RunRecord& run) override {
-    costs_[static_cast<std::size_t>(plan.b)].push_back(run.cost_j);
+    ZEUS_CHECK(plan.ticket >= 0 && plan.ticket < static_cast<int>(trials_.size()), "observe() of an unknown plan");
+    Trial& trial = trials_[static_cast<std::size_t>(plan.ticket)];
+    ZEUS_CHECK(trial.status == TrialStatus::kDispatched, "a run was observed twice");
+    trial.status = run.reached ? TrialStatus::kConverged : TrialStatus::kNotConverged;
+    trial.cost = run.cost_j;
+    trial.time_s = run.time_s;
+    trial.energy_j = run.energy_j;
+    trial.epochs = run.epochs;
     if (run.reached && run.cost_j < min_cost_j_) min_cost_j_ = run.cost_j;
-    if (last_was_pruning_) {
-      bso::PruningObservation obs;
-      obs.batch_size = trace_.batch_sizes[static_cast<std::size_t>(plan.b)];
-      obs.status = run.reached ? TrialStatus::kConverged : TrialStatus::kNotConverged;
-      obs.cost = run.cost_j;
-      pruning_history_.push_back(obs);
-    }
   }
+
+  void adopt_power_limit(int b, int p) override { chosen_p_[static_cast<std::size_t>(b)] = p; }
 
  private:
   static uint64_t derive_seed(uint64_t seed) {
     uint64_t state = seed ^ 0x5a17ee5ULL;
-    return Rng::splitmix64(state);
-  }
-
-  int next_batch_index() {
-    last_was_pruning_ = false;
-    if (!pruning_done_) {
-      auto decision = bso::next_pruning_step(trace_.batch_sizes, trace_.workload.default_batch_size,
-                                             kNumPruningRounds, pruning_history_);
-      ZEUS_CHECK(decision.has_value(), "the replay fed the pruning explorer an inconsistent history");
-      if (decision->action != bso::PruningAction::kDone) {
-        // Runs are sequential here, so kUseBestKnown (a concurrent request) cannot occur.
-        last_was_pruning_ = decision->action == bso::PruningAction::kExplore;
-        return trace_.batch_index(decision->batch_size);
-      }
-      arms_ = decision->arms;
-      pruning_done_ = true;
-    }
-    beliefs_.clear();
-    for (int batch_size : arms_) {
-      const std::vector<double>& costs = costs_[static_cast<std::size_t>(trace_.batch_index(batch_size))];
-      beliefs_.push_back(bso::arm_belief(bso::newest_costs(costs, 0), bso::Prior{}));
-    }
-    const std::size_t arm = bso::choose_arm(beliefs_, kNumExplorations, rng_);
-    return trace_.batch_index(arms_[arm]);
+    return bso::splitmix64(&state);
   }
 
   // The power-limit optimizer's choice from the JIT profile of batch size b: per limit, one
@@ -108,16 +113,12 @@ class ZeusPolicy final : public Policy {
 
   const WorkloadTrace& trace_;
   const SimOptions options_;
+  const JobSpec spec_;
   const PowerLimitSelector selector_;
   bso::Rng rng_;
-  std::vector<std::vector<double>> costs_;  // per batch-size index, every run's cost in order
-  std::vector<int> chosen_p_;               // per batch-size index; -1 until profiled
-  std::vector<bso::PruningObservation> pruning_history_;
-  std::vector<int> arms_;
-  std::vector<bso::Belief> beliefs_;
+  std::vector<Trial> trials_;  // one per run, in dispatch order (ticket = index)
+  std::vector<int> chosen_p_;  // per batch-size index; -1 until profiled
   std::vector<KnobMeasurement> measurements_;
-  bool pruning_done_ = false;
-  bool last_was_pruning_ = false;
   double min_cost_j_ = std::numeric_limits<double>::infinity();
 };
 

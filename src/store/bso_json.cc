@@ -2,6 +2,8 @@
 #include "zeus/bso_json.h"
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -33,13 +35,28 @@ Result<void> read(const json& j, const char* name, bool required, T* out, const 
   if constexpr (std::is_same_v<T, bool>) {
     if (!it->is_boolean()) return bad(what, type_error + " (expected true or false)");
   } else if constexpr (std::is_integral_v<T>) {
+    const std::string range_error = std::string("field '") + name + "' is out of range (" +
+                                    std::to_string(std::numeric_limits<T>::min()) + " to " +
+                                    std::to_string(std::numeric_limits<T>::max()) + ")";
     if (!it->is_number_integer()) {
       // Accept 64.0 but not 64.5.
       if (!it->is_number_float() || std::trunc(it->get<double>()) != it->get<double>()) {
         return bad(what, type_error + " (expected an integer)");
       }
-      *out = static_cast<T>(it->get<double>());
+      const double value = it->get<double>();
+      // Both bounds are exact powers of two as doubles; max() + 1 is excluded.
+      if (!(value >= static_cast<double>(std::numeric_limits<T>::min()) &&
+            value < -static_cast<double>(std::numeric_limits<T>::min()))) {
+        return bad(what, range_error);
+      }
+      *out = static_cast<T>(value);
       return ok();
+    }
+    if (it->is_number_unsigned() ? it->get<uint64_t>() > static_cast<uint64_t>(
+                                                             std::numeric_limits<T>::max())
+                                 : (it->get<int64_t>() < std::numeric_limits<T>::min() ||
+                                    it->get<int64_t>() > std::numeric_limits<T>::max())) {
+      return bad(what, range_error);
     }
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!it->is_number()) return bad(what, type_error + " (expected a number)");
@@ -50,6 +67,10 @@ Result<void> read(const json& j, const char* name, bool required, T* out, const 
     if (!it->is_array()) return bad(what, type_error + " (expected a list of integers)");
     for (const json& e : *it) {
       if (!e.is_number_integer()) return bad(what, type_error + " (expected a list of integers)");
+      if (e.is_number_unsigned() ? e.get<uint64_t>() > static_cast<uint64_t>(INT32_MAX)
+                                 : (e.get<int64_t>() < INT32_MIN || e.get<int64_t>() > INT32_MAX)) {
+        return bad(what, std::string("field '") + name + "' holds an integer out of range");
+      }
     }
   }
   *out = it->get<T>();

@@ -134,3 +134,31 @@ TEST(BsoJsonTest, TrialRoundTrip) {
 
 }  // namespace
 }  // namespace zeus
+
+namespace zeus {
+namespace {
+
+TEST(BsoJsonTest, IntegersOutOfRangeAreErrorsNotWrapped) {
+  const std::string base = R"({"job_id_prefix":"a","default_batch_size":8,"max_power":1,)";
+  EXPECT_FALSE(job_spec_from_json(base + R"("batch_sizes":[8,4294967304]})").has_value());
+  EXPECT_FALSE(job_spec_from_json(base + R"("batch_sizes":[8,-4294967288]})").has_value());
+  EXPECT_FALSE(job_spec_from_json(base + R"("batch_sizes":[8], "max_epochs":1e20})").has_value());
+  EXPECT_FALSE(job_spec_from_json(base + R"("batch_sizes":[8], "max_epochs":2147483648})")
+                   .has_value());
+  EXPECT_FALSE(job_spec_from_json(base + R"("batch_sizes":[8], "mab_seed":1e19})").has_value());
+  EXPECT_FALSE(job_spec_from_json(base + R"("batch_sizes":[8], "mab_seed":18446744073709551615})")
+                   .has_value());
+  Result<JobSpec> s =
+      job_spec_from_json(base + R"("batch_sizes":[8], "max_epochs":2147483647.0, "mab_seed":-9223372036854775808})");
+  ASSERT_TRUE(s.has_value()) << s.error().to_string();
+  EXPECT_EQ(s->max_epochs, 2147483647);
+  EXPECT_EQ(*s->mab_seed, INT64_MIN);
+  Result<TrialReport> r = trial_report_from_json(
+      R"({"job_id":"a","batch_size":8,"trial_number":1e300,"time":1,"energy":1,"metric":1,)"
+      R"("current_epoch":1})");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("trial_number"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zeus

@@ -29,8 +29,17 @@ CREATE TABLE IF NOT EXISTS trials (
   cost          REAL NOT NULL,
   epochs        INTEGER NOT NULL,
   metric        REAL NOT NULL,
+  dispatched_unix_s REAL NOT NULL DEFAULT 0,
   PRIMARY KEY (job_id, trial_number)
 );
+)sql";
+
+// Version 1 -> 2: the dispatch time of each trial (trial expiry). Trials dispatched before the
+// upgrade count as dispatched at the upgrade, so they get a full timeout from then.
+constexpr const char* kMigrateV1ToV2 = R"sql(
+ALTER TABLE trials ADD COLUMN dispatched_unix_s REAL NOT NULL DEFAULT 0;
+UPDATE trials SET dispatched_unix_s = CAST(strftime('%s', 'now') AS REAL)
+  WHERE status = 'dispatched';
 )sql";
 
 tl::unexpected<Error> sqlite_error(sqlite3* db, const std::string& doing) {
@@ -134,7 +143,7 @@ class SqliteTransaction final : public StoreTransaction {
   Result<std::vector<Trial>> get_trials(std::string_view job_id) override {
     Statement st(db_,
                  "SELECT trial_number, batch_size, kind, pruning_round, status, time_s, "
-                 "energy_j, cost, epochs, metric FROM trials WHERE job_id = ?1 "
+                 "energy_j, cost, epochs, metric, dispatched_unix_s FROM trials WHERE job_id = ?1 "
                  "ORDER BY trial_number");
     if (!st.ok()) return sqlite_error(db_, "preparing get_trials");
     st.bind(1, job_id);
@@ -157,6 +166,7 @@ class SqliteTransaction final : public StoreTransaction {
       t.cost = st.real(7);
       t.epochs = static_cast<int>(st.integer(8));
       t.metric = st.real(9);
+      t.dispatched_unix_s = st.real(10);
       trials.push_back(std::move(t));
     }
     if (rc != SQLITE_DONE) return sqlite_error(db_, "reading trials of '" + std::string(job_id) + "'");
@@ -174,13 +184,14 @@ class SqliteTransaction final : public StoreTransaction {
     if (found != SQLITE_ROW) return sqlite_error(db_, "looking up job '" + t.job_id + "'");
     Statement st(db_,
                  "INSERT INTO trials (job_id, trial_number, batch_size, kind, pruning_round, "
-                 "status, time_s, energy_j, cost, epochs, metric) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
+                 "status, time_s, energy_j, cost, epochs, metric, dispatched_unix_s) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
                  "ON CONFLICT (job_id, trial_number) DO UPDATE SET "
                  "batch_size = excluded.batch_size, kind = excluded.kind, "
                  "pruning_round = excluded.pruning_round, status = excluded.status, "
                  "time_s = excluded.time_s, energy_j = excluded.energy_j, cost = excluded.cost, "
-                 "epochs = excluded.epochs, metric = excluded.metric");
+                 "epochs = excluded.epochs, metric = excluded.metric, "
+                 "dispatched_unix_s = excluded.dispatched_unix_s");
     if (!st.ok()) return sqlite_error(db_, "preparing put_trial");
     st.bind(1, t.job_id);
     st.bind(2, t.trial_number);
@@ -193,6 +204,7 @@ class SqliteTransaction final : public StoreTransaction {
     st.bind(9, t.cost);
     st.bind(10, t.epochs);
     st.bind(11, t.metric);
+    st.bind(12, t.dispatched_unix_s);
     if (st.step() != SQLITE_DONE) {
       return sqlite_error(db_, "writing trial " + std::to_string(t.trial_number) + " of job '" +
                                    t.job_id + "'");
@@ -255,7 +267,11 @@ Result<void> set_up(sqlite3* db, const std::string& path, const SqliteStoreOptio
                       "; use a newer zeus or another file");
     }
     if (found == kSqliteStoreSchemaVersion) return ok();
-    ZEUS_TRY(exec(db, kSchema, "creating the schema"));
+    if (found == 1) {
+      ZEUS_TRY(exec(db, kMigrateV1ToV2, "upgrading the schema from version 1 to 2"));
+    } else {
+      ZEUS_TRY(exec(db, kSchema, "creating the schema"));
+    }
     const std::string set_version =
         "PRAGMA user_version = " + std::to_string(kSqliteStoreSchemaVersion);
     return exec(db, set_version.c_str(), "recording the schema version");

@@ -92,6 +92,33 @@ TEST_F(SqliteStoreTest, UsesWalAndRecordsTheSchemaVersion) {
   EXPECT_EQ(raw_sql("PRAGMA user_version"), std::to_string(kSqliteStoreSchemaVersion));
 }
 
+TEST_F(SqliteStoreTest, UpgradesAVersion1FileAndKeepsDispatchTimes) {
+  // A version-1 file (before trials had a dispatch time), written by an older build.
+  raw_sql(
+      "CREATE TABLE jobs (job_id TEXT PRIMARY KEY, spec_json TEXT NOT NULL, rng_state TEXT NOT "
+      "NULL); CREATE TABLE trials (job_id TEXT NOT NULL REFERENCES jobs(job_id) ON DELETE "
+      "CASCADE, trial_number INTEGER NOT NULL, batch_size INTEGER NOT NULL, kind TEXT NOT NULL, "
+      "pruning_round INTEGER NOT NULL, status TEXT NOT NULL, time_s REAL NOT NULL, energy_j REAL "
+      "NOT NULL, cost REAL NOT NULL, epochs INTEGER NOT NULL, metric REAL NOT NULL, PRIMARY KEY "
+      "(job_id, trial_number)); PRAGMA user_version = 1;");
+  {
+    std::unique_ptr<Store> store = open();
+    ASSERT_NE(store, nullptr);
+    BatchSizeOptimizer bso(*store);
+    ASSERT_TRUE(bso.register_job(spec("k1")).has_value());
+    ASSERT_TRUE(bso.next_batch_size("k1").has_value());
+  }
+  EXPECT_EQ(raw_sql("PRAGMA user_version"), std::to_string(kSqliteStoreSchemaVersion));
+  std::unique_ptr<Store> store = open();
+  BatchSizeOptimizer bso(*store);
+  const double dispatched = bso.get_job("k1")->trials.at(0).dispatched_unix_s;
+  EXPECT_GT(dispatched, 1.6e9);  // stamped with the system clock and read back
+  Trial t = bso.get_job("k1")->trials.at(0);
+  t.dispatched_unix_s = 1234.5;
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_trial(t); }));
+  EXPECT_EQ(bso.get_job("k1")->trials.at(0).dispatched_unix_s, 1234.5);
+}
+
 TEST_F(SqliteStoreTest, RefusesANewerSchema) {
   ASSERT_NE(open(), nullptr);
   raw_sql("PRAGMA user_version = 99");

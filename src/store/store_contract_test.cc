@@ -1,4 +1,5 @@
-// The Store contract, run against every implementation: MemoryStore and SqliteStore.
+// The Store contract, run against every implementation: MemoryStore, SqliteStore and
+// PostgresStore (on the test cluster, one schema per test: see test_postgres.h).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -6,7 +7,9 @@
 #include <filesystem>
 #include <thread>
 
+#include "store/test_postgres.h"
 #include "zeus/bso_store.h"
+#include "zeus/postgres_store.h"
 #include "zeus/sqlite_store.h"
 
 namespace zeus {
@@ -24,6 +27,7 @@ std::string temp_db_path() {
 
 struct MemoryFactory {
   static std::unique_ptr<Store> open(const std::string&) { return make_memory_store(); }
+  static void remove() {}
 };
 
 struct SqliteFactory {
@@ -31,6 +35,25 @@ struct SqliteFactory {
     Result<std::unique_ptr<Store>> s = open_sqlite_store(path);
     EXPECT_TRUE(s.has_value()) << s.error().to_string();
     return s ? std::move(*s) : nullptr;
+  }
+  static void remove() {}
+};
+
+struct PostgresFactory {
+  static inline std::string schema;
+  static std::unique_ptr<Store> open(const std::string&) {
+    const std::string url = testing_pg::url();
+    if (url.empty()) return nullptr;
+    schema = testing_pg::unique_schema();
+    PostgresStoreOptions options;
+    options.schema = schema;
+    Result<std::unique_ptr<Store>> s = open_postgres_store(url, options);
+    EXPECT_TRUE(s.has_value()) << s.error().to_string();
+    return s ? std::move(*s) : nullptr;
+  }
+  static void remove() {
+    if (!schema.empty()) testing_pg::drop_schema(schema);
+    schema.clear();
   }
 };
 
@@ -62,6 +85,7 @@ Trial trial(const std::string& id, int number, TrialStatus status = TrialStatus:
   t.cost = number / 7.0;
   t.epochs = number + 1;
   t.metric = 0.1 * number;
+  t.dispatched_unix_s = 1.7e9 + number / 3.0;
   return t;
 }
 
@@ -75,6 +99,7 @@ class StoreContractTest : public ::testing::Test {
   }
   void TearDown() override {
     store_.reset();
+    Factory::remove();
     std::filesystem::remove_all(std::filesystem::path(path_).parent_path());
   }
 
@@ -108,12 +133,13 @@ class StoreContractTest : public ::testing::Test {
   std::unique_ptr<Store> store_;
 };
 
-using Factories = ::testing::Types<MemoryFactory, SqliteFactory>;
+using Factories = ::testing::Types<MemoryFactory, SqliteFactory, PostgresFactory>;
 class FactoryNames {
  public:
   template <typename T>
   static std::string GetName(int) {
-    return std::is_same_v<T, MemoryFactory> ? "Memory" : "Sqlite";
+    if (std::is_same_v<T, MemoryFactory>) return "Memory";
+    return std::is_same_v<T, SqliteFactory> ? "Sqlite" : "Postgres";
   }
 };
 TYPED_TEST_SUITE(StoreContractTest, Factories, FactoryNames);
@@ -233,7 +259,7 @@ TYPED_TEST(StoreContractTest, ConcurrentTransactionsAreIsolated) {
           if (!ts) return fail(ts.error());
           return t.put_trial(trial("j1", static_cast<int>(ts->size()) + 1));
         });
-        if (!r) ++failures;
+        if (!r && failures++ == 0) ADD_FAILURE() << r.error().to_string();
       }
     });
   }

@@ -1,14 +1,10 @@
 // zeus simulate: the trace-driven simulator and the paper's evaluation (src/sim/).
 //
-// Output: a text table on stdout, or with --json one JSON document with stable keys:
-//   headline: {"experiment": "headline", "gpu", "eta", "beta", "seeds", "workloads": [{"name",
-//     "recurrences", "policies": {"Default"|"GridSearch"|"Zeus"|"Oracle": {"last5_energy_ratio",
-//     "last5_time_ratio", "cum_energy_ratio", "cum_time_ratio", "cum_regret"}}}]}
-//     (ratios against Default and cum_regret in J, all means over seeds)
-//   pareto: {"experiment": "pareto", "gpu", "eta", "workloads": [{"name", "points": [{"batch_size",
-//     "power_limit", "tta_s", "eta_j", "cost_j", "reach_probability", "on_frontier", "is_default",
-//     "is_optimum"}]}]}
-// --report DIR writes the Markdown/HTML report with CSV data and gnuplot SVG figures.
+// Experiments: headline (default), pareto, search-path, eta-sweep, beta-sweep, ablation, gpus,
+// drift, concurrent. Output: a text table on stdout, or with --json one JSON document with stable
+// keys (simulate_json.h; every key documented in docs/simulate.md). --report DIR writes the
+// Markdown/HTML report with CSV data and gnuplot SVG figures. A progress bar is drawn on stderr
+// when it is a terminal.
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,7 +14,9 @@
 #include <string>
 
 #include "commands.h"
+#include "simulate_json.h"
 #include "zeus/sim_experiments.h"
+#include "zeus/sim_drift.h"
 #include "zeus/sim_report.h"
 
 namespace zeus::cli {
@@ -38,6 +36,9 @@ struct SimulateArgs {
   bool json = false;
   std::string report_dir;
   bool no_early_stop = false, no_pruning = false, no_jit = false;
+  std::vector<double> etas, betas, overlaps;
+  std::vector<std::string> gpus;
+  sim::DriftOptions drift;
 };
 
 [[noreturn]] void die(const Error& error) {
@@ -57,62 +58,6 @@ void print_progress(int done, int total) {
                std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), done, total);
   if (done == total) std::fprintf(stderr, "\r%*s\r", width + 24, "");
   std::fflush(stderr);
-}
-
-nlohmann::ordered_json headline_json(const sim::HeadlineResult& r) {
-  nlohmann::ordered_json out;
-  out["experiment"] = "headline";
-  out["gpu"] = r.gpu;
-  out["eta"] = r.eta;
-  out["beta"] = r.beta;
-  out["seeds"] = r.seeds;
-  out["workloads"] = nlohmann::ordered_json::array();
-  for (const sim::WorkloadHeadline& w : r.workloads) {
-    nlohmann::ordered_json jw;
-    jw["name"] = w.name;
-    jw["recurrences"] = w.recurrences;
-    nlohmann::ordered_json policies = nlohmann::ordered_json::object();
-    for (const sim::PolicyHeadline& p : w.policies) {
-      nlohmann::ordered_json jp;
-      jp["last5_energy_ratio"] = p.last5_energy_ratio.mean;
-      jp["last5_time_ratio"] = p.last5_time_ratio.mean;
-      jp["cum_energy_ratio"] = p.cum_energy_ratio.mean;
-      jp["cum_time_ratio"] = p.cum_time_ratio.mean;
-      jp["cum_regret"] = p.cum_regret_j.mean;
-      policies[std::string(sim::policy_name(p.policy))] = jp;
-    }
-    jw["policies"] = policies;
-    out["workloads"].push_back(jw);
-  }
-  return out;
-}
-
-nlohmann::ordered_json pareto_json(const sim::ParetoResult& r) {
-  nlohmann::ordered_json out;
-  out["experiment"] = "pareto";
-  out["gpu"] = r.gpu;
-  out["eta"] = r.eta;
-  out["workloads"] = nlohmann::ordered_json::array();
-  for (const sim::WorkloadPareto& w : r.workloads) {
-    nlohmann::ordered_json jw;
-    jw["name"] = w.name;
-    jw["points"] = nlohmann::ordered_json::array();
-    for (const sim::ParetoPoint& p : w.points) {
-      nlohmann::ordered_json jp;
-      jp["batch_size"] = p.batch_size;
-      jp["power_limit"] = p.power_limit_w;
-      jp["tta_s"] = p.tta_s;
-      jp["eta_j"] = p.eta_j;
-      jp["cost_j"] = p.cost_j;
-      jp["reach_probability"] = p.reach_probability;
-      jp["on_frontier"] = p.on_frontier;
-      jp["is_default"] = p.is_default;
-      jp["is_optimum"] = p.is_optimum;
-      jw["points"].push_back(jp);
-    }
-    out["workloads"].push_back(jw);
-  }
-  return out;
 }
 
 void run_simulate(const SimulateArgs& args) {
@@ -136,19 +81,35 @@ void run_simulate(const SimulateArgs& args) {
   std::string table;
   std::string json;
   Result<std::filesystem::path> report = std::filesystem::path();
-  sim::ReportOptions report_options;
-  if (args.experiment == "headline") {
-    auto result = sim::run_headline(options);
+  const sim::ReportOptions report_options;
+  const bool want_report = !args.report_dir.empty();
+  // Runs one experiment: its table, its JSON and (with --report) its report.
+  auto run = [&](auto result, auto format, auto to_json, auto write) {
     if (!result) die(result.error());
-    table = sim::format_headline_table(*result);
-    json = headline_json(*result).dump(2);
-    if (!args.report_dir.empty()) report = sim::write_headline_report(*result, args.report_dir, report_options);
+    table = format(*result);
+    json = to_json(*result).dump(2);
+    if (want_report) report = write(*result, args.report_dir, report_options);
+  };
+  const std::string& e = args.experiment;
+  if (e == "headline") {
+    run(sim::run_headline(options), sim::format_headline_table, headline_json, sim::write_headline_report);
+  } else if (e == "pareto") {
+    run(sim::run_pareto(options), sim::format_pareto_table, pareto_json, sim::write_pareto_report);
+  } else if (e == "search-path") {
+    run(sim::run_search_path(options), sim::format_search_path_table, search_path_json, sim::write_search_path_report);
+  } else if (e == "eta-sweep") {
+    run(sim::run_eta_sweep(options, args.etas), sim::format_sweep_table, sweep_json, sim::write_sweep_report);
+  } else if (e == "beta-sweep") {
+    run(sim::run_beta_sweep(options, args.betas), sim::format_sweep_table, sweep_json, sim::write_sweep_report);
+  } else if (e == "ablation") {
+    run(sim::run_ablation(options), sim::format_sweep_table, sweep_json, sim::write_sweep_report);
+  } else if (e == "gpus") {
+    run(sim::run_gpus(options, args.gpus), sim::format_sweep_table, sweep_json, sim::write_sweep_report);
+  } else if (e == "drift") {
+    run(sim::run_drift(options, args.drift), sim::format_drift_table, drift_json, sim::write_drift_report);
   } else {
-    auto result = sim::run_pareto(options);
-    if (!result) die(result.error());
-    table = sim::format_pareto_table(*result);
-    json = pareto_json(*result).dump(2);
-    if (!args.report_dir.empty()) report = sim::write_pareto_report(*result, args.report_dir, report_options);
+    run(sim::run_concurrent(options, args.overlaps), sim::format_concurrent_table, concurrent_json,
+        sim::write_concurrent_report);
   }
   if (!report) die(report.error());
   std::cout << (args.json ? json : table) << (args.json ? "\n" : "");
@@ -161,14 +122,19 @@ void add_simulate_command(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "simulate",
-      "Replay the measured traces of the Zeus paper: compare Default, Grid Search, Zeus and the\n"
-      "Oracle on the six workloads (headline), or map every (batch size, power limit) (pareto).\n"
+      "Replay the measured traces of the Zeus paper (§6) and compare Default, Grid Search, Zeus and the\n"
+      "Oracle. Experiments: headline (default; Fig. 6/7), pareto (Fig. 2/5), search-path (Fig. 8),\n"
+      "eta-sweep (Fig. 11), beta-sweep (Fig. 12), ablation (Fig. 13), gpus (Fig. 14), drift (§6.4),\n"
+      "concurrent (§6.3). Documentation of every output key: docs/simulate.md.\n"
       "Examples:\n"
       "  zeus simulate                          # headline on V100, eta 0.5, beta 2, 10 seeds\n"
       "  zeus simulate headline --json --seeds 3 --workload squad\n"
-      "  zeus simulate pareto --gpu a40 --report /tmp/zeus-report");
-  cmd->add_option("experiment", args->experiment, "headline (default) or pareto")
-      ->check(CLI::IsMember({"headline", "pareto"}));
+      "  zeus simulate pareto --gpu a40 --report /tmp/zeus-report\n"
+      "  zeus simulate drift --drift-workload cifar100 --drift-targets 0.35 0.6 --window 8\n"
+      "  zeus simulate concurrent --overlaps 1 4 16 --workload imagenet");
+  cmd->add_option("experiment", args->experiment, "the experiment (default headline)")
+      ->check(CLI::IsMember({"headline", "pareto", "search-path", "eta-sweep", "beta-sweep", "ablation", "gpus", "drift",
+                             "concurrent"}));
   cmd->add_option("--data", args->data_dir, "folder with summary_train.csv and summary_power_<gpu>.csv (default: the bundled data/)");
   cmd->add_option("--gpu", args->gpu, "v100 (default), a40, rtx6000 or p100");
   cmd->add_option("--workload", args->workloads,
@@ -184,6 +150,15 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_flag("--no-early-stop", args->no_early_stop, "ablation: no early stopping (Zeus, Grid Search)");
   cmd->add_flag("--no-pruning", args->no_pruning, "ablation: no pruning (Zeus, Grid Search)");
   cmd->add_flag("--no-jit", args->no_jit, "ablation: no JIT power profiling (Zeus runs at max power)");
+  cmd->add_option("--etas", args->etas, "eta-sweep: the etas (default 0, 0.1, ..., 1)");
+  cmd->add_option("--betas", args->betas, "beta-sweep: the betas (default 1.5, 2, ..., 5)");
+  cmd->add_option("--gpus", args->gpus, "gpus: the GPUs (default v100 a40 rtx6000 p100)");
+  cmd->add_option("--overlaps", args->overlaps, "concurrent: mean submissions in flight (default 1 2 4 8)");
+  cmd->add_option("--drift-workload", args->drift.workload, "drift: the workload (default movielens-1m)");
+  cmd->add_option("--drift-targets", args->drift.targets, "drift: one target metric per phase (default 0.41 0.42)");
+  cmd->add_option("--phase-recurrences", args->drift.phase_recurrences,
+                  "drift: recurrences per phase (default: --recurrences, or 2 x |B| x |P|)");
+  cmd->add_option("--window", args->drift.window_size, "drift: window of newest costs for the windowed Zeus (default 10)");
   cmd->callback([args] { run_simulate(*args); });
 }
 

@@ -15,5 +15,9 @@ void add_power_command(CLI::App& app);
 // `zeus plo replay|show`: the power-limit optimizer's selection, offline (cmd_plo.cc).
 void add_plo_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
+// `zeus serve`: the batch-size optimizer service over HTTP (cmd_serve.cc).
+void add_serve_command(CLI::App& app);
+// `zeus bso register|next|report|end|show|delete`: its client for the shell (cmd_bso.cc).
+void add_bso_command(CLI::App& app);
 
 }  // namespace zeus::cli

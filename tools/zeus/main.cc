@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   zeus::cli::add_power_command(app);
   zeus::cli::add_plo_command(app);
   zeus::cli::add_simulate_command(app);
+  zeus::cli::add_serve_command(app);
+  zeus::cli::add_bso_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

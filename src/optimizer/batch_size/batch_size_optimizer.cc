@@ -93,8 +93,13 @@ bool is_job_conflict(const Error& error) {
          std::string_view(error.message).substr(0, kConflictPrefix.size()) == kConflictPrefix;
 }
 
-BatchSizeOptimizer::BatchSizeOptimizer(Store& store, std::function<uint64_t()> entropy)
-    : store_(store), entropy_(std::move(entropy)) {
+BatchSizeOptimizer::BatchSizeOptimizer(Store& store, std::function<uint64_t()> entropy,
+                                       const Clock* clock)
+    : store_(store), entropy_(std::move(entropy)), clock_(clock) {
+  if (clock_ == nullptr) {
+    static const SystemClock system_clock;
+    clock_ = &system_clock;
+  }
   if (!entropy_) {
     entropy_ = [] {
       std::random_device device;
@@ -157,6 +162,7 @@ Result<TrialId> BatchSizeOptimizer::next_batch_size(std::string_view job_id) {
     trial.kind = next->kind;
     trial.pruning_round = next->kind == TrialKind::kPruning ? next->pruning_round : 0;
     trial.status = TrialStatus::kDispatched;
+    trial.dispatched_unix_s = clock_->unix_time_s();
     ZEUS_TRY(tx.put_trial(trial));
     const std::string state = rng->save();
     if (state != record.rng_state) {
@@ -235,6 +241,36 @@ Result<Trial> BatchSizeOptimizer::end_trial(const TrialId& id) {
   });
   if (!r) return fail(r.error());
   return out;
+}
+
+Result<std::vector<Trial>> BatchSizeOptimizer::expire_trials(double max_age_s) {
+  if (!(max_age_s > 0 && std::isfinite(max_age_s))) {
+    return fail(ErrorCode::kInvalidArgument, "trial timeout " + fmt(max_age_s) +
+                                                 " s must be a finite value > 0");
+  }
+  const double cutoff_unix_s = clock_->unix_time_s() - max_age_s;
+  std::vector<Trial> expired;
+  Result<void> r = store_.transact([&](StoreTransaction& tx) -> Result<void> {
+    expired.clear();
+    Result<std::vector<std::string>> jobs = tx.list_jobs();
+    if (!jobs) return fail(jobs.error());
+    for (const std::string& job_id : *jobs) {
+      Result<std::vector<Trial>> trials = tx.get_trials(job_id);
+      if (!trials) return fail(trials.error());
+      for (Trial& t : *trials) {
+        if (t.status != TrialStatus::kDispatched || t.dispatched_unix_s <= 0 ||
+            t.dispatched_unix_s > cutoff_unix_s) {
+          continue;
+        }
+        t.status = TrialStatus::kFailed;
+        ZEUS_TRY(tx.put_trial(t));
+        expired.push_back(t);
+      }
+    }
+    return ok();
+  });
+  if (!r) return fail(r.error());
+  return expired;
 }
 
 Result<void> BatchSizeOptimizer::delete_job(std::string_view job_id) {

@@ -274,3 +274,35 @@ TEST_F(BatchSizeOptimizerTest, MoveToAnotherGpuTranslatesCostObservations) {
 
 }  // namespace
 }  // namespace zeus
+
+namespace zeus {
+namespace {
+
+TEST(BatchSizeOptimizerExpiryTest, ExpiresOnlyDispatchedTrialsOlderThanTheTimeout) {
+  std::unique_ptr<Store> store = make_memory_store();
+  FakeClock clock(0.0, 1000.0);
+  BatchSizeOptimizer bso(*store, [] { return uint64_t{1}; }, &clock);
+  ASSERT_TRUE(bso.register_job(spec3()).has_value());
+  TrialId old_trial = *bso.next_batch_size("job-a");  // dispatched at unix 1000
+  clock.advance_s(50);
+  TrialId ended = *bso.next_batch_size("job-a");  // concurrent request, dispatched at 1050
+  ASSERT_TRUE(bso.report({"job-a", ended.batch_size, ended.trial_number, 1, 10, 0.95, 1}));
+  TrialId young = *bso.next_batch_size("job-a");  // dispatched at 1050
+  EXPECT_EQ(bso.get_job("job-a")->trials[0].dispatched_unix_s, 1000.0);
+  EXPECT_FALSE(bso.expire_trials(0).has_value());
+  EXPECT_FALSE(bso.expire_trials(std::nan("")).has_value());
+
+  clock.advance_s(20);  // old: 70 s, young: 20 s
+  Result<std::vector<Trial>> expired = bso.expire_trials(60);
+  ASSERT_TRUE(expired.has_value()) << expired.error().to_string();
+  ASSERT_EQ(expired->size(), 1u);
+  EXPECT_EQ((*expired)[0].trial_number, old_trial.trial_number);
+  JobSnapshot s = *bso.get_job("job-a");
+  EXPECT_EQ(s.trials[0].status, TrialStatus::kFailed);
+  EXPECT_TRUE(s.trials[1].ended());
+  EXPECT_EQ(s.trials[young.trial_number - 1].status, TrialStatus::kDispatched);
+  EXPECT_TRUE(bso.expire_trials(60)->empty());  // idempotent
+}
+
+}  // namespace
+}  // namespace zeus

@@ -10,14 +10,14 @@ constexpr std::string_view kPrefix = "xoshiro256ss:";
 
 uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
+}  // namespace
+
 uint64_t splitmix64(uint64_t* x) {
   uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
-
-}  // namespace
 
 Rng::Rng(uint64_t seed) {
   for (uint64_t& word : s_) word = splitmix64(&seed);

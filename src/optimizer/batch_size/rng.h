@@ -46,4 +46,8 @@ class Rng {
   std::array<uint64_t, 4> s_{};
 };
 
+// One step of splitmix64: advances *state and returns the next output. Rng seeds itself with
+// it; callers use it to derive independent seeds from one (e.g. one stream per simulated seed).
+uint64_t splitmix64(uint64_t* state);
+
 }  // namespace zeus::bso

@@ -1,0 +1,30 @@
+// open_store(): picks the Store implementation from a database URL (library zeus_store).
+//
+// URLs: "memory://" (this process only, lost at exit), "sqlite:///abs/path/bso.db" (absolute),
+// "sqlite://relative/bso.db" (relative to the working folder), "postgresql://..." or
+// "postgres://..." (passed to libpq as it is; see zeus/postgres_store.h). Anything else is
+// kInvalidArgument listing the accepted forms. Thread-safety: open_store may be called from any
+// thread; the store it returns is as thread-safe as its implementation (all are).
+// Failure: kInvalidArgument for a bad URL, otherwise the opened store's errors.
+//
+//   zeus::Result<std::unique_ptr<zeus::Store>> store = zeus::open_store("sqlite:///var/zeus/bso.db");
+//   if (!store) return fail(store.error());
+//   zeus::BatchSizeOptimizer bso(**store);
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "zeus/bso_store.h"
+#include "zeus/result.h"
+
+namespace zeus {
+
+struct StoreOptions {
+  int max_connections = 8;  // PostgreSQL: connections kept open (e.g. the server's workers)
+};
+
+// Opens the store that url names (creating an SQLite file or the PostgreSQL tables if needed).
+Result<std::unique_ptr<Store>> open_store(const std::string& url, const StoreOptions& options = {});
+
+}  // namespace zeus

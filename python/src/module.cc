@@ -1,0 +1,11 @@
+// The _zeus_cpp extension: the C++ Zeus library for the zeus_cpp Python package.
+#include "bindings.h"
+
+PYBIND11_MODULE(_zeus_cpp, m) {
+  m.doc() = "Zeus in C++: native core of the zeus_cpp package (use zeus_cpp, not this module).";
+  zeus::python::register_errors(m);
+  zeus::python::bind_device(m);
+  zeus::python::bind_monitor(m);
+  zeus::python::bind_power_limit(m);
+  zeus::python::bind_batch_size(m);
+}

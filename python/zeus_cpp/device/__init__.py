@@ -1,0 +1,233 @@
+"""GPU discovery and control: `get_gpus()` (as `zeus.device`).
+
+    gpus = get_gpus()
+    for index in range(len(gpus)):
+        print(gpus.get_name(index), gpus.get_power_management_limit_constraints(index))
+
+Units are the hardware's: mW, mJ, MHz. Each call of get_gpus() discovers afresh (NVML,
+then AMD; CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES apply). Device calls release the GIL.
+Setting limits or clocks needs root or CAP_SYS_ADMIN (PermissionDeniedError otherwise).
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+from zeus_cpp import InvalidArgumentError, _zeus_cpp
+
+
+class GPU:
+    """One GPU; index is the framework-visible index."""
+
+    def __init__(self, handle: "_zeus_cpp.Gpu") -> None:
+        self._gpu = handle
+        self.gpu_index: int = handle.index
+
+    def get_name(self) -> str:
+        """Product name, e.g. "NVIDIA H100 80GB HBM3"."""
+        return self._gpu.name
+
+    def get_uuid(self) -> str:
+        """Stable unique id, e.g. "GPU-8f2c..."."""
+        return self._gpu.uuid
+
+    def get_architecture(self) -> str:
+        """Architecture name, e.g. "Hopper"."""
+        return self._gpu.architecture
+
+    def get_power_management_limit_constraints(self) -> Tuple[int, int]:
+        """(minimum, maximum) power limit in mW."""
+        return self._gpu.power_limit_range_mw()
+
+    def get_power_management_limit(self) -> int:
+        """Current power limit in mW."""
+        return self._gpu.power_limit_mw()
+
+    def get_default_power_management_limit(self) -> int:
+        """Default power limit in mW."""
+        return self._gpu.default_power_limit_mw()
+
+    def set_power_management_limit(self, power_limit_mw: int, block: bool = True) -> None:
+        """Sets the power limit (mW); `block` is accepted for compatibility (always blocks)."""
+        del block
+        self._gpu.set_power_limit_mw(power_limit_mw)
+
+    def reset_power_management_limit(self, block: bool = True) -> None:
+        """Back to the default power limit."""
+        del block
+        self._gpu.reset_power_limit()
+
+    def set_persistence_mode(self, enabled: bool, block: bool = True) -> None:
+        """Turns persistence mode on or off."""
+        del block
+        self._gpu.set_persistence_mode(enabled)
+
+    def get_persistence_mode(self) -> bool:
+        """True when persistence mode is on."""
+        return self._gpu.persistence_mode()
+
+    def get_supported_memory_clocks(self) -> List[int]:
+        """Supported memory clocks in MHz."""
+        return self._gpu.supported_memory_clocks_mhz()
+
+    def get_supported_graphics_clocks(self, memory_clock_mhz: Optional[int] = None) -> List[int]:
+        """Supported SM clocks in MHz (for the highest memory clock)."""
+        del memory_clock_mhz
+        return self._gpu.supported_sm_clocks_mhz()
+
+    def set_gpu_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int, block: bool = True) -> None:
+        """Locks the SM clock to [min, max] MHz."""
+        del block
+        self._gpu.lock_sm_clocks_mhz(min_clock_mhz, max_clock_mhz)
+
+    def reset_gpu_locked_clocks(self, block: bool = True) -> None:
+        """Unlocks the SM clock."""
+        del block
+        self._gpu.reset_sm_clocks()
+
+    def set_memory_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int, block: bool = True) -> None:
+        """Locks the memory clock to [min, max] MHz."""
+        del block
+        self._gpu.lock_memory_clocks_mhz(min_clock_mhz, max_clock_mhz)
+
+    def reset_memory_locked_clocks(self, block: bool = True) -> None:
+        """Unlocks the memory clock."""
+        del block
+        self._gpu.reset_memory_clocks()
+
+    def get_average_power_usage(self) -> int:
+        """The driver's moving average of power draw, in mW."""
+        return self._gpu.average_power_mw()
+
+    def get_instant_power_usage(self) -> int:
+        """Instant power draw in mW."""
+        return self._gpu.instant_power_mw()
+
+    def supports_get_total_energy_consumption(self) -> bool:
+        """True when the GPU has a cumulative energy counter (NVIDIA Volta and newer)."""
+        return self._gpu.has_energy_counter()
+
+    def get_total_energy_consumption(self) -> int:
+        """Energy since driver load in mJ (NotSupportedError without a counter)."""
+        return self._gpu.total_energy_mj()
+
+    # The Python Zeus's older camelCase names.
+    getName = get_name
+    getPowerManagementLimitConstraints = get_power_management_limit_constraints
+    setPowerManagementLimit = set_power_management_limit
+    resetPowerManagementLimit = reset_power_management_limit
+    setPersistenceMode = set_persistence_mode
+    getSupportedMemoryClocks = get_supported_memory_clocks
+    getSupportedGraphicsClocks = get_supported_graphics_clocks
+    setGpuLockedClocks = set_gpu_locked_clocks
+    resetGpuLockedClocks = reset_gpu_locked_clocks
+    setMemoryLockedClocks = set_memory_locked_clocks
+    resetMemoryLockedClocks = reset_memory_locked_clocks
+    getAveragePowerUsage = get_average_power_usage
+    getInstantPowerUsage = get_instant_power_usage
+    supportsGetTotalEnergyConsumption = supports_get_total_energy_consumption
+    getTotalEnergyConsumption = get_total_energy_consumption
+
+
+class GPUs:
+    """The visible GPUs; methods take a GPU index and forward to that `GPU`."""
+
+    def __init__(self, ensure_homogeneous: bool = False) -> None:
+        """Discovers the GPUs.
+
+        Raises:
+            InvalidArgumentError: ensure_homogeneous and the GPUs are of different models, or a
+                malformed / MIG CUDA_VISIBLE_DEVICES.
+        """
+        self._devices = _zeus_cpp.Devices.discover()
+        self._gpus = [GPU(self._devices.gpu(i)) for i in range(self._devices.gpu_count)]
+        if ensure_homogeneous:
+            names = [gpu.get_name() for gpu in self._gpus]
+            if len(set(names)) > 1:
+                raise InvalidArgumentError(f"Heterogeneous GPUs found: {names}")
+
+    @property
+    def gpus(self) -> Sequence[GPU]:
+        """The GPU objects, by framework-visible index."""
+        return self._gpus
+
+    @property
+    def backends(self) -> List[Tuple[str, bool, str]]:
+        """(backend, used, detail) for each backend tried: why it was used or skipped."""
+        return list(self._devices.backends)
+
+    def __len__(self) -> int:
+        return len(self._gpus)
+
+    def _gpu(self, gpu_index: int) -> GPU:
+        if isinstance(gpu_index, bool) or not isinstance(gpu_index, int):
+            raise TypeError(f"gpu_index must be an int, not {type(gpu_index).__name__}")
+        return GPU(self._devices.gpu(gpu_index))  # raises for negative / unknown indices
+
+    def get_name(self, gpu_index: int) -> str:
+        """Product name of a GPU."""
+        return self._gpu(gpu_index).get_name()
+
+    def get_power_management_limit_constraints(self, gpu_index: int) -> Tuple[int, int]:
+        """(min, max) power limit of a GPU in mW."""
+        return self._gpu(gpu_index).get_power_management_limit_constraints()
+
+    def get_power_management_limit(self, gpu_index: int) -> int:
+        """Current power limit of a GPU in mW."""
+        return self._gpu(gpu_index).get_power_management_limit()
+
+    def set_power_management_limit(self, gpu_index: int, power_limit_mw: int, block: bool = True) -> None:
+        """Sets a GPU's power limit in mW."""
+        self._gpu(gpu_index).set_power_management_limit(power_limit_mw, block)
+
+    def reset_power_management_limit(self, gpu_index: int, block: bool = True) -> None:
+        """Resets a GPU's power limit to its default."""
+        self._gpu(gpu_index).reset_power_management_limit(block)
+
+    def set_persistence_mode(self, gpu_index: int, enabled: bool, block: bool = True) -> None:
+        """Sets a GPU's persistence mode."""
+        self._gpu(gpu_index).set_persistence_mode(enabled, block)
+
+    def get_supported_memory_clocks(self, gpu_index: int) -> List[int]:
+        """Supported memory clocks of a GPU in MHz."""
+        return self._gpu(gpu_index).get_supported_memory_clocks()
+
+    def get_supported_graphics_clocks(self, gpu_index: int, memory_clock_mhz: Optional[int] = None) -> List[int]:
+        """Supported SM clocks of a GPU in MHz."""
+        return self._gpu(gpu_index).get_supported_graphics_clocks(memory_clock_mhz)
+
+    def get_average_power_usage(self, gpu_index: int) -> int:
+        """Average power draw of a GPU in mW."""
+        return self._gpu(gpu_index).get_average_power_usage()
+
+    def get_instant_power_usage(self, gpu_index: int) -> int:
+        """Instant power draw of a GPU in mW."""
+        return self._gpu(gpu_index).get_instant_power_usage()
+
+    def supports_get_total_energy_consumption(self, gpu_index: int) -> bool:
+        """True when a GPU has an energy counter."""
+        return self._gpu(gpu_index).supports_get_total_energy_consumption()
+
+    def get_total_energy_consumption(self, gpu_index: int) -> int:
+        """Energy of a GPU since driver load in mJ."""
+        return self._gpu(gpu_index).get_total_energy_consumption()
+
+    getName = get_name
+    getPowerManagementLimitConstraints = get_power_management_limit_constraints
+    setPowerManagementLimit = set_power_management_limit
+    resetPowerManagementLimit = reset_power_management_limit
+    setPersistenceMode = set_persistence_mode
+    getSupportedMemoryClocks = get_supported_memory_clocks
+    getSupportedGraphicsClocks = get_supported_graphics_clocks
+    getAveragePowerUsage = get_average_power_usage
+    getInstantPowerUsage = get_instant_power_usage
+    supportsGetTotalEnergyConsumption = supports_get_total_energy_consumption
+    getTotalEnergyConsumption = get_total_energy_consumption
+
+
+def get_gpus(ensure_homogeneous: bool = False) -> GPUs:
+    """Discovers the visible GPUs (an empty GPUs when there are none)."""
+    return GPUs(ensure_homogeneous=ensure_homogeneous)
+
+
+__all__ = ["GPU", "GPUs", "get_gpus"]

@@ -1,0 +1,160 @@
+"""Energy measurement of code regions: `ZeusMonitor` and `Measurement` (as `zeus.monitor.energy`).
+
+    monitor = ZeusMonitor(gpu_indices=[0])
+    monitor.begin_window("training")
+    train()
+    measurement = monitor.end_window("training")   # .time (s), .gpu_energy {0: J}, .total_energy
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Union
+
+from zeus_cpp import _zeus_cpp
+from zeus_cpp.utils.framework import sync_function
+
+
+@dataclass
+class Measurement:
+    """What one measurement window measured.
+
+    Attributes:
+        time: elapsed time of the window, in seconds.
+        gpu_energy: joules per framework-visible GPU index.
+        cpu_energy: joules per CPU package (None when no CPU is measured).
+        dram_energy: joules per CPU package's DRAM (None when no DRAM is measured).
+    """
+
+    time: float
+    gpu_energy: Dict[int, float]
+    cpu_energy: Optional[Dict[int, float]] = None
+    dram_energy: Optional[Dict[int, float]] = None
+
+    @property
+    def total_energy(self) -> float:
+        """GPU plus CPU package energy in joules (DRAM is part of the package on most CPUs)."""
+        total = sum(self.gpu_energy.values())
+        if self.cpu_energy:
+            total += sum(self.cpu_energy.values())
+        return total
+
+
+def _check_indices(name: str, indices: Optional[List[int]]) -> Optional[List[int]]:
+    """Validates an index list's type here so the error names the argument."""
+    if indices is None:
+        return None
+    if isinstance(indices, (str, bytes)) or not hasattr(indices, "__iter__"):
+        raise TypeError(f"{name} must be a list of ints or None, not {type(indices).__name__}")
+    out = []
+    for index in indices:
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(f"{name} must hold ints, not {type(index).__name__} ({index!r})")
+        out.append(index)
+    return out
+
+
+class ZeusMonitor:
+    """Measures the time and energy of named code regions ("windows") on GPUs, CPUs and DRAM.
+
+    Windows may nest and overlap. GPUs with an energy counter (NVIDIA Volta and newer) are read
+    directly; older ones are sampled in the background by the C++ core. Device calls release
+    the GIL.
+    """
+
+    def __init__(
+        self,
+        gpu_indices: Optional[List[int]] = None,
+        cpu_indices: Optional[List[int]] = None,
+        approx_instant_energy: bool = False,
+        log_file: Optional[Union[str, os.PathLike]] = None,
+        sync_execution_with: Union[str, Callable[[], None], None] = "torch",
+    ) -> None:
+        """Discovers the devices and prepares the monitor.
+
+        Args:
+            gpu_indices: framework-visible GPU indices to measure (CUDA_VISIBLE_DEVICES applies);
+                None measures all GPUs.
+            cpu_indices: CPU packages (RAPL) to measure; None measures all readable ones (an
+                unreadable RAPL turns CPU measurement off with a warning); an explicit list makes
+                an unreadable RAPL an error.
+            approx_instant_energy: when a GPU counter reads 0 J over a non-empty window (window
+                shorter than its update period), use instant power x elapsed time instead.
+            log_file: append one CSV row per ended window
+                (start_time,window_name,elapsed_time,gpu{i}_energy,...).
+            sync_execution_with: "torch" (torch.cuda.synchronize when CUDA is available), "jax",
+                "cupy", a callable, or None: what to wait on before each timestamp.
+
+        Raises:
+            TypeError: for arguments of the wrong type.
+            InvalidArgumentError: negative or duplicate indices, unknown sync framework.
+            NotFoundError: an index past the visible devices.
+            PermissionDeniedError: CPUs asked for explicitly but RAPL is unreadable.
+        """
+        gpu_indices = _check_indices("gpu_indices", gpu_indices)
+        cpu_indices = _check_indices("cpu_indices", cpu_indices)
+        if log_file is not None and not isinstance(log_file, (str, os.PathLike)):
+            raise TypeError(f"log_file must be a path or None, not {type(log_file).__name__}")
+        # The sync callable needs the final GPU list; build it once the monitor knows it.
+        self._sync_with = sync_execution_with
+        self._sync_holder: List[Optional[Callable[[], None]]] = [None]
+        holder = self._sync_holder
+
+        def sync() -> None:
+            function = holder[0]
+            if function is not None:
+                function()
+
+        sync_function(sync_execution_with, [])  # validates the name before touching devices
+        self._monitor = _zeus_cpp.EnergyMonitor(
+            gpu_indices=gpu_indices,
+            cpu_indices=cpu_indices,
+            approx_instant_energy=bool(approx_instant_energy),
+            log_file="" if log_file is None else os.fspath(log_file),
+            sync=sync if sync_execution_with is not None else None,
+        )
+        holder[0] = sync_function(sync_execution_with, self._monitor.gpu_indices)
+        self.gpu_indices: List[int] = list(self._monitor.gpu_indices)
+        self.cpu_indices: List[int] = list(self._monitor.cpu_indices)
+
+    def begin_window(self, key: str, sync_execution: bool = True) -> None:
+        """Starts the measurement window `key`.
+
+        Args:
+            key: the window's name; windows with different names may nest and overlap.
+            sync_execution: wait for queued GPU work before the timestamp.
+
+        Raises:
+            InvalidArgumentError: a window named `key` is already open.
+        """
+        if not isinstance(key, str):
+            raise TypeError(f"window key must be a str, not {type(key).__name__}")
+        self._monitor.begin_window(key, bool(sync_execution) and self._sync_holder[0] is not None)
+
+    def end_window(self, key: str, sync_execution: bool = True, cancel: bool = False) -> Measurement:
+        """Ends the window `key` and returns what it measured.
+
+        Args:
+            key: the window's name.
+            sync_execution: wait for queued GPU work before the timestamp.
+            cancel: drop the window without measuring (an empty Measurement is returned).
+
+        Raises:
+            NotFoundError: no window named `key` is open (also a ValueError, as in the Python Zeus).
+        """
+        if not isinstance(key, str):
+            raise TypeError(f"window key must be a str, not {type(key).__name__}")
+        time_s, gpu, cpu, dram = self._monitor.end_window(
+            key, bool(sync_execution) and self._sync_holder[0] is not None, bool(cancel)
+        )
+        return Measurement(
+            time=time_s,
+            gpu_energy=gpu,
+            cpu_energy=cpu if self.cpu_indices else None,
+            dram_energy=dram if dram else None,
+        )
+
+    def is_window_open(self, key: str) -> bool:
+        """True when a window named `key` is open."""
+        return self._monitor.is_window_open(key)

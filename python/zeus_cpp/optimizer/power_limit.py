@@ -1,0 +1,252 @@
+"""The JIT power-limit optimizer (as `zeus.optimizer.power_limit`).
+
+    monitor = ZeusMonitor(gpu_indices=[0])
+    plo = GlobalPowerLimitOptimizer(monitor, optimum_selector=ZeusCost(eta_knob=0.5))
+    for epoch in range(epochs):
+        plo.on_epoch_begin()
+        for batch in loader:
+            plo.on_step_begin(); train(batch); plo.on_step_end()
+        plo.on_epoch_end()
+
+The state machine, the selectors and the device control are the C++ core's; step callbacks
+release the GIL. With torch.distributed initialised, energy (sum) and time (max) are
+all-reduced across ranks so every rank sets the same limit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import weakref
+from abc import ABC
+from dataclasses import dataclass
+from typing import List, Optional, Union
+
+from zeus_cpp import _zeus_cpp
+from zeus_cpp.monitor.energy import ZeusMonitor
+from zeus_cpp.utils.framework import torch_all_reduce
+
+
+@dataclass
+class PowerLimitMeasurement:
+    """Energy (J) and time (s) measured over one profiling window at one power limit (W)."""
+
+    power_limit: int
+    energy: float
+    time: float
+
+
+def _to_tuples(measurements: List[PowerLimitMeasurement]):
+    return [(int(m.power_limit), float(m.energy), float(m.time)) for m in measurements]
+
+
+class OptimumSelector(ABC):
+    """Base class of the optimum power-limit selectors (the C++ PowerLimitSelector core)."""
+
+    _selector: "_zeus_cpp.PowerLimitSelector"
+
+    def select(self, measurements: List[PowerLimitMeasurement]) -> int:
+        """The optimal power limit (W) among `measurements` (ties go to the higher limit)."""
+        return self._selector.select(_to_tuples(measurements), self._max_power_w(measurements))
+
+    def _max_power_w(self, measurements: List[PowerLimitMeasurement]) -> float:
+        return _zeus_cpp.default_max_power_w(_to_tuples(measurements), 1)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._selector.name})"
+
+
+class Energy(OptimumSelector):
+    """Selects the power limit that minimises energy."""
+
+    def __init__(self) -> None:
+        self._selector = _zeus_cpp.PowerLimitSelector.min_energy()
+
+
+class Time(OptimumSelector):
+    """Selects the power limit that minimises time."""
+
+    def __init__(self) -> None:
+        self._selector = _zeus_cpp.PowerLimitSelector.min_time()
+
+
+class ZeusCost(OptimumSelector):
+    r"""Minimises eta * Energy + (1 - eta) * MaxPower * Time.
+
+    MaxPower is the largest profiled limit times the number of GPUs; inside the optimizer the
+    GPU count comes from the monitor (and the all-reduce across ranks), so world_size only
+    matters for select() called directly.
+    """
+
+    def __init__(self, eta_knob: float, world_size: int = 1) -> None:
+        """Raises InvalidArgumentError unless 0 <= eta_knob <= 1 and world_size >= 1."""
+        if isinstance(world_size, bool) or not isinstance(world_size, int):
+            raise TypeError(f"world_size must be an int, not {type(world_size).__name__}")
+        self._selector = _zeus_cpp.PowerLimitSelector.zeus_cost(float(eta_knob))
+        if world_size < 1:
+            from zeus_cpp import InvalidArgumentError
+
+            raise InvalidArgumentError("world_size must be greater than or equal to 1.")
+        self.eta_knob = float(eta_knob)
+        self.world_size = world_size
+
+    def _max_power_w(self, measurements: List[PowerLimitMeasurement]) -> float:
+        return _zeus_cpp.default_max_power_w(_to_tuples(measurements), self.world_size)
+
+
+class MaxSlowdownConstraint(OptimumSelector):
+    """Selects the lowest power limit whose time is at most factor x the time at the maximum."""
+
+    def __init__(self, factor: float) -> None:
+        """Raises InvalidArgumentError unless factor >= 1."""
+        self._selector = _zeus_cpp.PowerLimitSelector.max_slowdown(float(factor))
+        self.factor = float(factor)
+
+
+# Optimizers still alive at exit get their GPUs' maximum limit back (the C++ core does this too;
+# this runs first, while Python still works).
+_live_optimizers: "weakref.WeakSet[GlobalPowerLimitOptimizer]" = weakref.WeakSet()
+
+
+@atexit.register
+def _restore_all() -> None:
+    for optimizer in list(_live_optimizers):
+        try:
+            optimizer._optimizer.restore()
+        except Exception:  # noqa: BLE001 - best effort at exit; the C++ hook tries again
+            pass
+
+
+class GlobalPowerLimitOptimizer:
+    """Profiles power limits in the first epoch and trains at the best one.
+
+    States: Ready -> Warmup -> Profiling -> Done. Each on_step_begin counts down the current
+    state; an epoch that ends during Warmup or Profiling re-profiles that limit. The maximum
+    limit is restored at exit (normal return, exceptions, SIGINT/SIGTERM).
+    """
+
+    def __init__(
+        self,
+        monitor: ZeusMonitor,
+        optimum_selector: Optional[OptimumSelector] = None,
+        wait_steps: int = 1,
+        warmup_steps: int = 10,
+        profile_steps: int = 40,
+        pl_step: int = 25,
+        profile_path: Optional[Union[str, os.PathLike]] = None,
+    ) -> None:
+        """Sets the maximum power limit (or loads the profile and sets its optimum).
+
+        Args:
+            monitor: the ZeusMonitor whose GPUs are profiled and controlled.
+            optimum_selector: Energy(), Time(), ZeusCost(eta_knob) or MaxSlowdownConstraint(factor);
+                default ZeusCost(eta_knob=0.5).
+            wait_steps: steps before profiling starts.
+            warmup_steps: steps at a limit before its window opens.
+            profile_steps: steps the profiling window spans.
+            pl_step: stride between candidate limits in W (from the maximum downward).
+            profile_path: load the profile from here if the file exists (no profiling), else
+                save it here when done.
+
+        Raises:
+            TypeError: wrong argument types (e.g. a monitor that is not a ZeusMonitor).
+            InvalidArgumentError: bad step counts, GPUs with different limit ranges, a profile
+                for another GPU model.
+            PermissionDeniedError: setting limits needs root or CAP_SYS_ADMIN.
+        """
+        if not isinstance(monitor, ZeusMonitor):
+            raise TypeError(f"monitor must be a ZeusMonitor, not {type(monitor).__name__}")
+        if optimum_selector is None:
+            optimum_selector = ZeusCost(eta_knob=0.5, world_size=len(monitor.gpu_indices))
+        if not isinstance(optimum_selector, OptimumSelector):
+            raise TypeError(
+                "optimum_selector must be Energy(), Time(), ZeusCost(...) or "
+                f"MaxSlowdownConstraint(...), not {type(optimum_selector).__name__}"
+            )
+        for name, value in (("wait_steps", wait_steps), ("warmup_steps", warmup_steps),
+                            ("profile_steps", profile_steps), ("pl_step", pl_step)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        self.monitor = monitor
+        self.optimum_selector = optimum_selector
+        self.warmup_steps = warmup_steps
+        self.profile_steps = profile_steps
+        self.pl_step = pl_step
+        self.profile_path = None if profile_path is None else os.fspath(profile_path)
+        self._optimizer = _zeus_cpp.PowerLimitOptimizer(
+            monitor._monitor,
+            optimum_selector._selector,
+            wait_steps=wait_steps,
+            warmup_steps=warmup_steps,
+            profile_steps=profile_steps,
+            pl_step_w=pl_step,
+            profile_path=self.profile_path or "",
+            all_reduce=torch_all_reduce(),
+        )
+        _live_optimizers.add(self)
+
+    def on_train_begin(self) -> None:
+        """Does nothing (kept for the Callback interface)."""
+
+    def on_train_end(self) -> None:
+        """Does nothing (limits are restored at exit)."""
+
+    def on_epoch_begin(self) -> None:
+        """Marks the beginning of an epoch."""
+        self._optimizer.on_epoch_begin()
+
+    def on_epoch_end(self) -> None:
+        """Marks the end of an epoch (interrupts warm-up or profiling of the current limit)."""
+        self._optimizer.on_epoch_end()
+
+    def on_step_begin(self) -> None:
+        """Marks the beginning of a training step (drives the state machine)."""
+        self._optimizer.on_step_begin()
+
+    def on_step_end(self) -> None:
+        """Marks the end of a training step."""
+        self._optimizer.on_step_end()
+
+    def on_evaluate(self, metric: float) -> None:
+        """Does nothing (kept for the Callback interface)."""
+        del metric
+
+    def restore(self) -> None:
+        """Puts the maximum power limit back on every GPU now."""
+        self._optimizer.restore()
+
+    @property
+    def state(self) -> str:
+        """"Ready", "Warmup", "Profiling" or "Done"."""
+        return self._optimizer.state
+
+    @property
+    def power_limits(self) -> List[int]:
+        """Candidate power limits in W, highest first."""
+        return list(self._optimizer.candidates_w)
+
+    @property
+    def current_power_limit(self) -> Optional[int]:
+        """The limit (W) being warmed up or profiled; None in Ready and Done."""
+        return self._optimizer.current_setting_w
+
+    @property
+    def optimal_power_limit(self) -> Optional[int]:
+        """The selected limit (W) once Done, else None."""
+        return self._optimizer.optimal_setting_w
+
+    @property
+    def measurements(self) -> List[PowerLimitMeasurement]:
+        """One measurement per profiled limit (after the all-reduce across ranks)."""
+        return [PowerLimitMeasurement(p, e, t) for p, e, t in self._optimizer.measurements]
+
+
+__all__ = [
+    "GlobalPowerLimitOptimizer",
+    "OptimumSelector",
+    "Energy",
+    "Time",
+    "ZeusCost",
+    "MaxSlowdownConstraint",
+    "PowerLimitMeasurement",
+]

@@ -1,0 +1,1 @@
+"""Helpers shared by the zeus_cpp modules (framework detection)."""

@@ -1,0 +1,30 @@
+// The address of a batch-size service, split the way the HTTP client needs it, and the
+// percent-encoding of query values and path segments.
+//
+// "http://host:8000/prefix/" -> scheme_host_port "http://host:8000", path_prefix "/prefix".
+// Thread-safety: pure functions. Failure: kInvalidArgument naming the URL and the expected form.
+//
+//   Result<client::ServerUrl> url = client::parse_server_url("http://127.0.0.1:8000");
+//   std::string target = url->path_prefix + "/jobs/" + client::percent_encode(job_id);
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "zeus/result.h"
+
+namespace zeus::client {
+
+struct ServerUrl {
+  std::string text;              // as given, for messages
+  std::string scheme_host_port;  // "http://host:port" (port kept as given, if any)
+  std::string path_prefix;       // "" or "/something", no trailing slash
+};
+
+// Accepts http:// and https:// URLs with a host, an optional port (1-65535) and path.
+Result<ServerUrl> parse_server_url(std::string_view url);
+
+// Every byte except A-Z a-z 0-9 - . _ ~ as %XX.
+std::string percent_encode(std::string_view value);
+
+}  // namespace zeus::client

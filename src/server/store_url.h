@@ -1,0 +1,24 @@
+// Opening the batch-size optimizer's Store from the URL `zeus serve --db` takes.
+//
+// "sqlite:///abs/path.db" or "sqlite://relative.db" (parent folders are created), "memory://"
+// (this process only; for tests), and whatever the store factory (zeus/store_factory.h) adds,
+// such as "postgresql://...". default_store_url() is sqlite:// under $XDG_DATA_HOME/zeus/bso.db,
+// else ~/.local/share/zeus/bso.db. Thread-safety: none needed. Failure: kInvalidArgument for an
+// unknown scheme, the store's errors otherwise.
+//
+//   Result<std::unique_ptr<Store>> store = server::open_store_url(server::default_store_url());
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "zeus/bso_store.h"
+#include "zeus/result.h"
+
+namespace zeus::server {
+
+Result<std::unique_ptr<Store>> open_store_url(const std::string& url);
+
+std::string default_store_url();
+
+}  // namespace zeus::server

@@ -1,0 +1,266 @@
+// PostgresStore beyond the shared contract: persistence, retry of serialization failures, two
+// stores (replicas) driving the same jobs, schema version, reconnects and errors. Runs on the
+// test cluster (test_postgres.h), one schema per test.
+#include "zeus/postgres_store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "store/test_postgres.h"
+#include "zeus/batch_size_optimizer.h"
+
+namespace zeus {
+namespace {
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    url_ = testing_pg::url();
+    ASSERT_FALSE(url_.empty());
+    schema_ = testing_pg::unique_schema();
+  }
+  void TearDown() override {
+    if (!url_.empty()) testing_pg::drop_schema(schema_);
+  }
+
+  std::unique_ptr<Store> open(int pool_size = 4, const std::string& url = "") {
+    PostgresStoreOptions options;
+    options.schema = schema_;
+    options.pool_size = pool_size;
+    Result<std::unique_ptr<Store>> s = open_postgres_store(url.empty() ? url_ : url, options);
+    EXPECT_TRUE(s.has_value()) << s.error().to_string();
+    return s ? std::move(*s) : nullptr;
+  }
+
+  std::string url_;
+  std::string schema_;
+};
+
+JobSpec spec(const std::string& id) {
+  JobSpec s;
+  s.job_id = id;
+  s.job_id_prefix = "k";
+  s.batch_sizes = {16, 32, 64, 128};
+  s.default_batch_size = 32;
+  s.eta_knob = 0.5;
+  s.max_power_w = 300;
+  s.target_metric = 0.9;
+  s.max_epochs = 6;
+  s.mab_seed = 7;
+  return s;
+}
+
+Trial dispatched(const std::string& job_id, int number) {
+  Trial t;
+  t.job_id = job_id;
+  t.trial_number = number;
+  t.batch_size = 32;
+  t.status = TrialStatus::kDispatched;
+  t.dispatched_unix_s = 1.7e9 + 1.0 / 3.0;
+  return t;
+}
+
+TEST_F(PostgresStoreTest, ReopenedStoreHoldsCommittedJobsAndTrials) {
+  {
+    std::unique_ptr<Store> store = open();
+    ASSERT_NE(store, nullptr);
+    BatchSizeOptimizer bso(*store);
+    ASSERT_TRUE(bso.register_job(spec("k1")).has_value());
+    TrialId t = *bso.next_batch_size("k1");
+    ASSERT_TRUE(bso.report({"k1", t.batch_size, t.trial_number, 2.0, 50.0, 0.95, 3}));
+    ASSERT_TRUE(store->transact([](StoreTransaction& tx) { return tx.put_trial(dispatched("k1", 2)); }));
+  }
+  std::unique_ptr<Store> store = open();
+  ASSERT_NE(store, nullptr);
+  BatchSizeOptimizer bso(*store);
+  Result<JobSnapshot> s = bso.get_job("k1");
+  ASSERT_TRUE(s.has_value()) << s.error().to_string();
+  EXPECT_EQ(s->spec, *validate_job_spec(spec("k1")));
+  ASSERT_EQ(s->trials.size(), 2u);
+  EXPECT_EQ(s->trials[0].status, TrialStatus::kConverged);
+  EXPECT_EQ(s->trials[0].cost, 0.5 * 50.0 + 0.5 * 300 * 2.0);
+  EXPECT_GT(s->trials[0].dispatched_unix_s, 1.6e9);  // stamped by the system clock
+  EXPECT_EQ(s->trials[1], dispatched("k1", 2));       // bit-exact doubles
+  EXPECT_EQ(bso.next_batch_size("k1")->trial_number, 3);
+}
+
+// fn reads the trials; before it writes, another store (another replica) commits a trial with
+// the same number. PostgreSQL aborts fn's transaction; the store runs fn again on fresh data.
+TEST_F(PostgresStoreTest, ConflictingTransactionIsRunAgain) {
+  std::unique_ptr<Store> store = open();
+  std::unique_ptr<Store> other = open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_NE(other, nullptr);
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  int runs = 0;
+  Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
+    ++runs;
+    Result<std::vector<Trial>> trials = tx.get_trials("k1");
+    if (!trials) return fail(trials.error());
+    if (runs == 1) {
+      EXPECT_TRUE(other->transact([](StoreTransaction& o) { return o.put_trial(dispatched("k1", 1)); }));
+    }
+    return tx.put_trial(dispatched("k1", static_cast<int>(trials->size()) + 1));
+  });
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  EXPECT_EQ(runs, 2);
+  std::vector<Trial> stored;
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
+    Result<std::vector<Trial>> t = tx.get_trials("k1");
+    if (!t) return fail(t.error());
+    stored = *t;
+    return ok();
+  }));
+  ASSERT_EQ(stored.size(), 2u);
+  EXPECT_EQ(stored[0].trial_number, 1);
+  EXPECT_EQ(stored[1].trial_number, 2);
+}
+
+// Two stores stand for two server replicas; 12 threads run whole job lifecycles on two jobs.
+// Every answered next_batch_size has its own trial number (dense per job), every answered final
+// report is stored as answered, and no pruning slot (round, batch size) is dispatched twice.
+TEST_F(PostgresStoreTest, TwoReplicasNeverDuplicateLoseOrPruneTwice) {
+  std::unique_ptr<Store> replicas[2] = {open(3), open(3)};
+  ASSERT_NE(replicas[0], nullptr);
+  ASSERT_NE(replicas[1], nullptr);
+  BatchSizeOptimizer bso0(*replicas[0]), bso1(*replicas[1]);
+  BatchSizeOptimizer* bsos[2] = {&bso0, &bso1};
+  const std::vector<std::string> jobs = {"k1", "k2"};
+  for (const std::string& j : jobs) ASSERT_TRUE(bso0.register_job(spec(j)).has_value());
+
+  struct Answered {  // the last answered report of one trial
+    std::string job_id;
+    int trial_number;
+    double time_s, energy_j;
+    ReportDecision decision;
+  };
+  constexpr int kThreads = 12, kLifecycles = 4;
+  std::vector<std::vector<Answered>> answered(kThreads);
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      BatchSizeOptimizer& bso = *bsos[i % 2];
+      const std::string& job = jobs[(i / 2) % 2];
+      for (int k = 0; k < kLifecycles; ++k) {
+        Result<TrialId> t = bso.next_batch_size(job);
+        if (!t) {
+          if (errors++ == 0) ADD_FAILURE() << t.error().to_string();
+          continue;
+        }
+        const double step = 0.1 + 0.3 * (t->batch_size == 64) + 0.2 * (t->batch_size == 32);
+        for (int epoch = 1; epoch <= 10; ++epoch) {
+          const double time_s = epoch * t->batch_size / 16.0, energy_j = 150 * time_s;
+          Result<ReportDecision> d =
+              bso.report({job, t->batch_size, t->trial_number, time_s, energy_j, step * epoch, epoch});
+          if (!d) {
+            if (errors++ == 0) ADD_FAILURE() << d.error().to_string();
+            break;
+          }
+          if (d->stop_train) {
+            answered[i].push_back({job, t->trial_number, time_s, energy_j, *d});
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(errors.load(), 0);
+
+  std::map<std::pair<std::string, int>, Answered> by_trial;
+  for (const auto& list : answered) {
+    for (const Answered& a : list) {
+      EXPECT_TRUE(by_trial.emplace(std::make_pair(a.job_id, a.trial_number), a).second)
+          << "trial " << a.trial_number << " of " << a.job_id << " was handed out twice";
+    }
+  }
+  EXPECT_EQ(by_trial.size(), static_cast<size_t>(kThreads * kLifecycles));
+  size_t trials_total = 0;
+  for (const std::string& j : jobs) {
+    Result<JobSnapshot> s = bso1.get_job(j);
+    ASSERT_TRUE(s.has_value()) << s.error().to_string();
+    trials_total += s->trials.size();
+    std::set<std::pair<int, int>> pruning_slots;
+    for (size_t n = 0; n < s->trials.size(); ++n) {
+      const Trial& t = s->trials[n];
+      EXPECT_EQ(t.trial_number, static_cast<int>(n) + 1);
+      if (t.kind == TrialKind::kPruning) {
+        EXPECT_TRUE(pruning_slots.insert({t.pruning_round, t.batch_size}).second)
+            << "pruning round " << t.pruning_round << " explored batch size " << t.batch_size
+            << " twice";
+      }
+      auto a = by_trial.find({j, t.trial_number});
+      ASSERT_NE(a, by_trial.end()) << "stored trial " << t.trial_number << " was never answered";
+      EXPECT_TRUE(t.ended());
+      EXPECT_EQ(t.status == TrialStatus::kConverged, a->second.decision.converged);
+      EXPECT_EQ(t.time_s, a->second.time_s);
+      EXPECT_EQ(t.energy_j, a->second.energy_j);
+    }
+  }
+  EXPECT_EQ(trials_total, by_trial.size());
+}
+
+TEST_F(PostgresStoreTest, RefusesANewerSchema) {
+  ASSERT_NE(open(), nullptr);
+  testing_pg::exec("UPDATE " + schema_ + ".zeus_schema SET version = 99");
+  PostgresStoreOptions options;
+  options.schema = schema_;
+  Result<std::unique_ptr<Store>> s = open_postgres_store(url_, options);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kNotSupported);
+  EXPECT_NE(s.error().message.find("schema version 99"), std::string::npos) << s.error().message;
+}
+
+// A server-side kill of the store's connection between transactions costs nothing: the next
+// transaction runs on a new connection.
+TEST_F(PostgresStoreTest, ReplacesAConnectionTheServerClosed) {
+  const std::string app = schema_ + "_app";
+  std::unique_ptr<Store> store = open(1, url_ + "?application_name=" + app);
+  ASSERT_NE(store, nullptr);
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  testing_pg::exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" +
+                   app + "'");
+  Result<void> r = store->transact([&](StoreTransaction& tx) { return tx.put_trial(dispatched("k1", 1)); });
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
+    EXPECT_EQ(tx.get_trials("k1")->size(), 1u);
+    return ok();
+  }));
+}
+
+TEST_F(PostgresStoreTest, UnreachableServerIsUnavailableAndHidesThePassword) {
+  Result<std::unique_ptr<Store>> s =
+      open_postgres_store("postgresql://zeus:sekrit@127.0.0.1:1/zeus?connect_timeout=2");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(s.error().message.find("sekrit"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("zeus:***@127.0.0.1:1"), std::string::npos) << s.error().message;
+}
+
+TEST_F(PostgresStoreTest, RejectsBadOptions) {
+  PostgresStoreOptions options;
+  options.pool_size = 0;
+  EXPECT_EQ(open_postgres_store(url_, options).error().code, ErrorCode::kInvalidArgument);
+  options.pool_size = 1;
+  options.schema = "x; DROP TABLE jobs";
+  EXPECT_EQ(open_postgres_store(url_, options).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(RedactDatabaseUrl, HidesOnlyThePassword) {
+  EXPECT_EQ(redact_database_url("postgresql://u:p@h:5/db"), "postgresql://u:***@h:5/db");
+  EXPECT_EQ(redact_database_url("postgres://u@h/db?x=1"), "postgres://u@h/db?x=1");
+  EXPECT_EQ(redact_database_url("postgresql://h:5432/db"), "postgresql://h:5432/db");
+  EXPECT_EQ(redact_database_url("host=h password=secret dbname=d"),
+            "host=h password=*** dbname=d");
+  EXPECT_EQ(redact_database_url("password='a b' host=h"), "password=*** host=h");
+}
+
+}  // namespace
+}  // namespace zeus

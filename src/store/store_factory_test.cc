@@ -1,0 +1,103 @@
+// open_store(): every accepted URL form opens a working store; anything else is a clear error.
+#include "zeus/store_factory.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "store/test_postgres.h"
+
+namespace zeus {
+namespace {
+
+// Stores a job through one store and reads it back, so the URL opened a real, working store.
+void expect_working(Store& store, const std::string& job_id) {
+  JobRecord job;
+  job.spec.job_id = job_id;
+  job.spec.job_id_prefix = "f";
+  job.spec.batch_sizes = {8};
+  job.spec.default_batch_size = 8;
+  job.spec.max_power_w = 100;
+  job.rng_state = "r";
+  ASSERT_TRUE(store.transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  std::optional<JobRecord> read;
+  ASSERT_TRUE(store.transact([&](StoreTransaction& tx) -> Result<void> {
+    Result<std::optional<JobRecord>> j = tx.get_job(job_id);
+    if (!j) return fail(j.error());
+    read = *j;
+    return tx.delete_job(job_id).map([](bool) {});
+  }));
+  EXPECT_EQ(read, job);
+}
+
+class StoreFactoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("zeus_factory_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(StoreFactoryTest, MemoryUrl) {
+  Result<std::unique_ptr<Store>> s = open_store("memory://");
+  ASSERT_TRUE(s.has_value()) << s.error().to_string();
+  expect_working(**s, "f1");
+}
+
+TEST_F(StoreFactoryTest, SqliteAbsolutePathCreatesTheFileThere) {
+  const std::string path = (dir_ / "abs.db").string();
+  ASSERT_EQ(path[0], '/');
+  Result<std::unique_ptr<Store>> s = open_store("sqlite://" + path);
+  ASSERT_TRUE(s.has_value()) << s.error().to_string();
+  expect_working(**s, "f1");
+  EXPECT_TRUE(std::filesystem::exists(path));
+}
+
+TEST_F(StoreFactoryTest, SqliteRelativePathIsRelativeToTheWorkingFolder) {
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(dir_);
+  Result<std::unique_ptr<Store>> s = open_store("sqlite://sub.db");
+  std::filesystem::current_path(before);
+  ASSERT_TRUE(s.has_value()) << s.error().to_string();
+  expect_working(**s, "f1");
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "sub.db"));
+}
+
+TEST_F(StoreFactoryTest, PostgresUrlsInBothSpellings) {
+  const std::string url = testing_pg::url();
+  ASSERT_FALSE(url.empty());
+  ASSERT_EQ(url.rfind("postgresql://", 0), 0u) << url;
+  Result<std::unique_ptr<Store>> s = open_store(url, {.max_connections = 2});
+  ASSERT_TRUE(s.has_value()) << s.error().to_string();
+  const std::string id = "factory_" + std::to_string(getpid());
+  expect_working(**s, id + "_a");
+  Result<std::unique_ptr<Store>> short_scheme = open_store("postgres://" + url.substr(13));
+  ASSERT_TRUE(short_scheme.has_value()) << short_scheme.error().to_string();
+  expect_working(**short_scheme, id + "_b");
+}
+
+TEST_F(StoreFactoryTest, UnknownOrEmptyUrlsAreInvalidArguments) {
+  for (const std::string url : {"", "memory", "memory://x", "/tmp/bso.db", "sqlite://",
+                                "sqlite:///", "mysql://u@h/db", "SQLITE:///tmp/x.db"}) {
+    Result<std::unique_ptr<Store>> s = open_store(url);
+    ASSERT_FALSE(s.has_value()) << url;
+    EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument) << url;
+    EXPECT_NE(s.error().message.find("sqlite:///"), std::string::npos) << s.error().message;
+  }
+}
+
+TEST_F(StoreFactoryTest, UnreachablePostgresIsUnavailable) {
+  Result<std::unique_ptr<Store>> s = open_store("postgresql://u:pw@127.0.0.1:1/db");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(s.error().message.find(":pw@"), std::string::npos) << s.error().message;
+}
+
+}  // namespace
+}  // namespace zeus

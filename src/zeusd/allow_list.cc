@@ -1,0 +1,134 @@
+#include "zeusd/allow_list.h"
+
+#include <grp.h>
+#include <pwd.h>
+
+#include <algorithm>
+#include <optional>
+
+namespace zeus::zeusd {
+namespace {
+
+constexpr std::array<std::string_view, kCapabilityCount> kNames = {"gpu-control", "gpu-read",
+                                                                   "cpu-read"};
+
+std::optional<uint32_t> parse_id(std::string_view text) {
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  uint32_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<uint32_t>(c - '0');
+  }
+  return value;
+}
+
+Result<uint32_t> resolve_user(const std::string& name) {
+  if (auto id = parse_id(name)) return *id;
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  if (getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
+    return fail(ErrorCode::kNotFound, "allow-list user '" + name + "' does not exist on this machine");
+  }
+  return static_cast<uint32_t>(found->pw_uid);
+}
+
+Result<uint32_t> resolve_group(const std::string& name) {
+  if (auto id = parse_id(name)) return *id;
+  std::vector<char> buffer(65536);
+  group entry{};
+  group* found = nullptr;
+  if (getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
+    return fail(ErrorCode::kNotFound, "allow-list group '@" + name + "' does not exist on this machine");
+  }
+  return static_cast<uint32_t>(found->gr_gid);
+}
+
+}  // namespace
+
+std::string_view capability_name(Capability capability) {
+  return kNames[static_cast<size_t>(capability)];
+}
+
+Result<Capability> parse_capability(std::string_view name) {
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (kNames[i] == name) return static_cast<Capability>(i);
+  }
+  return fail(ErrorCode::kInvalidArgument,
+              "unknown capability '" + std::string(name) + "' (use gpu-control, gpu-read or cpu-read)");
+}
+
+std::string Peer::description() const {
+  std::string text = "uid " + std::to_string(uid) + " (" + user_name(uid) + ")";
+  text += pid >= 0 ? " pid " + std::to_string(pid) : " over TCP";
+  return text;
+}
+
+Result<void> AllowList::add(std::string_view spec) {
+  const size_t equals = spec.find('=');
+  if (equals == std::string_view::npos) {
+    return fail(ErrorCode::kInvalidArgument, "allow-list entry '" + std::string(spec) +
+                                                 "' is not <capability>=<user>,@<group>,...");
+  }
+  auto capability = parse_capability(spec.substr(0, equals));
+  if (!capability) return fail(capability.error());
+  Entries& entries = entries_[static_cast<size_t>(*capability)];
+  std::string_view list = spec.substr(equals + 1);
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string_view::npos) comma = list.size();
+    const std::string item(list.substr(start, comma - start));
+    start = comma + 1;
+    if (item.empty()) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "allow-list entry '" + std::string(spec) + "' has an empty user or group");
+    }
+    if (item == "*") {
+      entries.anyone = true;
+    } else if (item.front() == '@') {
+      auto gid = resolve_group(item.substr(1));
+      if (!gid) return fail(gid.error());
+      entries.gids.insert(*gid);
+    } else {
+      auto uid = resolve_user(item);
+      if (!uid) return fail(uid.error());
+      entries.uids.insert(*uid);
+    }
+    if (std::find(entries.names.begin(), entries.names.end(), item) == entries.names.end()) {
+      entries.names.push_back(item);
+    }
+  }
+  return ok();
+}
+
+bool AllowList::allows(Capability capability, const Peer& peer) const {
+  if (peer.uid == 0) return true;
+  const Entries& entries = entries_[static_cast<size_t>(capability)];
+  if (entries.anyone || entries.uids.count(peer.uid)) return true;
+  if (entries.gids.count(peer.gid)) return true;
+  for (uint32_t gid : peer.groups) {
+    if (entries.gids.count(gid)) return true;
+  }
+  return false;
+}
+
+std::string AllowList::describe(Capability capability) const {
+  const Entries& entries = entries_[static_cast<size_t>(capability)];
+  if (entries.names.empty()) return "root only";
+  std::string text = "root";
+  for (const auto& name : entries.names) text += ", " + name;
+  return text;
+}
+
+std::string user_name(uint32_t uid) {
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  if (getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
+    return std::to_string(uid);
+  }
+  return found->pw_name;
+}
+
+}  // namespace zeus::zeusd

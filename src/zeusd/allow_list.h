@@ -1,0 +1,70 @@
+// AllowList: which users and groups may use each zeusd capability, and Peer, who is asking.
+//
+// Capabilities: gpu-control (set/reset power limit, persistence mode, locked clocks), gpu-read
+// (GPU power limit, power and energy), cpu-read (RAPL package and DRAM energy). An entry names a
+// user ("alice" or a uid "1001"), a group ("@video" or "@44"), or anyone ("*"). Root (uid 0) is
+// always allowed: it could do all of this without zeusd. Names are resolved when added, so a typo
+// fails at startup instead of silently allowing nobody.
+// Thread-safety: build on one thread, then allows() may be called from any thread.
+// Failure: add() answers InvalidArgument for a malformed spec, NotFound for an unknown name.
+//
+//   zeus::zeusd::AllowList allow;
+//   allow.add("gpu-control=alice,@video");
+//   if (!allow.allows(zeus::zeusd::Capability::kGpuControl, peer)) answer 403;
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zeus/result.h"
+
+namespace zeus::zeusd {
+
+enum class Capability { kGpuControl = 0, kGpuRead = 1, kCpuRead = 2 };
+inline constexpr int kCapabilityCount = 3;
+
+// "gpu-control", "gpu-read", "cpu-read".
+std::string_view capability_name(Capability capability);
+// The inverse of capability_name(); InvalidArgument naming the valid ones otherwise.
+Result<Capability> parse_capability(std::string_view name);
+
+// The process on the other end of a connection, from SO_PEERCRED (Unix socket) or the kernel's
+// socket table (loopback TCP, where the pid is unknown).
+struct Peer {
+  int pid = -1;  // -1 when unknown
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::vector<uint32_t> groups;  // the primary and supplementary groups
+  bool unix_socket = true;       // false for a TCP peer
+
+  // "uid 1000 (alice) pid 4242", for logs and messages.
+  std::string description() const;
+};
+
+class AllowList {
+ public:
+  // Adds "<capability>=<entry>,<entry>,..."; entries as in the header comment.
+  Result<void> add(std::string_view spec);
+  // True when `peer` is root or matches an entry of `capability`.
+  bool allows(Capability capability, const Peer& peer) const;
+  // "alice, @video" (or "root only"), for the startup log.
+  std::string describe(Capability capability) const;
+
+ private:
+  struct Entries {
+    bool anyone = false;
+    std::set<uint32_t> uids;
+    std::set<uint32_t> gids;
+    std::vector<std::string> names;  // as written, for describe()
+  };
+  std::array<Entries, kCapabilityCount> entries_;
+};
+
+// The user name of `uid`, or the number as text when it has none.
+std::string user_name(uint32_t uid);
+
+}  // namespace zeus::zeusd

@@ -1,0 +1,99 @@
+// discover_devices(): discover() with privileged calls routed through zeusd.
+#include <cstdlib>
+#include <memory>
+
+#include "zeus/zeusd_client.h"
+#include "zeusd/zeusd_devices.h"
+
+namespace zeus {
+namespace {
+
+bool has_capability(const zeusd::ZeusdInventory& inventory, const std::string& name) {
+  for (const auto& capability : inventory.capabilities) {
+    if (capability == name) return true;
+  }
+  return false;
+}
+
+// zeusd's GPUs in framework order (CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES by zeusd's indices
+// or UUIDs), for a process that cannot open the GPUs itself.
+Result<std::vector<zeusd::RemoteGpuInfo>> visible_remote_gpus(const zeusd::ZeusdInventory& inventory,
+                                                             const DiscoverOptions& options) {
+  const bool hip = options.hip_visible_devices.has_value();
+  const auto& value = hip ? options.hip_visible_devices : options.cuda_visible_devices;
+  if (!value) return inventory.gpus;
+  std::vector<std::string> uuids;
+  for (const auto& gpu : inventory.gpus) uuids.push_back(gpu.uuid);
+  const char* variable = hip ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
+  auto indices = parse_visible_devices(*value, variable, uuids);
+  if (!indices) return fail(indices.error());
+  std::vector<zeusd::RemoteGpuInfo> visible;
+  for (int index : *indices) {
+    if (index >= static_cast<int>(inventory.gpus.size())) {
+      return fail(ErrorCode::kNotFound, std::string(variable) + "=" + *value + " names GPU " +
+                                            std::to_string(index) + " but zeusd has " +
+                                            std::to_string(inventory.gpus.size()));
+    }
+    visible.push_back(inventory.gpus[static_cast<size_t>(index)]);
+  }
+  return visible;
+}
+
+}  // namespace
+
+Result<Devices> discover_devices(const DiscoverOptions& options,
+                                 const std::optional<std::string>& zeusd_socket_path) {
+  auto devices = discover(options);
+  if (!devices || !zeusd_socket_path || zeusd_socket_path->empty()) return devices;
+  auto client = std::make_shared<ZeusdClient>(*zeusd_socket_path);
+  auto inventory = zeusd::fetch_inventory(*client);
+  if (!inventory) {
+    return fail(inventory.error().code,
+                std::string(kZeusdSocketEnvironment) + " is set but zeusd did not answer: " +
+                    inventory.error().message + " (unset it to use the devices directly)");
+  }
+  std::string summary = "socket " + *zeusd_socket_path + ": ";
+  if (options.want_gpus) {
+    std::vector<std::unique_ptr<Gpu>> wrapped;
+    if (!devices->gpus.empty()) {
+      for (auto& local : devices->gpus) {
+        zeusd::RemoteGpuInfo info;  // index -1 unless zeusd has the same UUID
+        for (const auto& remote : inventory->gpus) {
+          if (remote.uuid == local->uuid()) info = remote;
+        }
+        wrapped.push_back(std::make_unique<zeusd::ZeusdGpu>(client, std::move(info), std::move(local)));
+      }
+      summary += std::to_string(wrapped.size()) + " GPU(s) with changes through zeusd";
+    } else {
+      auto visible = visible_remote_gpus(*inventory, options);
+      if (!visible) return fail(visible.error());
+      for (auto& info : *visible) wrapped.push_back(std::make_unique<zeusd::ZeusdGpu>(client, std::move(info), nullptr));
+      summary += std::to_string(wrapped.size()) + " GPU(s) read and changed through zeusd";
+    }
+    devices->gpus = std::move(wrapped);
+  }
+  if (options.want_cpus) {
+    if (has_capability(*inventory, "cpu-read")) {
+      devices->cpus.clear();
+      for (const auto& info : inventory->cpus) {
+        auto cpu = std::make_unique<zeusd::ZeusdCpu>(client, info);
+        (void)cpu->package_energy_uj();  // counters start now
+        if (cpu->has_dram()) (void)cpu->dram_energy_uj();
+        devices->cpus.push_back(std::move(cpu));
+      }
+      summary += ", " + std::to_string(devices->cpus.size()) + " CPU package(s) read through zeusd";
+    } else {
+      summary += ", CPUs not read through zeusd (this user is not on its cpu-read allow-list)";
+    }
+  }
+  devices->backends.push_back({"zeusd", true, summary});
+  return devices;
+}
+
+Result<Devices> discover_devices(const DiscoverOptions& options) {
+  const char* path = std::getenv(kZeusdSocketEnvironment);
+  if (path == nullptr || *path == '\0') return discover(options);
+  return discover_devices(options, std::string(path));
+}
+
+}  // namespace zeus

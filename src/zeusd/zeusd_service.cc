@@ -1,0 +1,400 @@
+#include "zeusd/zeusd_service.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/log.h"
+
+namespace zeus::zeusd {
+namespace {
+
+using nlohmann::json;
+
+HttpResponse json_response(int status, const json& body) {
+  HttpResponse response;
+  response.status = status;
+  response.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return response;
+}
+
+HttpResponse error_response(int status, const std::string& message) {
+  return json_response(status, json{{"message", message}});
+}
+
+// The HTTP status for a device error. PermissionDenied from a device means zeusd itself lacks
+// the privilege, which is the operator's problem (500), not the client's (403).
+HttpResponse device_error(const Error& error, const std::string& what) {
+  switch (error.code) {
+    case ErrorCode::kInvalidArgument: return error_response(400, what + ": " + error.message);
+    case ErrorCode::kNotFound: return error_response(404, what + ": " + error.message);
+    case ErrorCode::kNotSupported: return error_response(501, what + ": " + error.message);
+    case ErrorCode::kUnavailable: return error_response(503, what + ": " + error.message);
+    case ErrorCode::kPermissionDenied:
+      return error_response(500, what + ": zeusd itself lacks the privilege (run it as root): " +
+                                     error.message);
+    case ErrorCode::kInternal: break;
+  }
+  return error_response(500, what + ": " + error.message);
+}
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> segments;
+  size_t start = 1;  // path starts with '/'
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string::npos) slash = path.size();
+    segments.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return segments;
+}
+
+// A decimal index below `count`, or nullopt.
+std::optional<int> parse_index(const std::string& text, size_t count) {
+  if (text.empty() || text.size() > 6) return std::nullopt;
+  int value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  if (static_cast<size_t>(value) >= count) return std::nullopt;
+  return value;
+}
+
+std::string range_text(size_t count) {
+  return count == 0 ? "none" : "0-" + std::to_string(count - 1);
+}
+
+std::optional<uint32_t> get_u32(const json& body, const char* key) {
+  auto it = body.find(key);
+  if (it == body.end() || !it->is_number_unsigned()) return std::nullopt;
+  const uint64_t value = it->get<uint64_t>();
+  if (value > std::numeric_limits<uint32_t>::max()) return std::nullopt;
+  return static_cast<uint32_t>(value);
+}
+
+// The methods each GPU knob answers.
+struct KnobMethods {
+  const char* knob;
+  bool get, post, del;
+};
+constexpr KnobMethods kKnobs[] = {
+    {"power_limit", true, true, true},   {"power", true, false, false},
+    {"energy", true, false, false},      {"persistence_mode", true, true, false},
+    {"sm_clocks", false, true, true},    {"memory_clocks", false, true, true},
+};
+
+std::string not_allowed_message(Capability capability, const Peer& peer) {
+  return peer.description() + " is not on zeusd's " + std::string(capability_name(capability)) +
+         " allow-list (the operator adds it with: zeusd --allow " +
+         std::string(capability_name(capability)) + "=" + user_name(peer.uid) + ")";
+}
+
+template <typename T>
+json nullable(const Result<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+}  // namespace
+
+ZeusdService::ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& watcher)
+    : devices_(devices), allow_(std::move(allow)), watcher_(watcher) {}
+
+HttpResponse ZeusdService::handle(const HttpRequest& request, const Peer& peer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::vector<std::string> segments = split_path(request.path);
+  if (segments.size() == 1 && (segments[0] == "discover" || segments[0] == "leases")) {
+    if (request.method != "GET") return error_response(405, request.path + " answers GET only");
+    return segments[0] == "discover" ? discover(peer) : list_leases(peer);
+  }
+  if (segments.size() == 3 && segments[0] == "gpu") {
+    return gpu_route(request, peer, segments[1], segments[2]);
+  }
+  if (segments.size() == 3 && segments[0] == "cpu" && segments[2] == "energy") {
+    return cpu_route(request, peer, segments[1]);
+  }
+  return error_response(404, "no route " + request.method + " " + request.path +
+                                 " (GET /discover lists the devices; routes: /gpu/{i}/<knob>, "
+                                 "/cpu/{i}/energy, /leases)");
+}
+
+HttpResponse ZeusdService::discover(const Peer& peer) {
+  json gpus = json::array();
+  for (size_t i = 0; i < devices_.gpus.size(); ++i) {
+    Gpu& gpu = *devices_.gpus[i];
+    json entry{{"index", i},
+               {"name", gpu.name()},
+               {"uuid", gpu.uuid()},
+               {"architecture", architecture_name(gpu.architecture())},
+               {"has_energy_counter", gpu.has_energy_counter()},
+               {"default_power_limit_mw", nullable(gpu.default_power_limit_mw())},
+               {"supported_sm_clocks_mhz", nullable(gpu.supported_sm_clocks_mhz())},
+               {"supported_memory_clocks_mhz", nullable(gpu.supported_memory_clocks_mhz())}};
+    auto range = gpu.power_limit_range_mw();
+    entry["power_limit_range_mw"] =
+        range ? json{{"min", range->min_mw}, {"max", range->max_mw}} : json(nullptr);
+    gpus.push_back(std::move(entry));
+  }
+  json cpus = json::array();
+  for (size_t i = 0; i < devices_.cpus.size(); ++i) {
+    Cpu& cpu = *devices_.cpus[i];
+    cpus.push_back({{"index", i}, {"package", cpu.index()}, {"name", cpu.name()}, {"has_dram", cpu.has_dram()}});
+  }
+  json rights = json::array();
+  for (int c = 0; c < kCapabilityCount; ++c) {
+    const auto capability = static_cast<Capability>(c);
+    if (allow_.allows(capability, peer) && (peer.unix_socket || capability != Capability::kGpuControl)) {
+      rights.push_back(std::string(capability_name(capability)));
+    }
+  }
+  return json_response(200, json{{"gpus", gpus},
+                                 {"cpus", cpus},
+                                 {"caller", {{"uid", peer.uid}, {"pid", peer.pid}, {"capabilities", rights}}}});
+}
+
+HttpResponse ZeusdService::list_leases(const Peer& peer) {
+  if (!allow_.allows(Capability::kGpuRead, peer)) {
+    return error_response(403, not_allowed_message(Capability::kGpuRead, peer));
+  }
+  json list = json::array();
+  for (const Lease& lease : leases_.list()) {
+    json saved = json::object();
+    if (lease.saved.power_limit_mw) saved["power_limit_mw"] = *lease.saved.power_limit_mw;
+    if (lease.saved.persistence_mode) saved["persistence_mode"] = *lease.saved.persistence_mode;
+    saved["sm_clocks_locked"] = lease.saved.sm_clocks_locked;
+    saved["memory_clocks_locked"] = lease.saved.memory_clocks_locked;
+    list.push_back({{"gpu", lease.gpu}, {"pid", lease.pid}, {"uid", lease.uid}, {"restores", saved}});
+  }
+  return json_response(200, json{{"leases", list}});
+}
+
+HttpResponse ZeusdService::gpu_route(const HttpRequest& request, const Peer& peer,
+                                     const std::string& index_text, const std::string& knob) {
+  const KnobMethods* methods = nullptr;
+  for (const auto& k : kKnobs) {
+    if (knob == k.knob) methods = &k;
+  }
+  if (!methods) {
+    return error_response(404, "unknown GPU knob '" + knob +
+                                   "' (power_limit, power, energy, persistence_mode, sm_clocks, "
+                                   "memory_clocks)");
+  }
+  const bool is_get = request.method == "GET";
+  const bool allowed_method = (is_get && methods->get) || (request.method == "POST" && methods->post) ||
+                              (request.method == "DELETE" && methods->del);
+  if (!allowed_method) return error_response(405, request.method + " is not a method of /gpu/{i}/" + knob);
+  const Capability capability = is_get ? Capability::kGpuRead : Capability::kGpuControl;
+  if (!allow_.allows(capability, peer)) return error_response(403, not_allowed_message(capability, peer));
+  if (!is_get && !peer.unix_socket) {
+    return error_response(403, "changes need zeusd's Unix socket (the lease is tied to the client's "
+                               "process, which TCP cannot identify)");
+  }
+  const auto index = parse_index(index_text, devices_.gpus.size());
+  if (!index) {
+    return error_response(404, "unknown GPU '" + index_text.substr(0, 32) + "': zeusd manages GPUs " +
+                                   range_text(devices_.gpus.size()));
+  }
+  return is_get ? gpu_read(*index, knob) : gpu_change(request, peer, *index, knob);
+}
+
+HttpResponse ZeusdService::gpu_read(int index, const std::string& knob) {
+  Gpu& gpu = *devices_.gpus[index];
+  const std::string what = "GPU " + std::to_string(index);
+  if (knob == "power_limit") {
+    auto limit = gpu.power_limit_mw();
+    if (!limit) return device_error(limit.error(), what + " power limit");
+    return json_response(200, json{{"gpu", index}, {"power_limit_mw", *limit}});
+  }
+  if (knob == "power") {
+    auto instant = gpu.instant_power_mw();
+    if (!instant) return device_error(instant.error(), what + " power");
+    return json_response(200, json{{"gpu", index},
+                                   {"instant_power_mw", *instant},
+                                   {"average_power_mw", nullable(gpu.average_power_mw())}});
+  }
+  if (knob == "energy") {
+    auto energy = gpu.total_energy_mj();
+    if (!energy) return device_error(energy.error(), what + " energy");
+    return json_response(200, json{{"gpu", index}, {"total_energy_mj", *energy}});
+  }
+  auto enabled = gpu.persistence_mode();
+  if (!enabled) return device_error(enabled.error(), what + " persistence mode");
+  return json_response(200, json{{"gpu", index}, {"enabled", *enabled}});
+}
+
+HttpResponse ZeusdService::gpu_change(const HttpRequest& request, const Peer& peer, int index,
+                                      const std::string& knob) {
+  Gpu& gpu = *devices_.gpus[index];
+  const std::string what = "GPU " + std::to_string(index);
+  const bool reset = request.method == "DELETE";
+  json body = json::object();
+  if (!reset) {
+    body = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+    if (body.is_discarded() || !body.is_object()) {
+      return error_response(400, "the body must be a JSON object, e.g. {\"power_limit_mw\": 300000}");
+    }
+  }
+  // Validate against the device's constraints before touching anything.
+  uint32_t value_a = 0, value_b = 0;
+  bool enabled = false;
+  if (knob == "power_limit" && !reset) {
+    auto limit = get_u32(body, "power_limit_mw");
+    if (!limit) return error_response(400, "power_limit_mw must be a non-negative integer (mW)");
+    auto range = gpu.power_limit_range_mw();
+    if (!range) return device_error(range.error(), what + " power limit range");
+    if (*limit < range->min_mw || *limit > range->max_mw) {
+      return error_response(400, "power limit " + std::to_string(*limit) + " mW is outside " + what +
+                                     "'s range " + std::to_string(range->min_mw) + "-" +
+                                     std::to_string(range->max_mw) + " mW");
+    }
+    value_a = *limit;
+  } else if (knob == "persistence_mode") {
+    auto it = body.find("enabled");
+    if (it == body.end() || !it->is_boolean()) return error_response(400, "enabled must be true or false");
+    enabled = it->get<bool>();
+  } else if ((knob == "sm_clocks" || knob == "memory_clocks") && !reset) {
+    auto min_mhz = get_u32(body, "min_mhz");
+    auto max_mhz = get_u32(body, "max_mhz");
+    if (!min_mhz || !max_mhz) return error_response(400, "min_mhz and max_mhz must be non-negative integers (MHz)");
+    if (*min_mhz > *max_mhz) return error_response(400, "min_mhz must not exceed max_mhz");
+    auto supported = knob == "sm_clocks" ? gpu.supported_sm_clocks_mhz() : gpu.supported_memory_clocks_mhz();
+    if (supported && !supported->empty()) {
+      const auto [lo, hi] = std::minmax_element(supported->begin(), supported->end());
+      if (*min_mhz < *lo || *max_mhz > *hi) {
+        return error_response(400, "clocks " + std::to_string(*min_mhz) + "-" + std::to_string(*max_mhz) +
+                                       " MHz are outside " + what + "'s supported " + std::to_string(*lo) +
+                                       "-" + std::to_string(*hi) + " MHz");
+      }
+    }
+    value_a = *min_mhz;
+    value_b = *max_mhz;
+  }
+
+  // The lease: one live process per GPU; its first change of each knob saves the old value.
+  Lease* held = leases_.find(index);
+  if (held && held->pid != peer.pid) {
+    return error_response(409, what + " is leased by pid " + std::to_string(held->pid) + " (uid " +
+                                   std::to_string(held->uid) + ") until that process exits");
+  }
+  const bool new_lease = held == nullptr;
+  if (new_lease) {
+    auto watched = watcher_.watch(peer.pid);
+    if (!watched) return error_response(400, "cannot tie the change to the client: " + watched.error().message);
+  }
+  Lease& lease = leases_.acquire(index, peer.pid, peer.uid);
+  const std::string who = peer.description();
+  Result<void> applied = ok();
+  std::string change;
+  if (knob == "power_limit") {
+    auto before = gpu.power_limit_mw();
+    if (!before) {
+      if (new_lease) leases_.erase(index);
+      return device_error(before.error(), what + " power limit");
+    }
+    if (!lease.saved.power_limit_mw) lease.saved.power_limit_mw = *before;
+    if (reset) {
+      applied = gpu.reset_power_limit();
+      change = "reset power limit (was " + std::to_string(*before) + " mW)";
+    } else {
+      applied = gpu.set_power_limit_mw(value_a);
+      change = "set power limit " + std::to_string(*before) + " -> " + std::to_string(value_a) + " mW";
+    }
+  } else if (knob == "persistence_mode") {
+    auto before = gpu.persistence_mode();
+    if (before && !lease.saved.persistence_mode) lease.saved.persistence_mode = *before;
+    applied = gpu.set_persistence_mode(enabled);
+    change = std::string("set persistence mode ") + (enabled ? "on" : "off");
+  } else {
+    const bool sm = knob == "sm_clocks";
+    (sm ? lease.saved.sm_clocks_locked : lease.saved.memory_clocks_locked) = true;
+    const char* name = sm ? "SM" : "memory";
+    if (reset) {
+      applied = sm ? gpu.reset_sm_clocks() : gpu.reset_memory_clocks();
+      change = std::string("unlocked ") + name + " clocks";
+    } else {
+      applied = sm ? gpu.lock_sm_clocks_mhz(value_a, value_b) : gpu.lock_memory_clocks_mhz(value_a, value_b);
+      change = std::string("locked ") + name + " clocks to " + std::to_string(value_a) + "-" +
+               std::to_string(value_b) + " MHz";
+    }
+  }
+  if (!applied) {
+    log_warning("zeusd: " + who + " failed to change " + what + ": " + applied.error().message);
+    if (new_lease) leases_.erase(index);
+    return device_error(applied.error(), what);
+  }
+  log_info("zeusd: " + who + " " + change + " on " + what + " (restored when pid " +
+           std::to_string(peer.pid) + " exits)");
+  json answer{{"gpu", index}, {"changed", change}};
+  if (knob == "power_limit") answer["power_limit_mw"] = nullable(gpu.power_limit_mw());
+  return json_response(200, answer);
+}
+
+HttpResponse ZeusdService::cpu_route(const HttpRequest& request, const Peer& peer,
+                                     const std::string& index_text) {
+  if (request.method != "GET") return error_response(405, "/cpu/{i}/energy answers GET only");
+  if (!allow_.allows(Capability::kCpuRead, peer)) {
+    return error_response(403, not_allowed_message(Capability::kCpuRead, peer));
+  }
+  const auto index = parse_index(index_text, devices_.cpus.size());
+  if (!index) {
+    return error_response(404, "unknown CPU '" + index_text.substr(0, 32) + "': zeusd reads CPU packages " +
+                                   range_text(devices_.cpus.size()));
+  }
+  Cpu& cpu = *devices_.cpus[*index];
+  auto package = cpu.package_energy_uj();
+  if (!package) return device_error(package.error(), "CPU " + std::to_string(*index) + " package energy");
+  json dram = nullptr;
+  if (cpu.has_dram()) {
+    auto value = cpu.dram_energy_uj();
+    if (!value) return device_error(value.error(), "CPU " + std::to_string(*index) + " DRAM energy");
+    dram = *value;
+  }
+  return json_response(200, json{{"cpu", *index}, {"package_energy_uj", *package}, {"dram_energy_uj", dram}});
+}
+
+void ZeusdService::restore(const Lease& lease, const std::string& why) {
+  Gpu& gpu = *devices_.gpus[lease.gpu];
+  const std::string what = "GPU " + std::to_string(lease.gpu);
+  auto report = [&](const Result<void>& result, const std::string& action) {
+    if (result) {
+      log_info("zeusd: " + why + ": " + action + " on " + what);
+    } else {
+      log_error("zeusd: " + why + ": could not " + action + " on " + what + ": " + result.error().message);
+    }
+  };
+  if (lease.saved.power_limit_mw) {
+    report(gpu.set_power_limit_mw(*lease.saved.power_limit_mw),
+           "restore power limit " + std::to_string(*lease.saved.power_limit_mw) + " mW");
+  }
+  if (lease.saved.sm_clocks_locked) report(gpu.reset_sm_clocks(), "unlock SM clocks");
+  if (lease.saved.memory_clocks_locked) report(gpu.reset_memory_clocks(), "unlock memory clocks");
+  if (lease.saved.persistence_mode) {
+    report(gpu.set_persistence_mode(*lease.saved.persistence_mode),
+           std::string("restore persistence mode ") + (*lease.saved.persistence_mode ? "on" : "off"));
+  }
+}
+
+void ZeusdService::on_process_exit(int pid) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Lease& lease : leases_.release_all_of(pid)) {
+    restore(lease, "pid " + std::to_string(pid) + " (uid " + std::to_string(lease.uid) + ") exited");
+  }
+}
+
+void ZeusdService::restore_all() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Lease& lease : leases_.release_all()) restore(lease, "zeusd is stopping");
+}
+
+std::vector<Lease> ZeusdService::leases() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return leases_.list();
+}
+
+}  // namespace zeus::zeusd

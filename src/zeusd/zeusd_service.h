@@ -1,0 +1,76 @@
+// ZeusdService: zeusd's HTTP/JSON API over the machine's devices — routing, authorisation,
+// validation, leases and restore. The transport (unix_server.h) hands it parsed requests and the
+// kernel-verified peer; it never touches sockets, so tests and the fuzzer call it directly.
+//
+// Routes (GPU and CPU indices are zeusd's own: physical indices when zeusd runs without
+// CUDA_VISIBLE_DEVICES; clients map GPUs by UUID from /discover):
+//   GET    /discover                       GPUs and CPUs, their constraints, the caller's rights
+//   GET    /leases                         changes that will be undone when their process exits
+//   GET    /gpu/{i}/power_limit            {"power_limit_mw"}                  gpu-read
+//   POST   /gpu/{i}/power_limit            {"power_limit_mw": N}                gpu-control
+//   DELETE /gpu/{i}/power_limit            back to the default limit        gpu-control
+//   GET    /gpu/{i}/power                  {"instant_power_mw", "average_power_mw"} gpu-read
+//   GET    /gpu/{i}/energy                 {"total_energy_mj"}                  gpu-read
+//   GET    /gpu/{i}/persistence_mode       {"enabled"}                          gpu-read
+//   POST   /gpu/{i}/persistence_mode       {"enabled": bool}                    gpu-control
+//   POST   /gpu/{i}/sm_clocks              {"min_mhz": N, "max_mhz": M}        gpu-control
+//   DELETE /gpu/{i}/sm_clocks              unlock                           gpu-control
+//   POST   /gpu/{i}/memory_clocks          {"min_mhz": N, "max_mhz": M}        gpu-control
+//   DELETE /gpu/{i}/memory_clocks          unlock                           gpu-control
+//   GET    /cpu/{i}/energy                 {"package_energy_uj", "dram_energy_uj"} cpu-read
+// Errors are {"message": "..."}: 400 bad value (outside the device's range), 403 not on the
+// allow-list, 404 unknown route or index, 405 wrong method, 409 GPU leased by another live
+// process, 501 not supported by the device, 503 device unavailable, 500 anything else.
+// Every change is logged (info) with who asked (uid, user, pid) and the old and new values.
+// Leases: see lease_table.h; a change needs the client's pid (Unix socket), so TCP is read-only.
+// Thread-safety: handle(), on_process_exit() and restore_all() may be called from any thread;
+// one mutex serialises them (device calls are short).
+//
+//   zeus::zeusd::ZeusdService service(devices, allow, watcher);
+//   zeus::zeusd::HttpResponse response = service.handle(request, peer);
+#pragma once
+
+#include <mutex>
+
+#include "zeus/device.h"
+#include "zeusd/allow_list.h"
+#include "zeusd/http_message.h"
+#include "zeusd/lease_table.h"
+#include "zeusd/process_watcher.h"
+
+namespace zeus::zeusd {
+
+class ZeusdService {
+ public:
+  // `devices` and `watcher` must outlive the service; the watcher is told about every process
+  // that takes a lease and must call on_process_exit() when it exits.
+  ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& watcher);
+
+  // Answers one request from `peer`. Never throws, whatever the request holds.
+  HttpResponse handle(const HttpRequest& request, const Peer& peer);
+  // Restores every GPU knob `pid` changed and drops its leases.
+  void on_process_exit(int pid);
+  // Restores every lease (zeusd is stopping).
+  void restore_all();
+  // Leases held now.
+  std::vector<Lease> leases() const;
+
+ private:
+  HttpResponse discover(const Peer& peer);
+  HttpResponse list_leases(const Peer& peer);
+  HttpResponse gpu_route(const HttpRequest& request, const Peer& peer, const std::string& index,
+                         const std::string& knob);
+  HttpResponse gpu_read(int index, const std::string& knob);
+  HttpResponse gpu_change(const HttpRequest& request, const Peer& peer, int index,
+                          const std::string& knob);
+  HttpResponse cpu_route(const HttpRequest& request, const Peer& peer, const std::string& index);
+  void restore(const Lease& lease, const std::string& why);
+
+  Devices& devices_;
+  const AllowList allow_;
+  ProcessWatcher& watcher_;
+  mutable std::mutex mutex_;
+  LeaseTable leases_;  // guarded by mutex_
+};
+
+}  // namespace zeus::zeusd
