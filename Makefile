@@ -13,7 +13,7 @@ ZEUS := $(BUILD)/bin/zeus
 DEB_PACKAGES := build-essential cmake pkg-config libexpected-dev nlohmann-json3-dev libcli11-dev \
   libsqlite3-dev sqlite3 libgtest-dev libgmock-dev googletest libbenchmark-dev gnuplot-nox \
   libcpp-httplib-dev libpqxx-dev postgresql prometheus-cpp-dev pybind11-dev python3-dev \
-  python3-pytest python3-numpy python3-torch chromium clang libclang-rt-14-dev
+  python3-pytest python3-numpy python3-torch libtorch-dev chromium clang libclang-rt-14-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -50,7 +50,7 @@ test: build
 
 asan: deps
 	@[ -f $(ASAN_BUILD)/CMakeCache.txt ] || cmake --preset asan > /dev/null
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cmake --build $(ASAN_BUILD) --target zeus_unit_tests -j $(JOBS)
 	ctest --preset asan -j $(JOBS)
 
 # Each libFuzzer target in fuzz/ runs FUZZ_SECONDS (built with clang, ASan+UBSan+fuzzer).

@@ -1,6 +1,7 @@
-// Simulator throughput: recurrences simulated per second at epoch fidelity, per policy, on the
-// bundled V100 traces, and the whole `zeus simulate headline` (6 workloads x 4 policies x 10
-// seeds). The step fidelity is not built yet; its benchmark will join this file.
+// Simulator throughput: recurrences simulated per second in both fidelities — epoch (closed form)
+// and step (the real PowerLimitOptimizer and EnergyMonitor on a ReplayGpu, iteration by
+// iteration) — per policy, on the bundled V100 traces, and the whole `zeus simulate headline`
+// (6 workloads x 4 policies x 10 seeds). Compare the recurrences/s counters of one run.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -28,10 +29,11 @@ const std::vector<zeus::sim::WorkloadTrace>& traces() {
   return kTraces;
 }
 
-// One iteration = every paper workload once under the policy.
-void BM_EpochFidelity(benchmark::State& state) {
+// One iteration = every paper workload once under the policy, at the given fidelity.
+void run_fidelity(benchmark::State& state, zeus::sim::Fidelity fidelity) {
   const auto policy = static_cast<zeus::sim::PolicyKind>(state.range(0));
   zeus::sim::SimOptions options;
+  options.fidelity = fidelity;
   int64_t recurrences = 0;
   for (auto _ : state) {
     for (const auto& trace : traces()) {
@@ -44,7 +46,10 @@ void BM_EpochFidelity(benchmark::State& state) {
   state.SetLabel(std::string(zeus::sim::policy_name(policy)));
   state.counters["recurrences/s"] = benchmark::Counter(static_cast<double>(recurrences), benchmark::Counter::kIsRate);
 }
+void BM_EpochFidelity(benchmark::State& state) { run_fidelity(state, zeus::sim::Fidelity::kEpoch); }
+void BM_StepFidelity(benchmark::State& state) { run_fidelity(state, zeus::sim::Fidelity::kStep); }
 BENCHMARK(BM_EpochFidelity)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_StepFidelity)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
 
 // The whole headline experiment, trace loading included (the goal: well under 5 s).
 void BM_Headline(benchmark::State& state) {

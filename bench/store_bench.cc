@@ -1,16 +1,18 @@
 // Batch-size optimizer operations straight on each Store: next_batch_size + report pairs per
-// second on memory, SQLite (WAL, one file) and PostgreSQL (SERIALIZABLE with retries), with 1
-// and 8 threads, each thread on its own job ("own job") or all on one ("one job", the worst
-// case: every transaction conflicts). No HTTP: this is the store's share of a server request.
-// PostgreSQL: env ZEUS_BENCH_PG_URL, else a private cluster started with scripts/pg_cluster.sh
-// (stopped at exit). The ratios to memory are printed after the table.
+// second on memory, SQLite (WAL, one file) and PostgreSQL (SERIALIZABLE with retries; each
+// commit flushed to disk, and "PostgresAsync" with synchronous_commit=off to show the cost
+// without that flush), with 1 and 8 threads, each thread on its own job ("own_job") or all on
+// one ("one_job": every transaction conflicts; 200 pairs per thread, the history grows). No
+// HTTP: this is the store's share of a server request. PostgreSQL: env ZEUS_BENCH_PG_URL, else
+// a private cluster started with scripts/pg_cluster.sh (stopped at exit). The ratios to memory
+// are printed after the table.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,7 +24,8 @@
 
 namespace {
 
-const std::filesystem::path kSourceDir = std::filesystem::path(__FILE__).parent_path().parent_path();
+const std::filesystem::path kSourceDir =
+    std::filesystem::path(__FILE__).parent_path().parent_path();
 
 // A private PostgreSQL cluster for this run, unless ZEUS_BENCH_PG_URL names a server.
 class BenchCluster {
@@ -30,7 +33,8 @@ class BenchCluster {
   ~BenchCluster() {
     if (!state_.empty()) {
       std::system(("bash '" + (kSourceDir / "scripts/pg_cluster.sh").string() + "' stop '" +
-                   state_.string() + "'").c_str());
+                   state_.string() + "'")
+                      .c_str());
       std::filesystem::remove_all(state_);
     }
   }
@@ -38,8 +42,8 @@ class BenchCluster {
     std::lock_guard<std::mutex> lock(mu_);
     if (!url_.empty()) return url_;
     if (const char* env = std::getenv("ZEUS_BENCH_PG_URL"); env && *env) return url_ = env;
-    state_ = std::filesystem::temp_directory_path() /
-             ("zeus_store_bench_" + std::to_string(getpid()));
+    state_ =
+        std::filesystem::temp_directory_path() / ("zeus_store_bench_" + std::to_string(getpid()));
     const std::string cmd = "bash '" + (kSourceDir / "scripts/pg_cluster.sh").string() +
                             "' start '" + state_.string() + "' > /dev/null";
     if (std::system(cmd.c_str()) != 0) {
@@ -66,29 +70,38 @@ class BenchCluster {
 };
 BenchCluster cluster;
 
-enum Kind { kMemory, kSqlite, kPostgres };
+// kPostgresAsync: synchronous_commit=off — a commit is not flushed before the answer (it
+// survives a crash of the client, not of the server): the store's CPU cost without the fsync.
+enum Kind { kMemory, kSqlite, kPostgres, kPostgresAsync };
 
 // One store per kind for the whole run (threads of a benchmark share it, as a server's do).
 zeus::Result<zeus::Store*> store_of(Kind kind) {
   static std::mutex mu;
   static std::map<Kind, std::unique_ptr<zeus::Store>> stores;
-  static std::filesystem::path sqlite_dir;
+  static struct SqliteDir {
+    std::filesystem::path path;
+    ~SqliteDir() {
+      if (!path.empty()) std::filesystem::remove_all(path);
+    }
+  } sqlite_dir;
   std::lock_guard<std::mutex> lock(mu);
   auto it = stores.find(kind);
   if (it != stores.end()) return it->second.get();
   zeus::Result<std::unique_ptr<zeus::Store>> s = zeus::make_memory_store();
   if (kind == kSqlite) {
-    sqlite_dir = std::filesystem::temp_directory_path() / ("zeus_store_bench_sqlite_" +
-                                                           std::to_string(getpid()));
-    std::filesystem::create_directories(sqlite_dir);
-    s = zeus::open_sqlite_store((sqlite_dir / "bso.db").string());
-  } else if (kind == kPostgres) {
+    sqlite_dir.path = std::filesystem::temp_directory_path() /
+                      ("zeus_store_bench_sqlite_" + std::to_string(getpid()));
+    std::filesystem::create_directories(sqlite_dir.path);
+    s = zeus::open_sqlite_store((sqlite_dir.path / "bso.db").string());
+  } else if (kind == kPostgres || kind == kPostgresAsync) {
     zeus::Result<std::string> url = cluster.url();
     if (!url) return zeus::fail(url.error());
     zeus::PostgresStoreOptions options;
     options.pool_size = 8;
     options.schema = "bench_" + std::to_string(getpid());
-    s = zeus::open_postgres_store(*url, options);
+    const std::string async = std::string(url->find('?') == std::string::npos ? "?" : "&") +
+                              "options=-csynchronous_commit%3Doff";
+    s = zeus::open_postgres_store(kind == kPostgres ? *url : *url + async, options);
   }
   if (!s) return zeus::fail(s.error());
   return (stores[kind] = std::move(*s)).get();
@@ -118,9 +131,9 @@ void BM_Pairs(benchmark::State& state, Kind kind, bool one_job) {
     return;
   }
   zeus::BatchSizeOptimizer bso(**store);
-  static std::atomic<int> run{0};
-  const std::string job = "j" + std::to_string(run++) + "_" +
-                          std::to_string(one_job ? 0 : state.thread_index());
+  const std::string job = "bench_" + std::to_string(kind) + "_" + std::to_string(state.threads()) +
+                          "_" +
+                          (one_job ? std::string("one") : std::to_string(state.thread_index()));
   auto fresh_job = [&] {
     (void)bso.delete_job(job);
     return bso.register_job(spec(job));
@@ -154,16 +167,23 @@ void BM_Pairs(benchmark::State& state, Kind kind, bool one_job) {
 }
 
 void register_all() {
-  for (auto [kind, name] : {std::pair{kMemory, "Memory"}, std::pair{kSqlite, "Sqlite"},
-                            std::pair{kPostgres, "Postgres"}}) {
+  for (auto [kind, name] :
+       {std::pair{kMemory, "Memory"}, std::pair{kSqlite, "Sqlite"},
+        std::pair{kPostgres, "Postgres"}, std::pair{kPostgresAsync, "PostgresAsync"}}) {
     for (bool one_job : {false, true}) {
       const std::string bench =
           std::string("BM_Pairs/") + name + (one_job ? "/one_job" : "/own_job");
-      auto* b = benchmark::RegisterBenchmark(bench.c_str(), [kind = kind, one_job](
-                                                                benchmark::State& s) {
-        BM_Pairs(s, kind, one_job);
-      });
-      b->Threads(1)->Threads(8)->UseRealTime()->MinTime(1.0)->Unit(benchmark::kMicrosecond);
+      auto* b = benchmark::RegisterBenchmark(
+          bench.c_str(),
+          [kind = kind, one_job](benchmark::State& s) { BM_Pairs(s, kind, one_job); });
+      b->Threads(1)->Threads(8)->UseRealTime()->Unit(benchmark::kMicrosecond);
+      // One job's history grows with every pair (it cannot be replaced under the other
+      // threads), so its runs have a fixed length: 200 pairs per thread.
+      if (one_job) {
+        b->Iterations(200);
+      } else {
+        b->MinTime(1.0);
+      }
     }
   }
 }
@@ -190,12 +210,14 @@ int main(int argc, char** argv) {
   std::printf("\nnext+report pairs/s, and the share of the memory store's rate:\n");
   for (const auto& [name, rate] : pairs_per_s) {
     std::string memory = name;
-    for (const char* kind : {"Sqlite", "Postgres"}) {
-      if (auto p = memory.find(kind); p != std::string::npos) memory.replace(p, std::string(kind).size(), "Memory");
+    for (const char* kind : {"PostgresAsync", "Postgres", "Sqlite"}) {
+      if (auto p = memory.find(kind); p != std::string::npos)
+        memory.replace(p, std::string(kind).size(), "Memory");
     }
     auto base = pairs_per_s.find(memory);
     std::printf("  %-45s %10.0f pairs/s", name.c_str(), rate);
-    if (base != pairs_per_s.end() && base->second > 0) std::printf("  (%.3f of memory)", rate / base->second);
+    if (base != pairs_per_s.end() && base->second > 0)
+      std::printf("  (%.3f of memory)", rate / base->second);
     std::printf("\n");
   }
   benchmark::Shutdown();

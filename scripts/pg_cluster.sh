@@ -2,7 +2,7 @@
 # A private PostgreSQL 15 cluster for tests and benchmarks: trust authentication, listening only
 # on 127.0.0.1 at a free port, data in a fresh temporary folder.
 #
-#   scripts/pg_cluster.sh start STATE_DIR   # prints the URL; writes STATE_DIR/url and STATE_DIR/datadir
+#   scripts/pg_cluster.sh start STATE_DIR   # prints the URL; writes STATE_DIR/{url,datadir}
 #   scripts/pg_cluster.sh createdb STATE_DIR NAME   # prints the URL of a new empty database NAME
 #   scripts/pg_cluster.sh stop STATE_DIR    # stops the cluster and removes its data
 #
@@ -81,7 +81,8 @@ create_db() {
   [ -f "$state/url" ] || die "no cluster in '$state': run 'pg_cluster.sh start $state' first"
   local url
   url=$(cat "$state/url")
-  PGOPTIONS="-c client_min_messages=warning" psql -q -v ON_ERROR_STOP=1 "$url" -c "DROP DATABASE IF EXISTS $name" -c "CREATE DATABASE $name" \
+  PGOPTIONS="-c client_min_messages=warning" psql -X -q -v ON_ERROR_STOP=1 "$url" \
+    -c "DROP DATABASE IF EXISTS $name" -c "CREATE DATABASE $name" \
     > /dev/null || die "could not create database '$name' on $url"
   echo "${url%/postgres}/$name"
 }

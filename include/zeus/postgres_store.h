@@ -30,10 +30,10 @@
 namespace zeus {
 
 struct PostgresStoreOptions {
-  int pool_size = 8;             // connections kept open (>= 1); more threads wait for one
-  std::string schema;            // "": the connection's search_path; else this schema, created
-                                 // if missing ([a-z_][a-z0-9_]*, e.g. one per test)
-  double retry_timeout_s = 30.0; // how long transact re-runs fn after serialization failures
+  int pool_size = 8;              // connections kept open (>= 1); more threads wait for one
+  std::string schema;             // "": the connection's search_path; else this schema, created
+                                  // if missing ([a-z_][a-z0-9_]*, e.g. one per test)
+  double retry_timeout_s = 30.0;  // how long transact re-runs fn after serialization failures
 };
 
 // Connects to url (a libpq URI "postgresql://user[:password]@host:port/db?param=..." or a

@@ -5,7 +5,8 @@
 // Units: s, J, W; ratios are against Default on the same seed, then mean and spread over seeds.
 // Thread-safety: the functions share no state; `progress` is called on the caller's thread.
 // Failure: the option and trace errors of run_headline(), and kInvalidArgument for an empty or
-// out-of-range list of variants (eta outside [0, 1], beta < 1, an unknown GPU).
+// out-of-range list of variants (eta outside [0, 1], beta < 1 other than 0 = no early stop, an
+// unknown GPU).
 //
 //   zeus::sim::ExperimentOptions options;  options.data_dir = "data";
 //   auto sweep = zeus::sim::run_beta_sweep(options, {});   // beta 1.5, 2, ..., 5

@@ -7,8 +7,8 @@
 // thread; the store it returns is as thread-safe as its implementation (all are).
 // Failure: kInvalidArgument for a bad URL, otherwise the opened store's errors.
 //
-//   zeus::Result<std::unique_ptr<zeus::Store>> store = zeus::open_store("sqlite:///var/zeus/bso.db");
-//   if (!store) return fail(store.error());
+//   zeus::Result<std::unique_ptr<zeus::Store>> store =
+//   zeus::open_store("sqlite:///var/zeus/bso.db"); if (!store) return fail(store.error());
 //   zeus::BatchSizeOptimizer bso(**store);
 #pragma once
 

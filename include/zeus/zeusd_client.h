@@ -55,7 +55,7 @@ class ZeusdClient {
   Result<std::string> exchange_locked(const std::string& wire, bool* may_retry);
   std::string socket_path_;
   std::mutex mutex_;
-  int fd_ = -1;          // guarded by mutex_
+  int fd_ = -1;           // guarded by mutex_
   int fd_owner_pid_ = 0;  // the process that opened fd_ (a forked child reconnects)
   std::string pending_;   // bytes read past the last response; guarded by mutex_
 };

@@ -49,11 +49,11 @@ RankAllReduce make_all_reduce(py::object function) {
   }
   PythonCallable callable(std::move(function));
   return [callable](const RankSample& local) -> Result<RankSample> {
+    py::gil_scoped_acquire gil;  // before `reduced`, so that it is dropped with the GIL held
     py::object reduced;
     if (!callable.call(&reduced, local.energy_j, local.time_s, local.gpu_count)) {
       return fail(ErrorCode::kUnavailable, "the all-reduce across ranks raised a Python exception");
     }
-    py::gil_scoped_acquire gil;
     try {
       auto [energy_j, time_s, gpu_count] = reduced.cast<std::tuple<double, double, uint32_t>>();
       return RankSample{energy_j, time_s, gpu_count};

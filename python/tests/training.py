@@ -2,10 +2,12 @@
 
 The fake NVML draws min(power_draw, limit) watts, so energy already falls with the limit; this
 job makes time rise below a knee, like a real GPU: step_time = BASE_S at limits >= 200 W and
-BASE_S * (200 / limit) ** 0.7 below. With a 300 W draw and candidates 300..100 W (50 W steps):
-  energy per step ~ limit x time: 300, 250, 200, 183, 162 (x BASE_S)  -> Energy() picks 100 W
-  zeus cost (eta 0.5, MaxPower 300 W): 600, 550, 500, 550, 650 (/2)    -> ZeusCost picks 200 W
-  slowdown vs 300 W: 1, 1, 1, 1.22, 1.62             -> MaxSlowdownConstraint(1.4) picks 150 W
+BASE_S * (200 / limit) ** 0.8 below. With a 300 W draw and candidates 300..100 W (50 W steps):
+  energy per step ~ limit x time: 300, 250, 200, 189, 174 (x BASE_S)  -> Energy() picks 100 W
+  zeus cost (eta 0.5, MaxPower 300 W): 300, 275, 250, 283, 348        -> ZeusCost picks 200 W
+  slowdown vs 300 W: 1, 1, 1, 1.26, 1.74             -> MaxSlowdownConstraint(1.4) picks 150 W
+Steps are paced against a deadline (each one ends step_time after the previous one), so the
+loop's own overhead between steps does not blur the model.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ import time
 
 import torch
 
-BASE_S = 0.02
+BASE_S = 0.05
 
 
 def step_time_s(limit_w: float) -> float:
     """Seconds one training step takes at a power limit."""
-    return BASE_S if limit_w >= 200 else BASE_S * (200.0 / limit_w) ** 0.7
+    return BASE_S if limit_w >= 200 else BASE_S * (200.0 / limit_w) ** 0.8
 
 
 class Job:
@@ -29,24 +31,29 @@ class Job:
         torch.manual_seed(seed)
         self.model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 2))
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
-        self.x = torch.randn(512, 16)
+        self.x = torch.randn(768, 16)
         self.y = (self.x[:, 0] + self.x[:, 1] > 0).long()
         self.batch_size = batch_size
+        self._deadline = 0.0
 
-    def batches(self):
-        """The epoch's (input, label) batches."""
-        for i in range(0, len(self.x), self.batch_size):
+    def batches(self, limit: int = 0):
+        """The epoch's (input, label) batches (the first `limit` ones when limit > 0)."""
+        count = len(self.x) if limit <= 0 else limit * self.batch_size
+        for i in range(0, count, self.batch_size):
             yield self.x[i : i + self.batch_size], self.y[i : i + self.batch_size]
 
     def step(self, batch, limit_w: float) -> float:
-        """One real training step, stretched to the limit's step time."""
-        start = time.perf_counter()
+        """One real training step, ending step_time_s(limit_w) after the previous one ended."""
+        now = time.perf_counter()
+        if now - self._deadline > BASE_S:  # first step, or the loop paused: restart pacing
+            self._deadline = now
+        self._deadline += step_time_s(limit_w)
         x, y = batch
         self.optimizer.zero_grad()
         loss = torch.nn.functional.cross_entropy(self.model(x), y)
         loss.backward()
         self.optimizer.step()
-        remaining = step_time_s(limit_w) - (time.perf_counter() - start)
+        remaining = self._deadline - time.perf_counter()
         if remaining > 0:
             time.sleep(remaining)
         return float(loss)

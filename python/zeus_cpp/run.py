@@ -44,7 +44,7 @@ class ZeusDataLoader:
         job: Optional[JobSpec] = None,
         *,
         monitor: Optional[ZeusMonitor] = None,
-        server_url: str = "memory:",
+        server_url: str = "memory://",
         optimize_power_limit: bool = True,
         optimum_selector: Optional[OptimumSelector] = None,
         warmup_steps: int = 10,
@@ -60,8 +60,8 @@ class ZeusDataLoader:
                 with the chosen batch size and dataloader_kwargs).
             job: the recurring job (JobSpec).
             monitor: the ZeusMonitor of the training GPUs (default: all GPUs).
-            server_url: "http://host:port" for `zeus serve`, "sqlite:PATH" or "memory:" for an
-                in-process optimizer.
+            server_url: "http://host:port" for `zeus serve`; "sqlite:///PATH" or "memory://"
+                for an optimizer in this process.
             optimize_power_limit: run the JIT power-limit optimizer in the first epoch.
             optimum_selector: its selector (default ZeusCost(eta_knob=job.eta_knob)).
             warmup_steps, profile_steps, pl_step: as GlobalPowerLimitOptimizer's.

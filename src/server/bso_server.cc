@@ -110,6 +110,12 @@ class HttpBsoServer final : public BsoServer {
     http_.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
     http_.set_payload_max_length(options_.max_body_bytes);
     http_.set_tcp_nodelay(true);
+    // SO_REUSEADDR only: httplib's default SO_REUSEPORT would let a second server silently
+    // share a busy port.
+    http_.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
     http_.set_keep_alive_max_count(100000);
     http_.set_keep_alive_timeout(5);
     http_.set_read_timeout(10);

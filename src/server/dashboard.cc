@@ -19,7 +19,9 @@ constexpr std::string_view kPage = R"html(<!DOCTYPE html>
   header span { color: #aab6c3; font-size: 12px; }
   main { padding: 16px 20px; display: grid; gap: 16px; }
   section { background: #fff; border: 1px solid #dde3ea; border-radius: 6px; padding: 12px 16px; }
-  h2 { font-size: 15px; margin: 0 0 8px; }
+  h2 { font-size: 15px; margin: 16px 0 8px; }
+  h2:first-child { margin-top: 0; }
+  .legend span { margin-right: 14px; font-size: 12px; }
   table { border-collapse: collapse; width: 100%; }
   th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #edf0f4;
            font-variant-numeric: tabular-nums; }
@@ -53,6 +55,9 @@ constexpr std::string_view kPage = R"html(<!DOCTYPE html>
     <p id="detail-summary" class="muted"></p>
     <h2>Cost of each recurrence</h2>
     <svg id="chart" width="720" height="220" role="img" aria-label="cost per trial"></svg>
+    <div class="legend"><span class="status-converged">● converged</span>
+      <span class="status-not_converged">● not converged (stopped early or out of epochs)</span>
+      <span class="muted">failed and running trials have no cost</span></div>
     <h2>Beliefs per batch size (mean cost ± spread)</h2>
     <table id="arms"><thead><tr><th>batch size</th><th>bandit arm</th><th>observations</th>
       <th>mean cost (J)</th><th>± spread (J)</th><th></th></tr></thead><tbody></tbody></table>
@@ -113,7 +118,7 @@ function renderChart(trials) {
   const svg = document.getElementById("chart");
   svg.replaceChildren();
   const W = 720, H = 220, L = 60, R = 10, T = 10, B = 30;
-  const pts = trials.filter(t => t.status !== "dispatched");
+  const pts = trials.filter(t => t.status === "converged" || t.status === "not_converged");
   const maxCost = Math.max(1e-9, ...pts.map(t => t.cost));
   const n = Math.max(1, ...trials.map(t => t.trial_number));
   const x = k => L + (W - L - R) * (n === 1 ? 0.5 : (k - 1) / (n - 1));
@@ -174,7 +179,8 @@ function renderTrials(trials) {
     cell(tr, t.batch_size);
     cell(tr, t.kind === "pruning" ? "pruning round " + t.pruning_round : t.kind);
     cell(tr, t.status.replace("_", " "), "status-" + t.status);
-    cell(tr, t.status === "dispatched" ? "–" : fmt(t.cost));
+    const ended = t.status === "converged" || t.status === "not_converged";
+    cell(tr, ended ? fmt(t.cost) : "–");
     cell(tr, t.epochs);
     cell(tr, fmt(t.time, 2));
     cell(tr, fmt(t.energy));

@@ -1,8 +1,6 @@
-// Opening the batch-size optimizer's Store from the URL `zeus serve --db` takes.
-//
-// "sqlite:///abs/path.db" or "sqlite://relative.db" (parent folders are created), "memory://"
-// (this process only; for tests), and whatever the store factory (zeus/store_factory.h) adds,
-// such as "postgresql://...". default_store_url() is sqlite:// under $XDG_DATA_HOME/zeus/bso.db,
+// Opening the batch-size optimizer's Store from the URL `zeus serve --db` takes: the store
+// factory (zeus/store_factory.h: memory://, sqlite://PATH, postgresql://...), after creating the
+// parent folders of an SQLite file. default_store_url() is sqlite:// under $XDG_DATA_HOME/zeus/bso.db,
 // else ~/.local/share/zeus/bso.db. Thread-safety: none needed. Failure: kInvalidArgument for an
 // unknown scheme, the store's errors otherwise.
 //
@@ -17,7 +15,8 @@
 
 namespace zeus::server {
 
-Result<std::unique_ptr<Store>> open_store_url(const std::string& url);
+// max_connections: PostgreSQL connections kept open (the server's worker count).
+Result<std::unique_ptr<Store>> open_store_url(const std::string& url, int max_connections = 8);
 
 std::string default_store_url();
 

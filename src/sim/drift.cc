@@ -14,7 +14,7 @@ struct Contender {
 };
 
 struct SeedOutcome {
-  double regret_j = 0.0, last_energy_j = 0.0, last_regret_j = 0.0, optimal_share = 0.0;
+  double regret_j = 0.0, last_energy_j = 0.0, last_regret_j = 0.0, optimal_share = 0.0, failed = 0.0;
 };
 
 }  // namespace
@@ -73,6 +73,7 @@ Result<DriftResult> run_drift(const ExperimentOptions& options, const DriftOptio
     DriftPolicy policy;
     policy.name = contender.name;
     policy.mean_cum_regret_j.assign(static_cast<std::size_t>(total_recurrences), 0.0);
+    policy.optimal_share_curve.assign(static_cast<std::size_t>(total_recurrences), 0.0);
     std::vector<SeedOutcome> outcomes;
     for (int s = 0; s < options.seeds; ++s) {
       SimOptions sim = options.sim;
@@ -89,10 +90,14 @@ Result<DriftResult> run_drift(const ExperimentOptions& options, const DriftOptio
         const RecurrenceRecord& r = history->recurrences[static_cast<std::size_t>(i)];
         const double regret = r.cost_j - result.phases[phase].oracle_cost_j;
         o.regret_j += regret;
+        o.failed += r.reached ? 0.0 : 1.0;
         policy.mean_cum_regret_j[static_cast<std::size_t>(i)] += o.regret_j / options.seeds;
         const WorkloadTrace& trace = *phases[phase].trace;
         const int batch_size = trace.batch_sizes[static_cast<std::size_t>(r.b)];
         if (s == 0) policy.first_seed_batch_sizes.push_back(batch_size);
+        if (batch_size == result.phases[phase].oracle_batch_size) {
+          policy.optimal_share_curve[static_cast<std::size_t>(i)] += 1.0 / options.seeds;
+        }
         if (i >= last_phase.first_recurrence) {
           o.last_energy_j += r.energy_j;
           o.last_regret_j += regret;
@@ -107,18 +112,20 @@ Result<DriftResult> run_drift(const ExperimentOptions& options, const DriftOptio
       outcomes.push_back(o);
       if (options.progress) options.progress(++done, total);
     }
-    std::vector<double> regret, ratio, last_regret, share;
+    std::vector<double> regret, ratio, last_regret, share, failed;
     for (int s = 0; s < options.seeds; ++s) {
       const SeedOutcome& o = outcomes[static_cast<std::size_t>(s)];
       regret.push_back(o.regret_j);
       ratio.push_back(o.last_energy_j / default_last_energy[static_cast<std::size_t>(s)]);
       last_regret.push_back(o.last_regret_j);
       share.push_back(o.optimal_share);
+      failed.push_back(o.failed);
     }
     policy.cum_regret_j = stat_of(regret);
     policy.last_phase_energy_ratio = stat_of(ratio);
     policy.last_phase_regret_j = stat_of(last_regret);
     policy.last_phase_optimal_share = stat_of(share);
+    policy.failed_recurrences = stat_of(failed);
     result.policies.push_back(std::move(policy));
   }
   return result;
@@ -137,16 +144,18 @@ std::string format_drift_table(const DriftResult& r) {
                   p.oracle_power_limit_w);
     out += line;
   }
-  std::snprintf(line, sizeof line, "%-16s %13s %17s %16s %15s\n", "policy", "cum_regret_MJ", "last_phase_energy",
-                "last_phase_MJ", "optimal_share");
+  std::snprintf(line, sizeof line, "%-16s %13s %17s %16s %15s %8s\n", "policy", "cum_regret_MJ", "last_phase_energy",
+                "last_phase_MJ", "optimal_share", "failed");
   out += line;
   for (const DriftPolicy& p : r.policies) {
-    std::snprintf(line, sizeof line, "%-16s %13.3f %17.3f %16.3f %15.2f\n", p.name.c_str(), p.cum_regret_j.mean / 1e6,
-                  p.last_phase_energy_ratio.mean, p.last_phase_regret_j.mean / 1e6, p.last_phase_optimal_share.mean);
+    std::snprintf(line, sizeof line, "%-16s %13.3f %17.3f %16.3f %15.2f %8.1f\n", p.name.c_str(),
+                  p.cum_regret_j.mean / 1e6, p.last_phase_energy_ratio.mean, p.last_phase_regret_j.mean / 1e6,
+                  p.last_phase_optimal_share.mean, p.failed_recurrences.mean);
     out += line;
   }
   out += "regret against each phase's Oracle; last_phase_energy: energy in the last phase / Default's;\n"
-         "optimal_share: share of the last phase's final quarter run at that phase's optimal batch size\n";
+         "optimal_share: share of the last phase's final quarter run at that phase's optimal batch size;\n"
+         "failed: recurrences given up after max_tries runs (every run missed the target or was early-stopped)\n";
   return out;
 }
 

@@ -31,33 +31,39 @@ Result<std::filesystem::path> write_drift_report(const DriftResult& r, const std
   for (const DriftPolicy& p : r.policies) {
     rows.push_back({p.name, fixed(p.cum_regret_j.mean / 1e6, 2) + " ± " + fixed(p.cum_regret_j.stddev / 1e6, 2),
                     fixed(p.last_phase_energy_ratio.mean, 3) + " ± " + fixed(p.last_phase_energy_ratio.stddev, 3),
-                    fixed(p.last_phase_regret_j.mean / 1e6, 2), fixed(p.last_phase_optimal_share.mean, 2)});
+                    fixed(p.last_phase_regret_j.mean / 1e6, 2), fixed(p.last_phase_optimal_share.mean, 2),
+                    fixed(p.failed_recurrences.mean, 1)});
     csv_rows.push_back({p.name, fixed(p.cum_regret_j.mean, 1), fixed(p.cum_regret_j.stddev, 1),
                         fixed(p.last_phase_energy_ratio.mean, 6), fixed(p.last_phase_regret_j.mean, 1),
-                        fixed(p.last_phase_optimal_share.mean, 4)});
+                        fixed(p.last_phase_optimal_share.mean, 4), fixed(p.failed_recurrences.mean, 2)});
   }
   report.table({"policy", "cum. regret (MJ)", "last-phase energy / Default", "last-phase regret (MJ)",
-                "optimal b share (last quarter)"},
+                "optimal b share (last quarter)", "failed recurrences"},
                rows);
   ZEUS_TRY(report.data_file("drift.csv", csv_text({"policy", "cum_regret_j", "cum_regret_j_std", "last_phase_energy_ratio",
-                                                   "last_phase_regret_j", "last_phase_optimal_share"},
+                                                   "last_phase_regret_j", "last_phase_optimal_share", "failed_recurrences"},
                                                   csv_rows)));
   std::vector<std::string> header = {"recurrence"};
   for (const DriftPolicy& p : r.policies) header.push_back(p.name);
-  std::vector<std::vector<std::string>> regret, sizes;
+  std::vector<std::vector<std::string>> regret, sizes, shares;
   const std::size_t n = r.policies.front().mean_cum_regret_j.size();
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<std::string> row = {std::to_string(i + 1)};
     std::vector<std::string> size_row = {std::to_string(i + 1)};
+    std::vector<std::string> share_row = {std::to_string(i + 1)};
     for (const DriftPolicy& p : r.policies) {
       row.push_back(fixed(p.mean_cum_regret_j[i] / 1e6, 6));
       size_row.push_back(std::to_string(p.first_seed_batch_sizes[i]));
+      share_row.push_back(fixed(p.optimal_share_curve[i], 4));
     }
     regret.push_back(row);
     sizes.push_back(size_row);
+    shares.push_back(share_row);
   }
   ZEUS_TRY(report.line_chart("drift_regret", header, regret, "Cumulative regret under drift, mean over seeds",
                              "recurrence", "cumulative regret (MJ)"));
+  ZEUS_TRY(report.line_chart("drift_optimal_share", header, shares,
+                             "Share of seeds at the current phase's optimal batch size", "recurrence", "share"));
   ZEUS_TRY(report.line_chart("drift_batch_size", header, sizes, "Batch size of each recurrence (first seed)",
                              "recurrence", "batch size"));
   return report.finish("Zeus simulation: drift (" + r.workload + ", " + r.gpu + ")");

@@ -36,6 +36,9 @@ TEST_F(ExperimentsTest, DriftComparesEveryPolicyWithEachPhasesOracle) {
   EXPECT_EQ(oracle.first_seed_batch_sizes.back(), 16);
   ASSERT_EQ(base.mean_cum_regret_j.size(), 24u);
   EXPECT_DOUBLE_EQ(base.mean_cum_regret_j.back(), base.cum_regret_j.mean);
+  ASSERT_EQ(oracle.optimal_share_curve.size(), 24u);
+  for (double share : oracle.optimal_share_curve) EXPECT_NEAR(share, 1.0, 1e-12);
+  for (double share : base.optimal_share_curve) EXPECT_EQ(share, 0.0);
 
   auto dir = write_drift_report(*result, dir_ / "drift", ReportOptions{"none"});
   ASSERT_TRUE(dir.has_value()) << dir.error().to_string();

@@ -84,11 +84,11 @@ std::string heatmap_paths_script(const std::string& stem, const std::string& hea
   };
   std::string s = preamble(stem, title);
   s += "set xlabel 'batch size'\nset ylabel 'power limit (W)'\nset cblabel " + quote(cblabel) + "\n"
-       "set palette defined (0 '#f7fbff', 1 '#6baed6', 2 '#08306b')\nset key outside top center horizontal\n"
+       "set palette defined (0 '#f7fbff', 1 '#6baed6', 2 '#08306b')\nset key outside bottom center horizontal\n"
        "set xtics " + tics(x_labels) + "\nset ytics " + tics(y_labels) + "\n"
        "set xrange [-0.5:" + std::to_string(x_labels.size()) + "-0.5]\nset yrange [-0.5:" +
        std::to_string(y_labels.size()) + "-0.5]\nunset grid\n";
-  s += "plot " + quote(heat_csv) + " using 1:2:3 with image notitle";
+  s += "plot " + quote(heat_csv) + " using 1:2:3 with image pixels notitle";
   const char* colors[] = {"#ff7f0e", "#d62728", "#9467bd", "#8c564b"};
   for (std::size_t i = 0; i < path_csvs.size(); ++i) {
     const double shift = (static_cast<double>(i) - (static_cast<double>(path_csvs.size()) - 1) / 2.0) * 0.18;

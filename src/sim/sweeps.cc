@@ -77,43 +77,36 @@ std::string label(double value, int digits) {
   return buffer;
 }
 
+// One variant per value of a numeric option, set by `set`; each is checked by run_variants().
+Result<SweepResult> numeric_sweep(const ExperimentOptions& options, const char* experiment, const char* parameter,
+                                  const std::vector<double>& values, void (*set)(SimOptions&, double)) {
+  std::vector<Variant> variants;
+  for (double value : values) {
+    Variant v{label(value, 2), value, options};
+    set(v.options.sim, value);
+    variants.push_back(std::move(v));
+  }
+  SweepResult result;
+  result.experiment = experiment;
+  result.parameter = parameter;
+  result.gpu = options.gpu;
+  return run_variants(options, std::move(result), variants);
+}
+
 }  // namespace
 
 Result<SweepResult> run_eta_sweep(const ExperimentOptions& options, std::vector<double> etas) {
   if (etas.empty()) {
     for (int i = 0; i <= 10; ++i) etas.push_back(i / 10.0);
   }
-  std::vector<Variant> variants;
-  for (double eta : etas) {
-    Variant v{label(eta, 2), eta, options};
-    v.options.sim.eta = eta;
-    variants.push_back(std::move(v));
-  }
-  SweepResult result;
-  result.experiment = "eta-sweep";
-  result.parameter = "eta";
-  result.gpu = options.gpu;
-  return run_variants(options, std::move(result), variants);
+  return numeric_sweep(options, "eta-sweep", "eta", etas, [](SimOptions& sim, double eta) { sim.eta = eta; });
 }
 
 Result<SweepResult> run_beta_sweep(const ExperimentOptions& options, std::vector<double> betas) {
   if (betas.empty()) {
     for (int i = 3; i <= 10; ++i) betas.push_back(i / 2.0);
   }
-  std::vector<Variant> variants;
-  for (double beta : betas) {
-    if (!(beta >= 1.0)) {
-      return fail(ErrorCode::kInvalidArgument, "beta-sweep values must be >= 1, got " + label(beta, 3));
-    }
-    Variant v{label(beta, 2), beta, options};
-    v.options.sim.beta = beta;
-    variants.push_back(std::move(v));
-  }
-  SweepResult result;
-  result.experiment = "beta-sweep";
-  result.parameter = "beta";
-  result.gpu = options.gpu;
-  return run_variants(options, std::move(result), variants);
+  return numeric_sweep(options, "beta-sweep", "beta", betas, [](SimOptions& sim, double beta) { sim.beta = beta; });
 }
 
 Result<SweepResult> run_ablation(const ExperimentOptions& options) {

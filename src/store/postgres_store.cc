@@ -60,7 +60,8 @@ void prepare_statements(pqxx::connection& c) {
   c.prepare(kDeleteJob, "DELETE FROM jobs WHERE job_id = $1");  // trials: ON DELETE CASCADE
   c.prepare(kGetTrials,
             "SELECT trial_number, batch_size, kind, pruning_round, status, time_s, energy_j, "
-            "cost, epochs, metric, dispatched_unix_s FROM trials WHERE job_id = $1 ORDER BY trial_number");
+            "cost, epochs, metric, dispatched_unix_s FROM trials WHERE job_id = $1 ORDER BY "
+            "trial_number");
   // Inserts nothing (0 rows) when the job does not exist, instead of failing the transaction
   // on the foreign key.
   c.prepare(kPutTrial,
@@ -112,10 +113,9 @@ class PostgresTransaction final : public StoreTransaction {
                    if (r.empty()) return std::optional<JobRecord>();
                    Result<JobSpec> spec = job_spec_from_json(r[0][0].c_str());
                    if (!spec) {
-                     return fail(ErrorCode::kInternal, "postgres store: job '" +
-                                                           std::string(job_id) +
-                                                           "' has an unreadable spec: " +
-                                                           spec.error().message);
+                     return fail(ErrorCode::kInternal,
+                                 "postgres store: job '" + std::string(job_id) +
+                                     "' has an unreadable spec: " + spec.error().message);
                    }
                    return std::optional<JobRecord>(JobRecord{std::move(*spec), r[0][1].c_str()});
                  });
@@ -146,52 +146,50 @@ class PostgresTransaction final : public StoreTransaction {
   }
 
   Result<std::vector<Trial>> get_trials(std::string_view job_id) override {
-    return guard("reading trials of '" + std::string(job_id) + "'",
-                 [&]() -> Result<std::vector<Trial>> {
-                   const pqxx::result r = tx_.exec_prepared(kGetTrials, std::string(job_id));
-                   std::vector<Trial> trials;
-                   trials.reserve(r.size());
-                   for (const pqxx::row& row : r) {
-                     Trial t;
-                     t.job_id = std::string(job_id);
-                     t.trial_number = row[0].as<int>();
-                     t.batch_size = row[1].as<int>();
-                     const std::string kind = row[2].c_str(), status = row[4].c_str();
-                     if (!parse_trial_kind(kind, &t.kind) ||
-                         !parse_trial_status(status, &t.status)) {
-                       return fail(ErrorCode::kInternal,
-                                   "postgres store: trial " + std::to_string(t.trial_number) +
-                                       " of job '" + t.job_id + "' has kind '" + kind +
-                                       "' and status '" + status + "'");
-                     }
-                     t.pruning_round = row[3].as<int>();
-                     t.time_s = double_field(row[5]);
-                     t.energy_j = double_field(row[6]);
-                     t.cost = double_field(row[7]);
-                     t.epochs = row[8].as<int>();
-                     t.metric = double_field(row[9]);
-                     t.dispatched_unix_s = double_field(row[10]);
-                     trials.push_back(std::move(t));
-                   }
-                   return trials;
-                 });
+    return guard(
+        "reading trials of '" + std::string(job_id) + "'", [&]() -> Result<std::vector<Trial>> {
+          const pqxx::result r = tx_.exec_prepared(kGetTrials, std::string(job_id));
+          std::vector<Trial> trials;
+          trials.reserve(r.size());
+          for (const pqxx::row& row : r) {
+            Trial t;
+            t.job_id = std::string(job_id);
+            t.trial_number = row[0].as<int>();
+            t.batch_size = row[1].as<int>();
+            const std::string kind = row[2].c_str(), status = row[4].c_str();
+            if (!parse_trial_kind(kind, &t.kind) || !parse_trial_status(status, &t.status)) {
+              return fail(ErrorCode::kInternal,
+                          "postgres store: trial " + std::to_string(t.trial_number) + " of job '" +
+                              t.job_id + "' has kind '" + kind + "' and status '" + status + "'");
+            }
+            t.pruning_round = row[3].as<int>();
+            t.time_s = double_field(row[5]);
+            t.energy_j = double_field(row[6]);
+            t.cost = double_field(row[7]);
+            t.epochs = row[8].as<int>();
+            t.metric = double_field(row[9]);
+            t.dispatched_unix_s = double_field(row[10]);
+            trials.push_back(std::move(t));
+          }
+          return trials;
+        });
   }
 
   Result<void> put_trial(const Trial& t) override {
-    return guard("writing trial " + std::to_string(t.trial_number) + " of job '" + t.job_id + "'",
-                 [&]() -> Result<void> {
-                   const pqxx::result r = tx_.exec_prepared(
-                       kPutTrial, t.job_id, t.trial_number, t.batch_size,
-                       std::string(trial_kind_name(t.kind)), t.pruning_round,
-                       std::string(trial_status_name(t.status)), double_text(t.time_s),
-                       double_text(t.energy_j), double_text(t.cost), t.epochs,
-                       double_text(t.metric), double_text(t.dispatched_unix_s));
-                   if (r.affected_rows() == 0) {
-                     return fail(ErrorCode::kNotFound,
-                                 "no job '" + t.job_id + "' to add a trial to");
-                   }
-                   return ok();
-                 });
+    return guard(
+        "writing trial " + std::to_string(t.trial_number) + " of job '" + t.job_id + "'",
+        [&]() -> Result<void> {
+          const pqxx::result r =
+              tx_.exec_prepared(kPutTrial, t.job_id, t.trial_number, t.batch_size,
+                                std::string(trial_kind_name(t.kind)), t.pruning_round,
+                                std::string(trial_status_name(t.status)), double_text(t.time_s),
+                                double_text(t.energy_j), double_text(t.cost), t.epochs,
+                                double_text(t.metric), double_text(t.dispatched_unix_s));
+          if (r.affected_rows() == 0) {
+            return fail(ErrorCode::kNotFound, "no job '" + t.job_id + "' to add a trial to");
+          }
+          return ok();
+        });
   }
 
   // Set when a statement failed in a way that transact handles by running fn again.
@@ -257,8 +255,8 @@ class PostgresStore final : public Store {
   }
 
   Result<void> transact(const std::function<Result<void>(StoreTransaction&)>& fn) override {
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::duration<double>(options_.retry_timeout_s);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.retry_timeout_s);
     int reconnects = 0;
     for (int attempt = 1;; ++attempt) {
       Result<std::unique_ptr<pqxx::connection>> lease = acquire();
@@ -276,8 +274,8 @@ class PostgresStore final : public Store {
       if (std::chrono::steady_clock::now() >= deadline) {
         return fail(ErrorCode::kUnavailable,
                     "postgres store: gave up after " + std::to_string(attempt) +
-                        " attempts in retry_timeout_s = " + std::to_string(options_.retry_timeout_s) +
-                        " s: " + result.error().message);
+                        " attempts in retry_timeout_s = " +
+                        std::to_string(options_.retry_timeout_s) + " s: " + result.error().message);
       }
       back_off(attempt);
     }
@@ -309,8 +307,8 @@ class PostgresStore final : public Store {
                       e.what());
     } catch (const pqxx::broken_connection& e) {
       *abort = Abort::kReconnect;
-      return fail(ErrorCode::kUnavailable, std::string("postgres store: connection lost: ") +
-                                               e.what());
+      return fail(ErrorCode::kUnavailable,
+                  std::string("postgres store: connection lost: ") + e.what());
     } catch (const pqxx::statement_completion_unknown& e) {
       *abort = Abort::kNone;
       return fail(ErrorCode::kUnavailable, std::string("postgres store: ") + e.what());
@@ -396,11 +394,11 @@ Result<void> set_up(pqxx::connection& c, const std::string& url, const std::stri
     tx.exec("INSERT INTO zeus_schema (version) VALUES (" +
             std::to_string(kPostgresStoreSchemaVersion) + ")");
   } else if (const int found = version[0][0].as<int>(); found > kPostgresStoreSchemaVersion) {
-    return fail(ErrorCode::kNotSupported,
-                "postgres store: " + redact_database_url(url) + " has schema version " +
-                    std::to_string(found) + ", newer than this build's " +
-                    std::to_string(kPostgresStoreSchemaVersion) +
-                    "; use a newer zeus or another database");
+    return fail(ErrorCode::kNotSupported, "postgres store: " + redact_database_url(url) +
+                                              " has schema version " + std::to_string(found) +
+                                              ", newer than this build's " +
+                                              std::to_string(kPostgresStoreSchemaVersion) +
+                                              "; use a newer zeus or another database");
   }
   tx.commit();
   return ok();
@@ -421,8 +419,8 @@ Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
     return fail(ErrorCode::kInvalidArgument, "postgres store: pool_size must be >= 1");
   }
   if (!std::regex_match(options.schema, std::regex("([a-z_][a-z0-9_]*)?"))) {
-    return fail(ErrorCode::kInvalidArgument, "postgres store: schema '" + options.schema +
-                                                 "' must match [a-z_][a-z0-9_]*");
+    return fail(ErrorCode::kInvalidArgument,
+                "postgres store: schema '" + options.schema + "' must match [a-z_][a-z0-9_]*");
   }
   std::unique_ptr<pqxx::connection> c;
   try {
@@ -431,9 +429,9 @@ Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
     c.reset();
     c = connect(url, options.schema);
   } catch (const pqxx::broken_connection& e) {
-    return fail(ErrorCode::kUnavailable,
-                "postgres store: cannot connect to " + redact_database_url(url) + ": " +
-                    e.what() + "; check that the server runs and the URL is right");
+    return fail(ErrorCode::kUnavailable, "postgres store: cannot connect to " +
+                                             redact_database_url(url) + ": " + e.what() +
+                                             "; check that the server runs and the URL is right");
   } catch (const std::exception& e) {
     return fail(ErrorCode::kInternal, "postgres store: setting up the schema in " +
                                           redact_database_url(url) + ": " + e.what());

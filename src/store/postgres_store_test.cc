@@ -72,7 +72,8 @@ TEST_F(PostgresStoreTest, ReopenedStoreHoldsCommittedJobsAndTrials) {
     ASSERT_TRUE(bso.register_job(spec("k1")).has_value());
     TrialId t = *bso.next_batch_size("k1");
     ASSERT_TRUE(bso.report({"k1", t.batch_size, t.trial_number, 2.0, 50.0, 0.95, 3}));
-    ASSERT_TRUE(store->transact([](StoreTransaction& tx) { return tx.put_trial(dispatched("k1", 2)); }));
+    ASSERT_TRUE(
+        store->transact([](StoreTransaction& tx) { return tx.put_trial(dispatched("k1", 2)); }));
   }
   std::unique_ptr<Store> store = open();
   ASSERT_NE(store, nullptr);
@@ -84,7 +85,7 @@ TEST_F(PostgresStoreTest, ReopenedStoreHoldsCommittedJobsAndTrials) {
   EXPECT_EQ(s->trials[0].status, TrialStatus::kConverged);
   EXPECT_EQ(s->trials[0].cost, 0.5 * 50.0 + 0.5 * 300 * 2.0);
   EXPECT_GT(s->trials[0].dispatched_unix_s, 1.6e9);  // stamped by the system clock
-  EXPECT_EQ(s->trials[1], dispatched("k1", 2));       // bit-exact doubles
+  EXPECT_EQ(s->trials[1], dispatched("k1", 2));      // bit-exact doubles
   EXPECT_EQ(bso.next_batch_size("k1")->trial_number, 3);
 }
 
@@ -103,7 +104,8 @@ TEST_F(PostgresStoreTest, ConflictingTransactionIsRunAgain) {
     Result<std::vector<Trial>> trials = tx.get_trials("k1");
     if (!trials) return fail(trials.error());
     if (runs == 1) {
-      EXPECT_TRUE(other->transact([](StoreTransaction& o) { return o.put_trial(dispatched("k1", 1)); }));
+      EXPECT_TRUE(
+          other->transact([](StoreTransaction& o) { return o.put_trial(dispatched("k1", 1)); }));
     }
     return tx.put_trial(dispatched("k1", static_cast<int>(trials->size()) + 1));
   });
@@ -156,8 +158,8 @@ TEST_F(PostgresStoreTest, TwoReplicasNeverDuplicateLoseOrPruneTwice) {
         const double step = 0.1 + 0.3 * (t->batch_size == 64) + 0.2 * (t->batch_size == 32);
         for (int epoch = 1; epoch <= 10; ++epoch) {
           const double time_s = epoch * t->batch_size / 16.0, energy_j = 150 * time_s;
-          Result<ReportDecision> d =
-              bso.report({job, t->batch_size, t->trial_number, time_s, energy_j, step * epoch, epoch});
+          Result<ReportDecision> d = bso.report(
+              {job, t->batch_size, t->trial_number, time_s, energy_j, step * epoch, epoch});
           if (!d) {
             if (errors++ == 0) ADD_FAILURE() << d.error().to_string();
             break;
@@ -225,9 +227,11 @@ TEST_F(PostgresStoreTest, ReplacesAConnectionTheServerClosed) {
   ASSERT_NE(store, nullptr);
   JobRecord job{*validate_job_spec(spec("k1")), "state"};
   ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
-  testing_pg::exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" +
-                   app + "'");
-  Result<void> r = store->transact([&](StoreTransaction& tx) { return tx.put_trial(dispatched("k1", 1)); });
+  testing_pg::exec(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" + app +
+      "'");
+  Result<void> r =
+      store->transact([&](StoreTransaction& tx) { return tx.put_trial(dispatched("k1", 1)); });
   ASSERT_TRUE(r.has_value()) << r.error().to_string();
   ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
     EXPECT_EQ(tx.get_trials("k1")->size(), 1u);
@@ -257,8 +261,7 @@ TEST(RedactDatabaseUrl, HidesOnlyThePassword) {
   EXPECT_EQ(redact_database_url("postgresql://u:p@h:5/db"), "postgresql://u:***@h:5/db");
   EXPECT_EQ(redact_database_url("postgres://u@h/db?x=1"), "postgres://u@h/db?x=1");
   EXPECT_EQ(redact_database_url("postgresql://h:5432/db"), "postgresql://h:5432/db");
-  EXPECT_EQ(redact_database_url("host=h password=secret dbname=d"),
-            "host=h password=*** dbname=d");
+  EXPECT_EQ(redact_database_url("host=h password=secret dbname=d"), "host=h password=*** dbname=d");
   EXPECT_EQ(redact_database_url("password='a b' host=h"), "password=*** host=h");
 }
 

@@ -28,7 +28,8 @@ Result<uint32_t> resolve_user(const std::string& name) {
   passwd entry{};
   passwd* found = nullptr;
   if (getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
-    return fail(ErrorCode::kNotFound, "allow-list user '" + name + "' does not exist on this machine");
+    return fail(ErrorCode::kNotFound,
+                "allow-list user '" + name + "' does not exist on this machine");
   }
   return static_cast<uint32_t>(found->pw_uid);
 }
@@ -39,7 +40,8 @@ Result<uint32_t> resolve_group(const std::string& name) {
   group entry{};
   group* found = nullptr;
   if (getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
-    return fail(ErrorCode::kNotFound, "allow-list group '@" + name + "' does not exist on this machine");
+    return fail(ErrorCode::kNotFound,
+                "allow-list group '@" + name + "' does not exist on this machine");
   }
   return static_cast<uint32_t>(found->gr_gid);
 }
@@ -54,8 +56,8 @@ Result<Capability> parse_capability(std::string_view name) {
   for (size_t i = 0; i < kNames.size(); ++i) {
     if (kNames[i] == name) return static_cast<Capability>(i);
   }
-  return fail(ErrorCode::kInvalidArgument,
-              "unknown capability '" + std::string(name) + "' (use gpu-control, gpu-read or cpu-read)");
+  return fail(ErrorCode::kInvalidArgument, "unknown capability '" + std::string(name) +
+                                               "' (use gpu-control, gpu-read or cpu-read)");
 }
 
 std::string Peer::description() const {

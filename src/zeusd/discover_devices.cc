@@ -17,8 +17,8 @@ bool has_capability(const zeusd::ZeusdInventory& inventory, const std::string& n
 
 // zeusd's GPUs in framework order (CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES by zeusd's indices
 // or UUIDs), for a process that cannot open the GPUs itself.
-Result<std::vector<zeusd::RemoteGpuInfo>> visible_remote_gpus(const zeusd::ZeusdInventory& inventory,
-                                                             const DiscoverOptions& options) {
+Result<std::vector<zeusd::RemoteGpuInfo>> visible_remote_gpus(
+    const zeusd::ZeusdInventory& inventory, const DiscoverOptions& options) {
   const bool hip = options.hip_visible_devices.has_value();
   const auto& value = hip ? options.hip_visible_devices : options.cuda_visible_devices;
   if (!value) return inventory.gpus;
@@ -61,13 +61,15 @@ Result<Devices> discover_devices(const DiscoverOptions& options,
         for (const auto& remote : inventory->gpus) {
           if (remote.uuid == local->uuid()) info = remote;
         }
-        wrapped.push_back(std::make_unique<zeusd::ZeusdGpu>(client, std::move(info), std::move(local)));
+        wrapped.push_back(
+            std::make_unique<zeusd::ZeusdGpu>(client, std::move(info), std::move(local)));
       }
       summary += std::to_string(wrapped.size()) + " GPU(s) with changes through zeusd";
     } else {
       auto visible = visible_remote_gpus(*inventory, options);
       if (!visible) return fail(visible.error());
-      for (auto& info : *visible) wrapped.push_back(std::make_unique<zeusd::ZeusdGpu>(client, std::move(info), nullptr));
+      for (auto& info : *visible)
+        wrapped.push_back(std::make_unique<zeusd::ZeusdGpu>(client, std::move(info), nullptr));
       summary += std::to_string(wrapped.size()) + " GPU(s) read and changed through zeusd";
     }
     devices->gpus = std::move(wrapped);

@@ -18,7 +18,8 @@ ParseResult error(int status, std::string message) {
 }
 
 ParseResult head_too_large(const HttpLimits& limits) {
-  return error(431, "the message head is larger than " + std::to_string(limits.max_header_bytes) + " bytes");
+  return error(
+      431, "the message head is larger than " + std::to_string(limits.max_header_bytes) + " bytes");
 }
 
 char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
@@ -32,8 +33,21 @@ std::string to_lower(std::string_view text) {
 bool is_tchar(char c) {
   if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
   switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
-    case '.': case '^': case '_': case '`': case '|': case '~':
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
       return true;
     default:
       return false;
@@ -105,11 +119,13 @@ ParseResult parse_head(std::string_view data, const HttpLimits& limits, Head* he
     const std::string_view value = trim(line.substr(colon + 1));
     for (char c : value) {
       const auto u = static_cast<unsigned char>(c);
-      if ((u < 0x20 && c != '\t') || u == 0x7f) return error(400, "a header value contains a control character");
+      if ((u < 0x20 && c != '\t') || u == 0x7f)
+        return error(400, "a header value contains a control character");
     }
     std::string lower_name = to_lower(name);
     if (lower_name == "content-length") {
-      if (value.empty() || value.size() > 19) return error(400, "Content-Length is not a decimal number");
+      if (value.empty() || value.size() > 19)
+        return error(400, "Content-Length is not a decimal number");
       uint64_t length = 0;
       for (char c : value) {
         if (c < '0' || c > '9') return error(400, "Content-Length is not a decimal number");
@@ -177,27 +193,33 @@ ParseResult parse_http_request(std::string_view data, const HttpLimits& limits, 
   const size_t first_space = line.find(' ');
   const size_t second_space =
       first_space == std::string_view::npos ? first_space : line.find(' ', first_space + 1);
-  if (second_space == std::string_view::npos || line.find(' ', second_space + 1) != std::string_view::npos) {
+  if (second_space == std::string_view::npos ||
+      line.find(' ', second_space + 1) != std::string_view::npos) {
     return error(400, "the request line is not 'METHOD /path HTTP/1.1'");
   }
   const std::string_view method = line.substr(0, first_space);
   const std::string_view target = line.substr(first_space + 1, second_space - first_space - 1);
   const std::string_view version = line.substr(second_space + 1);
-  if (method.empty() || method.size() > kMaxMethodBytes) return error(400, "the method is missing or too long");
+  if (method.empty() || method.size() > kMaxMethodBytes)
+    return error(400, "the method is missing or too long");
   for (char c : method) {
     if (c < 'A' || c > 'Z') return error(400, "the method is not an upper-case token");
   }
-  if (target.empty() || target.front() != '/') return error(400, "the request target must start with '/'");
-  if (target.size() > kMaxTargetBytes) return error(400, "the request target is longer than 2048 bytes");
+  if (target.empty() || target.front() != '/')
+    return error(400, "the request target must start with '/'");
+  if (target.size() > kMaxTargetBytes)
+    return error(400, "the request target is longer than 2048 bytes");
   for (char c : target) {
     const auto u = static_cast<unsigned char>(c);
-    if (u <= 0x20 || u >= 0x7f) return error(400, "the request target contains a control or non-ASCII byte");
+    if (u <= 0x20 || u >= 0x7f)
+      return error(400, "the request target contains a control or non-ASCII byte");
   }
   bool other_major = false;
   const auto minor = http_version_minor(version, &other_major);
   if (other_major) return error(505, "only HTTP/1.x is supported");
   if (!minor) return error(400, "the request line does not end in HTTP/1.x");
-  if (head.transfer_encoding) return error(501, "Transfer-Encoding is not supported; send Content-Length");
+  if (head.transfer_encoding)
+    return error(501, "Transfer-Encoding is not supported; send Content-Length");
 
   out->method = std::string(method);
   out->target = std::string(target);
@@ -221,7 +243,8 @@ ParseResult parse_http_response(std::string_view data, const HttpLimits& limits,
   const std::string_view line = head.start_line;
   bool other_major = false;
   const auto minor = http_version_minor(line.substr(0, 8), &other_major);
-  if (!minor || line.size() < 12 || line[8] != ' ') return error(400, "the status line is not 'HTTP/1.1 <code> <reason>'");
+  if (!minor || line.size() < 12 || line[8] != ' ')
+    return error(400, "the status line is not 'HTTP/1.1 <code> <reason>'");
   int status = 0;
   for (size_t i = 9; i < 12; ++i) {
     if (line[i] < '0' || line[i] > '9') return error(400, "the status code is not three digits");
@@ -243,22 +266,38 @@ ParseResult parse_http_response(std::string_view data, const HttpLimits& limits,
 
 std::string_view http_reason(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 413: return "Content Too Large";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Unknown";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 204:
+      return "No Content";
+    case 400:
+      return "Bad Request";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Content Too Large";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Unknown";
   }
 }
 
@@ -275,7 +314,8 @@ std::string serialize_http_response(const HttpResponse& response) {
 
 std::string serialize_http_request(std::string_view method, std::string_view target,
                                    std::string_view body) {
-  std::string out = std::string(method) + " " + std::string(target) + " HTTP/1.1\r\nHost: zeusd\r\n";
+  std::string out =
+      std::string(method) + " " + std::string(target) + " HTTP/1.1\r\nHost: zeusd\r\n";
   if (!body.empty()) out += "Content-Type: application/json\r\n";
   out += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
   out += body;

@@ -11,7 +11,8 @@
 //
 //   zeus::zeusd::HttpRequest request;
 //   auto parsed = zeus::zeusd::parse_http_request(buffer, {}, &request);
-//   if (parsed.status == zeus::zeusd::ParseStatus::kComplete) buffer.erase(0, parsed.consumed_bytes);
+//   if (parsed.status == zeus::zeusd::ParseStatus::kComplete) buffer.erase(0,
+//   parsed.consumed_bytes);
 #pragma once
 
 #include <cstddef>
@@ -29,10 +30,10 @@ struct HttpLimits {
 };
 
 struct HttpRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // as sent, e.g. "/gpu/0/power_limit?x=1"
-  std::string path;    // target before '?'
-  std::string query;   // target after '?', may be empty
+  std::string method;     // "GET", "POST", ...
+  std::string target;     // as sent, e.g. "/gpu/0/power_limit?x=1"
+  std::string path;       // target before '?'
+  std::string query;      // target after '?', may be empty
   int version_minor = 1;  // HTTP/1.<version_minor>
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased, values trimmed
   std::string body;

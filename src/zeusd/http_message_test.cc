@@ -142,7 +142,8 @@ TEST(HttpResponse, RequestSerialisationRoundTrips) {
 
 TEST(HttpResponse, RejectsResponsesWithoutLength) {
   ParsedResponse parsed;
-  EXPECT_EQ(parse_http_response("HTTP/1.1 200 OK\r\n\r\n", {}, &parsed).status, ParseStatus::kError);
+  EXPECT_EQ(parse_http_response("HTTP/1.1 200 OK\r\n\r\n", {}, &parsed).status,
+            ParseStatus::kError);
   EXPECT_EQ(parse_http_response("HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n", {}, &parsed).status,
             ParseStatus::kError);
   EXPECT_EQ(parse_http_response("HTTP/1.1 204 No Content\r\n\r\n", {}, &parsed).status,

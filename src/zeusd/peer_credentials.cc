@@ -44,7 +44,8 @@ void account_groups(uint32_t uid, uint32_t gid, std::vector<uint32_t>* groups) {
     list.resize(static_cast<size_t>(count));
     if (getgrouplist(found->pw_name, gid, list.data(), &count) < 0) return;
   }
-  for (int i = 0; i < count; ++i) groups->push_back(static_cast<uint32_t>(list[static_cast<size_t>(i)]));
+  for (int i = 0; i < count; ++i)
+    groups->push_back(static_cast<uint32_t>(list[static_cast<size_t>(i)]));
 }
 
 // The gid of a TCP peer whose uid has no account (matches no allow-list group).
@@ -62,8 +63,9 @@ Result<Peer> unix_peer(int fd) {
   ucred credentials{};
   socklen_t length = sizeof(credentials);
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) {
-    return fail(ErrorCode::kUnavailable,
-                std::string("cannot read the peer's credentials (SO_PEERCRED): ") + std::strerror(errno));
+    return fail(
+        ErrorCode::kUnavailable,
+        std::string("cannot read the peer's credentials (SO_PEERCRED): ") + std::strerror(errno));
   }
   Peer peer;
   peer.pid = credentials.pid;

@@ -12,8 +12,8 @@
 //   if (peer) zeus::log_info("request from " + peer->description());
 #pragma once
 
-#include "zeusd/allow_list.h"
 #include "zeus/result.h"
+#include "zeusd/allow_list.h"
 
 namespace zeus::zeusd {
 

@@ -3,8 +3,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -63,11 +63,14 @@ Result<void> PidfdWatcher::watch(int pid) {
   }
   int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   if (fd < 0) {
-    if (errno == ESRCH) return fail(ErrorCode::kNotFound, "process " + std::to_string(pid) + " has exited");
+    if (errno == ESRCH)
+      return fail(ErrorCode::kNotFound, "process " + std::to_string(pid) + " has exited");
     if (errno != ENOSYS && errno != EPERM) {
-      return fail(ErrorCode::kInternal, "pidfd_open(" + std::to_string(pid) + "): " + std::strerror(errno));
+      return fail(ErrorCode::kInternal,
+                  "pidfd_open(" + std::to_string(pid) + "): " + std::strerror(errno));
     }
-    if (!process_exists(pid)) return fail(ErrorCode::kNotFound, "process " + std::to_string(pid) + " has exited");
+    if (!process_exists(pid))
+      return fail(ErrorCode::kNotFound, "process " + std::to_string(pid) + " has exited");
     fd = -1;  // fallback: poll /proc/<pid>
   }
   {

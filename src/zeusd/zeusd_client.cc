@@ -28,12 +28,22 @@ zeusd::HttpLimits client_limits() {
 
 ErrorCode code_for_status(int status) {
   switch (status) {
-    case 400: case 405: case 413: case 431: return ErrorCode::kInvalidArgument;
-    case 403: return ErrorCode::kPermissionDenied;
-    case 404: return ErrorCode::kNotFound;
-    case 409: case 503: return ErrorCode::kUnavailable;
-    case 501: return ErrorCode::kNotSupported;
-    default: return ErrorCode::kInternal;
+    case 400:
+    case 405:
+    case 413:
+    case 431:
+      return ErrorCode::kInvalidArgument;
+    case 403:
+      return ErrorCode::kPermissionDenied;
+    case 404:
+      return ErrorCode::kNotFound;
+    case 409:
+    case 503:
+      return ErrorCode::kUnavailable;
+    case 501:
+      return ErrorCode::kNotSupported;
+    default:
+      return ErrorCode::kInternal;
   }
 }
 
@@ -60,20 +70,23 @@ Result<void> ZeusdClient::connect_locked() {
   pending_.clear();
   sockaddr_un address{};
   if (socket_path_.size() >= sizeof(address.sun_path)) {
-    return fail(ErrorCode::kInvalidArgument, "zeusd socket path '" + socket_path_ + "' is too long");
+    return fail(ErrorCode::kInvalidArgument,
+                "zeusd socket path '" + socket_path_ + "' is too long");
   }
   address.sun_family = AF_UNIX;
   std::memcpy(address.sun_path, socket_path_.c_str(), socket_path_.size() + 1);
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return fail(ErrorCode::kUnavailable, std::string("socket(AF_UNIX): ") + std::strerror(errno));
+  if (fd < 0)
+    return fail(ErrorCode::kUnavailable, std::string("socket(AF_UNIX): ") + std::strerror(errno));
   if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
     const int error = errno;
     close(fd);
     const std::string prefix = "cannot reach zeusd at " + socket_path_ + " (" +
                                kZeusdSocketEnvironment + "): " + std::strerror(error);
     if (error == EACCES) {
-      return fail(ErrorCode::kPermissionDenied,
-                  prefix + "; ask the operator to add you to the socket's group (zeusd --socket-group)");
+      return fail(
+          ErrorCode::kPermissionDenied,
+          prefix + "; ask the operator to add you to the socket's group (zeusd --socket-group)");
     }
     return fail(ErrorCode::kUnavailable, prefix + "; is zeusd running? (systemctl start zeusd)");
   }
@@ -102,8 +115,8 @@ Result<std::string> ZeusdClient::exchange_locked(const std::string& wire, bool* 
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       *may_retry = sent == 0;
-      return fail(ErrorCode::kUnavailable, "the connection to zeusd at " + socket_path_ + " broke: " +
-                                               std::strerror(errno));
+      return fail(ErrorCode::kUnavailable,
+                  "the connection to zeusd at " + socket_path_ + " broke: " + std::strerror(errno));
     }
     sent += static_cast<size_t>(n);
   }
@@ -125,13 +138,16 @@ Result<std::string> ZeusdClient::exchange_locked(const std::string& wire, bool* 
         pending_.clear();
       }
       if (response.status >= 200 && response.status < 300) return std::move(response.body);
-      return fail(code_for_status(response.status),
-                  "zeusd: " + message_of(response.body) + " (HTTP " + std::to_string(response.status) + ")");
+      return fail(code_for_status(response.status), "zeusd: " + message_of(response.body) +
+                                                        " (HTTP " +
+                                                        std::to_string(response.status) + ")");
     }
     pollfd fds{fd_, POLLIN, 0};
     const int ready = poll(&fds, 1, kResponseTimeoutMs);
     if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) return fail(ErrorCode::kUnavailable, "zeusd at " + socket_path_ + " did not answer within 30 s");
+    if (ready == 0)
+      return fail(ErrorCode::kUnavailable,
+                  "zeusd at " + socket_path_ + " did not answer within 30 s");
     const ssize_t n = ready < 0 ? -1 : recv(fd_, chunk.data(), chunk.size(), 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
@@ -157,7 +173,8 @@ Result<std::string> ZeusdClient::request(std::string_view method, std::string_vi
     auto answer = exchange_locked(wire, &may_retry);
     if (answer || !may_retry || !reused) return answer;
   }
-  return fail(ErrorCode::kUnavailable, "zeusd at " + socket_path_ + " keeps closing the connection");
+  return fail(ErrorCode::kUnavailable,
+              "zeusd at " + socket_path_ + " keeps closing the connection");
 }
 
 }  // namespace zeus

@@ -32,7 +32,8 @@ std::optional<std::vector<uint32_t>> optional_list(const json& value) {
 }
 
 Error malformed(const std::string& what) {
-  return Error{ErrorCode::kInternal, "zeusd answered " + what + " with unexpected JSON (version mismatch?)"};
+  return Error{ErrorCode::kInternal,
+               "zeusd answered " + what + " with unexpected JSON (version mismatch?)"};
 }
 
 Error not_managed(const std::string& uuid) {
@@ -52,7 +53,8 @@ Result<ZeusdInventory> fetch_inventory(ZeusdClient& client) {
   }
   ZeusdInventory inventory;
   for (const auto& gpu : answer["gpus"]) {
-    if (!gpu.is_object() || !gpu.value("index", json()).is_number_unsigned()) return fail(malformed("GET /discover"));
+    if (!gpu.is_object() || !gpu.value("index", json()).is_number_unsigned())
+      return fail(malformed("GET /discover"));
     RemoteGpuInfo info;
     info.index = gpu["index"].get<int>();
     info.name = gpu.value("name", "");
@@ -62,15 +64,18 @@ Result<ZeusdInventory> fetch_inventory(ZeusdClient& client) {
     const json range = gpu.value("power_limit_range_mw", json());
     if (range.is_object() && range.value("min", json()).is_number_unsigned() &&
         range.value("max", json()).is_number_unsigned()) {
-      info.power_limit_range_mw = PowerLimitRangeMw{range["min"].get<uint32_t>(), range["max"].get<uint32_t>()};
+      info.power_limit_range_mw =
+          PowerLimitRangeMw{range["min"].get<uint32_t>(), range["max"].get<uint32_t>()};
     }
     info.default_power_limit_mw = optional_u32(gpu.value("default_power_limit_mw", json()));
     info.supported_sm_clocks_mhz = optional_list(gpu.value("supported_sm_clocks_mhz", json()));
-    info.supported_memory_clocks_mhz = optional_list(gpu.value("supported_memory_clocks_mhz", json()));
+    info.supported_memory_clocks_mhz =
+        optional_list(gpu.value("supported_memory_clocks_mhz", json()));
     inventory.gpus.push_back(std::move(info));
   }
   for (const auto& cpu : answer["cpus"]) {
-    if (!cpu.is_object() || !cpu.value("index", json()).is_number_unsigned()) return fail(malformed("GET /discover"));
+    if (!cpu.is_object() || !cpu.value("index", json()).is_number_unsigned())
+      return fail(malformed("GET /discover"));
     RemoteCpuInfo info;
     info.index = cpu["index"].get<int>();
     info.package = cpu.value("package", info.index);
@@ -89,7 +94,8 @@ Result<ZeusdInventory> fetch_inventory(ZeusdClient& client) {
 
 // ---- ZeusdGpu ----
 
-ZeusdGpu::ZeusdGpu(std::shared_ptr<ZeusdClient> client, RemoteGpuInfo info, std::unique_ptr<Gpu> local)
+ZeusdGpu::ZeusdGpu(std::shared_ptr<ZeusdClient> client, RemoteGpuInfo info,
+                   std::unique_ptr<Gpu> local)
     : client_(std::move(client)), info_(std::move(info)), local_(std::move(local)) {}
 
 GpuVendor ZeusdGpu::vendor() const {
@@ -98,10 +104,13 @@ GpuVendor ZeusdGpu::vendor() const {
 }
 std::string ZeusdGpu::name() const { return local_ ? local_->name() : info_.name; }
 std::string ZeusdGpu::uuid() const { return local_ ? local_->uuid() : info_.uuid; }
-GpuArchitecture ZeusdGpu::architecture() const { return local_ ? local_->architecture() : info_.architecture; }
+GpuArchitecture ZeusdGpu::architecture() const {
+  return local_ ? local_->architecture() : info_.architecture;
+}
 int ZeusdGpu::physical_index() const { return local_ ? local_->physical_index() : info_.index; }
 
-Result<void> ZeusdGpu::change(const char* method, const std::string& knob, const std::string& body) {
+Result<void> ZeusdGpu::change(const char* method, const std::string& knob,
+                              const std::string& body) {
   if (info_.index < 0) return fail(not_managed(uuid()));
   auto answer = client_->request(method, "/gpu/" + std::to_string(info_.index) + "/" + knob, body);
   if (!answer) return fail(answer.error());
@@ -114,7 +123,8 @@ Result<uint64_t> ZeusdGpu::read_remote(const std::string& knob, const char* fiel
   auto body = client_->request("GET", target);
   if (!body) return fail(body.error());
   const json answer = json::parse(*body, nullptr, false);
-  if (answer.is_discarded() || !answer.is_object() || !answer.value(field, json()).is_number_unsigned()) {
+  if (answer.is_discarded() || !answer.is_object() ||
+      !answer.value(field, json()).is_number_unsigned()) {
     return fail(malformed("GET " + target));
   }
   return answer[field].get<uint64_t>();
@@ -122,13 +132,15 @@ Result<uint64_t> ZeusdGpu::read_remote(const std::string& knob, const char* fiel
 
 Result<PowerLimitRangeMw> ZeusdGpu::power_limit_range_mw() {
   if (local_) return local_->power_limit_range_mw();
-  if (!info_.power_limit_range_mw) return fail(ErrorCode::kNotSupported, "zeusd reports no power limit range for " + uuid());
+  if (!info_.power_limit_range_mw)
+    return fail(ErrorCode::kNotSupported, "zeusd reports no power limit range for " + uuid());
   return *info_.power_limit_range_mw;
 }
 
 Result<uint32_t> ZeusdGpu::default_power_limit_mw() {
   if (local_) return local_->default_power_limit_mw();
-  if (!info_.default_power_limit_mw) return fail(ErrorCode::kNotSupported, "zeusd reports no default power limit for " + uuid());
+  if (!info_.default_power_limit_mw)
+    return fail(ErrorCode::kNotSupported, "zeusd reports no default power limit for " + uuid());
   return *info_.default_power_limit_mw;
 }
 
@@ -159,7 +171,9 @@ Result<uint32_t> ZeusdGpu::average_power_mw() {
   return static_cast<uint32_t>(*value);
 }
 
-bool ZeusdGpu::has_energy_counter() { return local_ ? local_->has_energy_counter() : info_.has_energy_counter; }
+bool ZeusdGpu::has_energy_counter() {
+  return local_ ? local_->has_energy_counter() : info_.has_energy_counter;
+}
 
 Result<uint64_t> ZeusdGpu::total_energy_mj() {
   if (local_) return local_->total_energy_mj();
@@ -172,7 +186,8 @@ Result<bool> ZeusdGpu::persistence_mode() {
   auto body = client_->request("GET", "/gpu/" + std::to_string(info_.index) + "/persistence_mode");
   if (!body) return fail(body.error());
   const json answer = json::parse(*body, nullptr, false);
-  if (answer.is_discarded() || !answer.is_object() || !answer.value("enabled", json()).is_boolean()) {
+  if (answer.is_discarded() || !answer.is_object() ||
+      !answer.value("enabled", json()).is_boolean()) {
     return fail(malformed("GET persistence_mode"));
   }
   return answer["enabled"].get<bool>();
@@ -184,13 +199,15 @@ Result<void> ZeusdGpu::set_persistence_mode(bool enabled) {
 
 Result<std::vector<uint32_t>> ZeusdGpu::supported_memory_clocks_mhz() {
   if (local_) return local_->supported_memory_clocks_mhz();
-  if (!info_.supported_memory_clocks_mhz) return fail(ErrorCode::kNotSupported, "zeusd reports no memory clocks for " + uuid());
+  if (!info_.supported_memory_clocks_mhz)
+    return fail(ErrorCode::kNotSupported, "zeusd reports no memory clocks for " + uuid());
   return *info_.supported_memory_clocks_mhz;
 }
 
 Result<std::vector<uint32_t>> ZeusdGpu::supported_sm_clocks_mhz() {
   if (local_) return local_->supported_sm_clocks_mhz();
-  if (!info_.supported_sm_clocks_mhz) return fail(ErrorCode::kNotSupported, "zeusd reports no SM clocks for " + uuid());
+  if (!info_.supported_sm_clocks_mhz)
+    return fail(ErrorCode::kNotSupported, "zeusd reports no SM clocks for " + uuid());
   return *info_.supported_sm_clocks_mhz;
 }
 
@@ -217,15 +234,18 @@ Result<uint64_t> ZeusdCpu::read(bool dram) {
   if (!body) return fail(body.error());
   const json answer = json::parse(*body, nullptr, false);
   const char* field = dram ? "dram_energy_uj" : "package_energy_uj";
-  if (answer.is_discarded() || !answer.is_object() || !answer.value(field, json()).is_number_unsigned()) {
-    if (dram && answer.is_object()) return fail(ErrorCode::kNotSupported, info_.name + " has no DRAM zone");
+  if (answer.is_discarded() || !answer.is_object() ||
+      !answer.value(field, json()).is_number_unsigned()) {
+    if (dram && answer.is_object())
+      return fail(ErrorCode::kNotSupported, info_.name + " has no DRAM zone");
     return fail(malformed("GET " + target));
   }
   const uint64_t raw_uj = answer[field].get<uint64_t>();
   std::lock_guard<std::mutex> lock(mutex_);
   Counter& counter = dram ? dram_ : package_;
   // zeusd's counters are monotone; one that went back means zeusd restarted (from 0).
-  if (counter.last_raw_uj) counter.total_uj += raw_uj >= *counter.last_raw_uj ? raw_uj - *counter.last_raw_uj : raw_uj;
+  if (counter.last_raw_uj)
+    counter.total_uj += raw_uj >= *counter.last_raw_uj ? raw_uj - *counter.last_raw_uj : raw_uj;
   counter.last_raw_uj = raw_uj;
   return counter.total_uj;
 }

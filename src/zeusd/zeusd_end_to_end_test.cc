@@ -1,6 +1,7 @@
 // zeusd for real: the daemon runs in its own (forked) process on a Unix socket in a temp dir, over
 // the fake libnvidia-ml.so.1 and a fake powercap tree; clients are other processes using the
 // library (discover_devices) — allowed, not allowed (user nobody), killed with SIGKILL.
+#include <grp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -17,6 +19,9 @@
 
 #include "testing/fake_nvml_state.h"
 #include "testing/fake_sysfs.h"
+#include "zeus/clock.h"
+#include "zeus/energy_monitor.h"
+#include "zeus/power_limit_optimizer.h"
 #include "zeus/zeusd_client.h"
 #include "zeusd/process_watcher.h"
 #include "zeusd/zeusd_server.h"
@@ -46,8 +51,11 @@ class ClientProcess {
     pid_ = fork();
     ZEUS_CHECK(pid_ >= 0, "fork");
     if (pid_ == 0) {
-      close(report[0]);
-      close(hold[1]);
+      // Keep only this client's pipe ends: a copy of another client's hold pipe would keep that
+      // client from seeing its release.
+      for (int fd = 3; fd < 1024; ++fd) {
+        if (fd != report[1] && fd != hold[0]) close(fd);
+      }
       const std::string line = body() + "\n";
       [[maybe_unused]] ssize_t written = write(report[1], line.data(), line.size());
       char byte;
@@ -93,6 +101,19 @@ class ClientProcess {
   int hold_fd_ = -1;
 };
 
+// Runs `body` in a forked child as user `uid` (and group `uid`); its exit code, -1 on a signal.
+int run_as(uid_t uid, const std::function<int()>& body) {
+  const pid_t pid = fork();
+  ZEUS_CHECK(pid >= 0, "fork");
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(100);
+    _exit(body());
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 class ZeusdEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -123,7 +144,8 @@ class ZeusdEndToEnd : public ::testing::Test {
     kill(daemon_pid_, SIGTERM);
     int status = 0;
     waitpid(daemon_pid_, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "zeusd ended with status " << status;
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "zeusd ended with status " << status;
     std::string command = "rm -rf " + dir_;
     [[maybe_unused]] int rc = std::system(command.c_str());
   }
@@ -137,7 +159,10 @@ class ZeusdEndToEnd : public ::testing::Test {
     auto devices = discover(fake_options(tree_.root()));
     if (!devices || devices->gpus.size() != 2 || devices->cpus.size() != 1) return 10;
     AllowList allow;
-    if (!allow.add("gpu-read=*") || !allow.add("cpu-read=nobody")) return 11;
+    if (!allow.add("gpu-read=*") || !allow.add("cpu-read=nobody") ||
+        !allow.add("gpu-control=daemon")) {
+      return 11;
+    }
     PidfdWatcher watcher;
     ZeusdService service(*devices, std::move(allow), watcher);
     if (!watcher.start([&](int pid) { service.on_process_exit(pid); })) return 12;
@@ -198,7 +223,8 @@ class ZeusdEndToEnd : public ::testing::Test {
     std::string answer;
     char buffer[4096];
     ssize_t n;
-    while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, static_cast<size_t>(n));
+    while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0)
+      answer.append(buffer, static_cast<size_t>(n));
     close(fd);
     return answer;
   }
@@ -225,7 +251,8 @@ TEST_F(ZeusdEndToEnd, SigkilledClientHasItsLimitRestoredWithinOneSecond) {
   ASSERT_EQ(client.report(), "ok");
   ASSERT_EQ(limit_mw(1), 150000u);
   client.sigkill();
-  EXPECT_TRUE(limit_becomes(1, 400000, 1.0)) << "limit still " << limit_mw(1) << " mW 1 s after SIGKILL";
+  EXPECT_TRUE(limit_becomes(1, 400000, 1.0))
+      << "limit still " << limit_mw(1) << " mW 1 s after SIGKILL";
 }
 
 TEST_F(ZeusdEndToEnd, ClientNotOnTheAllowListGets403) {
@@ -278,6 +305,48 @@ TEST_F(ZeusdEndToEnd, TwoClientsOnDifferentGpusDoNotDisturbEachOther) {
   EXPECT_TRUE(limit_becomes(1, 400000, 1.0));
 }
 
+TEST_F(ZeusdEndToEnd, PowerLimitOptimizerRunsUnprivilegedThroughZeusd) {
+  // User "daemon" (uid 1) is on the gpu-control list and cannot read the fake NVML state itself,
+  // so its GPUs are read and changed entirely through zeusd; the optimizer is unchanged.
+  const std::string socket = socket_path_;
+  const std::string powercap = tree_.root();
+  const int code = run_as(1, [&] {
+    auto devices = discover_devices(fake_options(powercap), socket);
+    if (!devices || devices->gpus.size() != 2) return 2;
+    SystemClock clock;
+    EnergyMonitorOptions monitor_options;
+    monitor_options.gpu_indices = std::vector<int>{0};
+    auto monitor = EnergyMonitor::create(*devices, clock, monitor_options);
+    if (!monitor) return 3;
+    PowerLimitOptimizerOptions options;
+    options.warmup_steps = 1;
+    options.profile_steps = 2;
+    options.candidates = {700, 500, 300};
+    options.handle_signals = false;
+    auto optimizer = PowerLimitOptimizer::create(**monitor, *devices, clock, options);
+    if (!optimizer) return 4;
+    for (int step = 0; step < 50 && (*optimizer)->state() != PowerLimitOptimizer::State::kDone;
+         ++step) {
+      if (!(*optimizer)->on_step_begin()) return 5;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (!(*optimizer)->on_step_end()) return 6;
+    }
+    if ((*optimizer)->state() != PowerLimitOptimizer::State::kDone) return 7;
+    if ((*optimizer)->measurements().size() != 3) return 8;
+    auto limit = devices->gpus[0]->power_limit_mw();  // read through zeusd
+    if (!limit || *limit != *(*optimizer)->optimal_setting() * 1000) return 9;
+    return 0;
+  });
+  ASSERT_EQ(code, 0);
+  std::vector<uint32_t> gpu0_sets;
+  for (const auto& call : fake_.read().set_power_limit_log) {
+    if (call.index == 0) gpu0_sets.push_back(call.limit_mw);
+  }
+  EXPECT_NE(std::find(gpu0_sets.begin(), gpu0_sets.end(), 500000u), gpu0_sets.end());
+  EXPECT_NE(std::find(gpu0_sets.begin(), gpu0_sets.end(), 300000u), gpu0_sets.end());
+  EXPECT_TRUE(limit_becomes(0, 700000, 1.0));  // the optimizer's exit (and the lease) put it back
+}
+
 TEST_F(ZeusdEndToEnd, BadInputNeverCrashesTheDaemon) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"garbage\r\n\r\n", "HTTP/1.1 400"},
@@ -287,12 +356,14 @@ TEST_F(ZeusdEndToEnd, BadInputNeverCrashesTheDaemon) {
       {"GET /gpu/999999/power_limit HTTP/1.1\r\n\r\n", "HTTP/1.1 404"},
       {"GET /gpu/../../etc/passwd HTTP/1.1\r\n\r\n", "HTTP/1.1 404"},
       {"POST /gpu/0/power_limit HTTP/1.1\r\nContent-Length: 5\r\n\r\n{{{{{", "HTTP/1.1 400"},
-      {"POST /gpu/0/power_limit HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "HTTP/1.1 501"},
+      {"POST /gpu/0/power_limit HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+       "HTTP/1.1 501"},
       {"GET /discover HTTP/3.0\r\n\r\n", "HTTP/1.1 505"},
   };
   for (const auto& [request, expected] : cases) {
     const std::string answer = raw_exchange(request);
-    EXPECT_EQ(answer.rfind(expected, 0), 0u) << "request " << request.substr(0, 60) << " -> " << answer;
+    EXPECT_EQ(answer.rfind(expected, 0), 0u)
+        << "request " << request.substr(0, 60) << " -> " << answer;
   }
   // A client that connects and goes away mid-request is harmless too.
   EXPECT_EQ(raw_exchange("POST /gpu/0/power_limit HTTP/1.1\r\nContent-Length: 50\r\n\r\n{"), "");

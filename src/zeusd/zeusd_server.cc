@@ -32,7 +32,8 @@ Result<int> bind_unix_socket(const ServerOptions& options) {
   sockaddr_un address{};
   if (path.size() >= sizeof(address.sun_path)) {
     return fail(ErrorCode::kInvalidArgument, "socket path '" + path + "' is longer than " +
-                                                 std::to_string(sizeof(address.sun_path) - 1) + " bytes");
+                                                 std::to_string(sizeof(address.sun_path) - 1) +
+                                                 " bytes");
   }
   address.sun_family = AF_UNIX;
   std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
@@ -42,7 +43,8 @@ Result<int> bind_unix_socket(const ServerOptions& options) {
     const std::string parent = path.substr(0, slash);
     struct stat info {};
     if (stat(parent.c_str(), &info) != 0 && mkdir(parent.c_str(), 0755) != 0) {
-      return fail(ErrorCode::kPermissionDenied, "cannot create the socket's directory " + parent + ": " + errno_text());
+      return fail(ErrorCode::kPermissionDenied,
+                  "cannot create the socket's directory " + parent + ": " + errno_text());
     }
   }
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -52,11 +54,13 @@ Result<int> bind_unix_socket(const ServerOptions& options) {
   if (lstat(path.c_str(), &info) == 0) {
     if (!S_ISSOCK(info.st_mode)) {
       close(fd);
-      return fail(ErrorCode::kInvalidArgument, path + " exists and is not a socket; choose another --socket");
+      return fail(ErrorCode::kInvalidArgument,
+                  path + " exists and is not a socket; choose another --socket");
     }
     if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
       close(fd);
-      return fail(ErrorCode::kUnavailable, "another zeusd is already serving " + path + "; stop it first");
+      return fail(ErrorCode::kUnavailable,
+                  "another zeusd is already serving " + path + "; stop it first");
     }
     unlink(path.c_str());
   }
@@ -74,13 +78,16 @@ Result<int> bind_unix_socket(const ServerOptions& options) {
                 "cannot bind " + path + ": " + errno_text());
   }
   if (options.socket_owner_uid || options.socket_group_gid) {
-    const uid_t owner = options.socket_owner_uid ? *options.socket_owner_uid : static_cast<uid_t>(-1);
-    const gid_t group = options.socket_group_gid ? *options.socket_group_gid : static_cast<gid_t>(-1);
+    const uid_t owner =
+        options.socket_owner_uid ? *options.socket_owner_uid : static_cast<uid_t>(-1);
+    const gid_t group =
+        options.socket_group_gid ? *options.socket_group_gid : static_cast<gid_t>(-1);
     if (chown(path.c_str(), owner, group) != 0) {
       const std::string why = errno_text();
       close(fresh);
       unlink(path.c_str());
-      return fail(ErrorCode::kPermissionDenied, "cannot chown " + path + ": " + why + " (run zeusd as root)");
+      return fail(ErrorCode::kPermissionDenied,
+                  "cannot chown " + path + ": " + why + " (run zeusd as root)");
     }
   }
   if (chmod(path.c_str(), options.socket_mode) != 0 || listen(fresh, 64) != 0) {
@@ -104,16 +111,18 @@ Result<int> bind_tcp_socket(const std::string& text, int* port_out) {
     return fail(ErrorCode::kInvalidArgument, "--tcp '" + text + "' is not 127.0.0.1:PORT");
   }
   if ((ntohl(address.sin_addr.s_addr) >> 24) != 127) {
-    return fail(ErrorCode::kInvalidArgument, "--tcp '" + text +
-                                                 "' is not a loopback address: zeusd identifies TCP peers "
-                                                 "through this machine's socket table, so it serves 127.x only");
+    return fail(ErrorCode::kInvalidArgument,
+                "--tcp '" + text +
+                    "' is not a loopback address: zeusd identifies TCP peers "
+                    "through this machine's socket table, so it serves 127.x only");
   }
   address.sin_port = htons(static_cast<uint16_t>(std::stoi(port_text)));
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return fail(ErrorCode::kUnavailable, "socket(AF_INET): " + errno_text());
   const int yes = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 || listen(fd, 64) != 0) {
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      listen(fd, 64) != 0) {
     const std::string why = errno_text();
     close(fd);
     return fail(ErrorCode::kUnavailable, "cannot listen on " + text + ": " + why);
@@ -243,9 +252,9 @@ void ZeusdServer::accept_loop() {
       setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
       std::lock_guard<std::mutex> lock(connections_mutex_);
       if (connections_.size() >= options_.max_connections) {
-        send_all(fd, serialize_http_response(transport_error(
-                         503, "zeusd has " + std::to_string(connections_.size()) +
-                                  " open connections, its limit; retry later")));
+        send_all(fd, serialize_http_response(
+                         transport_error(503, "zeusd has " + std::to_string(connections_.size()) +
+                                                  " open connections, its limit; retry later")));
         close(fd);
         continue;
       }
@@ -267,7 +276,8 @@ void ZeusdServer::serve(Connection* connection, const Peer& peer) {
     HttpRequest request;
     const ParseResult parsed = parse_http_request(buffer, options_.limits, &request);
     if (parsed.status == ParseStatus::kError) {
-      send_all(fd, serialize_http_response(transport_error(parsed.error_status, parsed.error_message)));
+      send_all(fd,
+               serialize_http_response(transport_error(parsed.error_status, parsed.error_message)));
       break;
     }
     if (parsed.status == ParseStatus::kComplete) {
@@ -285,7 +295,8 @@ void ZeusdServer::serve(Connection* connection, const Peer& peer) {
       const auto elapsed = std::chrono::duration<double>(Clock::now() - request_started).count();
       const double left_s = options_.request_timeout_s - elapsed;
       if (left_s <= 0) {
-        send_all(fd, serialize_http_response(transport_error(408, "the request did not arrive in time")));
+        send_all(fd, serialize_http_response(
+                         transport_error(408, "the request did not arrive in time")));
         break;
       }
       timeout_ms = static_cast<int>(left_s * 1000) + 1;

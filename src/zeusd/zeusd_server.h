@@ -47,7 +47,8 @@ using RequestHandler = std::function<HttpResponse(const HttpRequest&, const Peer
 class ZeusdServer {
  public:
   // Binds the sockets and starts accepting.
-  static Result<std::unique_ptr<ZeusdServer>> start(const ServerOptions& options, RequestHandler handler);
+  static Result<std::unique_ptr<ZeusdServer>> start(const ServerOptions& options,
+                                                    RequestHandler handler);
   ~ZeusdServer();  // stop()
   ZeusdServer(const ZeusdServer&) = delete;
   ZeusdServer& operator=(const ZeusdServer&) = delete;

@@ -31,14 +31,19 @@ HttpResponse error_response(int status, const std::string& message) {
 // the privilege, which is the operator's problem (500), not the client's (403).
 HttpResponse device_error(const Error& error, const std::string& what) {
   switch (error.code) {
-    case ErrorCode::kInvalidArgument: return error_response(400, what + ": " + error.message);
-    case ErrorCode::kNotFound: return error_response(404, what + ": " + error.message);
-    case ErrorCode::kNotSupported: return error_response(501, what + ": " + error.message);
-    case ErrorCode::kUnavailable: return error_response(503, what + ": " + error.message);
+    case ErrorCode::kInvalidArgument:
+      return error_response(400, what + ": " + error.message);
+    case ErrorCode::kNotFound:
+      return error_response(404, what + ": " + error.message);
+    case ErrorCode::kNotSupported:
+      return error_response(501, what + ": " + error.message);
+    case ErrorCode::kUnavailable:
+      return error_response(503, what + ": " + error.message);
     case ErrorCode::kPermissionDenied:
-      return error_response(500, what + ": zeusd itself lacks the privilege (run it as root): " +
-                                     error.message);
-    case ErrorCode::kInternal: break;
+      return error_response(
+          500, what + ": zeusd itself lacks the privilege (run it as root): " + error.message);
+    case ErrorCode::kInternal:
+      break;
   }
   return error_response(500, what + ": " + error.message);
 }
@@ -85,9 +90,9 @@ struct KnobMethods {
   bool get, post, del;
 };
 constexpr KnobMethods kKnobs[] = {
-    {"power_limit", true, true, true},   {"power", true, false, false},
-    {"energy", true, false, false},      {"persistence_mode", true, true, false},
-    {"sm_clocks", false, true, true},    {"memory_clocks", false, true, true},
+    {"power_limit", true, true, true}, {"power", true, false, false},
+    {"energy", true, false, false},    {"persistence_mode", true, true, false},
+    {"sm_clocks", false, true, true},  {"memory_clocks", false, true, true},
 };
 
 std::string not_allowed_message(Capability capability, const Peer& peer) {
@@ -144,18 +149,23 @@ HttpResponse ZeusdService::discover(const Peer& peer) {
   json cpus = json::array();
   for (size_t i = 0; i < devices_.cpus.size(); ++i) {
     Cpu& cpu = *devices_.cpus[i];
-    cpus.push_back({{"index", i}, {"package", cpu.index()}, {"name", cpu.name()}, {"has_dram", cpu.has_dram()}});
+    cpus.push_back({{"index", i},
+                    {"package", cpu.index()},
+                    {"name", cpu.name()},
+                    {"has_dram", cpu.has_dram()}});
   }
   json rights = json::array();
   for (int c = 0; c < kCapabilityCount; ++c) {
     const auto capability = static_cast<Capability>(c);
-    if (allow_.allows(capability, peer) && (peer.unix_socket || capability != Capability::kGpuControl)) {
+    if (allow_.allows(capability, peer) &&
+        (peer.unix_socket || capability != Capability::kGpuControl)) {
       rights.push_back(std::string(capability_name(capability)));
     }
   }
-  return json_response(200, json{{"gpus", gpus},
-                                 {"cpus", cpus},
-                                 {"caller", {{"uid", peer.uid}, {"pid", peer.pid}, {"capabilities", rights}}}});
+  return json_response(
+      200, json{{"gpus", gpus},
+                {"cpus", cpus},
+                {"caller", {{"uid", peer.uid}, {"pid", peer.pid}, {"capabilities", rights}}}});
 }
 
 HttpResponse ZeusdService::list_leases(const Peer& peer) {
@@ -169,7 +179,8 @@ HttpResponse ZeusdService::list_leases(const Peer& peer) {
     if (lease.saved.persistence_mode) saved["persistence_mode"] = *lease.saved.persistence_mode;
     saved["sm_clocks_locked"] = lease.saved.sm_clocks_locked;
     saved["memory_clocks_locked"] = lease.saved.memory_clocks_locked;
-    list.push_back({{"gpu", lease.gpu}, {"pid", lease.pid}, {"uid", lease.uid}, {"restores", saved}});
+    list.push_back(
+        {{"gpu", lease.gpu}, {"pid", lease.pid}, {"uid", lease.uid}, {"restores", saved}});
   }
   return json_response(200, json{{"leases", list}});
 }
@@ -186,19 +197,23 @@ HttpResponse ZeusdService::gpu_route(const HttpRequest& request, const Peer& pee
                                    "memory_clocks)");
   }
   const bool is_get = request.method == "GET";
-  const bool allowed_method = (is_get && methods->get) || (request.method == "POST" && methods->post) ||
+  const bool allowed_method = (is_get && methods->get) ||
+                              (request.method == "POST" && methods->post) ||
                               (request.method == "DELETE" && methods->del);
-  if (!allowed_method) return error_response(405, request.method + " is not a method of /gpu/{i}/" + knob);
+  if (!allowed_method)
+    return error_response(405, request.method + " is not a method of /gpu/{i}/" + knob);
   const Capability capability = is_get ? Capability::kGpuRead : Capability::kGpuControl;
-  if (!allow_.allows(capability, peer)) return error_response(403, not_allowed_message(capability, peer));
+  if (!allow_.allows(capability, peer))
+    return error_response(403, not_allowed_message(capability, peer));
   if (!is_get && !peer.unix_socket) {
-    return error_response(403, "changes need zeusd's Unix socket (the lease is tied to the client's "
-                               "process, which TCP cannot identify)");
+    return error_response(403,
+                          "changes need zeusd's Unix socket (the lease is tied to the client's "
+                          "process, which TCP cannot identify)");
   }
   const auto index = parse_index(index_text, devices_.gpus.size());
   if (!index) {
-    return error_response(404, "unknown GPU '" + index_text.substr(0, 32) + "': zeusd manages GPUs " +
-                                   range_text(devices_.gpus.size()));
+    return error_response(404, "unknown GPU '" + index_text.substr(0, 32) +
+                                   "': zeusd manages GPUs " + range_text(devices_.gpus.size()));
   }
   return is_get ? gpu_read(*index, knob) : gpu_change(request, peer, *index, knob);
 }
@@ -237,7 +252,8 @@ HttpResponse ZeusdService::gpu_change(const HttpRequest& request, const Peer& pe
   if (!reset) {
     body = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
     if (body.is_discarded() || !body.is_object()) {
-      return error_response(400, "the body must be a JSON object, e.g. {\"power_limit_mw\": 300000}");
+      return error_response(400,
+                            "the body must be a JSON object, e.g. {\"power_limit_mw\": 300000}");
     }
   }
   // Validate against the device's constraints before touching anything.
@@ -249,27 +265,31 @@ HttpResponse ZeusdService::gpu_change(const HttpRequest& request, const Peer& pe
     auto range = gpu.power_limit_range_mw();
     if (!range) return device_error(range.error(), what + " power limit range");
     if (*limit < range->min_mw || *limit > range->max_mw) {
-      return error_response(400, "power limit " + std::to_string(*limit) + " mW is outside " + what +
-                                     "'s range " + std::to_string(range->min_mw) + "-" +
+      return error_response(400, "power limit " + std::to_string(*limit) + " mW is outside " +
+                                     what + "'s range " + std::to_string(range->min_mw) + "-" +
                                      std::to_string(range->max_mw) + " mW");
     }
     value_a = *limit;
   } else if (knob == "persistence_mode") {
     auto it = body.find("enabled");
-    if (it == body.end() || !it->is_boolean()) return error_response(400, "enabled must be true or false");
+    if (it == body.end() || !it->is_boolean())
+      return error_response(400, "enabled must be true or false");
     enabled = it->get<bool>();
   } else if ((knob == "sm_clocks" || knob == "memory_clocks") && !reset) {
     auto min_mhz = get_u32(body, "min_mhz");
     auto max_mhz = get_u32(body, "max_mhz");
-    if (!min_mhz || !max_mhz) return error_response(400, "min_mhz and max_mhz must be non-negative integers (MHz)");
+    if (!min_mhz || !max_mhz)
+      return error_response(400, "min_mhz and max_mhz must be non-negative integers (MHz)");
     if (*min_mhz > *max_mhz) return error_response(400, "min_mhz must not exceed max_mhz");
-    auto supported = knob == "sm_clocks" ? gpu.supported_sm_clocks_mhz() : gpu.supported_memory_clocks_mhz();
+    auto supported =
+        knob == "sm_clocks" ? gpu.supported_sm_clocks_mhz() : gpu.supported_memory_clocks_mhz();
     if (supported && !supported->empty()) {
       const auto [lo, hi] = std::minmax_element(supported->begin(), supported->end());
       if (*min_mhz < *lo || *max_mhz > *hi) {
-        return error_response(400, "clocks " + std::to_string(*min_mhz) + "-" + std::to_string(*max_mhz) +
-                                       " MHz are outside " + what + "'s supported " + std::to_string(*lo) +
-                                       "-" + std::to_string(*hi) + " MHz");
+        return error_response(400, "clocks " + std::to_string(*min_mhz) + "-" +
+                                       std::to_string(*max_mhz) + " MHz are outside " + what +
+                                       "'s supported " + std::to_string(*lo) + "-" +
+                                       std::to_string(*hi) + " MHz");
       }
     }
     value_a = *min_mhz;
@@ -285,7 +305,8 @@ HttpResponse ZeusdService::gpu_change(const HttpRequest& request, const Peer& pe
   const bool new_lease = held == nullptr;
   if (new_lease) {
     auto watched = watcher_.watch(peer.pid);
-    if (!watched) return error_response(400, "cannot tie the change to the client: " + watched.error().message);
+    if (!watched)
+      return error_response(400, "cannot tie the change to the client: " + watched.error().message);
   }
   Lease& lease = leases_.acquire(index, peer.pid, peer.uid);
   const std::string who = peer.description();
@@ -303,7 +324,8 @@ HttpResponse ZeusdService::gpu_change(const HttpRequest& request, const Peer& pe
       change = "reset power limit (was " + std::to_string(*before) + " mW)";
     } else {
       applied = gpu.set_power_limit_mw(value_a);
-      change = "set power limit " + std::to_string(*before) + " -> " + std::to_string(value_a) + " mW";
+      change =
+          "set power limit " + std::to_string(*before) + " -> " + std::to_string(value_a) + " mW";
     }
   } else if (knob == "persistence_mode") {
     auto before = gpu.persistence_mode();
@@ -318,7 +340,8 @@ HttpResponse ZeusdService::gpu_change(const HttpRequest& request, const Peer& pe
       applied = sm ? gpu.reset_sm_clocks() : gpu.reset_memory_clocks();
       change = std::string("unlocked ") + name + " clocks";
     } else {
-      applied = sm ? gpu.lock_sm_clocks_mhz(value_a, value_b) : gpu.lock_memory_clocks_mhz(value_a, value_b);
+      applied = sm ? gpu.lock_sm_clocks_mhz(value_a, value_b)
+                   : gpu.lock_memory_clocks_mhz(value_a, value_b);
       change = std::string("locked ") + name + " clocks to " + std::to_string(value_a) + "-" +
                std::to_string(value_b) + " MHz";
     }
@@ -343,19 +366,23 @@ HttpResponse ZeusdService::cpu_route(const HttpRequest& request, const Peer& pee
   }
   const auto index = parse_index(index_text, devices_.cpus.size());
   if (!index) {
-    return error_response(404, "unknown CPU '" + index_text.substr(0, 32) + "': zeusd reads CPU packages " +
+    return error_response(404, "unknown CPU '" + index_text.substr(0, 32) +
+                                   "': zeusd reads CPU packages " +
                                    range_text(devices_.cpus.size()));
   }
   Cpu& cpu = *devices_.cpus[*index];
   auto package = cpu.package_energy_uj();
-  if (!package) return device_error(package.error(), "CPU " + std::to_string(*index) + " package energy");
+  if (!package)
+    return device_error(package.error(), "CPU " + std::to_string(*index) + " package energy");
   json dram = nullptr;
   if (cpu.has_dram()) {
     auto value = cpu.dram_energy_uj();
-    if (!value) return device_error(value.error(), "CPU " + std::to_string(*index) + " DRAM energy");
+    if (!value)
+      return device_error(value.error(), "CPU " + std::to_string(*index) + " DRAM energy");
     dram = *value;
   }
-  return json_response(200, json{{"cpu", *index}, {"package_energy_uj", *package}, {"dram_energy_uj", dram}});
+  return json_response(
+      200, json{{"cpu", *index}, {"package_energy_uj", *package}, {"dram_energy_uj", dram}});
 }
 
 void ZeusdService::restore(const Lease& lease, const std::string& why) {
@@ -365,7 +392,8 @@ void ZeusdService::restore(const Lease& lease, const std::string& why) {
     if (result) {
       log_info("zeusd: " + why + ": " + action + " on " + what);
     } else {
-      log_error("zeusd: " + why + ": could not " + action + " on " + what + ": " + result.error().message);
+      log_error("zeusd: " + why + ": could not " + action + " on " + what + ": " +
+                result.error().message);
     }
   };
   if (lease.saved.power_limit_mw) {
@@ -375,15 +403,17 @@ void ZeusdService::restore(const Lease& lease, const std::string& why) {
   if (lease.saved.sm_clocks_locked) report(gpu.reset_sm_clocks(), "unlock SM clocks");
   if (lease.saved.memory_clocks_locked) report(gpu.reset_memory_clocks(), "unlock memory clocks");
   if (lease.saved.persistence_mode) {
-    report(gpu.set_persistence_mode(*lease.saved.persistence_mode),
-           std::string("restore persistence mode ") + (*lease.saved.persistence_mode ? "on" : "off"));
+    report(
+        gpu.set_persistence_mode(*lease.saved.persistence_mode),
+        std::string("restore persistence mode ") + (*lease.saved.persistence_mode ? "on" : "off"));
   }
 }
 
 void ZeusdService::on_process_exit(int pid) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const Lease& lease : leases_.release_all_of(pid)) {
-    restore(lease, "pid " + std::to_string(pid) + " (uid " + std::to_string(lease.uid) + ") exited");
+    restore(lease,
+            "pid " + std::to_string(pid) + " (uid " + std::to_string(lease.uid) + ") exited");
   }
 }
 

@@ -18,7 +18,8 @@ using nlohmann::json;
 class RecordingWatcher final : public ProcessWatcher {
  public:
   Result<void> watch(int pid) override {
-    if (exited.count(pid)) return fail(ErrorCode::kNotFound, "process " + std::to_string(pid) + " has exited");
+    if (exited.count(pid))
+      return fail(ErrorCode::kNotFound, "process " + std::to_string(pid) + " has exited");
     watched.insert(pid);
     return ok();
   }
@@ -39,7 +40,8 @@ Peer peer(uint32_t uid, int pid, std::vector<uint32_t> groups = {}) {
   return p;
 }
 
-HttpRequest make_request(const std::string& method, const std::string& path, const std::string& body = "") {
+HttpRequest make_request(const std::string& method, const std::string& path,
+                         const std::string& body = "") {
   HttpRequest request;
   request.method = method;
   request.target = path;
@@ -103,7 +105,8 @@ TEST_F(ZeusdServiceTest, DiscoverListsDevicesAndTheCallersRights) {
 }
 
 TEST_F(ZeusdServiceTest, AllowedUserSetsLimitAndTakesALease) {
-  HttpResponse response = call(peer(kController, 42), "POST", "/gpu/1/power_limit", R"({"power_limit_mw": 150000})");
+  HttpResponse response =
+      call(peer(kController, 42), "POST", "/gpu/1/power_limit", R"({"power_limit_mw": 150000})");
   ASSERT_EQ(response.status, 200) << response.body;
   EXPECT_EQ(body_of(response)["power_limit_mw"], 150000);
   EXPECT_EQ(limit_mw(1), 150000u);
@@ -115,7 +118,10 @@ TEST_F(ZeusdServiceTest, AllowedUserSetsLimitAndTakesALease) {
   EXPECT_EQ(leases[0].pid, 42);
   EXPECT_EQ(leases[0].saved.power_limit_mw, 300000u);
   // A second change by the same process keeps the first saved value.
-  ASSERT_EQ(call(peer(kController, 42), "POST", "/gpu/1/power_limit", R"({"power_limit_mw": 120000})").status, 200);
+  ASSERT_EQ(
+      call(peer(kController, 42), "POST", "/gpu/1/power_limit", R"({"power_limit_mw": 120000})")
+          .status,
+      200);
   EXPECT_EQ(service_->leases()[0].saved.power_limit_mw, 300000u);
   service_->on_process_exit(42);
   EXPECT_EQ(limit_mw(1), 300000u);
@@ -126,7 +132,8 @@ TEST_F(ZeusdServiceTest, UserNotOnTheAllowListGets403AndNothingChanges) {
   HttpResponse response = call(peer(kStranger, 43, {kReaderGroup}), "POST", "/gpu/0/power_limit",
                                R"({"power_limit_mw": 150000})");
   EXPECT_EQ(response.status, 403);
-  EXPECT_NE(body_of(response)["message"].get<std::string>().find("gpu-control allow-list"), std::string::npos);
+  EXPECT_NE(body_of(response)["message"].get<std::string>().find("gpu-control allow-list"),
+            std::string::npos);
   EXPECT_EQ(limit_mw(0), 300000u);
   EXPECT_TRUE(watcher_.watched.empty());
   // Reads: the group grants gpu-read; without it, 403.
@@ -163,7 +170,8 @@ TEST_F(ZeusdServiceTest, ValuesOutsideTheDeviceConstraintsGet400) {
     EXPECT_EQ(response.status, 400) << c.path << " " << c.body << " -> " << response.body;
     EXPECT_TRUE(body_of(response).contains("message"));
   }
-  HttpResponse response = call(controller, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 50000})");
+  HttpResponse response =
+      call(controller, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 50000})");
   EXPECT_NE(response.body.find("100000-300000 mW"), std::string::npos) << response.body;
   EXPECT_EQ(gpus_[0]->power_limit_history_mw().size(), 0u);
   EXPECT_TRUE(gpus_[0]->sm_clock_history_mhz().empty());
@@ -191,16 +199,19 @@ TEST_F(ZeusdServiceTest, AnotherLiveProcessCannotTakeALeasedGpu) {
   const Peer first = peer(kController, 50);
   const Peer second = peer(kController, 51);
   ASSERT_EQ(call(first, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 200000})").status, 200);
-  HttpResponse response = call(second, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 150000})");
+  HttpResponse response =
+      call(second, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 150000})");
   EXPECT_EQ(response.status, 409);
   EXPECT_NE(response.body.find("pid 50"), std::string::npos);
   EXPECT_EQ(limit_mw(0), 200000u);
   // The other GPU is free, and the two leases are independent.
-  ASSERT_EQ(call(second, "POST", "/gpu/1/power_limit", R"({"power_limit_mw": 150000})").status, 200);
+  ASSERT_EQ(call(second, "POST", "/gpu/1/power_limit", R"({"power_limit_mw": 150000})").status,
+            200);
   service_->on_process_exit(50);
   EXPECT_EQ(limit_mw(0), 300000u);
   EXPECT_EQ(limit_mw(1), 150000u);
-  ASSERT_EQ(call(second, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 180000})").status, 200);
+  ASSERT_EQ(call(second, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 180000})").status,
+            200);
   service_->on_process_exit(51);
   EXPECT_EQ(limit_mw(0), 300000u);
   EXPECT_EQ(limit_mw(1), 300000u);
@@ -208,22 +219,35 @@ TEST_F(ZeusdServiceTest, AnotherLiveProcessCannotTakeALeasedGpu) {
 
 TEST_F(ZeusdServiceTest, ClocksAndPersistenceAreRestoredAtExit) {
   const Peer controller = peer(kController, 60);
-  ASSERT_EQ(call(controller, "POST", "/gpu/0/sm_clocks", R"({"min_mhz": 600, "max_mhz": 1200})").status, 200);
-  ASSERT_EQ(call(controller, "POST", "/gpu/0/memory_clocks", R"({"min_mhz": 1215, "max_mhz": 1215})").status, 200);
-  ASSERT_EQ(call(controller, "POST", "/gpu/0/persistence_mode", R"({"enabled": true})").status, 200);
+  ASSERT_EQ(
+      call(controller, "POST", "/gpu/0/sm_clocks", R"({"min_mhz": 600, "max_mhz": 1200})").status,
+      200);
+  ASSERT_EQ(
+      call(controller, "POST", "/gpu/0/memory_clocks", R"({"min_mhz": 1215, "max_mhz": 1215})")
+          .status,
+      200);
+  ASSERT_EQ(call(controller, "POST", "/gpu/0/persistence_mode", R"({"enabled": true})").status,
+            200);
   EXPECT_TRUE(*gpus_[0]->persistence_mode());
   service_->on_process_exit(60);
   EXPECT_EQ(gpus_[0]->sm_clock_history_mhz(), (std::vector<ClockLockMhz>{{600, 1200}, {0, 0}}));
-  EXPECT_EQ(gpus_[0]->memory_clock_history_mhz(), (std::vector<ClockLockMhz>{{1215, 1215}, {0, 0}}));
+  EXPECT_EQ(gpus_[0]->memory_clock_history_mhz(),
+            (std::vector<ClockLockMhz>{{1215, 1215}, {0, 0}}));
   EXPECT_FALSE(*gpus_[0]->persistence_mode());
   EXPECT_EQ(gpus_[0]->power_limit_history_mw().size(), 0u);  // the limit was never touched
 }
 
 TEST_F(ZeusdServiceTest, ResetAndRestoreAll) {
-  ASSERT_EQ(call(peer(kController, 70), "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 200000})").status, 200);
+  ASSERT_EQ(
+      call(peer(kController, 70), "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 200000})")
+          .status,
+      200);
   ASSERT_EQ(call(peer(kController, 70), "DELETE", "/gpu/0/power_limit").status, 200);
   EXPECT_EQ(limit_mw(0), 300000u);
-  ASSERT_EQ(call(peer(kController, 71), "POST", "/gpu/1/power_limit", R"({"power_limit_mw": 120000})").status, 200);
+  ASSERT_EQ(
+      call(peer(kController, 71), "POST", "/gpu/1/power_limit", R"({"power_limit_mw": 120000})")
+          .status,
+      200);
   EXPECT_EQ(service_->leases().size(), 2u);
   service_->restore_all();
   EXPECT_EQ(limit_mw(1), 300000u);
@@ -238,14 +262,18 @@ TEST_F(ZeusdServiceTest, ChangesNeedAProcessToTieTheLeaseTo) {
   EXPECT_NE(response.body.find("Unix socket"), std::string::npos);
   EXPECT_EQ(call(tcp, "GET", "/gpu/0/power_limit").status, 403);  // uid 1000 lacks gpu-read
   watcher_.exited.insert(80);
-  EXPECT_EQ(call(peer(kController, 80), "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 200000})").status, 400);
+  EXPECT_EQ(
+      call(peer(kController, 80), "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 200000})")
+          .status,
+      400);
   EXPECT_EQ(limit_mw(0), 300000u);
   EXPECT_TRUE(service_->leases().empty());
 }
 
 TEST_F(ZeusdServiceTest, DeviceErrorsMapToStatuses) {
   gpus_[0]->set_deny_control(true);
-  HttpResponse response = call(peer(kController, 90), "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 200000})");
+  HttpResponse response =
+      call(peer(kController, 90), "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 200000})");
   EXPECT_EQ(response.status, 500);
   EXPECT_NE(response.body.find("run it as root"), std::string::npos);
   EXPECT_TRUE(service_->leases().empty());  // a failed first change leaves no lease

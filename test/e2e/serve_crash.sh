@@ -34,8 +34,9 @@ crash_run() {
   done
   wait "$load_pid" || { cat "$dir/load_$name.out"; fail "$name: zeus_load reported errors"; }
   cat "$dir/load_$name.out"
-  python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); sys.exit(0 if s["transport_errors"] == 0 else 1)' \
-    "$dir/load_$name.out" && fail "$name: no request went unanswered: the kills missed the load"
+  python3 -c 'import json, sys
+sys.exit(0 if json.load(open(sys.argv[1]))["transport_errors"] == 0 else 1)' "$dir/load_$name.out" \
+    && fail "$name: no request went unanswered: the kills missed the load"
   python3 "$checker" --log "$log" --db "$db" --server "${server_url[$name]}" ||
     fail "$name: an answered report is missing after the crash (above)"
 }

@@ -31,4 +31,12 @@ expect_error "missing column(s) time_per_epoch" --data "$tmp/data"
 sed '5s/,[0-9.]*$/,fast/' "$ZEUS_SOURCE_DIR/data/summary_power_v100.csv" > "$tmp/data/summary_power_v100.csv"
 expect_error "line 5: column average_power: 'fast' is not a number" --data "$tmp/data"
 expect_error "cannot open" --data "$tmp/nonexistent"
+# The other experiments: their own bad input, the same one-line error and no report.
+expect_error "no run with target metric" drift --drift-targets 0.65 0.123
+expect_error "overlap must be > 0" concurrent --overlaps 0
+expect_error "eta must be in [0, 1]" eta-sweep --etas 0.5 2
+expect_error "beta must be >= 1" beta-sweep --betas 0.5
+expect_error "unknown GPU 'h100'" gpus --gpus v100 h100
+expect_error "eta must be in [0, 1]" search-path --eta -1
+expect_error "window must be >= 1" drift --window 0
 echo ok

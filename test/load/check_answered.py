@@ -33,7 +33,7 @@ COLUMNS = ["job_id", "trial_number", "batch_size", "kind", "pruning_round", "sta
 def read_trials(url):
     query = "SELECT " + ", ".join(COLUMNS) + " FROM trials ORDER BY job_id, trial_number"
     if url.startswith("sqlite://"):
-        db = sqlite3.connect(url[len("sqlite://"):])
+        db = sqlite3.connect("file:" + url[len("sqlite://"):] + "?mode=ro", uri=True)
         rows = db.execute(query).fetchall()
         db.close()
     else:

@@ -27,7 +27,8 @@ drop_pg_databases() {
 }
 
 free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
 }
 
 # start_server NAME DB_URL PORT [ARGS...]: runs zeus serve in the background; sets
@@ -43,8 +44,10 @@ start_server() {
   for i in $(seq 1 200); do
     local url
     url=$(grep -o 'listening on http://[0-9.:]*' "$out" | tail -1 | sed 's/listening on //' || true)
-    if [ -n "$url" ] && [ "$(grep -c 'listening on' "$out")" -gt "${server_starts[$name]:-0}" ]; then
-      server_starts[$name]=$(grep -c 'listening on' "$out")
+    local starts
+    starts=$(grep -c 'listening on' "$out" || true)
+    if [ -n "$url" ] && [ "$starts" -gt "${server_starts[$name]:-0}" ]; then
+      server_starts[$name]=$starts
       server_url[$name]=$url
       return 0
     fi

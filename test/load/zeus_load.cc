@@ -12,8 +12,8 @@
 // server killed and restarting) is sent again until answered or the time is up; without it, the
 // first transport error ends the thread. Exit status: 0 when every lifecycle finished with only
 // 2xx answers; 1 otherwise (the summary on stdout says what failed).
-#include <CLI/CLI.hpp>
 #include <httplib.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -70,8 +70,8 @@ class Log {
 };
 
 struct Stats {
-  std::atomic<long> pairs{0};      // next-batch-size answers
-  std::atomic<long> reports{0};    // answered reports
+  std::atomic<long> pairs{0};    // next-batch-size answers
+  std::atomic<long> reports{0};  // answered reports
   std::atomic<long> http_errors{0};
   std::atomic<long> transport_errors{0};  // requests that got no answer (retried or not)
   std::atomic<long> gave_up{0};
@@ -115,10 +115,14 @@ json job_spec(const Options& o, int k) {
 // Metric gained per epoch: 32 and 64 converge within 5 epochs, 16 barely, 128 never.
 double metric_step(int batch_size) {
   switch (batch_size) {
-    case 16: return 0.19;
-    case 32: return 0.35;
-    case 64: return 0.5;
-    default: return 0.15;
+    case 16:
+      return 0.19;
+    case 32:
+      return 0.35;
+    case 64:
+      return 0.5;
+    default:
+      return 0.15;
   }
 }
 
@@ -127,6 +131,7 @@ class Worker {
   Worker(const Options& o, const std::string& url, Stats& stats, Log& log)
       : o_(o), client_(url), stats_(stats), log_(log) {
     client_.set_keep_alive(true);
+    client_.set_tcp_nodelay(true);  // no Nagle + delayed-ACK stall between header and body
     client_.set_connection_timeout(5);
     client_.set_read_timeout(30);
     client_.set_write_timeout(30);
@@ -165,15 +170,17 @@ class Worker {
     if (!trial.is_object() || !trial.contains("trial_number")) return http_error("next", **next);
     const int batch_size = trial["batch_size"], trial_number = trial["trial_number"];
     ++stats_.pairs;
-    log_.write({{"event", "next"}, {"job_id", job_id}, {"trial_number", trial_number},
+    log_.write({{"event", "next"},
+                {"job_id", job_id},
+                {"trial_number", trial_number},
                 {"batch_size", batch_size}});
     for (int epoch = 1; epoch <= o_.max_epochs + 1; ++epoch) {
       const double time_s = epoch * (batch_size / 16) * 0.5, energy_j = time_s * 250;
       const double metric = epoch * metric_step(batch_size);
-      const json report = {{"job_id", job_id},   {"batch_size", batch_size},
-                           {"trial_number", trial_number}, {"time", time_s},
-                           {"energy", energy_j}, {"metric", metric},
-                           {"current_epoch", epoch}};
+      const json report = {
+          {"job_id", job_id},      {"batch_size", batch_size}, {"trial_number", trial_number},
+          {"time", time_s},        {"energy", energy_j},       {"metric", metric},
+          {"current_epoch", epoch}};
       auto answer = send("POST", "/report", report.dump());
       if (!answer) return false;
       if ((*answer)->status != 200) return http_error("POST /report", **answer);
@@ -247,8 +254,8 @@ int main(int argc, char** argv) {
     for (int k = 0; k < o.jobs; ++k) {
       auto r = registrar.send("POST", "/jobs", job_spec(o, k).dump());
       if (!r || ((*r)->status != 200 && (*r)->status != 201)) {
-        std::cerr << "zeus_load: registering job " << k << " failed: "
-                  << (r ? (*r)->body : std::string("no answer")) << "\n";
+        std::cerr << "zeus_load: registering job " << k
+                  << " failed: " << (r ? (*r)->body : std::string("no answer")) << "\n";
         return 1;
       }
     }
@@ -270,19 +277,18 @@ int main(int argc, char** argv) {
   for (std::thread& t : threads) t.join();
   const double elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
   const long requests = static_cast<long>(stats.latencies_s.size());
-  const json summary = {
-      {"threads", o.threads},
-      {"replicas", urls.size()},
-      {"lifecycles", lifecycles_done.load()},
-      {"pairs", stats.pairs.load()},
-      {"reports", stats.reports.load()},
-      {"http_errors", stats.http_errors.load()},
-      {"transport_errors", stats.transport_errors.load()},
-      {"gave_up", stats.gave_up.load()},
-      {"elapsed_s", elapsed_s},
-      {"requests_per_s", requests / elapsed_s},
-      {"p50_latency_ms", 1000 * percentile(stats.latencies_s, 0.5)},
-      {"p99_latency_ms", 1000 * percentile(stats.latencies_s, 0.99)}};
+  const json summary = {{"threads", o.threads},
+                        {"replicas", urls.size()},
+                        {"lifecycles", lifecycles_done.load()},
+                        {"pairs", stats.pairs.load()},
+                        {"reports", stats.reports.load()},
+                        {"http_errors", stats.http_errors.load()},
+                        {"transport_errors", stats.transport_errors.load()},
+                        {"gave_up", stats.gave_up.load()},
+                        {"elapsed_s", elapsed_s},
+                        {"requests_per_s", requests / elapsed_s},
+                        {"p50_latency_ms", 1000 * percentile(stats.latencies_s, 0.5)},
+                        {"p99_latency_ms", 1000 * percentile(stats.latencies_s, 0.99)}};
   std::cout << summary.dump() << std::endl;
   const bool complete =
       o.duration_s > 0 || lifecycles_done.load() == static_cast<long>(o.threads) * o.lifecycles;

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include "zeus/zeusd_client.h"
+
 namespace zeus::cli {
 
 void die(const std::string& message, int exit_code) {
@@ -30,7 +32,7 @@ Devices discover_or_die(bool want_gpus, bool want_cpus) {
   DiscoverOptions options = DiscoverOptions::from_environment();
   options.want_gpus = want_gpus;
   options.want_cpus = want_cpus;
-  return value_or_die(discover(options));
+  return value_or_die(discover_devices(options));  // through zeusd when ZEUSD_SOCK_PATH is set
 }
 
 std::string gpu_backend_reasons(const Devices& devices) {

@@ -26,7 +26,8 @@ void run_serve(const ServeArgs& args) {
   BsoServerOptions options = args.options;
   if (!args.token_file.empty()) options.token = read_token_file_or_die(args.token_file);
   const std::string url = args.db.empty() ? server::default_store_url() : args.db;
-  std::unique_ptr<Store> store = value_or_die(server::open_store_url(url), "opening " + url);
+  std::unique_ptr<Store> store =
+      value_or_die(server::open_store_url(url, options.workers), "opening " + url);
 
   // Signals go to sigwait() below, not to the server's threads (which inherit this mask).
   sigset_t stop_signals;

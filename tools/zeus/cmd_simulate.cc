@@ -154,11 +154,11 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--betas", args->betas, "beta-sweep: the betas (default 1.5, 2, ..., 5)");
   cmd->add_option("--gpus", args->gpus, "gpus: the GPUs (default v100 a40 rtx6000 p100)");
   cmd->add_option("--overlaps", args->overlaps, "concurrent: mean submissions in flight (default 1 2 4 8)");
-  cmd->add_option("--drift-workload", args->drift.workload, "drift: the workload (default movielens-1m)");
-  cmd->add_option("--drift-targets", args->drift.targets, "drift: one target metric per phase (default 0.41 0.42)");
+  cmd->add_option("--drift-workload", args->drift.workload, "drift: the workload (default imagenet)");
+  cmd->add_option("--drift-targets", args->drift.targets, "drift: one target metric per phase (default 0.65 0.5)");
   cmd->add_option("--phase-recurrences", args->drift.phase_recurrences,
                   "drift: recurrences per phase (default: --recurrences, or 2 x |B| x |P|)");
-  cmd->add_option("--window", args->drift.window_size, "drift: window of newest costs for the windowed Zeus (default 10)");
+  cmd->add_option("--window", args->drift.window_size, "drift: window of newest costs for the windowed Zeus (default 5)");
   cmd->callback([args] { run_simulate(*args); });
 }
 

@@ -19,5 +19,7 @@ void add_simulate_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 // `zeus bso register|next|report|end|show|delete`: its client for the shell (cmd_bso.cc).
 void add_bso_command(CLI::App& app);
+// `zeus exporter`: GPU/CPU energy and power as Prometheus metrics (cmd_exporter.cc).
+void add_exporter_command(CLI::App& app);
 
 }  // namespace zeus::cli

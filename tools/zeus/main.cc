@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   zeus::cli::add_simulate_command(app);
   zeus::cli::add_serve_command(app);
   zeus::cli::add_bso_command(app);
+  zeus::cli::add_exporter_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

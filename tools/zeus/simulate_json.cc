@@ -166,7 +166,8 @@ Json drift_json(const sim::DriftResult& r) {
     policies[p.name] = Json{{"cum_regret", p.cum_regret_j.mean},
                             {"last_phase_energy_ratio", p.last_phase_energy_ratio.mean},
                             {"last_phase_regret", p.last_phase_regret_j.mean},
-                            {"last_phase_optimal_share", p.last_phase_optimal_share.mean}};
+                            {"last_phase_optimal_share", p.last_phase_optimal_share.mean},
+                            {"failed_recurrences", p.failed_recurrences.mean}};
   }
   out["policies"] = policies;
   return out;

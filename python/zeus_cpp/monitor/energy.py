@@ -142,6 +142,8 @@ class ZeusMonitor:
 
         Raises:
             NotFoundError: no window named `key` is open (also a ValueError, as in the Python Zeus).
+            Whatever the sync callable raised: the window is then closed and its measurement
+            dropped (at begin_window, the window is not opened).
         """
         if not isinstance(key, str):
             raise TypeError(f"window key must be a str, not {type(key).__name__}")

@@ -82,7 +82,7 @@ class ZeusCost(OptimumSelector):
         """Raises InvalidArgumentError unless 0 <= eta_knob <= 1 and world_size >= 1."""
         if isinstance(world_size, bool) or not isinstance(world_size, int):
             raise TypeError(f"world_size must be an int, not {type(world_size).__name__}")
-        self._selector = _zeus_cpp.PowerLimitSelector.zeus_cost(float(eta_knob))
+        self._selector = _zeus_cpp.PowerLimitSelector.zeus_cost(eta_knob)
         if world_size < 1:
             from zeus_cpp import InvalidArgumentError
 
@@ -99,7 +99,7 @@ class MaxSlowdownConstraint(OptimumSelector):
 
     def __init__(self, factor: float) -> None:
         """Raises InvalidArgumentError unless factor >= 1."""
-        self._selector = _zeus_cpp.PowerLimitSelector.max_slowdown(float(factor))
+        self._selector = _zeus_cpp.PowerLimitSelector.max_slowdown(factor)
         self.factor = float(factor)
 
 

@@ -33,8 +33,9 @@ def connect(server_url: str, token: str = "", timeout_s: float = 10.0) -> "_zeus
     """The batch-size service at `server_url`.
 
     Args:
-        server_url: "http://host:port" (or https) for `zeus serve`; "sqlite:PATH" for an
-            in-process optimizer over a SQLite file; "memory:" for one in memory.
+        server_url: "http://host:port" (or https) for `zeus serve`; or, for an optimizer in
+            this process, a store URL as `zeus serve --db` takes it: "sqlite:///PATH" (kept
+            across runs) or "memory://" (this process only).
         token: bearer token for a server started with one.
         timeout_s: per-request timeout.
 
@@ -43,10 +44,15 @@ def connect(server_url: str, token: str = "", timeout_s: float = 10.0) -> "_zeus
     """
     if not isinstance(server_url, str):
         raise TypeError(f"server_url must be a str, not {type(server_url).__name__}")
-    if server_url == "memory:":
+    if server_url == "memory://":
         return _zeus_cpp.BatchSizeService.local("")
-    if server_url.startswith("sqlite:"):
-        return _zeus_cpp.BatchSizeService.local(server_url[len("sqlite:"):])
+    if server_url.startswith("sqlite://"):
+        path = server_url[len("sqlite://"):]
+        if not path:
+            from zeus_cpp import InvalidArgumentError
+
+            raise InvalidArgumentError(f"'{server_url}' names no file: use sqlite:///PATH")
+        return _zeus_cpp.BatchSizeService.local(path)
     return _zeus_cpp.BatchSizeService.http(server_url, token, timeout_s)
 
 

@@ -1,0 +1,32 @@
+#!/bin/bash
+# ctest examples.libtorch: runs the libtorch example on the fake NVML (a 100-300 W GPU) twice
+# over one SQLite store and checks that it converges, profiles 300/200/100 W in the first
+# epoch, sets an optimum, and that the second recurrence trains with another batch size.
+# Env: EXAMPLE (the binary), ZEUS_NVML_PATH (the fake libnvidia-ml.so.1).
+set -euo pipefail
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export ZEUS_FAKE_NVML_STATE=$work/nvml.json ZEUS_POWERCAP_ROOT=$work/no-powercap
+unset CUDA_VISIBLE_DEVICES
+cat > "$ZEUS_FAKE_NVML_STATE" <<JSON
+{"devices": [{"power_draw_mw": 250000, "min_limit_mw": 100000, "max_limit_mw": 300000}]}
+JSON
+
+"$EXAMPLE" --store "$work/bso.db" > "$work/run1.txt"
+"$EXAMPLE" --store "$work/bso.db" > "$work/run2.txt"
+cat "$work/run1.txt" "$work/run2.txt"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+grep -qx "converged yes" "$work/run1.txt" || fail "run 1 did not converge"
+grep -qx "batch_size 32" "$work/run1.txt" || fail "run 1 should train with the default batch size"
+grep -qx "batch_size 16" "$work/run2.txt" || fail "run 2 should explore the next smaller batch size"
+optimum=$(sed -n 's/^optimal_power_limit_w //p' "$work/run1.txt")
+case "$optimum" in 300|200|100) ;; *) fail "optimal power limit '$optimum' is not a candidate" ;; esac
+grep -Eq "^epoch 0 accuracy [0-9.]+ energy_j [0-9.]+[0-9] time_s" "$work/run1.txt" || fail "no epoch line"
+# The limits the fake driver saw: the maximum, the other candidates, the optimum (no call when
+# it is the limit already set), and the maximum again when the process exited; then run 2.
+log=$(/usr/bin/python3 -c 'import json,sys; print(" ".join(str(e["limit_mw"]//1000) for e in json.load(open(sys.argv[1]))["set_power_limit_log"]))' "$ZEUS_FAKE_NVML_STATE")
+run1="300 200 100"
+[ "$optimum" = 100 ] || run1="$run1 $optimum"
+case "$log" in "$run1 300 300 200 100"*" 300") ;; *) fail "limit sequence '$log' (run 1 expected '$run1 300')" ;; esac
+echo "PASS: libtorch example (optimum $optimum W; limit log $log)"

@@ -1,0 +1,85 @@
+// zeus exporter: GPU and CPU energy and power as Prometheus metrics on /metrics, optionally
+// pushed to a Pushgateway. Scrapes read the sampler's latest snapshot, never the hardware.
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "zeus/clock.h"
+#include "zeus/exporter.h"
+
+namespace zeus::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void request_stop(int) { g_stop.store(true); }
+
+struct ExporterArgs {
+  ExporterOptions options;
+  double duration_s = 0.0;
+};
+
+void run_exporter(const ExporterArgs& args) {
+  if (args.duration_s < 0) die("--duration must not be negative");
+  Devices devices = discover_or_die(true, true);
+  if (devices.gpus.empty() && devices.cpus.empty()) {
+    die("no GPU or CPU to export: " + gpu_backend_reasons(devices) +
+        " (RAPL needs root, or zeusd: set ZEUSD_SOCK_PATH)");
+  }
+  SystemClock clock;
+  auto exporter = value_or_die(MetricsExporter::start(devices, clock, args.options));
+  signal(SIGINT, request_stop);
+  signal(SIGTERM, request_stop);
+  // The first line names the port (tests start with --port 0 and read it from here).
+  std::cout << "zeus exporter: serving http://" << args.options.bind_address << ":"
+            << exporter->port() << "/metrics (" << devices.gpus.size() << " GPU(s), "
+            << devices.cpus.size() << " CPU package(s), every " << args.options.interval_s << " s)"
+            << std::endl;
+  if (!args.options.push_url.empty()) {
+    std::cout << "zeus exporter: pushing to " << args.options.push_url << " every "
+              << args.options.push_interval_s << " s" << std::endl;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  while (!g_stop.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const double elapsed_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (args.duration_s > 0 && elapsed_s >= args.duration_s) break;
+  }
+  exporter.reset();
+  std::cout << "zeus exporter: stopped" << std::endl;
+}
+
+}  // namespace
+
+void add_exporter_command(CLI::App& app) {
+  auto args = std::make_shared<ExporterArgs>();
+  auto* cmd =
+      app.add_subcommand("exporter", "Serve GPU/CPU energy and power as Prometheus metrics");
+  cmd->add_option("--port", args->options.port,
+                  "Port of /metrics (default 9400; 0: any free port, printed)");
+  cmd->add_option("--bind", args->options.bind_address, "Address to listen on (default 0.0.0.0)");
+  cmd->add_option("--interval", args->options.interval_s,
+                  "Seconds between device readings (default 1)");
+  cmd->add_option("--push", args->options.push_url,
+                  "Also push to this Pushgateway, e.g. http://gateway:9091");
+  cmd->add_option("--push-interval", args->options.push_interval_s,
+                  "Seconds between pushes (default 10)");
+  cmd->add_option("--job", args->options.push_job, "Pushgateway job label (default zeus)");
+  cmd->add_option("--duration", args->duration_s,
+                  "Stop after this many seconds (default: until Ctrl-C)");
+  cmd->footer(
+      "Metrics: zeus_gpu_energy_joules_total{gpu,uuid,model} (counter), zeus_gpu_power_watts,\n"
+      "zeus_gpu_power_limit_watts, zeus_cpu_energy_joules_total{package,zone} (counter).\n"
+      "RAPL needs root; with ZEUSD_SOCK_PATH set, CPUs are read through zeusd.\n"
+      "Examples:\n  zeus exporter --port 9400\n  zeus exporter --interval 5 --push "
+      "http://pushgateway:9091");
+  cmd->callback([args] { run_exporter(*args); });
+}
+
+}  // namespace zeus::cli

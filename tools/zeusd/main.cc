@@ -1,0 +1,184 @@
+// zeusd: the privileged Zeus daemon. Runs as root and lets allowed users change GPU power limits,
+// persistence mode and clocks and read RAPL counters over a Unix socket, undoing each change
+// when the process that made it exits. Wiring only: the parts live in src/zeusd/.
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "zeus/device.h"
+#include "zeus/log.h"
+#include "zeusd/allow_list.h"
+#include "zeusd/process_watcher.h"
+#include "zeusd/zeusd_server.h"
+#include "zeusd/zeusd_service.h"
+
+namespace {
+
+struct Args {
+  std::string socket_path = "/run/zeusd/zeusd.sock";
+  std::string socket_owner;
+  std::string socket_group;
+  std::string socket_mode = "0660";
+  std::string tcp;
+  std::vector<std::string> allow;
+  std::string nvml_path;
+  std::string powercap_root;
+  std::string log_level;
+};
+
+[[noreturn]] void die(const std::string& message) {
+  std::cerr << "zeusd: " << message << "\n";
+  std::exit(1);
+}
+
+std::optional<uint32_t> numeric(const std::string& text) {
+  if (text.empty() || text.size() > 9 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return static_cast<uint32_t>(std::stoul(text));
+}
+
+uint32_t resolve_user(const std::string& name) {
+  if (auto id = numeric(name)) return *id;
+  const passwd* entry = getpwnam(name.c_str());
+  if (!entry) die("--socket-owner '" + name + "' is not a user of this machine");
+  return entry->pw_uid;
+}
+
+uint32_t resolve_group(const std::string& name) {
+  if (auto id = numeric(name)) return *id;
+  const group* entry = getgrnam(name.c_str());
+  if (!entry) die("--socket-group '" + name + "' is not a group of this machine");
+  return entry->gr_gid;
+}
+
+int run(const Args& args) {
+  if (!args.log_level.empty()) {
+    zeus::LogLevel level;
+    if (!zeus::parse_log_level(args.log_level, &level))
+      die("--log-level must be debug, info, warning or error");
+    zeus::set_log_level(level);
+  } else if (std::getenv("ZEUS_LOG_LEVEL") == nullptr) {
+    zeus::set_log_level(zeus::LogLevel::kInfo);  // every change is logged with who asked
+  }
+  zeus::zeusd::ServerOptions options;
+  options.socket_path = args.socket_path;
+  if (!args.socket_owner.empty()) options.socket_owner_uid = resolve_user(args.socket_owner);
+  if (!args.socket_group.empty()) options.socket_group_gid = resolve_group(args.socket_group);
+  if (args.socket_mode.empty() || args.socket_mode.size() > 4 ||
+      args.socket_mode.find_first_not_of("01234567") != std::string::npos) {
+    die("--socket-mode '" + args.socket_mode + "' is not an octal mode like 0660");
+  }
+  options.socket_mode = static_cast<uint32_t>(std::stoul(args.socket_mode, nullptr, 8));
+  options.tcp_address = args.tcp;
+
+  zeus::zeusd::AllowList allow;
+  for (const auto& spec : args.allow) {
+    auto added = allow.add(spec);
+    if (!added) die(added.error().message);
+  }
+
+  zeus::DiscoverOptions discover_options = zeus::DiscoverOptions::from_environment();
+  // zeusd manages every GPU of the machine: its indices are physical ones.
+  discover_options.cuda_visible_devices.reset();
+  discover_options.hip_visible_devices.reset();
+  if (!args.nvml_path.empty()) discover_options.nvml_path = args.nvml_path;
+  if (!args.powercap_root.empty()) discover_options.powercap_root = args.powercap_root;
+  auto devices = zeus::discover(discover_options);
+  if (!devices) die(devices.error().message);
+  if (geteuid() != 0)
+    zeus::log_warning("zeusd: not running as root: changes and RAPL reads will fail");
+  for (const auto& backend : devices->backends) {
+    zeus::log_info("zeusd: backend " + backend.backend + ": " + (backend.used ? "" : "not used: ") +
+                   backend.detail);
+  }
+  for (int c = 0; c < zeus::zeusd::kCapabilityCount; ++c) {
+    const auto capability = static_cast<zeus::zeusd::Capability>(c);
+    zeus::log_info("zeusd: " + std::string(zeus::zeusd::capability_name(capability)) +
+                   " allowed for " + allow.describe(capability));
+  }
+
+  // Signals are taken synchronously by sigwait below; block them before any thread starts.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  zeus::zeusd::PidfdWatcher watcher;
+  zeus::zeusd::ZeusdService service(*devices, std::move(allow), watcher);
+  auto started = watcher.start([&service](int pid) { service.on_process_exit(pid); });
+  if (!started) die(started.error().message);
+  auto server = zeus::zeusd::ZeusdServer::start(
+      options, [&service](const zeus::zeusd::HttpRequest& request, const zeus::zeusd::Peer& peer) {
+        return service.handle(request, peer);
+      });
+  if (!server) die(server.error().message);
+  std::cerr << "zeusd: serving " << devices->gpus.size() << " GPU(s) and " << devices->cpus.size()
+            << " CPU package(s)";
+  if (!options.socket_path.empty()) std::cerr << " on " << options.socket_path;
+  if (!options.tcp_address.empty()) std::cerr << " and on 127.0.0.1:" << (*server)->tcp_port();
+  std::cerr << std::endl;
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  zeus::log_info("zeusd: stopping on signal " + std::to_string(signal_number) +
+                 "; restoring every lease");
+  (*server)->stop();
+  service.restore_all();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  CLI::App app{
+      "zeusd: the privileged Zeus daemon. Lets allowed users change GPU power limits and clocks\n"
+      "and read RAPL counters over a Unix socket; undoes each change when its process exits.\n"
+      "Clients: set ZEUSD_SOCK_PATH=<socket> for the zeus library and CLI."};
+  app.set_version_flag("--version", std::string("zeusd ") + ZEUS_VERSION);
+  app.set_config("--config", "",
+                 "Read options from a TOML/INI file (e.g. allow = [\"gpu-control=alice\"])");
+  app.add_option("--socket", args.socket_path,
+                 "Unix socket path (default /run/zeusd/zeusd.sock; '' for none)");
+  app.add_option("--socket-owner", args.socket_owner,
+                 "Owner of the socket file (user name or uid)");
+  app.add_option("--socket-group", args.socket_group,
+                 "Group of the socket file (group name or gid)");
+  app.add_option("--socket-mode", args.socket_mode,
+                 "Mode of the socket file, octal (default 0660)");
+  app.add_option("--tcp", args.tcp,
+                 "Also serve reads on 127.0.0.1:PORT (changes need the Unix socket)");
+  app.add_option("--allow", args.allow,
+                 "Grant a capability: gpu-control|gpu-read|cpu-read=user,@group,uid,@gid,* "
+                 "(repeatable; root is always allowed)");
+  app.add_option("--nvml-path", args.nvml_path,
+                 "libnvidia-ml.so.1 to load (default: ZEUS_NVML_PATH or the driver's)");
+  app.add_option("--powercap-root", args.powercap_root,
+                 "RAPL sysfs tree (default: ZEUS_POWERCAP_ROOT or /sys/class/powercap)");
+  app.add_option("--log-level", args.log_level,
+                 "debug|info|warning|error (default info: every change is logged)");
+  app.footer(
+      "Examples:\n"
+      "  zeusd --socket /run/zeusd/zeusd.sock --socket-group zeus --allow gpu-control=@zeus "
+      "--allow gpu-read=* --allow cpu-read=@zeus\n"
+      "  zeusd --config /etc/zeusd.toml");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return run(args);
+}
