@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "zeus/zeusd_client.h"
 
 namespace zeus::python {
 namespace {
@@ -42,7 +43,8 @@ std::shared_ptr<DeviceSession> DeviceSession::discover() {
   Result<Devices> devices;
   {
     py::gil_scoped_release release;
-    devices = zeus::discover(DiscoverOptions::from_environment());
+    // Through zeusd when ZEUSD_SOCK_PATH is set, like the C++ tools.
+    devices = zeus::discover_devices(DiscoverOptions::from_environment());
   }
   auto session = std::make_shared<DeviceSession>();
   session->devices = unwrap(std::move(devices));
