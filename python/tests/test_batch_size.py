@@ -73,7 +73,7 @@ def test_recurrences_against_zeus_serve(fake_nvml, server):
     # Each recurrence is a new client; pruning goes from the default downward, then upward.
     sizes = []
     for _ in range(3):
-        batch_size, answers, _ = run_trial(server, job("py-served"), [0.9])
+        batch_size, answers, _ = run_trial(server, job("py-served", beta_knob=None), [0.9])
         assert answers[0].stop_train and answers[0].converged
         sizes.append(batch_size)
     assert sizes == [16, 8, 32]
