@@ -8,7 +8,7 @@
 
 namespace zeus::cli {
 
-// `zeus simulate [headline|pareto]`: the trace-driven simulator (cmd_simulate.cc).
+// `zeus simulate <experiment>`: the trace-driven simulator (cmd_simulate.cc).
 void add_devices_command(CLI::App& app);
 void add_measure_command(CLI::App& app);
 void add_power_command(CLI::App& app);
