@@ -8,12 +8,13 @@
 
 namespace zeus::cli {
 
-// `zeus simulate <experiment>`: the trace-driven simulator (cmd_simulate.cc).
+// `zeus devices`, `zeus measure -- CMD`, `zeus power`: what is measurable, and measuring it.
 void add_devices_command(CLI::App& app);
 void add_measure_command(CLI::App& app);
 void add_power_command(CLI::App& app);
 // `zeus plo replay|show`: the power-limit optimizer's selection, offline (cmd_plo.cc).
 void add_plo_command(CLI::App& app);
+// `zeus simulate <experiment>`: the trace-driven simulator (cmd_simulate.cc).
 void add_simulate_command(CLI::App& app);
 // `zeus serve`: the batch-size optimizer service over HTTP (cmd_serve.cc).
 void add_serve_command(CLI::App& app);
