@@ -4,12 +4,23 @@
 
 #include <sqlite3.h>
 
-#include <mutex>
+#include <iterator>
+#include <span>
 
+#include "store/group_commit.h"
+#include "store/job_cache.h"
+#include "store/sqlite_statement.h"
 #include "zeus/bso_json.h"
 
 namespace zeus {
 namespace {
+
+using store::GroupCommit;
+using store::JobCache;
+using store::sqlite_error;
+using store::sqlite_exec;
+using store::Statement;
+using store::StatementCache;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS jobs (
@@ -42,70 +53,89 @@ UPDATE trials SET dispatched_unix_s = CAST(strftime('%s', 'now') AS REAL)
   WHERE status = 'dispatched';
 )sql";
 
-tl::unexpected<Error> sqlite_error(sqlite3* db, const std::string& doing) {
-  const int code = sqlite3_errcode(db);
-  const ErrorCode ours = (code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_CANTOPEN)
-                             ? ErrorCode::kUnavailable
-                             : ErrorCode::kInternal;
-  return fail(ours, "sqlite store: " + doing + ": " + sqlite3_errmsg(db));
-}
-
-// A prepared statement, finalized on scope exit.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) stmt_ = nullptr;
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  bool ok() const { return stmt_ != nullptr; }
-  void bind(int i, std::string_view text) {
-    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-  }
-  void bind(int i, int64_t value) { sqlite3_bind_int64(stmt_, i, value); }
-  void bind(int i, int value) { sqlite3_bind_int64(stmt_, i, value); }
-  void bind(int i, double value) { sqlite3_bind_double(stmt_, i, value); }
-  // SQLITE_ROW, SQLITE_DONE or an error code.
-  int step() { return sqlite3_step(stmt_); }
-  std::string text(int col) const {
-    const unsigned char* p = sqlite3_column_text(stmt_, col);
-    return p ? std::string(reinterpret_cast<const char*>(p)) : std::string();
-  }
-  int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
-  double real(int col) const { return sqlite3_column_double(stmt_, col); }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
+// The statements transactions run, by Sql index.
+enum Sql : size_t {
+  kGetJob,
+  kListJobs,
+  kPutJob,
+  kSetRngState,
+  kDeleteTrials,
+  kDeleteJob,
+  kGetTrials,
+  kJobExists,
+  kPutTrial,
+  kBegin,
+  kCommit,
+  kRollback,
+  kDataVersion,
+  kSavepoint,
+  kRollbackToSavepoint,
+  kReleaseSavepoint,
+  kSqlCount
 };
 
-Result<void> exec(sqlite3* db, const char* sql, const std::string& doing) {
-  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return sqlite_error(db, doing);
-  return ok();
-}
+constexpr const char* kSqlText[] = {
+    "SELECT spec_json, rng_state FROM jobs WHERE job_id = ?1",
+    "SELECT job_id FROM jobs ORDER BY job_id",
+    "INSERT INTO jobs (job_id, spec_json, rng_state) VALUES (?1, ?2, ?3) "
+    "ON CONFLICT (job_id) DO UPDATE SET spec_json = excluded.spec_json, "
+    "rng_state = excluded.rng_state",
+    "UPDATE jobs SET rng_state = ?2 WHERE job_id = ?1",
+    "DELETE FROM trials WHERE job_id = ?1",
+    "DELETE FROM jobs WHERE job_id = ?1",
+    "SELECT trial_number, batch_size, kind, pruning_round, status, time_s, energy_j, cost, "
+    "epochs, metric, dispatched_unix_s FROM trials WHERE job_id = ?1 ORDER BY trial_number",
+    "SELECT 1 FROM jobs WHERE job_id = ?1",
+    "INSERT INTO trials (job_id, trial_number, batch_size, kind, pruning_round, status, time_s, "
+    "energy_j, cost, epochs, metric, dispatched_unix_s) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+    "ON CONFLICT (job_id, trial_number) DO UPDATE SET "
+    "batch_size = excluded.batch_size, kind = excluded.kind, "
+    "pruning_round = excluded.pruning_round, status = excluded.status, "
+    "time_s = excluded.time_s, energy_j = excluded.energy_j, cost = excluded.cost, "
+    "epochs = excluded.epochs, metric = excluded.metric, "
+    "dispatched_unix_s = excluded.dispatched_unix_s",
+    "BEGIN IMMEDIATE",
+    "COMMIT",
+    "ROLLBACK",
+    "PRAGMA data_version",
+    "SAVEPOINT item",
+    "ROLLBACK TO item",
+    "RELEASE item",
+};
+static_assert(std::size(kSqlText) == kSqlCount);
 
+// Reads come from the store's JobCache when it holds the job, else from the database (and then
+// fill the cache); writes go to the database, then to the cache.
 class SqliteTransaction final : public StoreTransaction {
  public:
-  explicit SqliteTransaction(sqlite3* db) : db_(db) {}
+  SqliteTransaction(StatementCache& statements, JobCache& cache)
+      : statements_(statements), cache_(cache), db_(statements.db()) {}
+
+  // Whether fn tried to write (so a rollback may leave the cache ahead of the database).
+  bool wrote() const { return wrote_; }
 
   Result<std::optional<JobRecord>> get_job(std::string_view job_id) override {
-    Statement st(db_, "SELECT spec_json, rng_state FROM jobs WHERE job_id = ?1");
+    if (const JobRecord* cached = cache_.job(job_id)) return std::optional<JobRecord>(*cached);
+    Statement st(statements_, kGetJob);
     if (!st.ok()) return sqlite_error(db_, "preparing get_job");
     st.bind(1, job_id);
     const int rc = st.step();
     if (rc == SQLITE_DONE) return std::optional<JobRecord>();
     if (rc != SQLITE_ROW) return sqlite_error(db_, "reading job '" + std::string(job_id) + "'");
-    Result<JobSpec> spec = job_spec_from_json(st.text(0));
+    Result<JobSpec> spec = job_spec_from_json(st.text_view(0));
     if (!spec) {
       return fail(ErrorCode::kInternal, "sqlite store: job '" + std::string(job_id) +
                                             "' has an unreadable spec: " + spec.error().message);
     }
-    return std::optional<JobRecord>(JobRecord{std::move(*spec), st.text(1)});
+    JobRecord record{std::move(*spec), st.text(1)};
+    record.spec.job_id = std::string(job_id);
+    cache_.put_job(record);
+    return std::optional<JobRecord>(std::move(record));
   }
 
   Result<std::vector<std::string>> list_jobs() override {
-    Statement st(db_, "SELECT job_id FROM jobs ORDER BY job_id");
+    Statement st(statements_, kListJobs);
     if (!st.ok()) return sqlite_error(db_, "preparing list_jobs");
     std::vector<std::string> ids;
     int rc;
@@ -116,21 +146,36 @@ class SqliteTransaction final : public StoreTransaction {
 
   Result<void> put_job(const JobRecord& job) override {
     if (!job.spec.job_id) return fail(ErrorCode::kInvalidArgument, "put_job needs a job_id");
-    Statement st(db_,
-                 "INSERT INTO jobs (job_id, spec_json, rng_state) VALUES (?1, ?2, ?3) "
-                 "ON CONFLICT (job_id) DO UPDATE SET spec_json = excluded.spec_json, "
-                 "rng_state = excluded.rng_state");
-    if (!st.ok()) return sqlite_error(db_, "preparing put_job");
-    st.bind(1, *job.spec.job_id);
-    st.bind(2, job_spec_to_json(job.spec));
-    st.bind(3, job.rng_state);
-    if (st.step() != SQLITE_DONE) return sqlite_error(db_, "writing job '" + *job.spec.job_id + "'");
+    wrote_ = true;
+    const JobRecord* cached = cache_.job(*job.spec.job_id);
+    if (cached != nullptr && cached->spec == job.spec) {
+      // Only the generator moved (every dispatch): no need to write the spec again.
+      Statement st(statements_, kSetRngState);
+      if (!st.ok()) return sqlite_error(db_, "preparing put_job");
+      st.bind(1, *job.spec.job_id);
+      st.bind(2, job.rng_state);
+      if (st.step() != SQLITE_DONE) {
+        return sqlite_error(db_, "writing job '" + *job.spec.job_id + "'");
+      }
+    } else {
+      Statement st(statements_, kPutJob);
+      if (!st.ok()) return sqlite_error(db_, "preparing put_job");
+      st.bind(1, *job.spec.job_id);
+      st.bind(2, job_spec_to_json(job.spec));
+      st.bind(3, job.rng_state);
+      if (st.step() != SQLITE_DONE) {
+        return sqlite_error(db_, "writing job '" + *job.spec.job_id + "'");
+      }
+    }
+    cache_.put_job(job);
     return ok();
   }
 
   Result<bool> delete_job(std::string_view job_id) override {
-    Statement trials(db_, "DELETE FROM trials WHERE job_id = ?1");
-    Statement jobs(db_, "DELETE FROM jobs WHERE job_id = ?1");
+    wrote_ = true;
+    cache_.erase_job(job_id);
+    Statement trials(statements_, kDeleteTrials);
+    Statement jobs(statements_, kDeleteJob);
     if (!trials.ok() || !jobs.ok()) return sqlite_error(db_, "preparing delete_job");
     trials.bind(1, job_id);
     jobs.bind(1, job_id);
@@ -141,10 +186,8 @@ class SqliteTransaction final : public StoreTransaction {
   }
 
   Result<std::vector<Trial>> get_trials(std::string_view job_id) override {
-    Statement st(db_,
-                 "SELECT trial_number, batch_size, kind, pruning_round, status, time_s, "
-                 "energy_j, cost, epochs, metric, dispatched_unix_s FROM trials WHERE job_id = ?1 "
-                 "ORDER BY trial_number");
+    if (const std::vector<Trial>* cached = cache_.trials(job_id)) return *cached;
+    Statement st(statements_, kGetTrials);
     if (!st.ok()) return sqlite_error(db_, "preparing get_trials");
     st.bind(1, job_id);
     std::vector<Trial> trials;
@@ -154,11 +197,12 @@ class SqliteTransaction final : public StoreTransaction {
       t.job_id = std::string(job_id);
       t.trial_number = static_cast<int>(st.integer(0));
       t.batch_size = static_cast<int>(st.integer(1));
-      const std::string kind = st.text(2), status = st.text(4);
+      const std::string_view kind = st.text_view(2), status = st.text_view(4);
       if (!parse_trial_kind(kind, &t.kind) || !parse_trial_status(status, &t.status)) {
         return fail(ErrorCode::kInternal, "sqlite store: trial " + std::to_string(t.trial_number) +
-                                              " of job '" + t.job_id + "' has kind '" + kind +
-                                              "' and status '" + status + "'");
+                                              " of job '" + t.job_id + "' has kind '" +
+                                              std::string(kind) + "' and status '" +
+                                              std::string(status) + "'");
       }
       t.pruning_round = static_cast<int>(st.integer(3));
       t.time_s = st.real(5);
@@ -170,28 +214,23 @@ class SqliteTransaction final : public StoreTransaction {
       trials.push_back(std::move(t));
     }
     if (rc != SQLITE_DONE) return sqlite_error(db_, "reading trials of '" + std::string(job_id) + "'");
+    cache_.put_trials(job_id, trials);
     return trials;
   }
 
   Result<void> put_trial(const Trial& t) override {
-    Statement exists(db_, "SELECT 1 FROM jobs WHERE job_id = ?1");
-    if (!exists.ok()) return sqlite_error(db_, "preparing put_trial");
-    exists.bind(1, t.job_id);
-    const int found = exists.step();
-    if (found == SQLITE_DONE) {
-      return fail(ErrorCode::kNotFound, "no job '" + t.job_id + "' to add a trial to");
+    wrote_ = true;
+    if (cache_.job(t.job_id) == nullptr) {
+      Statement exists(statements_, kJobExists);
+      if (!exists.ok()) return sqlite_error(db_, "preparing put_trial");
+      exists.bind(1, t.job_id);
+      const int found = exists.step();
+      if (found == SQLITE_DONE) {
+        return fail(ErrorCode::kNotFound, "no job '" + t.job_id + "' to add a trial to");
+      }
+      if (found != SQLITE_ROW) return sqlite_error(db_, "looking up job '" + t.job_id + "'");
     }
-    if (found != SQLITE_ROW) return sqlite_error(db_, "looking up job '" + t.job_id + "'");
-    Statement st(db_,
-                 "INSERT INTO trials (job_id, trial_number, batch_size, kind, pruning_round, "
-                 "status, time_s, energy_j, cost, epochs, metric, dispatched_unix_s) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
-                 "ON CONFLICT (job_id, trial_number) DO UPDATE SET "
-                 "batch_size = excluded.batch_size, kind = excluded.kind, "
-                 "pruning_round = excluded.pruning_round, status = excluded.status, "
-                 "time_s = excluded.time_s, energy_j = excluded.energy_j, cost = excluded.cost, "
-                 "epochs = excluded.epochs, metric = excluded.metric, "
-                 "dispatched_unix_s = excluded.dispatched_unix_s");
+    Statement st(statements_, kPutTrial);
     if (!st.ok()) return sqlite_error(db_, "preparing put_trial");
     st.bind(1, t.job_id);
     st.bind(2, t.trial_number);
@@ -209,35 +248,115 @@ class SqliteTransaction final : public StoreTransaction {
       return sqlite_error(db_, "writing trial " + std::to_string(t.trial_number) + " of job '" +
                                    t.job_id + "'");
     }
+    cache_.put_trial(t);
     return ok();
   }
 
  private:
+  StatementCache& statements_;
+  JobCache& cache_;
   sqlite3* db_;
+  bool wrote_ = false;
 };
 
+// One connection. Concurrent transactions are batched by a GroupCommit: its leader runs a batch
+// in one SQLite transaction (BEGIN IMMEDIATE serialises it against other connections), each fn in
+// a savepoint. The JobCache is valid while PRAGMA data_version (which changes when another
+// connection commits) stays the same and every write since was committed.
 class SqliteStore final : public Store {
  public:
-  explicit SqliteStore(sqlite3* db) : db_(db) {}
-  ~SqliteStore() override { sqlite3_close_v2(db_); }
+  explicit SqliteStore(sqlite3* db)
+      : db_(db),
+        statements_(std::make_unique<StatementCache>(db, kSqlText)),
+        group_([this](std::span<GroupCommit::Item* const> batch) { run_batch(batch); }) {}
+  ~SqliteStore() override {
+    statements_.reset();  // statements are finalized before their connection closes
+    sqlite3_close_v2(db_);
+  }
 
   Result<void> transact(const std::function<Result<void>(StoreTransaction&)>& fn) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    ZEUS_TRY(exec(db_, "BEGIN IMMEDIATE", "starting a transaction (another process may hold "
-                                          "the database longer than busy_timeout_s)"));
-    SqliteTransaction tx(db_);
-    Result<void> result = fn(tx);
-    if (result) {
-      if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK) return ok();
-      result = sqlite_error(db_, "committing");
-    }
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    return result;
+    return group_.run(fn);
   }
 
  private:
-  std::mutex mu_;
+  void run_batch(std::span<GroupCommit::Item* const> batch) {
+    size_t next = 0;
+    while (next < batch.size()) next = run_transaction(batch, next);
+  }
+
+  // Runs batch[first...] in one transaction; returns where to go on (before the end only when
+  // SQLite rolled the transaction back by itself, as it does on some I/O errors: the items it
+  // took with it fail, and the rest get a new transaction).
+  size_t run_transaction(std::span<GroupCommit::Item* const> batch, size_t first) {
+    auto fail_from = [&](size_t from, size_t to, const Error& error) {
+      for (size_t i = from; i < to; ++i) {
+        if (batch[i]->result) batch[i]->result = tl::unexpected(error);
+      }
+    };
+    if (!run(kBegin)) {
+      fail_from(first, batch.size(),
+                sqlite_error(db_, "starting a transaction (another process may hold the "
+                                  "database longer than busy_timeout_s)").value());
+      return batch.size();
+    }
+    if (Result<void> checked = check_cache(); !checked) {
+      run(kRollback);
+      fail_from(first, batch.size(), checked.error());
+      return batch.size();
+    }
+    bool any_ok = false;
+    for (size_t i = first; i < batch.size(); ++i) {
+      GroupCommit::Item& item = *batch[i];
+      SqliteTransaction tx(*statements_, cache_);
+      item.result = run(kSavepoint) ? (*item.fn)(tx) : sqlite_error(db_, "starting a savepoint");
+      if (sqlite3_get_autocommit(db_) != 0) {
+        cache_.clear();
+        fail_from(first, i + 1, Error{ErrorCode::kUnavailable,
+                                      "sqlite store: SQLite rolled the transaction back (" +
+                                          std::string(sqlite3_errmsg(db_)) + "); retry"});
+        return i + 1;
+      }
+      if (item.result && !run(kReleaseSavepoint)) {
+        item.result = sqlite_error(db_, "releasing a savepoint");
+      }
+      if (item.result) {
+        any_ok = true;
+      } else {
+        run(kRollbackToSavepoint);
+        run(kReleaseSavepoint);
+        if (tx.wrote()) cache_.clear();
+      }
+    }
+    if (any_ok && run(kCommit)) return batch.size();
+    if (any_ok) fail_from(first, batch.size(), sqlite_error(db_, "committing").value());
+    run(kRollback);
+    if (any_ok) cache_.clear();  // it holds writes that were rolled back
+    return batch.size();
+  }
+
+  // Runs a cached statement that returns no rows; false on error (sqlite3_errmsg says which).
+  bool run(Sql which) {
+    Statement st(*statements_, which);
+    return st.ok() && st.step() == SQLITE_DONE;
+  }
+
+  // Clears the cache when another connection committed since this one last looked.
+  Result<void> check_cache() {
+    Statement st(*statements_, kDataVersion);
+    if (!st.ok() || st.step() != SQLITE_ROW) return sqlite_error(db_, "reading data_version");
+    const int64_t version = st.integer(0);
+    if (version != data_version_) {
+      cache_.clear();
+      data_version_ = version;
+    }
+    return ok();
+  }
+
   sqlite3* db_;
+  std::unique_ptr<StatementCache> statements_;
+  JobCache cache_;
+  int64_t data_version_ = -1;
+  GroupCommit group_;  // last: its leader may be running a batch on the members above
 };
 
 Result<void> set_up(sqlite3* db, const std::string& path, const SqliteStoreOptions& options) {
@@ -252,10 +371,10 @@ Result<void> set_up(sqlite3* db, const std::string& path, const SqliteStoreOptio
                                                wal.text(0) + "'); put it on a local disk");
     }
   }
-  ZEUS_TRY(exec(db, options.durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+  ZEUS_TRY(sqlite_exec(db, options.durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
                 "setting synchronous"));
-  ZEUS_TRY(exec(db, "PRAGMA foreign_keys = ON", "enabling foreign keys"));
-  ZEUS_TRY(exec(db, "BEGIN IMMEDIATE", "locking '" + path + "' to set up the schema"));
+  ZEUS_TRY(sqlite_exec(db, "PRAGMA foreign_keys = ON", "enabling foreign keys"));
+  ZEUS_TRY(sqlite_exec(db, "BEGIN IMMEDIATE", "locking '" + path + "' to set up the schema"));
   Result<void> r = [&]() -> Result<void> {
     Statement version(db, "PRAGMA user_version");
     if (!version.ok() || version.step() != SQLITE_ROW) return sqlite_error(db, "reading version");
@@ -268,19 +387,19 @@ Result<void> set_up(sqlite3* db, const std::string& path, const SqliteStoreOptio
     }
     if (found == kSqliteStoreSchemaVersion) return ok();
     if (found == 1) {
-      ZEUS_TRY(exec(db, kMigrateV1ToV2, "upgrading the schema from version 1 to 2"));
+      ZEUS_TRY(sqlite_exec(db, kMigrateV1ToV2, "upgrading the schema from version 1 to 2"));
     } else {
-      ZEUS_TRY(exec(db, kSchema, "creating the schema"));
+      ZEUS_TRY(sqlite_exec(db, kSchema, "creating the schema"));
     }
     const std::string set_version =
         "PRAGMA user_version = " + std::to_string(kSqliteStoreSchemaVersion);
-    return exec(db, set_version.c_str(), "recording the schema version");
+    return sqlite_exec(db, set_version.c_str(), "recording the schema version");
   }();
   if (!r) {
     sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
     return r;
   }
-  return exec(db, "COMMIT", "committing the schema");
+  return sqlite_exec(db, "COMMIT", "committing the schema");
 }
 
 }  // namespace
@@ -288,7 +407,7 @@ Result<void> set_up(sqlite3* db, const std::string& path, const SqliteStoreOptio
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path,
                                                  const SqliteStoreOptions& options) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                                  nullptr);
   if (rc != SQLITE_OK) {
     const std::string message = db ? sqlite3_errmsg(db) : "out of memory";

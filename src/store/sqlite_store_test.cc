@@ -8,7 +8,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <atomic>
 #include <set>
+#include <thread>
 
 #include "zeus/batch_size_optimizer.h"
 #include "zeus/sqlite_store.h"
@@ -256,6 +258,106 @@ TEST_F(SqliteStoreTest, KilledWriterLosesNothingCommittedAndLeavesNothingHalfWri
     }
     acknowledged = count / 3;  // a commit whose ack the kill swallowed still counts next round
   }
+}
+
+// A store keeps what it read in memory; it must notice another connection's commits (another
+// process, or another store on the same file) before it answers from that copy.
+TEST_F(SqliteStoreTest, CachedJobsFollowAnotherConnectionsWrites) {
+  std::unique_ptr<Store> a = open();
+  std::unique_ptr<Store> b = open();
+  BatchSizeOptimizer bso_a(*a), bso_b(*b);
+  ASSERT_TRUE(bso_a.register_job(spec("k1")).has_value());
+  TrialId first = *bso_a.next_batch_size("k1");
+  ASSERT_EQ(bso_a.get_job("k1")->trials.size(), 1u);  // a has read (and kept) the history
+
+  ASSERT_TRUE(bso_b.report({"k1", first.batch_size, first.trial_number, 2.0, 70.0, 0.95, 3}));
+  TrialId second = *bso_b.next_batch_size("k1");
+  EXPECT_EQ(second.trial_number, 2);
+
+  Result<JobSnapshot> seen = bso_a.get_job("k1");
+  ASSERT_TRUE(seen.has_value());
+  ASSERT_EQ(seen->trials.size(), 2u) << "a answered from a stale copy";
+  EXPECT_EQ(seen->trials[0].status, TrialStatus::kConverged);
+  EXPECT_EQ(seen->trials[0].cost, 70.0);
+  EXPECT_EQ(bso_a.next_batch_size("k1")->trial_number, 3) << "a reused a trial number";
+
+  ASSERT_TRUE(bso_b.delete_job("k1").has_value());
+  EXPECT_FALSE(bso_a.get_job("k1").has_value());
+}
+
+// A transaction that wrote and then failed leaves nothing, neither in the file nor in the copy
+// the store keeps of a job it had read.
+TEST_F(SqliteStoreTest, FailedTransactionLeavesNothingInTheKeptCopy) {
+  std::unique_ptr<Store> store = open();
+  BatchSizeOptimizer bso(*store);
+  ASSERT_TRUE(bso.register_job(spec("k1")).has_value());
+  ASSERT_TRUE(bso.next_batch_size("k1").has_value());
+  Trial extra = bso.get_job("k1")->trials.at(0);
+  extra.trial_number = 2;
+  JobRecord changed{*validate_job_spec(spec("k1")), "changed"};
+  Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
+    ZEUS_TRY(tx.put_trial(extra));
+    ZEUS_TRY(tx.put_job(changed));
+    return fail(ErrorCode::kInvalidArgument, "changed my mind");
+  });
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message, "changed my mind");
+  std::vector<Trial> trials;
+  std::optional<JobRecord> job;
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
+    trials = *tx.get_trials("k1");
+    job = *tx.get_job("k1");
+    return ok();
+  }));
+  EXPECT_EQ(trials.size(), 1u);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_NE(job->rng_state, "changed");
+  EXPECT_EQ(raw_sql("SELECT COUNT(*) FROM trials"), "1");
+}
+
+// Threads share one store: their transactions are committed in batches, yet each one's failure
+// undoes only its own writes and every success is in the file.
+TEST_F(SqliteStoreTest, ConcurrentTransactionsCommitTogetherAndFailAlone) {
+  std::unique_ptr<Store> store = open();
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) {
+    return tx.put_job({*validate_job_spec(spec("k1")), "rng"});
+  }));
+  constexpr int kThreads = 8, kEach = 40;
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        const int number = t * kEach + i + 1;
+        Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
+          Trial trial;
+          trial.job_id = "k1";
+          trial.trial_number = number;
+          trial.batch_size = 32;
+          trial.cost = number;
+          ZEUS_TRY(tx.put_trial(trial));
+          if (number % 3 == 0) return fail(ErrorCode::kInvalidArgument, "no multiples of 3");
+          return ok();
+        });
+        if (r.has_value() != (number % 3 != 0)) ++wrong;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong, 0);
+  std::unique_ptr<Store> reopened = open();
+  std::vector<Trial> trials;
+  ASSERT_TRUE(reopened->transact([&](StoreTransaction& tx) -> Result<void> {
+    trials = *tx.get_trials("k1");
+    return ok();
+  }));
+  std::vector<int> expected;
+  for (int n = 1; n <= kThreads * kEach; ++n) {
+    if (n % 3 != 0) expected.push_back(n);
+  }
+  std::vector<int> numbers;
+  for (const Trial& t : trials) numbers.push_back(t.trial_number);
+  EXPECT_EQ(numbers, expected);
 }
 
 }  // namespace

@@ -69,6 +69,33 @@ TEST_F(StoreFactoryTest, SqliteRelativePathIsRelativeToTheWorkingFolder) {
   EXPECT_TRUE(std::filesystem::exists(dir_ / "sub.db"));
 }
 
+TEST_F(StoreFactoryTest, SqliteOptionsInTheQuery) {
+  const std::string path = (dir_ / "q.db").string();
+  Result<SqliteLocation> plain = parse_sqlite_url("sqlite://" + path);
+  ASSERT_TRUE(plain.has_value()) << plain.error().to_string();
+  EXPECT_EQ(plain->path, path);
+  EXPECT_FALSE(plain->options.durable);
+  Result<SqliteLocation> full = parse_sqlite_url("sqlite://" + path + "?synchronous=full&busy_timeout_s=2.5");
+  ASSERT_TRUE(full.has_value()) << full.error().to_string();
+  EXPECT_EQ(full->path, path);
+  EXPECT_TRUE(full->options.durable);
+  EXPECT_EQ(full->options.busy_timeout_s, 2.5);
+
+  Result<std::unique_ptr<Store>> s = open_store("sqlite://" + path + "?synchronous=full");
+  ASSERT_TRUE(s.has_value()) << s.error().to_string();
+  expect_working(**s, "f1");
+  EXPECT_TRUE(std::filesystem::exists(path)) << "the query is not part of the file name";
+
+  for (const std::string query : {"synchronous=off", "sync=full", "busy_timeout_s=-1",
+                                  "busy_timeout_s=soon", "synchronous"}) {
+    Result<std::unique_ptr<Store>> bad = open_store("sqlite://" + path + "?" + query);
+    ASSERT_FALSE(bad.has_value()) << query;
+    EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument) << query;
+    EXPECT_NE(bad.error().message.find("synchronous=normal|full"), std::string::npos)
+        << bad.error().message;
+  }
+}
+
 TEST_F(StoreFactoryTest, PostgresUrlsInBothSpellings) {
   const std::string url = testing_pg::url();
   ASSERT_FALSE(url.empty());

@@ -71,7 +71,8 @@ void add_serve_command(CLI::App& app) {
       "Example: zeus serve --db sqlite:///var/lib/zeus/bso.db --port 8000");
   cmd->add_option("--db", args->db,
                   "store URL: sqlite:///PATH (default: " + server::default_store_url() +
-                      "), postgresql://..., or memory:// (lost at exit)");
+                      "; add ?synchronous=full to survive power loss, not only a crash), "
+                      "postgresql://..., or memory:// (lost at exit)");
   cmd->add_option("--host", args->options.host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", args->options.port, "port to listen on (0: any free port, printed)")
       ->capture_default_str();
