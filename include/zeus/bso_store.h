@@ -60,7 +60,9 @@ class Store {
   virtual ~Store() = default;
   // Runs fn as one transaction and returns fn's error or the commit's. fn may run more than
   // once: PostgresStore (zeus/postgres_store.h) re-runs it after a serialization failure, so fn
-  // must have no effect outside the transaction except (re)assigning its outputs.
+  // must have no effect outside the transaction except (re)assigning its outputs. fn may run on
+  // another thread than the caller's (SqliteStore runs a group of callers' fns on one of them),
+  // so it must not rely on thread-local state; transact returns only after fn has finished.
   virtual Result<void> transact(const std::function<Result<void>(StoreTransaction&)>& fn) = 0;
 };
 

@@ -1,9 +1,13 @@
 // SqliteStore: the batch-size optimizer's Store in an SQLite file (library zeus_store).
 //
-// WAL journal; every Store::transact is one `BEGIN IMMEDIATE` transaction, so processes sharing
-// the file serialise their read-decide-write (a writer waits up to busy_timeout_s for another).
-// A transaction commits entirely or not at all, also when the process is killed mid-way. The
-// schema is versioned (PRAGMA user_version = 2; a version-1 file is upgraded in place); a newer file is refused.
+// WAL journal; transactions run inside `BEGIN IMMEDIATE`, so processes sharing the file
+// serialise their read-decide-write (a writer waits up to busy_timeout_s for another). Concurrent
+// Store::transact calls of one store are committed in groups (one SQLite transaction, a
+// savepoint each; a failing fn undoes only its own writes), each answered after the commit. A
+// transaction commits entirely or not at all, also when the process is killed mid-way. The store
+// keeps what it read in memory and drops it when another connection has committed (PRAGMA
+// data_version). The schema is versioned (PRAGMA user_version = 2; a version-1 file is upgraded
+// in place); a newer file is refused.
 // Thread-safety: one store may be used from several threads (transactions are serialised).
 // Failure: kUnavailable when the file cannot be opened or stays locked, kNotSupported for an
 // unknown schema version, kInternal for other SQLite errors (with SQLite's message).
