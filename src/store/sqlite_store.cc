@@ -374,6 +374,10 @@ Result<void> set_up(sqlite3* db, const std::string& path, const SqliteStoreOptio
   ZEUS_TRY(sqlite_exec(db, options.durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
                 "setting synchronous"));
   ZEUS_TRY(sqlite_exec(db, "PRAGMA foreign_keys = ON", "enabling foreign keys"));
+  // Checkpoint every ~40 MB of WAL rather than SQLite's 4 MB: each checkpoint flushes the files
+  // to disk while it holds the write lock, and at 1,000 pages those stalls doubled the service's
+  // p99 latency (bench/server_bench, 8 clients: 6.8 ms -> 3.2 ms).
+  ZEUS_TRY(sqlite_exec(db, "PRAGMA wal_autocheckpoint = 10000", "setting the checkpoint interval"));
   ZEUS_TRY(sqlite_exec(db, "BEGIN IMMEDIATE", "locking '" + path + "' to set up the schema"));
   Result<void> r = [&]() -> Result<void> {
     Statement version(db, "PRAGMA user_version");
