@@ -58,7 +58,8 @@ class StoreTransaction {
 class Store {
  public:
   virtual ~Store() = default;
-  // Runs fn as one transaction and returns fn's error or the commit's. fn may run more than
+  // Runs fn as one transaction and returns fn's error or the commit's; an exception fn throws
+  // becomes a kInternal error (and its writes are undone). fn may run more than
   // once: PostgresStore (zeus/postgres_store.h) re-runs it after a serialization failure, so fn
   // must have no effect outside the transaction except (re)assigning its outputs. fn may run on
   // another thread than the caller's (SqliteStore runs a group of callers' fns on one of them),

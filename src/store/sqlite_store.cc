@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include <exception>
 #include <iterator>
 #include <span>
 
@@ -293,6 +294,10 @@ class SqliteStore final : public Store {
         if (batch[i]->result) batch[i]->result = tl::unexpected(error);
       }
     };
+    if (sqlite3_get_autocommit(db_) == 0) {  // left open by a batch that did not finish
+      run(kRollback);
+      cache_.clear();
+    }
     if (!run(kBegin)) {
       fail_from(first, batch.size(),
                 sqlite_error(db_, "starting a transaction (another process may hold the "
@@ -308,7 +313,7 @@ class SqliteStore final : public Store {
     for (size_t i = first; i < batch.size(); ++i) {
       GroupCommit::Item& item = *batch[i];
       SqliteTransaction tx(*statements_, cache_);
-      item.result = run(kSavepoint) ? (*item.fn)(tx) : sqlite_error(db_, "starting a savepoint");
+      item.result = run(kSavepoint) ? run_fn(*item.fn, tx) : sqlite_error(db_, "starting a savepoint");
       if (sqlite3_get_autocommit(db_) != 0) {
         cache_.clear();
         fail_from(first, i + 1, Error{ErrorCode::kUnavailable,
@@ -332,6 +337,15 @@ class SqliteStore final : public Store {
     run(kRollback);
     if (any_ok) cache_.clear();  // it holds writes that were rolled back
     return batch.size();
+  }
+
+  // fn's result; an exception it throws is an error, so its writes are undone like any other.
+  static Result<void> run_fn(const GroupCommit::Fn& fn, StoreTransaction& tx) {
+    try {
+      return fn(tx);
+    } catch (const std::exception& e) {
+      return fail(ErrorCode::kInternal, std::string("sqlite store: transaction threw: ") + e.what());
+    }
   }
 
   // Runs a cached statement that returns no rows; false on error (sqlite3_errmsg says which).

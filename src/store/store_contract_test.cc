@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <stdexcept>
 #include <thread>
 
 #include "store/test_postgres.h"
@@ -242,6 +243,25 @@ TYPED_TEST(StoreContractTest, FailedTransactionLeavesNoTrace) {
   EXPECT_FALSE(this->get_job("j2").has_value());
   EXPECT_EQ(this->get_trials("j1"), std::vector<Trial>{trial("j1", 1)});
   EXPECT_TRUE(this->get_trials("j2").empty());
+}
+
+// A transaction that throws is an error like any other: its writes are undone and the store
+// goes on working.
+TYPED_TEST(StoreContractTest, ThrowingTransactionIsAnErrorAndLeavesNoTrace) {
+  const JobRecord before = job("j1");
+  this->tx([&](StoreTransaction& t) { return t.put_job(before); });
+  Result<void> r = this->store_->transact([&](StoreTransaction& t) -> Result<void> {
+    ZEUS_TRY(t.put_trial(trial("j1", 1)));
+    ZEUS_TRY(t.put_job(job("j2")));
+    throw std::runtime_error("out of disk in my head");
+  });
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, ErrorCode::kInternal);
+  EXPECT_NE(r.error().message.find("out of disk in my head"), std::string::npos);
+  EXPECT_TRUE(this->get_trials("j1").empty());
+  EXPECT_FALSE(this->get_job("j2").has_value());
+  this->tx([&](StoreTransaction& t) { return t.put_trial(trial("j1", 1)); });
+  EXPECT_EQ(this->get_trials("j1"), std::vector<Trial>{trial("j1", 1)});
 }
 
 TYPED_TEST(StoreContractTest, ConcurrentTransactionsAreIsolated) {

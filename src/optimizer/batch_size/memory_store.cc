@@ -1,6 +1,7 @@
 // make_memory_store(): the Store in process memory. Rollback through an undo log, so a failed
 // transaction costs only what it wrote.
 #include <algorithm>
+#include <exception>
 #include <map>
 #include <mutex>
 
@@ -107,7 +108,12 @@ class MemoryStore final : public Store {
   Result<void> transact(const std::function<Result<void>(StoreTransaction&)>& fn) override {
     std::lock_guard<std::mutex> lock(mu_);
     MemoryTransaction tx(&jobs_);
-    Result<void> result = fn(tx);
+    Result<void> result;
+    try {
+      result = fn(tx);
+    } catch (const std::exception& e) {  // an error like any other: its writes are undone
+      result = fail(ErrorCode::kInternal, std::string("memory store: transaction threw: ") + e.what());
+    }
     if (!result) tx.rollback();
     return result;
   }
