@@ -20,8 +20,9 @@ namespace zeus::store {
 
 class JobCache {
  public:
-  // At most this many jobs are kept; past it the cache starts over.
-  explicit JobCache(size_t max_jobs = 4096) : max_jobs_(max_jobs) {}
+  // At most this many jobs are kept (a job with a few hundred trials takes some 30 kB); past
+  // it the cache starts over.
+  explicit JobCache(size_t max_jobs = 1024) : max_jobs_(max_jobs) {}
 
   void clear() { jobs_.clear(); }
 
