@@ -80,12 +80,11 @@ TEST(GroupCommitTest, AnExceptionFailsOnlyItsBatch) {
   std::vector<size_t> sizes;
   int batches = 0;
   NullTransaction tx;
-  GroupCommit group(
-      [&](std::span<GroupCommit::Item* const> batch) {
-        sizes.push_back(batch.size());
-        if (batches++ == 0) throw std::runtime_error("disk on fire");
-        for (GroupCommit::Item* item : batch) item->result = (*item->fn)(tx);
-      });
+  GroupCommit group([&](std::span<GroupCommit::Item* const> batch) {
+    sizes.push_back(batch.size());
+    if (batches++ == 0) throw std::runtime_error("disk on fire");
+    for (GroupCommit::Item* item : batch) item->result = (*item->fn)(tx);
+  });
   Result<void> first = group.run([](StoreTransaction&) { return ok(); });
   ASSERT_FALSE(first.has_value());
   EXPECT_EQ(first.error().code, ErrorCode::kInternal);

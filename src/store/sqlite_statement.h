@@ -34,7 +34,8 @@ Result<void> sqlite_exec(sqlite3* db, const char* sql, const std::string& doing)
 // (which must go before its connection).
 class StatementCache {
  public:
-  StatementCache(sqlite3* db, std::span<const char* const> sql) : db_(db), sql_(sql), stmts_(sql.size()) {}
+  StatementCache(sqlite3* db, std::span<const char* const> sql)
+      : db_(db), sql_(sql), stmts_(sql.size()) {}
   ~StatementCache();
   StatementCache(const StatementCache&) = delete;
   StatementCache& operator=(const StatementCache&) = delete;

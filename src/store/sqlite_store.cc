@@ -214,7 +214,9 @@ class SqliteTransaction final : public StoreTransaction {
       t.dispatched_unix_s = st.real(10);
       trials.push_back(std::move(t));
     }
-    if (rc != SQLITE_DONE) return sqlite_error(db_, "reading trials of '" + std::string(job_id) + "'");
+    if (rc != SQLITE_DONE) {
+      return sqlite_error(db_, "reading trials of '" + std::string(job_id) + "'");
+    }
     cache_.put_trials(job_id, trials);
     return trials;
   }
@@ -246,8 +248,8 @@ class SqliteTransaction final : public StoreTransaction {
     st.bind(11, t.metric);
     st.bind(12, t.dispatched_unix_s);
     if (st.step() != SQLITE_DONE) {
-      return sqlite_error(db_, "writing trial " + std::to_string(t.trial_number) + " of job '" +
-                                   t.job_id + "'");
+      return sqlite_error(
+          db_, "writing trial " + std::to_string(t.trial_number) + " of job '" + t.job_id + "'");
     }
     cache_.put_trial(t);
     return ok();
@@ -300,8 +302,10 @@ class SqliteStore final : public Store {
     }
     if (!run(kBegin)) {
       fail_from(first, batch.size(),
-                sqlite_error(db_, "starting a transaction (another process may hold the "
-                                  "database longer than busy_timeout_s)").value());
+                sqlite_error(db_,
+                             "starting a transaction (another process may hold the "
+                             "database longer than busy_timeout_s)")
+                    .value());
       return batch.size();
     }
     if (Result<void> checked = check_cache(); !checked) {
@@ -313,12 +317,14 @@ class SqliteStore final : public Store {
     for (size_t i = first; i < batch.size(); ++i) {
       GroupCommit::Item& item = *batch[i];
       SqliteTransaction tx(*statements_, cache_);
-      item.result = run(kSavepoint) ? run_fn(*item.fn, tx) : sqlite_error(db_, "starting a savepoint");
+      item.result =
+          run(kSavepoint) ? run_fn(*item.fn, tx) : sqlite_error(db_, "starting a savepoint");
       if (sqlite3_get_autocommit(db_) != 0) {
         cache_.clear();
-        fail_from(first, i + 1, Error{ErrorCode::kUnavailable,
-                                      "sqlite store: SQLite rolled the transaction back (" +
-                                          std::string(sqlite3_errmsg(db_)) + "); retry"});
+        fail_from(
+            first, i + 1,
+            Error{ErrorCode::kUnavailable, "sqlite store: SQLite rolled the transaction back (" +
+                                               std::string(sqlite3_errmsg(db_)) + "); retry"});
         return i + 1;
       }
       if (item.result && !run(kReleaseSavepoint)) {
@@ -344,7 +350,8 @@ class SqliteStore final : public Store {
     try {
       return fn(tx);
     } catch (const std::exception& e) {
-      return fail(ErrorCode::kInternal, std::string("sqlite store: transaction threw: ") + e.what());
+      return fail(ErrorCode::kInternal,
+                  std::string("sqlite store: transaction threw: ") + e.what());
     }
   }
 
@@ -381,12 +388,13 @@ Result<void> set_up(sqlite3* db, const std::string& path, const SqliteStoreOptio
     if (!wal.ok() || wal.step() != SQLITE_ROW) return sqlite_error(db, "switching to WAL");
     if (wal.text(0) != "wal") {
       return fail(ErrorCode::kUnavailable, "sqlite store: '" + path +
-                                               "' cannot use WAL journaling (mode '" +
-                                               wal.text(0) + "'); put it on a local disk");
+                                               "' cannot use WAL journaling (mode '" + wal.text(0) +
+                                               "'); put it on a local disk");
     }
   }
-  ZEUS_TRY(sqlite_exec(db, options.durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
-                "setting synchronous"));
+  ZEUS_TRY(
+      sqlite_exec(db, options.durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+                  "setting synchronous"));
   ZEUS_TRY(sqlite_exec(db, "PRAGMA foreign_keys = ON", "enabling foreign keys"));
   // Checkpoint every ~40 MB of WAL rather than SQLite's 4 MB: each checkpoint flushes the files
   // to disk while it holds the write lock, and at 1,000 pages those stalls doubled the service's
@@ -425,8 +433,8 @@ Result<void> set_up(sqlite3* db, const std::string& path, const SqliteStoreOptio
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path,
                                                  const SqliteStoreOptions& options) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     const std::string message = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close_v2(db);

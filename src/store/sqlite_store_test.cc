@@ -6,9 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <atomic>
 #include <set>
 #include <thread>
 
@@ -157,8 +157,8 @@ TEST_F(SqliteStoreTest, ProcessesSharingTheFileSerialise) {
       for (int i = 0; i < kEach; ++i) {
         Result<TrialId> t = bso.next_batch_size("k1");
         if (!t) _exit(3);
-        if (!bso.report({"k1", t->batch_size, t->trial_number, 1.0, 100.0 + t->batch_size,
-                         0.95, 2})) {
+        if (!bso.report(
+                {"k1", t->batch_size, t->trial_number, 1.0, 100.0 + t->batch_size, 0.95, 2})) {
           _exit(4);
         }
       }

@@ -18,9 +18,9 @@ namespace {
 
 std::string temp_db_path() {
   static std::atomic<int> counter{0};
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("zeus_store_test_" + std::to_string(getpid()) + "_" +
-                    std::to_string(counter++));
+  const auto dir =
+      std::filesystem::temp_directory_path() /
+      ("zeus_store_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return (dir / "bso.db").string();

@@ -75,7 +75,8 @@ TEST_F(StoreFactoryTest, SqliteOptionsInTheQuery) {
   ASSERT_TRUE(plain.has_value()) << plain.error().to_string();
   EXPECT_EQ(plain->path, path);
   EXPECT_FALSE(plain->options.durable);
-  Result<SqliteLocation> full = parse_sqlite_url("sqlite://" + path + "?synchronous=full&busy_timeout_s=2.5");
+  Result<SqliteLocation> full =
+      parse_sqlite_url("sqlite://" + path + "?synchronous=full&busy_timeout_s=2.5");
   ASSERT_TRUE(full.has_value()) << full.error().to_string();
   EXPECT_EQ(full->path, path);
   EXPECT_TRUE(full->options.durable);

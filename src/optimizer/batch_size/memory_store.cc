@@ -69,9 +69,8 @@ class MemoryTransaction final : public StoreTransaction {
       return fail(ErrorCode::kNotFound, "no job '" + trial.job_id + "' to add a trial to");
     }
     std::vector<Trial>& trials = it->second.trials;
-    auto pos = std::lower_bound(
-        trials.begin(), trials.end(), trial.trial_number,
-        [](const Trial& t, int number) { return t.trial_number < number; });
+    auto pos = std::lower_bound(trials.begin(), trials.end(), trial.trial_number,
+                                [](const Trial& t, int number) { return t.trial_number < number; });
     const std::string id = trial.job_id;
     const int number = trial.trial_number;
     if (pos != trials.end() && pos->trial_number == number) {
@@ -112,7 +111,8 @@ class MemoryStore final : public Store {
     try {
       result = fn(tx);
     } catch (const std::exception& e) {  // an error like any other: its writes are undone
-      result = fail(ErrorCode::kInternal, std::string("memory store: transaction threw: ") + e.what());
+      result =
+          fail(ErrorCode::kInternal, std::string("memory store: transaction threw: ") + e.what());
     }
     if (!result) tx.rollback();
     return result;
