@@ -26,6 +26,22 @@ tl::unexpected<Error> unknown_job(std::string_view job_id) {
               "unknown job '" + std::string(job_id) + "'; register it first (POST /jobs)");
 }
 
+// A job with its trials, read in one transaction.
+struct LoadedJob {
+  JobRecord record;
+  std::vector<Trial> trials;
+};
+
+// The job and its trials; kNotFound for an unknown job.
+Result<LoadedJob> load_job(StoreTransaction& tx, std::string_view job_id) {
+  Result<std::optional<JobRecord>> job = tx.get_job(job_id);
+  if (!job) return fail(job.error());
+  if (!*job) return unknown_job(job_id);
+  Result<std::vector<Trial>> trials = tx.get_trials(job_id);
+  if (!trials) return fail(trials.error());
+  return LoadedJob{std::move(**job), std::move(*trials)};
+}
+
 // Finds the trial `number` of a job; kNotFound names it.
 Result<Trial*> find_trial(std::vector<Trial>& trials, std::string_view job_id, int number) {
   for (Trial& t : trials) {
@@ -143,21 +159,19 @@ Result<Registration> BatchSizeOptimizer::register_job(const JobSpec& input) {
 Result<TrialId> BatchSizeOptimizer::next_batch_size(std::string_view job_id) {
   TrialId out;
   Result<void> r = store_.transact([&](StoreTransaction& tx) -> Result<void> {
-    Result<std::optional<JobRecord>> job = tx.get_job(job_id);
+    Result<LoadedJob> job = load_job(tx, job_id);
     if (!job) return fail(job.error());
-    if (!*job) return unknown_job(job_id);
-    JobRecord& record = **job;
-    Result<std::vector<Trial>> trials = tx.get_trials(job_id);
-    if (!trials) return fail(trials.error());
+    JobRecord& record = job->record;
+    const std::vector<Trial>& trials = job->trials;
     Result<bso::Rng> rng = bso::Rng::restore(record.rng_state);
     if (!rng) return fail(ErrorCode::kInternal, "job '" + std::string(job_id) +
                                                     "' has a corrupt random state: " +
                                                     rng.error().message);
-    Result<bso::NextTrialDecision> next = bso::decide_next_trial(record.spec, *trials, *rng);
+    Result<bso::NextTrialDecision> next = bso::decide_next_trial(record.spec, trials, *rng);
     if (!next) return fail(next.error());
     Trial trial;
     trial.job_id = std::string(job_id);
-    trial.trial_number = trials->empty() ? 1 : trials->back().trial_number + 1;
+    trial.trial_number = trials.empty() ? 1 : trials.back().trial_number + 1;
     trial.batch_size = next->batch_size;
     trial.kind = next->kind;
     trial.pruning_round = next->kind == TrialKind::kPruning ? next->pruning_round : 0;
@@ -180,13 +194,11 @@ Result<ReportDecision> BatchSizeOptimizer::report(const TrialReport& report) {
   ZEUS_TRY(check_report(report));
   ReportDecision out;
   Result<void> r = store_.transact([&](StoreTransaction& tx) -> Result<void> {
-    Result<std::optional<JobRecord>> job = tx.get_job(report.job_id);
+    Result<LoadedJob> job = load_job(tx, report.job_id);
     if (!job) return fail(job.error());
-    if (!*job) return unknown_job(report.job_id);
-    const JobSpec& spec = (*job)->spec;
-    Result<std::vector<Trial>> trials = tx.get_trials(report.job_id);
-    if (!trials) return fail(trials.error());
-    Result<Trial*> found = find_trial(*trials, report.job_id, report.trial_number);
+    const JobSpec& spec = job->record.spec;
+    std::vector<Trial>& trials = job->trials;
+    Result<Trial*> found = find_trial(trials, report.job_id, report.trial_number);
     if (!found) return fail(found.error());
     Trial& trial = **found;
     ZEUS_TRY(check_batch_size(trial, report.batch_size));
@@ -202,7 +214,7 @@ Result<ReportDecision> BatchSizeOptimizer::report(const TrialReport& report) {
     rule.higher_is_better_metric = spec.higher_is_better_metric;
     rule.max_epochs = spec.max_epochs;
     const bso::StopDecisionCore d = bso::decide_stop(
-        rule, bso::min_converged_cost(*trials),
+        rule, bso::min_converged_cost(trials),
         {report.time_s, report.energy_j, report.metric, report.current_epoch});
     trial.time_s = report.time_s;
     trial.energy_j = report.energy_j;
@@ -223,12 +235,9 @@ Result<ReportDecision> BatchSizeOptimizer::report(const TrialReport& report) {
 Result<Trial> BatchSizeOptimizer::end_trial(const TrialId& id) {
   Trial out;
   Result<void> r = store_.transact([&](StoreTransaction& tx) -> Result<void> {
-    Result<std::optional<JobRecord>> job = tx.get_job(id.job_id);
+    Result<LoadedJob> job = load_job(tx, id.job_id);
     if (!job) return fail(job.error());
-    if (!*job) return unknown_job(id.job_id);
-    Result<std::vector<Trial>> trials = tx.get_trials(id.job_id);
-    if (!trials) return fail(trials.error());
-    Result<Trial*> found = find_trial(*trials, id.job_id, id.trial_number);
+    Result<Trial*> found = find_trial(job->trials, id.job_id, id.trial_number);
     if (!found) return fail(found.error());
     Trial& trial = **found;
     ZEUS_TRY(check_batch_size(trial, id.batch_size));
@@ -285,12 +294,9 @@ Result<void> BatchSizeOptimizer::delete_job(std::string_view job_id) {
 Result<JobSnapshot> BatchSizeOptimizer::get_job(std::string_view job_id) {
   JobSnapshot out;
   Result<void> r = store_.transact([&](StoreTransaction& tx) -> Result<void> {
-    Result<std::optional<JobRecord>> job = tx.get_job(job_id);
+    Result<LoadedJob> job = load_job(tx, job_id);
     if (!job) return fail(job.error());
-    if (!*job) return unknown_job(job_id);
-    Result<std::vector<Trial>> trials = tx.get_trials(job_id);
-    if (!trials) return fail(trials.error());
-    out = {(*job)->spec, std::move(*trials)};
+    out = {std::move(job->record.spec), std::move(job->trials)};
     return ok();
   });
   if (!r) return fail(r.error());
@@ -302,13 +308,11 @@ Result<JobSnapshot> BatchSizeOptimizer::move_job_to_gpu(std::string_view job_id,
   ZEUS_TRY(bso::validate_gpu_profile(profile));
   JobSnapshot out;
   Result<void> r = store_.transact([&](StoreTransaction& tx) -> Result<void> {
-    Result<std::optional<JobRecord>> job = tx.get_job(job_id);
+    Result<LoadedJob> job = load_job(tx, job_id);
     if (!job) return fail(job.error());
-    if (!*job) return unknown_job(job_id);
-    JobRecord& record = **job;
-    Result<std::vector<Trial>> trials = tx.get_trials(job_id);
-    if (!trials) return fail(trials.error());
-    for (const Trial& t : *trials) {
+    JobRecord& record = job->record;
+    std::vector<Trial>& trials = job->trials;
+    for (const Trial& t : trials) {
       if (t.status == TrialStatus::kDispatched) {
         return fail(ErrorCode::kInvalidArgument,
                     "job '" + std::string(job_id) + "' still has trial " +
@@ -316,7 +320,7 @@ Result<JobSnapshot> BatchSizeOptimizer::move_job_to_gpu(std::string_view job_id,
                         " dispatched; end or abandon it (PATCH /trials) before moving the job");
       }
     }
-    for (Trial& t : *trials) {
+    for (Trial& t : trials) {
       if (!t.ended()) continue;
       Result<bso::TranslatedObservation> moved =
           bso::translate_observation(t.batch_size, t.epochs, profile, record.spec.eta_knob);
@@ -330,7 +334,7 @@ Result<JobSnapshot> BatchSizeOptimizer::move_job_to_gpu(std::string_view job_id,
     record.spec.max_power_w = profile.max_power_w;
     record.spec.number_of_gpus = profile.number_of_gpus;
     ZEUS_TRY(tx.put_job(record));
-    out = {record.spec, std::move(*trials)};
+    out = {record.spec, std::move(trials)};
     return ok();
   });
   if (!r) return fail(r.error());
