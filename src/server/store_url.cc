@@ -11,9 +11,10 @@
 namespace zeus::server {
 
 Result<std::unique_ptr<Store>> open_store_url(const std::string& url, int max_connections) {
-  constexpr std::string_view kSqlite = "sqlite://";
-  if (url.rfind(kSqlite, 0) == 0) {
-    const std::filesystem::path path = url.substr(kSqlite.size());
+  if (url.rfind("sqlite://", 0) == 0) {
+    Result<SqliteLocation> location = parse_sqlite_url(url);
+    if (!location) return fail(location.error());
+    const std::filesystem::path path = location->path;
     std::error_code ec;
     if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
     if (ec) {

@@ -81,7 +81,7 @@ constexpr const char* kSqlText[] = {
     "INSERT INTO jobs (job_id, spec_json, rng_state) VALUES (?1, ?2, ?3) "
     "ON CONFLICT (job_id) DO UPDATE SET spec_json = excluded.spec_json, "
     "rng_state = excluded.rng_state",
-    "UPDATE jobs SET rng_state = ?2 WHERE job_id = ?1",
+    "UPDATE jobs SET rng_state = ?3 WHERE job_id = ?1",  // ?2 (the spec) unused
     "DELETE FROM trials WHERE job_id = ?1",
     "DELETE FROM jobs WHERE job_id = ?1",
     "SELECT trial_number, batch_size, kind, pruning_round, status, time_s, energy_j, cost, "
@@ -148,26 +148,15 @@ class SqliteTransaction final : public StoreTransaction {
   Result<void> put_job(const JobRecord& job) override {
     if (!job.spec.job_id) return fail(ErrorCode::kInvalidArgument, "put_job needs a job_id");
     wrote_ = true;
+    // Only the generator moved (every dispatch): then the spec need not be written again.
     const JobRecord* cached = cache_.job(*job.spec.job_id);
-    if (cached != nullptr && cached->spec == job.spec) {
-      // Only the generator moved (every dispatch): no need to write the spec again.
-      Statement st(statements_, kSetRngState);
-      if (!st.ok()) return sqlite_error(db_, "preparing put_job");
-      st.bind(1, *job.spec.job_id);
-      st.bind(2, job.rng_state);
-      if (st.step() != SQLITE_DONE) {
-        return sqlite_error(db_, "writing job '" + *job.spec.job_id + "'");
-      }
-    } else {
-      Statement st(statements_, kPutJob);
-      if (!st.ok()) return sqlite_error(db_, "preparing put_job");
-      st.bind(1, *job.spec.job_id);
-      st.bind(2, job_spec_to_json(job.spec));
-      st.bind(3, job.rng_state);
-      if (st.step() != SQLITE_DONE) {
-        return sqlite_error(db_, "writing job '" + *job.spec.job_id + "'");
-      }
-    }
+    const bool spec_unchanged = cached != nullptr && cached->spec == job.spec;
+    Statement st(statements_, spec_unchanged ? kSetRngState : kPutJob);
+    if (!st.ok()) return sqlite_error(db_, "preparing put_job");
+    st.bind(1, *job.spec.job_id);
+    if (!spec_unchanged) st.bind(2, job_spec_to_json(job.spec));
+    st.bind(3, job.rng_state);
+    if (st.step() != SQLITE_DONE) return sqlite_error(db_, "writing job '" + *job.spec.job_id + "'");
     cache_.put_job(job);
     return ok();
   }
