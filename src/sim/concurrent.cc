@@ -4,6 +4,7 @@
 #include <queue>
 #include <set>
 
+#include "sim/appendf.h"
 #include "sim/phases.h"
 #include "zeus/sim_concurrent.h"
 
@@ -151,20 +152,16 @@ Result<ConcurrentResult> run_concurrent(const ExperimentOptions& options, std::v
 
 std::string format_concurrent_table(const ConcurrentResult& r) {
   std::string out;
-  char line[256];
-  std::snprintf(line, sizeof line, "concurrent: gpu %s, eta %.2f, beta %.2f, %d seed(s); Poisson arrivals\n",
-                r.gpu.c_str(), r.eta, r.beta, r.seeds);
-  out += line;
-  std::snprintf(line, sizeof line, "%-14s %7s %9s %9s %10s %8s %10s %13s %12s\n", "workload", "overlap", "in_flight",
-                "distinct", "cum_energy", "cum_time", "regret_MJ", "sequential_MJ", "best_known");
-  out += line;
+  appendf(out, "concurrent: gpu %s, eta %.2f, beta %.2f, %d seed(s); Poisson arrivals\n",
+          r.gpu.c_str(), r.eta, r.beta, r.seeds);
+  appendf(out, "%-14s %7s %9s %9s %10s %8s %10s %13s %12s\n", "workload", "overlap", "in_flight",
+          "distinct", "cum_energy", "cum_time", "regret_MJ", "sequential_MJ", "best_known");
   for (const ConcurrentWorkload& w : r.workloads) {
     for (const ConcurrentCell& c : w.cells) {
-      std::snprintf(line, sizeof line, "%-14s %7.1f %9.2f %9.2f %10.3f %8.3f %10.3f %13.3f %12.1f\n", w.name.c_str(),
-                    c.overlap, c.in_flight.mean, c.distinct_in_flight.mean, c.cum_energy_ratio.mean,
-                    c.cum_time_ratio.mean, c.cum_regret_j.mean / 1e6, c.sequential_regret_j.mean / 1e6,
-                    c.concurrent_pruning_answers.mean);
-      out += line;
+      appendf(out, "%-14s %7.1f %9.2f %9.2f %10.3f %8.3f %10.3f %13.3f %12.1f\n", w.name.c_str(),
+              c.overlap, c.in_flight.mean, c.distinct_in_flight.mean, c.cum_energy_ratio.mean,
+              c.cum_time_ratio.mean, c.cum_regret_j.mean / 1e6, c.sequential_regret_j.mean / 1e6,
+              c.concurrent_pruning_answers.mean);
     }
   }
   out += "overlap: offered load (mean jobs in flight if each took Default's time); in_flight, distinct: runs and\n"

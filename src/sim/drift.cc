@@ -1,6 +1,7 @@
 // The drift experiment (zeus/sim_drift.h): phases of one workload with different target metrics.
 #include <cstdio>
 
+#include "sim/appendf.h"
 #include "sim/phases.h"
 #include "zeus/sim_drift.h"
 
@@ -133,25 +134,21 @@ Result<DriftResult> run_drift(const ExperimentOptions& options, const DriftOptio
 
 std::string format_drift_table(const DriftResult& r) {
   std::string out;
-  char line[256];
-  std::snprintf(line, sizeof line, "drift: %s on %s, eta %.2f, beta %.2f, %d seed(s)\n", r.workload.c_str(),
-                r.gpu.c_str(), r.eta, r.beta, r.seeds);
-  out += line;
+  appendf(out, "drift: %s on %s, eta %.2f, beta %.2f, %d seed(s)\n", r.workload.c_str(),
+          r.gpu.c_str(), r.eta, r.beta, r.seeds);
   for (std::size_t k = 0; k < r.phases.size(); ++k) {
     const DriftPhase& p = r.phases[k];
-    std::snprintf(line, sizeof line, "phase %zu: target %g, recurrences %d-%d, Oracle (%d, %.0f W)\n", k + 1,
-                  p.target_metric, p.first_recurrence + 1, p.first_recurrence + p.recurrences, p.oracle_batch_size,
-                  p.oracle_power_limit_w);
-    out += line;
+    appendf(out, "phase %zu: target %g, recurrences %d-%d, Oracle (%d, %.0f W)\n", k + 1,
+            p.target_metric, p.first_recurrence + 1, p.first_recurrence + p.recurrences,
+            p.oracle_batch_size, p.oracle_power_limit_w);
   }
-  std::snprintf(line, sizeof line, "%-16s %13s %17s %16s %15s %8s\n", "policy", "cum_regret_MJ", "last_phase_energy",
-                "last_phase_MJ", "optimal_share", "failed");
-  out += line;
+  appendf(out, "%-16s %13s %17s %16s %15s %8s\n", "policy", "cum_regret_MJ", "last_phase_energy",
+          "last_phase_MJ", "optimal_share", "failed");
   for (const DriftPolicy& p : r.policies) {
-    std::snprintf(line, sizeof line, "%-16s %13.3f %17.3f %16.3f %15.2f %8.1f\n", p.name.c_str(),
-                  p.cum_regret_j.mean / 1e6, p.last_phase_energy_ratio.mean, p.last_phase_regret_j.mean / 1e6,
-                  p.last_phase_optimal_share.mean, p.failed_recurrences.mean);
-    out += line;
+    appendf(out, "%-16s %13.3f %17.3f %16.3f %15.2f %8.1f\n", p.name.c_str(),
+            p.cum_regret_j.mean / 1e6, p.last_phase_energy_ratio.mean,
+            p.last_phase_regret_j.mean / 1e6, p.last_phase_optimal_share.mean,
+            p.failed_recurrences.mean);
   }
   out += "regret against each phase's Oracle; last_phase_energy: energy in the last phase / Default's;\n"
          "optimal_share: share of the last phase's final quarter run at that phase's optimal batch size;\n"

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "sim/appendf.h"
 #include "zeus/sim_experiments.h"
 
 namespace zeus::sim {
@@ -126,22 +127,19 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
 
 std::string format_headline_table(const HeadlineResult& result) {
   std::string out;
-  char line[256];
-  std::snprintf(line, sizeof line, "headline: gpu %s, eta %.2f, beta %.2f, %d seed(s) from %llu\n",
-                result.gpu.c_str(), result.eta, result.beta, result.seeds,
-                static_cast<unsigned long long>(result.first_seed));
-  out += line;
-  std::snprintf(line, sizeof line, "%-14s %-11s %5s %12s %10s %12s %10s %14s  %s\n", "workload", "policy", "recur",
-                "last5_energy", "last5_time", "cum_energy", "cum_time", "cum_regret_MJ", "converged (b, W)");
-  out += line;
+  appendf(out, "headline: gpu %s, eta %.2f, beta %.2f, %d seed(s) from %llu\n", result.gpu.c_str(),
+          result.eta, result.beta, result.seeds,
+          static_cast<unsigned long long>(result.first_seed));
+  appendf(out, "%-14s %-11s %5s %12s %10s %12s %10s %14s  %s\n", "workload", "policy", "recur",
+          "last5_energy", "last5_time", "cum_energy", "cum_time", "cum_regret_MJ",
+          "converged (b, W)");
   for (const WorkloadHeadline& w : result.workloads) {
     for (const PolicyHeadline& p : w.policies) {
-      std::snprintf(line, sizeof line, "%-14s %-11s %5d %12.3f %10.3f %12.3f %10.3f %14.3f  (%d, %.0f)\n",
-                    w.name.c_str(), std::string(policy_name(p.policy)).c_str(), w.recurrences,
-                    p.last5_energy_ratio.mean, p.last5_time_ratio.mean, p.cum_energy_ratio.mean,
-                    p.cum_time_ratio.mean, p.cum_regret_j.mean / 1e6, p.converged_batch_size,
-                    p.converged_power_limit_w);
-      out += line;
+      appendf(out, "%-14s %-11s %5d %12.3f %10.3f %12.3f %10.3f %14.3f  (%d, %.0f)\n",
+              w.name.c_str(), std::string(policy_name(p.policy)).c_str(), w.recurrences,
+              p.last5_energy_ratio.mean, p.last5_time_ratio.mean, p.cum_energy_ratio.mean,
+              p.cum_time_ratio.mean, p.cum_regret_j.mean / 1e6, p.converged_batch_size,
+              p.converged_power_limit_w);
     }
   }
   out += "ratios: against Default, mean over seeds; cum_regret: sum of (cost - Oracle's expected cost)\n";

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/appendf.h"
 #include "zeus/sim_experiments.h"
 
 namespace zeus::sim {
@@ -50,13 +51,10 @@ Result<ParetoResult> run_pareto(const ExperimentOptions& options) {
 
 std::string format_pareto_table(const ParetoResult& result) {
   std::string out;
-  char line[256];
-  std::snprintf(line, sizeof line, "pareto: gpu %s, eta %.2f; expected per recurrence (retries included)\n",
-                result.gpu.c_str(), result.eta);
-  out += line;
-  std::snprintf(line, sizeof line, "%-14s %6s %7s %12s %12s %6s  %s\n", "workload", "batch", "limit_W", "TTA_s",
-                "ETA_kJ", "reach", "mark");
-  out += line;
+  appendf(out, "pareto: gpu %s, eta %.2f; expected per recurrence (retries included)\n",
+          result.gpu.c_str(), result.eta);
+  appendf(out, "%-14s %6s %7s %12s %12s %6s  %s\n", "workload", "batch", "limit_W", "TTA_s",
+          "ETA_kJ", "reach", "mark");
   for (const WorkloadPareto& w : result.workloads) {
     for (const ParetoPoint& p : w.points) {
       if (!p.on_frontier && !p.is_default && !p.is_optimum) continue;
@@ -64,9 +62,8 @@ std::string format_pareto_table(const ParetoResult& result) {
       if (p.on_frontier) mark += "frontier ";
       if (p.is_default) mark += "default ";
       if (p.is_optimum) mark += "optimum";
-      std::snprintf(line, sizeof line, "%-14s %6d %7.0f %12.1f %12.1f %6.2f  %s\n", w.name.c_str(), p.batch_size,
-                    p.power_limit_w, p.tta_s, p.eta_j / 1e3, p.reach_probability, mark.c_str());
-      out += line;
+      appendf(out, "%-14s %6d %7.0f %12.1f %12.1f %6.2f  %s\n", w.name.c_str(), p.batch_size,
+              p.power_limit_w, p.tta_s, p.eta_j / 1e3, p.reach_probability, mark.c_str());
     }
   }
   return out;

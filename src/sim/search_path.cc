@@ -4,6 +4,7 @@
 #include <limits>
 #include <set>
 
+#include "sim/appendf.h"
 #include "zeus/sim_search_path.h"
 
 namespace zeus::sim {
@@ -59,18 +60,15 @@ Result<SearchPathResult> run_search_path(const ExperimentOptions& options) {
 
 std::string format_search_path_table(const SearchPathResult& r) {
   std::string out;
-  char line[256];
-  std::snprintf(line, sizeof line, "search-path: gpu %s, eta %.2f, beta %.2f, seed %llu\n", r.gpu.c_str(), r.eta,
-                r.beta, static_cast<unsigned long long>(r.seed));
-  out += line;
+  appendf(out, "search-path: gpu %s, eta %.2f, beta %.2f, seed %llu\n", r.gpu.c_str(), r.eta,
+          r.beta, static_cast<unsigned long long>(r.seed));
   for (const WorkloadSearchPath& w : r.workloads) {
-    std::snprintf(line, sizeof line, "%s: b0 %d, Oracle (%d, %.0f W)\n", w.name.c_str(), w.default_batch_size,
-                  w.oracle_batch_size, w.oracle_power_limit_w);
-    out += line;
+    appendf(out, "%s: b0 %d, Oracle (%d, %.0f W)\n", w.name.c_str(), w.default_batch_size,
+            w.oracle_batch_size, w.oracle_power_limit_w);
     for (const PolicyPath& path : w.paths) {
-      std::snprintf(line, sizeof line, "  %-10s %4zu runs, %3d configurations:", std::string(policy_name(path.policy)).c_str(),
-                    path.steps.size(), path.distinct_configurations);
-      out += line;
+      appendf(out, "  %-10s %4zu runs, %3d configurations:",
+              std::string(policy_name(path.policy)).c_str(), path.steps.size(),
+              path.distinct_configurations);
       // Consecutive runs of one configuration collapse into "(b, W)xN"; a failed run is marked "!".
       std::size_t i = 0;
       while (i < path.steps.size()) {
@@ -81,8 +79,7 @@ std::string format_search_path_table(const SearchPathResult& r) {
           failed += path.steps[j].reached ? 0 : 1;
           ++j;
         }
-        std::snprintf(line, sizeof line, " (%d,%.0f)", path.steps[i].batch_size, path.steps[i].power_limit_w);
-        out += line;
+        appendf(out, " (%d,%.0f)", path.steps[i].batch_size, path.steps[i].power_limit_w);
         if (j - i > 1) out += "x" + std::to_string(j - i);
         if (failed > 0) out += "!" + (failed > 1 ? std::to_string(failed) : std::string());
         i = j;

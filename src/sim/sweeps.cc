@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "sim/appendf.h"
 #include "zeus/sim_sweeps.h"
 
 namespace zeus::sim {
@@ -151,22 +152,20 @@ Result<SweepResult> run_gpus(const ExperimentOptions& options, std::vector<std::
 
 std::string format_sweep_table(const SweepResult& r) {
   std::string out;
-  char line[320];
-  std::snprintf(line, sizeof line, "%s: gpu %s, eta %.2f, beta %.2f, %d seed(s); Zeus against Default\n",
-                r.experiment.c_str(), r.gpu.c_str(), r.eta, r.beta, r.seeds);
-  out += line;
-  std::snprintf(line, sizeof line, "%-14s %-18s %10s %8s %11s %9s %10s %10s %10s %9s %9s  %s\n", "workload",
-                r.parameter.c_str(), "cum_energy", "cum_time", "last5_energy", "last5_time", "regret_MJ", "grid_MJ",
-                "ETA_kJ", "TTA_s", "oracle_kJ", "converged (b, W)");
-  out += line;
+  appendf(out, "%s: gpu %s, eta %.2f, beta %.2f, %d seed(s); Zeus against Default\n",
+          r.experiment.c_str(), r.gpu.c_str(), r.eta, r.beta, r.seeds);
+  appendf(out, "%-14s %-18s %10s %8s %11s %9s %10s %10s %10s %9s %9s  %s\n", "workload",
+          r.parameter.c_str(), "cum_energy", "cum_time", "last5_energy", "last5_time", "regret_MJ",
+          "grid_MJ", "ETA_kJ", "TTA_s", "oracle_kJ", "converged (b, W)");
   for (const SweepWorkload& w : r.workloads) {
     for (const SweepCell& c : w.cells) {
-      std::snprintf(line, sizeof line, "%-14s %-18s %10.3f %8.3f %11.3f %9.3f %10.3f %10.3f %10.1f %9.0f %9.1f  (%d, %.0f)\n",
-                    w.name.c_str(), c.variant.c_str(), c.cum_energy_ratio.mean, c.cum_time_ratio.mean,
-                    c.last5_energy_ratio.mean, c.last5_time_ratio.mean, c.cum_regret_j.mean / 1e6,
-                    c.grid_cum_regret_j.mean / 1e6, c.last5_eta_j.mean / 1e3, c.last5_tta_s.mean,
-                    c.oracle_eta_j / 1e3, c.converged_batch_size, c.converged_power_limit_w);
-      out += line;
+      appendf(
+          out,
+          "%-14s %-18s %10.3f %8.3f %11.3f %9.3f %10.3f %10.3f %10.1f %9.0f %9.1f  (%d, %.0f)\n",
+          w.name.c_str(), c.variant.c_str(), c.cum_energy_ratio.mean, c.cum_time_ratio.mean,
+          c.last5_energy_ratio.mean, c.last5_time_ratio.mean, c.cum_regret_j.mean / 1e6,
+          c.grid_cum_regret_j.mean / 1e6, c.last5_eta_j.mean / 1e3, c.last5_tta_s.mean,
+          c.oracle_eta_j / 1e3, c.converged_batch_size, c.converged_power_limit_w);
     }
   }
   out += "ratios: Zeus / Default, mean over seeds; regret: cumulative against the Oracle (grid_MJ: Grid Search's);\n"
