@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "sim/csv.h"
+#include "common/csv_table.h"
 #include "zeus/log.h"
 #include "zeus/sim_trace.h"
 

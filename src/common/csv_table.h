@@ -1,5 +1,6 @@
-// A minimal CSV table reader for the bundled traces: a header row, comma-separated cells, no
-// quoting. Cells are looked up by column name so that column order does not matter.
+// A minimal CSV table reader for the bundled traces and stage profiles: a header row,
+// comma-separated cells, no quoting. Cells are looked up by column name so that column order does
+// not matter.
 #pragma once
 
 #include <string>
@@ -8,7 +9,7 @@
 
 #include "zeus/result.h"
 
-namespace zeus::sim {
+namespace zeus {
 
 class CsvTable {
  public:
@@ -20,7 +21,9 @@ class CsvTable {
   Result<std::vector<int>> require_columns(const std::vector<std::string>& names) const;
 
   std::size_t num_rows() const { return rows_.size(); }
-  std::string_view cell(std::size_t row, int column) const { return rows_[row][static_cast<std::size_t>(column)]; }
+  std::string_view cell(std::size_t row, int column) const {
+    return rows_[row][static_cast<std::size_t>(column)];
+  }
   // 1-based line number of a data row in the file (for messages).
   std::size_t line_of(std::size_t row) const { return lines_[row]; }
   const std::string& source() const { return source_; }
@@ -35,4 +38,4 @@ class CsvTable {
   std::vector<std::size_t> lines_;
 };
 
-}  // namespace zeus::sim
+}  // namespace zeus

@@ -1,13 +1,14 @@
-#include "sim/csv.h"
+#include "common/csv_table.h"
 
 #include <charconv>
 #include <cmath>
 
-namespace zeus::sim {
+namespace zeus {
 namespace {
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   return s;
 }
@@ -17,7 +18,8 @@ std::vector<std::string> split(std::string_view line) {
   std::size_t start = 0;
   while (true) {
     std::size_t comma = line.find(',', start);
-    cells.emplace_back(trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    cells.emplace_back(trim(line.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
@@ -47,15 +49,16 @@ Result<CsvTable> CsvTable::parse(std::string_view text, std::string_view source)
     }
     if (cells.size() != table.header_.size()) {
       return fail(ErrorCode::kInvalidArgument,
-                  table.source_ + " line " + std::to_string(line_no) + ": " + std::to_string(cells.size()) +
-                      " cells but the header has " + std::to_string(table.header_.size()) +
-                      " (fix or remove the row)");
+                  table.source_ + " line " + std::to_string(line_no) + ": " +
+                      std::to_string(cells.size()) + " cells but the header has " +
+                      std::to_string(table.header_.size()) + " (fix or remove the row)");
     }
     table.rows_.push_back(std::move(cells));
     table.lines_.push_back(line_no);
   }
   if (!have_header) {
-    return fail(ErrorCode::kInvalidArgument, table.source_ + ": empty file (expected a CSV header row)");
+    return fail(ErrorCode::kInvalidArgument,
+                table.source_ + ": empty file (expected a CSV header row)");
   }
   return table;
 }
@@ -93,4 +96,4 @@ Result<double> CsvTable::number(std::size_t row, int column, std::string_view co
   return value;
 }
 
-}  // namespace zeus::sim
+}  // namespace zeus

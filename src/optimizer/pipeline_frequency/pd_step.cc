@@ -1,0 +1,120 @@
+#include "optimizer/pipeline_frequency/pd_step.h"
+
+#include <cmath>
+
+#include "optimizer/pipeline_frequency/python_float.h"
+
+namespace zeus::pfo {
+namespace {
+
+constexpr double kTolerance = 1e-6;     // the reference's FP_ERROR
+constexpr double kUnbounded = 10000.0;  // the reference's "infinite" capacity, in joules
+
+double round_down_to_tolerance(double x) { return python_floordiv(x, kTolerance) * kTolerance; }
+
+}  // namespace
+
+StepOperation step_operation(const OperationModel& model) {
+  StepOperation op;
+  op.min_quant_time = model.min_quant_time();
+  op.max_quant_time = model.max_quant_time();
+  op.first = op.min_quant_time - 1;
+  for (int64_t d = op.first; d <= op.max_quant_time + 1; ++d) op.costs.push_back(model.cost(d));
+  return op;
+}
+
+StepResult PhillipsDessoukyStep::run(const PipelineDag& dag, const std::vector<int>& critical,
+                                     const std::vector<const StepOperation*>& operation_of,
+                                     std::vector<int64_t>& durations) {
+  compact_.resize(static_cast<std::size_t>(dag.num_nodes()), -1);
+  for (int node : touched_) compact_[static_cast<std::size_t>(node)] = -1;
+  touched_.clear();
+  edges_.clear();
+  auto id_of = [&](int node) {
+    int& id = compact_[static_cast<std::size_t>(node)];
+    if (id < 0) {
+      id = static_cast<int>(touched_.size());
+      touched_.push_back(node);
+    }
+    return id;
+  };
+  id_of(dag.source());
+  id_of(dag.sink());
+  for (int a : critical) {
+    const Arc& arc = dag.arcs()[static_cast<std::size_t>(a)];
+    double lower = 0.0;
+    double upper = kUnbounded;
+    if (arc.instruction >= 0) {
+      const StepOperation& op = *operation_of[static_cast<std::size_t>(arc.instruction)];
+      const int64_t d = durations[static_cast<std::size_t>(arc.instruction)];
+      if (op.min_quant_time == op.max_quant_time) {
+        // Fixed: neither faster nor slower.
+      } else if (d - 1 < op.min_quant_time) {
+        lower = std::abs(op.cost(d) - op.cost(d + 1));
+      } else if (d + 1 > op.max_quant_time) {
+        upper = std::abs(op.cost(d - 1) - op.cost(d));
+      } else {
+        lower = std::abs(op.cost(d) - op.cost(d + 1));
+        upper = std::abs(op.cost(d - 1) - op.cost(d)) + kTolerance;
+      }
+    }
+    edges_.push_back({id_of(arc.tail), id_of(arc.head), round_down_to_tolerance(lower),
+                      round_down_to_tolerance(upper)});
+  }
+  StepResult result;
+  auto source_side = min_cut_.solve(static_cast<int>(touched_.size()), edges_, 0, 1);
+  if (!source_side) {
+    result.stop = StopReason::kNoFeasibleFlow;
+    return result;
+  }
+  std::vector<int> speed_up;
+  std::vector<int> slow_down;
+  for (std::size_t e = 0; e < edges_.size(); ++e) {
+    const bool from_s = (*source_side)[static_cast<std::size_t>(edges_[e].from)] != 0;
+    const bool to_s = (*source_side)[static_cast<std::size_t>(edges_[e].to)] != 0;
+    const int inst = dag.arcs()[static_cast<std::size_t>(critical[e])].instruction;
+    if (from_s && !to_s) {
+      if (inst < 0) {
+        result.stop = StopReason::kCannotSpeedUp;  // a dummy arc cannot be shortened
+        return result;
+      }
+      speed_up.push_back(inst);
+    }
+    if (!from_s && to_s && inst >= 0) slow_down.push_back(inst);  // dummies slow down for free
+  }
+  if (speed_up.empty()) {
+    result.stop = StopReason::kNoCostChange;
+    return result;
+  }
+  double change = 0.0;
+  for (int inst : speed_up) {
+    const StepOperation& op = *operation_of[static_cast<std::size_t>(inst)];
+    const int64_t d = durations[static_cast<std::size_t>(inst)];
+    if (d - 1 < op.min_quant_time) {
+      result.stop = StopReason::kCannotSpeedUp;
+      return result;
+    }
+    change += std::abs(op.cost(d - 1) - op.cost(d));
+  }
+  for (int inst : slow_down) {
+    const StepOperation& op = *operation_of[static_cast<std::size_t>(inst)];
+    const int64_t d = durations[static_cast<std::size_t>(inst)];
+    if (d + 1 > op.max_quant_time) {
+      result.stop = StopReason::kCannotSlowDown;
+      return result;
+    }
+    change -= std::abs(op.cost(d) - op.cost(d + 1));
+  }
+  result.cost_change = change;
+  if (std::abs(change) < kTolerance) {
+    result.stop = StopReason::kNoCostChange;
+    return result;
+  }
+  for (int inst : speed_up) --durations[static_cast<std::size_t>(inst)];
+  for (int inst : slow_down) ++durations[static_cast<std::size_t>(inst)];
+  result.sped_up = std::move(speed_up);
+  result.slowed_down = std::move(slow_down);
+  return result;
+}
+
+}  // namespace zeus::pfo

@@ -1,0 +1,54 @@
+// One Phillips-Dessouky step (PERSEUS.md §4.5): shorten the critical path of an activity-on-arc
+// DAG by one unit at the least cost. Critical arcs get flow bounds from the cost slopes
+// (lower = saving of slowing down, upper = cost of speeding up, INF = 10000 where unbounded,
+// rounded down to 1e-6); the minimum cut with lower bounds splits the nodes; arcs S -> T are sped
+// up and arcs T -> S slowed down by one unit. All or nothing: every arc is checked before any
+// duration changes. Pure.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "optimizer/pipeline_frequency/min_cut.h"
+#include "optimizer/pipeline_frequency/pipeline_dag.h"
+#include "zeus/pfo_planner.h"
+
+namespace zeus::pfo {
+
+// One operation's durations and costs: e'(d) tabulated for d in [min_q - 1, max_q + 1].
+struct StepOperation {
+  int64_t min_quant_time = 0;
+  int64_t max_quant_time = 0;
+  int64_t first = 0;  // the duration of costs[0]
+  std::vector<double> costs;
+  double cost(int64_t d) const { return costs[static_cast<std::size_t>(d - first)]; }
+};
+
+// `model` tabulated for the step.
+StepOperation step_operation(const OperationModel& model);
+
+struct StepResult {
+  std::optional<StopReason> stop;  // set when the step was not applied
+  double cost_change = 0.0;        // effective-energy increase
+  std::vector<int> sped_up;        // instructions made one unit shorter
+  std::vector<int> slowed_down;    // instructions made one unit longer
+};
+
+// Keeps scratch buffers between steps.
+class PhillipsDessoukyStep {
+ public:
+  // `critical`: the critical arcs for `durations`; `operation_of[i]`: the StepOperation of
+  // instruction i. Changes `durations` only when the step applies.
+  StepResult run(const PipelineDag& dag, const std::vector<int>& critical,
+                 const std::vector<const StepOperation*>& operation_of,
+                 std::vector<int64_t>& durations);
+
+ private:
+  BoundedMinCut min_cut_{1e-6};
+  std::vector<int> compact_;
+  std::vector<int> touched_;
+  std::vector<BoundedEdge> edges_;
+};
+
+}  // namespace zeus::pfo

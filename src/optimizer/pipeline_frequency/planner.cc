@@ -1,0 +1,166 @@
+// plan_frontier: options and fits per operation, the 1F1B DAG, then Phillips-Dessouky steps.
+#include <cmath>
+#include <string>
+
+#include "optimizer/pipeline_frequency/execution_options.h"
+#include "optimizer/pipeline_frequency/exponential_fit.h"
+#include "optimizer/pipeline_frequency/pd_step.h"
+#include "optimizer/pipeline_frequency/pipeline_dag.h"
+#include "zeus/pfo_planner.h"
+
+namespace zeus::pfo {
+namespace {
+
+constexpr int64_t kMaxSteps = 5'000'000;
+
+Result<OperationModel> build_model(const StageProfile& profile, int stage, InstructionKind kind,
+                                   const PlannerOptions& options) {
+  OperationModel model;
+  model.stage = stage;
+  model.instruction = kind;
+  auto candidates = candidate_options(profile.rows_of(stage, kind), options.unit_time_s,
+                                      options.p2p_power_w, options.noise_factor);
+  if (!candidates) return fail(candidates.error());
+  model.options = std::move(*candidates);
+  std::vector<FitPoint> points;
+  for (const ExecutionOption& option : model.options) {
+    points.push_back({static_cast<double>(option.quant_time), option.effective_energy_j});
+  }
+  auto injected = options.injected_costs.find({stage, kind});
+  if (injected != options.injected_costs.end()) {
+    model.cost = injected->second;
+    model.cost_injected = true;
+    model.fit_mse = fit_mse(model.cost, points);
+    return model;
+  }
+  auto fit = fit_exponential(points, options.unit_time_s);
+  if (!fit) {
+    return fail(ErrorCode::kInvalidArgument, "stage " + std::to_string(stage) + " " +
+                                                 std::string(instruction_name(kind)) + ": " +
+                                                 fit.error().message);
+  }
+  model.cost = fit->cost;
+  model.fit_mse = fit->mse;
+  return model;
+}
+
+}  // namespace
+
+Result<void> validate_planner_options(const StageProfile& profile, const PlannerOptions& options) {
+  if (options.num_stages < 2 || options.num_stages > 4096) {
+    return fail(
+        ErrorCode::kInvalidArgument,
+        "--stages must be between 2 and 4096 (pipeline parallelism has at least two stages), got " +
+            std::to_string(options.num_stages));
+  }
+  if (options.num_microbatches < 1 || options.num_microbatches > 100000) {
+    return fail(ErrorCode::kInvalidArgument, "--microbatches must be between 1 and 100000, got " +
+                                                 std::to_string(options.num_microbatches));
+  }
+  if (!(options.p2p_power_w >= 0.0) || !std::isfinite(options.p2p_power_w)) {
+    return fail(
+        ErrorCode::kInvalidArgument,
+        "--p2p-power must be a finite number of watts >= 0 (the GPU's power while blocked on a "
+        "pipeline receive, e.g. 83.64 for A100, 70.38 for A40)");
+  }
+  if (!(options.unit_time_s > 0.0) || !std::isfinite(options.unit_time_s)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "--unit must be a positive number of seconds (e.g. 0.001)");
+  }
+  if (!(options.noise_factor > 0.0 && options.noise_factor <= 1.0)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "--noise must be in (0, 1] (0.95 keeps options within 5 % noise)");
+  }
+  ZEUS_TRY(check_profile_covers(profile, options.num_stages));
+  for (const ProfileRow& row : profile.rows) {
+    if (row.time_s < options.unit_time_s) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "--unit " + std::to_string(options.unit_time_s) + " s is longer than stage " +
+                      std::to_string(row.stage) + " " +
+                      std::string(instruction_name(row.instruction)) + " at " +
+                      std::to_string(row.frequency_mhz) + " MHz (" + std::to_string(row.time_s) +
+                      " s); use a unit well below the instructions' times, e.g. 0.001");
+    }
+  }
+  return ok();
+}
+
+// Builds a Frontier step by step (a friend of Frontier).
+class FrontierBuilder {
+ public:
+  static Result<Frontier> build(const StageProfile& profile, const PlannerOptions& options,
+                                const PlanProgress& progress);
+};
+
+Result<Frontier> FrontierBuilder::build(const StageProfile& profile, const PlannerOptions& options,
+                                        const PlanProgress& progress) {
+  ZEUS_TRY(validate_planner_options(profile, options));
+  Frontier frontier;
+  frontier.options_ = options;
+  for (int stage = 0; stage < options.num_stages; ++stage) {
+    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+      auto model = build_model(profile, stage, kind, options);
+      if (!model) return fail(model.error());
+      frontier.models_.push_back(std::move(*model));
+    }
+    frontier.schedule_.push_back(
+        one_f_one_b_order(options.num_stages, options.num_microbatches, stage));
+  }
+  std::vector<StepOperation> operations;
+  for (const OperationModel& model : frontier.models_) operations.push_back(step_operation(model));
+  // Per flat instruction: its operation.
+  std::vector<const StepOperation*> operation_of;
+  for (const auto& stage : frontier.schedule_) {
+    for (const PipelineInstruction& inst : stage) {
+      operation_of.push_back(&operations[static_cast<std::size_t>(
+          2 * inst.stage + (inst.kind == InstructionKind::kForward ? 0 : 1))]);
+    }
+  }
+  const std::size_t n = operation_of.size();
+
+  const PipelineDag dag(frontier.schedule_);
+  std::vector<int> critical;
+  std::vector<int64_t> durations(n);
+  for (std::size_t i = 0; i < n; ++i) durations[i] = operation_of[i]->min_quant_time;
+  frontier.min_quant_time_ = dag.critical_arcs(durations, critical);
+  for (std::size_t i = 0; i < n; ++i) durations[i] = operation_of[i]->max_quant_time;
+  frontier.max_quant_time_ = dag.critical_arcs(durations, critical);
+  frontier.initial_durations_ = durations;
+  frontier.change_offsets_.push_back(0);
+  const int64_t total_steps = frontier.max_quant_time_ - frontier.min_quant_time_;
+  if (total_steps > kMaxSteps) {
+    return fail(ErrorCode::kInvalidArgument,
+                "the frontier would have about " + std::to_string(total_steps) +
+                    " plans (more than " + std::to_string(kMaxSteps) + "); use a larger --unit");
+  }
+  PhillipsDessoukyStep step;
+  while (true) {
+    StepResult result = step.run(dag, critical, operation_of, durations);
+    if (result.stop) {
+      frontier.stop_reason_ = *result.stop;
+      break;
+    }
+    for (int inst : result.sped_up) frontier.changes_.push_back({static_cast<uint32_t>(inst), -1});
+    for (int inst : result.slowed_down)
+      frontier.changes_.push_back({static_cast<uint32_t>(inst), +1});
+    frontier.change_offsets_.push_back(frontier.changes_.size());
+    FrontierPoint point;
+    point.quant_time = dag.critical_arcs(durations, critical);
+    point.time_s = static_cast<double>(point.quant_time) * options.unit_time_s;
+    for (std::size_t i = 0; i < n; ++i)
+      point.effective_energy_j += operation_of[i]->cost(durations[i]);
+    point.energy_j =
+        point.effective_energy_j + options.num_stages * point.time_s * options.p2p_power_w;
+    point.cost_change_j = result.cost_change;
+    frontier.points_.push_back(point);
+    if (progress) progress(static_cast<int64_t>(frontier.points_.size()), total_steps);
+  }
+  return frontier;
+}
+
+Result<Frontier> plan_frontier(const StageProfile& profile, const PlannerOptions& options,
+                               const PlanProgress& progress) {
+  return FrontierBuilder::build(profile, options, progress);
+}
+
+}  // namespace zeus::pfo
