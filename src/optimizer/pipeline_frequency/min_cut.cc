@@ -20,11 +20,11 @@ void BoundedMinCut::reset(int num_nodes) {
   next_edge_.assign(static_cast<std::size_t>(num_nodes), 0);
 }
 
-int BoundedMinCut::add(int from, int to, double capacity) {
+int BoundedMinCut::add(int from, int to, double forward, double backward) {
   auto& out = adjacency_[static_cast<std::size_t>(from)];
   auto& in = adjacency_[static_cast<std::size_t>(to)];
-  out.push_back({to, static_cast<int>(in.size()), capacity});
-  in.push_back({from, static_cast<int>(out.size()) - 1, 0.0});
+  out.push_back({to, static_cast<int>(in.size()), forward});
+  in.push_back({from, static_cast<int>(out.size()) - 1, backward});
   return static_cast<int>(out.size()) - 1;
 }
 
@@ -47,55 +47,64 @@ bool BoundedMinCut::levels_from(int source, int sink) {
 
 double BoundedMinCut::push(int node, int sink, double limit) {
   if (node == sink) return limit;
+  // Pushes as much as possible through `node` along the level graph (a blocking-flow DFS that
+  // keeps each node's current edge, so no path prefix is walked twice).
+  double pushed = 0.0;
   auto& edges = adjacency_[static_cast<std::size_t>(node)];
+  const int next_level = level_[static_cast<std::size_t>(node)] + 1;
   for (std::size_t& i = next_edge_[static_cast<std::size_t>(node)]; i < edges.size(); ++i) {
     Residual& edge = edges[i];
-    if (edge.capacity <= kAugmentEpsilon ||
-        level_[static_cast<std::size_t>(edge.to)] != level_[static_cast<std::size_t>(node)] + 1) {
+    if (edge.capacity <= kAugmentEpsilon || level_[static_cast<std::size_t>(edge.to)] != next_level)
       continue;
-    }
-    const double pushed = push(edge.to, sink, std::min(limit, edge.capacity));
-    if (pushed > 0.0) {
-      edge.capacity -= pushed;
-      adjacency_[static_cast<std::size_t>(edge.to)][static_cast<std::size_t>(edge.reverse)]
-          .capacity += pushed;
-      return pushed;
-    }
+    const double want = std::min(limit - pushed, edge.capacity);
+    const double got = push(edge.to, sink, want);
+    if (got <= 0.0) continue;
+    edge.capacity -= got;
+    adjacency_[static_cast<std::size_t>(edge.to)][static_cast<std::size_t>(edge.reverse)]
+        .capacity += got;
+    pushed += got;
+    if (pushed >= limit) return pushed;  // keep this edge: it may carry more next time
   }
-  return 0.0;
+  level_[static_cast<std::size_t>(node)] = -1;  // a dead end for the rest of this phase
+  return pushed;
 }
 
 double BoundedMinCut::max_flow(int source, int sink) {
   double total = 0.0;
   while (levels_from(source, sink)) {
     std::fill(next_edge_.begin(), next_edge_.end(), 0);
-    while (true) {
-      const double pushed = push(source, sink, std::numeric_limits<double>::infinity());
-      if (pushed <= 0.0) break;
-      total += pushed;
-    }
+    total += push(source, sink, std::numeric_limits<double>::infinity());
   }
   return total;
 }
 
 std::optional<std::vector<char>> BoundedMinCut::solve(int num_nodes,
-                                                      const std::vector<BoundedEdge>& edges,
-                                                      int source, int sink) {
+                                                      std::vector<BoundedEdge>& edges, int source,
+                                                      int sink) {
   const int super_source = num_nodes;
   const int super_sink = num_nodes + 1;
   reset(num_nodes + 2);
-  std::vector<double> lower_in(static_cast<std::size_t>(num_nodes), 0.0);
-  std::vector<double> lower_out(static_cast<std::size_t>(num_nodes), 0.0);
+  imbalance_.assign(static_cast<std::size_t>(num_nodes), 0.0);
+  edge_index_.clear();
   for (const BoundedEdge& edge : edges) {
-    add(edge.from, edge.to, edge.upper - edge.lower);
-    lower_in[static_cast<std::size_t>(edge.to)] += edge.lower;
-    lower_out[static_cast<std::size_t>(edge.from)] += edge.lower;
+    const double flow = std::max(edge.lower, std::min(edge.upper, edge.flow));
+    const double above_lower = flow - edge.lower;
+    edge_index_.push_back(
+        add(edge.from, edge.to, edge.upper - edge.lower - above_lower, above_lower));
+    imbalance_[static_cast<std::size_t>(edge.to)] += flow;
+    imbalance_[static_cast<std::size_t>(edge.from)] -= flow;
   }
   const std::size_t back_index =
-      static_cast<std::size_t>(add(sink, source, std::numeric_limits<double>::infinity()));
+      static_cast<std::size_t>(add(sink, source, std::numeric_limits<double>::infinity(), 0.0));
+  // The super edges come last in every list, so that they can be cut off after the first flow;
+  // super edges of capacity zero are left out (they carry nothing and only cost scanning).
+  std::vector<std::size_t> original_size(adjacency_.size());
+  for (std::size_t v = 0; v < adjacency_.size(); ++v) original_size[v] = adjacency_[v].size();
+  // Each node's imbalance (inflow - outflow of the starting flow) goes to the super source/sink.
   for (int v = 0; v < num_nodes; ++v) {
-    add(super_source, v, lower_in[static_cast<std::size_t>(v)]);
-    add(v, super_sink, lower_out[static_cast<std::size_t>(v)]);
+    const double excess = imbalance_[static_cast<std::size_t>(v)];
+    if (excess > 0.0) add(super_source, v, excess, 0.0);
+    if (excess < 0.0) add(v, super_sink, -excess, 0.0);
   }
   max_flow(super_source, super_sink);
   // Feasible only when every super edge is saturated.
@@ -109,16 +118,7 @@ std::optional<std::vector<char>> BoundedMinCut::solve(int num_nodes,
     if (std::abs(forward.capacity) > tolerance_) return std::nullopt;
   }
   // Remove the super edges and t -> s; what remains is the residual network of a feasible flow.
-  for (Residual& edge : adjacency_[static_cast<std::size_t>(super_source)]) {
-    edge.capacity = 0.0;
-    adjacency_[static_cast<std::size_t>(edge.to)][static_cast<std::size_t>(edge.reverse)].capacity =
-        0.0;
-  }
-  for (Residual& edge : adjacency_[static_cast<std::size_t>(super_sink)]) {
-    edge.capacity = 0.0;
-    adjacency_[static_cast<std::size_t>(edge.to)][static_cast<std::size_t>(edge.reverse)].capacity =
-        0.0;
-  }
+  for (std::size_t v = 0; v < adjacency_.size(); ++v) adjacency_[v].resize(original_size[v]);
   Residual& back = adjacency_[static_cast<std::size_t>(sink)][back_index];
   back.capacity = 0.0;
   adjacency_[static_cast<std::size_t>(source)][static_cast<std::size_t>(back.reverse)].capacity =
@@ -144,6 +144,14 @@ std::optional<std::vector<char>> BoundedMinCut::solve(int num_nodes,
         queue_.push_back(edge.to);
       }
     }
+  }
+  for (std::size_t e = 0; e < edges.size(); ++e) {
+    const Residual& forward = adjacency_[static_cast<std::size_t>(edges[e].from)]
+                                        [static_cast<std::size_t>(edge_index_[e])];
+    edges[e].flow =
+        edges[e].lower +
+        adjacency_[static_cast<std::size_t>(forward.to)][static_cast<std::size_t>(forward.reverse)]
+            .capacity;
   }
   return source_side;
 }

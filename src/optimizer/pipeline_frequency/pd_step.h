@@ -49,6 +49,7 @@ class PhillipsDessoukyStep {
   std::vector<int> compact_;
   std::vector<int> touched_;
   std::vector<BoundedEdge> edges_;
+  std::vector<double> arc_flow_;  // the last step's flow per arc
 };
 
 }  // namespace zeus::pfo

@@ -220,6 +220,10 @@ TEST(BoundedMinCut, MatchesBruteForceMinimalMinimumCut) {
       }
     }
     auto cut = solver.solve(net.nodes, net.edges, source, sink);
+    // A warm start from the flow just found gives the same cut.
+    auto again = solver.solve(net.nodes, net.edges, source, sink);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(*again, *cut);
     ASSERT_TRUE(cut) << "trial " << trial;
     unsigned got = 0;
     for (int v = 0; v < net.nodes; ++v) got |= ((*cut)[static_cast<std::size_t>(v)] ? 1u : 0u) << v;
@@ -230,7 +234,8 @@ TEST(BoundedMinCut, MatchesBruteForceMinimalMinimumCut) {
 TEST(BoundedMinCut, InfeasibleLowerBounds) {
   BoundedMinCut solver;
   // s -> a must carry at least 5 but a -> t carries at most 3.
-  EXPECT_FALSE(solver.solve(3, {{0, 1, 5.0, 10.0}, {1, 2, 0.0, 3.0}}, 0, 2));
+  std::vector<BoundedEdge> edges = {{0, 1, 5.0, 10.0}, {1, 2, 0.0, 3.0}};
+  EXPECT_FALSE(solver.solve(3, edges, 0, 2));
 }
 
 // Two chains between source and sink: A (instructions 0 -> 1) and B (instruction 2).
