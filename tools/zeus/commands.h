@@ -14,6 +14,8 @@ void add_measure_command(CLI::App& app);
 void add_power_command(CLI::App& app);
 // `zeus plo replay|show`: the power-limit optimizer's selection, offline (cmd_plo.cc).
 void add_plo_command(CLI::App& app);
+// `zeus pfo plan|choose`: the Perseus pipeline frequency planner (cmd_pfo.cc).
+void add_pfo_command(CLI::App& app);
 // `zeus simulate <experiment>`: the trace-driven simulator (cmd_simulate.cc).
 void add_simulate_command(CLI::App& app);
 // `zeus serve`: the batch-size optimizer service over HTTP (cmd_serve.cc).

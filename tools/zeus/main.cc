@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   zeus::cli::add_measure_command(app);
   zeus::cli::add_power_command(app);
   zeus::cli::add_plo_command(app);
+  zeus::cli::add_pfo_command(app);
   zeus::cli::add_simulate_command(app);
   zeus::cli::add_serve_command(app);
   zeus::cli::add_bso_command(app);

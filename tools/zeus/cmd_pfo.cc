@@ -1,0 +1,253 @@
+// zeus pfo: the Perseus pipeline frequency planner (src/optimizer/pipeline_frequency/).
+//   zeus pfo plan    the iteration time-energy frontier of a pipeline from its stage profile
+//   zeus pfo choose  one plan of it (no slowdown, a slowdown budget, or a straggler's time),
+//                    written as the schedule file the pipeline frequency server serves
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "pfo_files.h"
+#include "zeus/pfo_plan_choice.h"
+#include "zeus/pfo_planner.h"
+
+namespace zeus::cli {
+namespace {
+namespace fs = std::filesystem;
+
+struct PlanArgs {
+  std::string profile;
+  int stages = 0;
+  int microbatches = 0;
+  double p2p_power_w = -1.0;
+  double unit_s = 0.001;
+  double noise = 0.95;
+  std::string out;
+  bool json = false;
+};
+
+struct ChooseArgs {
+  std::string plans;
+  double slowdown = -1.0;
+  double straggler_time_s = -1.0;
+  bool fastest = false;
+  std::string out;
+  bool json = false;
+};
+
+void draw_progress(int64_t done, int64_t total) {
+  static int64_t last = -1;
+  const int64_t width = 40;
+  const int64_t filled = total > 0 ? std::min(width, done * width / total) : width;
+  if (filled == last && done < total) return;
+  last = filled;
+  std::fprintf(stderr, "\rplanning [%s%s] %lld/~%lld plans",
+               std::string(static_cast<std::size_t>(filled), '#').c_str(),
+               std::string(static_cast<std::size_t>(width - filled), ' ').c_str(),
+               static_cast<long long>(done), static_cast<long long>(total));
+  std::fflush(stderr);
+}
+
+void run_plan(const PlanArgs& args) {
+  std::ifstream in(args.profile);
+  if (!in)
+    die("cannot read --profile " + args.profile +
+        " (a CSV with columns stage,instruction,frequency,time,energy)");
+  std::stringstream text;
+  text << in.rdbuf();
+  const pfo::StageProfile profile =
+      value_or_die(pfo::parse_stage_profile(text.str(), args.profile));
+  pfo::PlannerOptions options;
+  options.num_stages = args.stages;
+  options.num_microbatches = args.microbatches;
+  options.p2p_power_w = args.p2p_power_w;
+  options.unit_time_s = args.unit_s;
+  options.noise_factor = args.noise;
+  value_or_die(pfo::validate_planner_options(profile, options));
+  const bool tty = isatty(STDERR_FILENO) != 0 && !args.json;
+  auto frontier = pfo::plan_frontier(profile, options,
+                                     tty ? pfo::PlanProgress(draw_progress) : pfo::PlanProgress());
+  if (tty) std::fprintf(stderr, "\r%*s\r", 70, "");
+  if (!frontier) die(frontier.error().message);
+  if (frontier->points().empty())
+    die("the profile leaves nothing to plan: no plan is faster than every instruction at its "
+        "slowest clock");
+  const nlohmann::json summary = plan_summary(*frontier, profile, args.profile);
+  value_or_die(write_plan_files(args.out, *frontier, summary));
+  if (args.json) {
+    nlohmann::json out = summary;
+    out.erase("operations");
+    out.erase("schedule");
+    out["out"] = args.out;
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  auto line = [](const std::string& name, const nlohmann::json& plan) {
+    std::cout << name << format_fixed(plan["time_s"].get<double>(), 4) << " s  "
+              << format_fixed(plan["energy_j"].get<double>(), 1) << " J  (plan "
+              << plan["index"].get<std::size_t>() << ")\n";
+  };
+  std::cout << frontier->points().size() << " plans, " << args.stages << " stages x "
+            << args.microbatches << " microbatches, unit " << args.unit_s << " s\n";
+  std::cout << "T_max (every instruction at its slowest clock): "
+            << format_fixed(summary["t_max_s"].get<double>(), 4) << " s\n";
+  line("slowest plan:     ", summary["slowest_plan"]);
+  line("T* (min energy):  ", summary["t_star_plan"]);
+  line("T_min (fastest):  ", summary["fastest_plan"]);
+  std::cout << "every instruction at its highest clock, at T_min: "
+            << format_fixed(summary["all_max_clock_energy_j"].get<double>(), 1)
+            << " J; the fastest plan saves "
+            << format_fixed(100.0 * summary["fastest_plan_saving"].get<double>(), 2)
+            << " % with no slowdown\n";
+  std::cout << "files: " << (fs::path(args.out) / "frontier.csv").string()
+            << ", plans.jsonl, summary.json\n"
+            << "next: zeus pfo choose --plans " << args.out << " --fastest\n";
+}
+
+void run_choose(const ChooseArgs& args, CLI::App& command) {
+  const int modes = (command.count("--slowdown") > 0) + (command.count("--straggler-time") > 0) +
+                    (args.fastest ? 1 : 0);
+  if (modes != 1) die("give exactly one of --fastest, --slowdown X, --straggler-time T");
+  auto all = value_or_die(read_plans(args.plans));
+  std::vector<pfo::FrontierPoint> points;
+  for (const PlanRecord& p : all) points.push_back({0, p.time_s, 0.0, p.energy_j, 0.0});
+  std::size_t index = 0;
+  std::string rule;
+  if (args.fastest) {
+    index = value_or_die(pfo::fastest_plan(points));
+    rule = "fastest plan (no slowdown)";
+  } else if (command.count("--slowdown") > 0) {
+    index = value_or_die(pfo::plan_within_slowdown(points, args.slowdown));
+    rule = "least energy within " + format_fixed(100.0 * args.slowdown, 1) + " % of T_min";
+  } else {
+    index = value_or_die(pfo::plan_for_straggler(points, args.straggler_time_s));
+    rule = "least energy finishing by the straggler's " + format_fixed(args.straggler_time_s, 4) +
+           " s";
+  }
+  const PlanRecord chosen = value_or_die(read_plans(args.plans, static_cast<long>(index)))[index];
+  std::ifstream summary_in(fs::path(args.plans) / "summary.json");
+  auto summary = nlohmann::json::parse(summary_in, nullptr, false);
+  if (summary.is_discarded() || !summary.contains("schedule")) {
+    die("cannot read " + (fs::path(args.plans) / "summary.json").string() +
+        " (pass the --out folder of `zeus pfo plan`)");
+  }
+  const auto names = summary["schedule"].get<std::vector<std::vector<std::string>>>();
+  if (names.size() != chosen.frequencies.size())
+    die("plans.jsonl and summary.json disagree on the number of stages");
+  nlohmann::json frequencies = nlohmann::json::array();
+  for (std::size_t s = 0; s < names.size(); ++s) {
+    if (names[s].size() != chosen.frequencies[s].size())
+      die("plans.jsonl and summary.json disagree on stage " + std::to_string(s));
+    nlohmann::json stage = nlohmann::json::array();
+    for (std::size_t k = 0; k < names[s].size(); ++k)
+      stage.push_back({names[s][k], chosen.frequencies[s][k]});
+    frequencies.push_back(stage);
+  }
+  const nlohmann::json schedule = {{"plan", index},
+                                   {"rule", rule},
+                                   {"time", chosen.time_s},
+                                   {"energy", chosen.energy_j},
+                                   {"stages", summary["stages"]},
+                                   {"microbatches", summary["microbatches"]},
+                                   {"frequencies", frequencies}};
+  const fs::path out =
+      args.out.empty() ? fs::path(args.plans) / "schedule.json" : fs::path(args.out);
+  const fs::path temp = out.string() + ".tmp";
+  {
+    std::ofstream file(temp);
+    file << schedule.dump() << "\n";
+    if (!file) die("cannot write " + temp.string());
+  }
+  std::error_code ec;
+  fs::rename(temp, out, ec);
+  if (ec) die("cannot write " + out.string() + ": " + ec.message());
+  if (args.json) {
+    nlohmann::json printed = schedule;
+    printed["schedule_file"] = out.string();
+    std::cout << printed.dump() << "\n";
+    return;
+  }
+  std::cout << "plan " << index << " of " << all.size() << " (" << rule
+            << "): " << format_fixed(chosen.time_s, 4) << " s, " << format_fixed(chosen.energy_j, 1)
+            << " J per iteration\n";
+  for (std::size_t s = 0; s < names.size(); ++s) {
+    std::cout << "  stage " << s << ":";
+    for (std::size_t k = 0; k < names[s].size() && k < 12; ++k) {
+      std::cout << " " << (names[s][k] == "forward" ? "F" : "B") << "@" << chosen.frequencies[s][k];
+    }
+    std::cout << (names[s].size() > 12 ? " ..." : "") << "\n";
+  }
+  std::cout << "schedule file: " << out.string() << "\n";
+}
+
+}  // namespace
+
+void add_pfo_command(CLI::App& app) {
+  CLI::App* pfo = app.add_subcommand(
+      "pfo",
+      "Perseus, the pipeline frequency optimizer (SOSP '24): plan one GPU SM clock per "
+      "forward/backward\n"
+      "instruction of a 1F1B pipeline so that stages off the critical path stop wasting energy.\n"
+      "  zeus pfo plan --profile gpt3.csv --stages 8 --microbatches 12 --p2p-power 83.64 --out "
+      "plans/\n"
+      "  zeus pfo choose --plans plans/ --fastest        # 0 % slowdown, least energy\n"
+      "  zeus pfo choose --plans plans/ --straggler-time 3.3\n"
+      "The stage profile, the P2P blocking power and the files: docs/perseus.md.");
+  pfo->require_subcommand(1);
+
+  auto plan_args = std::make_shared<PlanArgs>();
+  CLI::App* plan = pfo->add_subcommand("plan",
+                                       "Compute the iteration time-energy frontier: for every "
+                                       "iteration time from every instruction at its\n"
+                                       "slowest useful clock down to the fastest, the plan of "
+                                       "least energy. Writes DIR/frontier.csv\n"
+                                       "(time,energy), DIR/plans.jsonl (clocks per plan) and "
+                                       "DIR/summary.json; prints T_max, T*, T_min.");
+  plan->add_option("--profile", plan_args->profile,
+                   "stage profile CSV: stage,instruction,frequency,time,energy (Zeus 0.16's rank "
+                   "columns allowed)")
+      ->required();
+  plan->add_option("--stages", plan_args->stages,
+                   "pipeline stages (>= 2; the profile's stages 0..S-1)")
+      ->required();
+  plan->add_option("--microbatches", plan_args->microbatches, "microbatches per iteration (>= 1)")
+      ->required();
+  plan->add_option("--p2p-power", plan_args->p2p_power_w,
+                   "GPU power in W while blocked on a pipeline receive (A100 83.64, A40 70.38)")
+      ->required();
+  plan->add_option("--unit", plan_args->unit_s,
+                   "planning time unit in s (finer = more plans, slower)")
+      ->capture_default_str();
+  plan->add_option("--noise", plan_args->noise,
+                   "Pareto filter slack used when the strict filter keeps <= 3 clocks, in (0, 1]")
+      ->capture_default_str();
+  plan->add_option("--out", plan_args->out, "output folder (new or empty)")->required();
+  plan->add_flag("--json", plan_args->json, "print the summary as JSON (keys: docs/perseus.md)");
+  plan->callback([plan_args] { run_plan(*plan_args); });
+
+  auto choose_args = std::make_shared<ChooseArgs>();
+  CLI::App* choose = pfo->add_subcommand(
+      "choose",
+      "Pick one plan of a frontier and write it as a schedule file ([[instruction, MHz], ...] per "
+      "stage).\n"
+      "  --fastest            the fastest plan: no slowdown, the least energy at that time\n"
+      "  --slowdown X         the least-energy plan at most (1 + X) x T_min (X = 0.05: 5 % "
+      "slower)\n"
+      "  --straggler-time T   another pipeline straggles to T s: the least-energy plan done by T");
+  choose->add_option("--plans", choose_args->plans, "the --out folder of `zeus pfo plan`")
+      ->required();
+  choose->add_flag("--fastest", choose_args->fastest, "the fastest plan");
+  choose->add_option("--slowdown", choose_args->slowdown, "slowdown budget as a fraction (>= 0)");
+  choose->add_option("--straggler-time", choose_args->straggler_time_s,
+                     "the straggler's iteration time in s");
+  choose->add_option("--out", choose_args->out,
+                     "schedule file to write (default PLANS/schedule.json)");
+  choose->add_flag("--json", choose_args->json, "print the schedule as JSON");
+  choose->callback([choose_args, choose] { run_choose(*choose_args, *choose); });
+}
+
+}  // namespace zeus::cli

@@ -1,0 +1,44 @@
+// The files of `zeus pfo plan --out DIR` and `zeus pfo choose`:
+//   frontier.csv   `time,energy` (s, J of one pipeline iteration), one row per plan, slowest first;
+//   plans.jsonl    one object per plan: {"index", "time", "energy", "frequencies": [[MHz per
+//                  instruction in execution order] per stage]};
+//   summary.json   options, T_max/T_min/T*, the all-max-clock baseline and saving, the schedule
+//                  (instruction names per stage) and each operation's options and fit;
+//   schedule JSON  (pfo choose) {"time", "energy", "stages", "microbatches", "frequencies":
+//                  [[["forward"|"backward", MHz], ...] per stage]}: Zeus's PointSolution shape.
+// Writing goes to a temporary folder renamed into place, so a failure leaves no partial DIR.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/pfo_planner.h"
+#include "zeus/pfo_profile.h"
+#include "zeus/result.h"
+
+namespace zeus::cli {
+
+// Shortest decimal text that reads back to the same double (as Python's repr).
+std::string shortest_double(double value);
+
+// Writes the three files of a frontier into `dir` (which must not exist or be empty).
+Result<void> write_plan_files(const std::filesystem::path& dir, const pfo::Frontier& frontier,
+                              const nlohmann::json& summary);
+
+// summary.json's content.
+nlohmann::json plan_summary(const pfo::Frontier& frontier, const pfo::StageProfile& profile,
+                            const std::string& profile_path);
+
+struct PlanRecord {
+  double time_s = 0.0;
+  double energy_j = 0.0;
+  std::vector<std::vector<int>> frequencies;
+};
+
+// Reads plans.jsonl (every plan's time and energy; the frequencies of plan `keep` only, -1 none).
+Result<std::vector<PlanRecord>> read_plans(const std::filesystem::path& dir, long keep = -1);
+
+}  // namespace zeus::cli
