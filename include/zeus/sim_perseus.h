@@ -103,6 +103,8 @@ struct PerseusConfigResult {
   double executed_quantised_time_s = 0.0;  // replay with quantised times: never above t_min_s
   std::vector<StragglerRow> stragglers;
   std::vector<pfo::FrontierPoint> frontier;
+  PipelineRun baseline_run;  // every instruction at the highest clock, replayed
+  PipelineRun fastest_run;   // the fastest plan, replayed
 };
 
 struct PerseusEmulationResult {

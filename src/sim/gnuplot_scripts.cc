@@ -3,26 +3,28 @@
 #include <cstddef>
 
 namespace zeus::sim {
-namespace {
 
-std::string quote(const std::string& text) {
+std::string gnuplot_quote(const std::string& text) {
   std::string out = "'";
   for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
   return out + "'";
 }
 
-std::string preamble(const std::string& stem, const std::string& title) {
+std::string gnuplot_preamble(const std::string& stem, const std::string& title) {
   return "set terminal svg size 900,480 dynamic enhanced font 'sans,11' background rgb 'white'\n"
-         "set output " + quote(stem + ".svg") + "\n"
+         "set output " + gnuplot_quote(stem + ".svg") + "\n"
          "set datafile separator ','\n"
          "set datafile columnheaders\n"
-         "set title " + quote(title) + "\n"
+         "set title " + gnuplot_quote(title) + "\n"
          "set grid ytics lc rgb '#dddddd'\n"
          "set border 3\nset tics nomirror\n"
          "set linetype 1 lc rgb '#7f7f7f'\nset linetype 2 lc rgb '#1f77b4'\n"
          "set linetype 3 lc rgb '#d62728'\nset linetype 4 lc rgb '#2ca02c'\n";
 }
 
+namespace {
+std::string quote(const std::string& text) { return gnuplot_quote(text); }
+std::string preamble(const std::string& stem, const std::string& title) { return gnuplot_preamble(stem, title); }
 }  // namespace
 
 std::string clustered_bars_script(const std::string& stem, const std::string& csv, int num_series,

@@ -71,6 +71,7 @@ struct GlobalClockRun {
   int clock_mhz;
   double time_s;
   double energy_j;
+  PipelineRun run;
 };
 
 Result<std::vector<GlobalClockRun>> global_clock_runs(const pfo::StageProfile& profile,
@@ -85,7 +86,7 @@ Result<std::vector<GlobalClockRun>> global_clock_runs(const pfo::StageProfile& p
     for (const auto& stage : frontier.schedule()) clocks.emplace_back(stage.size(), clock);
     auto run = execute_pipeline(profile, frontier.schedule(), clocks, {.p2p_power_w = p2p_power_w});
     if (!run) return fail(run.error());
-    runs.push_back({clock, run->iteration_time_s, run->energy_j()});
+    runs.push_back({clock, run->iteration_time_s, run->energy_j(), *run});
   }
   return runs;
 }
@@ -135,6 +136,7 @@ Result<PerseusConfigResult> evaluate(const pfo::StageProfile& profile, const std
   if (!executed) return fail(executed.error());
   out.executed_time_s = executed->iteration_time_s;
   out.executed_energy_j = executed->energy_j();
+  out.fastest_run = *executed;
   auto quantised = execute_pipeline(
       profile, frontier->schedule(), fastest,
       {.p2p_power_w = constants->p2p_power_w, .quantised_unit_s = constants->unit_s});
@@ -142,6 +144,7 @@ Result<PerseusConfigResult> evaluate(const pfo::StageProfile& profile, const std
   out.executed_quantised_time_s = quantised->iteration_time_s;
   auto global = global_clock_runs(profile, *frontier, constants->p2p_power_w);
   if (!global) return fail(global.error());
+  if (!global->empty()) out.baseline_run = global->back().run;  // the highest clock
 
   for (double slowdown : options.slowdowns) {
     StragglerRow row;

@@ -7,6 +7,7 @@
 // when it is a terminal.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -17,6 +18,7 @@
 #include "simulate_json.h"
 #include "zeus/sim_experiments.h"
 #include "zeus/sim_drift.h"
+#include "zeus/sim_perseus.h"
 #include "zeus/sim_report.h"
 
 namespace zeus::cli {
@@ -39,6 +41,9 @@ struct SimulateArgs {
   std::vector<double> etas, betas, overlaps;
   std::vector<std::string> gpus;
   sim::DriftOptions drift;
+  std::vector<std::string> pp_models;
+  std::vector<int> microbatches;
+  std::vector<double> slowdowns;
 };
 
 [[noreturn]] void die(const Error& error) {
@@ -60,7 +65,40 @@ void print_progress(int done, int total) {
   std::fflush(stderr);
 }
 
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// `zeus simulate perseus`: the Perseus emulation (zeus/sim_perseus.h).
+void run_perseus(const SimulateArgs& args) {
+  sim::PerseusEmulationOptions options;
+  options.data_dir = args.data_dir.empty() ? default_data_dir() : args.data_dir;
+  if (!args.pp_models.empty()) options.models = args.pp_models;
+  if (!args.gpus.empty()) options.gpus = args.gpus;
+  if (!args.microbatches.empty()) options.microbatches = args.microbatches;
+  if (!args.slowdowns.empty()) options.slowdowns = args.slowdowns;
+  if (isatty(STDERR_FILENO)) options.progress = print_progress;
+  auto result = sim::run_perseus_emulation(options, steady_seconds);
+  if (!result) die(result.error());
+  std::filesystem::path report;
+  if (!args.report_dir.empty()) {
+    auto written = sim::write_perseus_report(*result, options, args.report_dir, {});
+    if (!written) die(written.error());
+    report = *written;
+  }
+  if (args.json) {
+    std::cout << perseus_json(*result).dump(2) << "\n";
+    return;
+  }
+  std::cout << sim::format_perseus_table(*result);
+  if (!report.empty()) std::cout << "report: " << report.string() << "/index.md\n";
+}
+
 void run_simulate(const SimulateArgs& args) {
+  if (args.experiment == "perseus") {
+    run_perseus(args);
+    return;
+  }
   sim::ExperimentOptions options;
   options.data_dir = args.data_dir.empty() ? default_data_dir() : args.data_dir;
   options.gpu = args.gpu;
@@ -125,16 +163,18 @@ void add_simulate_command(CLI::App& app) {
       "Replay the measured traces of the Zeus paper (§6) and compare Default, Grid Search, Zeus and the\n"
       "Oracle. Experiments: headline (default; Fig. 6/7), pareto (Fig. 2/5), search-path (Fig. 8),\n"
       "eta-sweep (Fig. 11), beta-sweep (Fig. 12), ablation (Fig. 13), gpus (Fig. 14), drift (§6.4),\n"
-      "concurrent (§6.3). Documentation of every output key: docs/simulate.md.\n"
+      "concurrent (§6.3), perseus (the Perseus paper's emulation: Table 6, Fig. 7).\n"
+      "Documentation of every output key: docs/simulate.md.\n"
       "Examples:\n"
       "  zeus simulate                          # headline on V100, eta 0.5, beta 2, 10 seeds\n"
       "  zeus simulate headline --json --seeds 3 --workload squad\n"
       "  zeus simulate pareto --gpu a40 --report /tmp/zeus-report\n"
       "  zeus simulate drift --drift-workload cifar100 --drift-targets 0.35 0.6 --window 8\n"
-      "  zeus simulate concurrent --overlaps 1 4 16 --workload imagenet");
+      "  zeus simulate concurrent --overlaps 1 4 16 --workload imagenet\n"
+      "  zeus simulate perseus --gpus a100_sxm --microbatches 12 96 --report /tmp/perseus");
   cmd->add_option("experiment", args->experiment, "the experiment (default headline)")
       ->check(CLI::IsMember({"headline", "pareto", "search-path", "eta-sweep", "beta-sweep", "ablation", "gpus", "drift",
-                             "concurrent"}));
+                             "concurrent", "perseus"}));
   cmd->add_option("--data", args->data_dir, "folder with summary_train.csv and summary_power_<gpu>.csv (default: the bundled data/)");
   cmd->add_option("--gpu", args->gpu, "v100 (default), a40, rtx6000 or p100");
   cmd->add_option("--workload", args->workloads,
@@ -152,7 +192,12 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_flag("--no-jit", args->no_jit, "ablation: no JIT power profiling (Zeus runs at max power)");
   cmd->add_option("--etas", args->etas, "eta-sweep: the etas (default 0, 0.1, ..., 1)");
   cmd->add_option("--betas", args->betas, "beta-sweep: the betas (default 1.5, 2, ..., 5)");
-  cmd->add_option("--gpus", args->gpus, "gpus: the GPUs (default v100 a40 rtx6000 p100)");
+  cmd->add_option("--gpus", args->gpus,
+                  "gpus: the GPUs (default v100 a40 rtx6000 p100); perseus: a100_sxm and/or a40 (default both)");
+  cmd->add_option("--pp-models", args->pp_models, "perseus: gpt3-175b and/or bloom (default both)");
+  cmd->add_option("--microbatches", args->microbatches, "perseus: microbatches per pipeline (default 12 24 48 96)");
+  cmd->add_option("--slowdowns", args->slowdowns,
+                  "perseus: straggler factors T'/T_min (default 1.05 1.1 1.2 1.3 1.4 1.5)");
   cmd->add_option("--overlaps", args->overlaps, "concurrent: mean submissions in flight (default 1 2 4 8)");
   cmd->add_option("--drift-workload", args->drift.workload, "drift: the workload (default imagenet)");
   cmd->add_option("--drift-targets", args->drift.targets, "drift: one target metric per phase (default 0.65 0.5)");

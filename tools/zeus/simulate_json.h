@@ -7,6 +7,7 @@
 #include "zeus/sim_concurrent.h"
 #include "zeus/sim_drift.h"
 #include "zeus/sim_experiments.h"
+#include "zeus/sim_perseus.h"
 #include "zeus/sim_search_path.h"
 #include "zeus/sim_sweeps.h"
 
@@ -18,5 +19,6 @@ nlohmann::ordered_json sweep_json(const sim::SweepResult& result);
 nlohmann::ordered_json search_path_json(const sim::SearchPathResult& result);
 nlohmann::ordered_json drift_json(const sim::DriftResult& result);
 nlohmann::ordered_json concurrent_json(const sim::ConcurrentResult& result);
+nlohmann::ordered_json perseus_json(const sim::PerseusEmulationResult& result);
 
 }  // namespace zeus::cli
