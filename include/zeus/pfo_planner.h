@@ -79,6 +79,17 @@ struct PipelineInstruction {
 // F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7.
 std::vector<PipelineInstruction> one_f_one_b_order(int num_stages, int num_microbatches, int stage);
 
+// Which energy the Pareto filter of each operation's clocks compares.
+enum class ParetoEnergy {
+  // The measured energy, as the authors' artifact (which produced all published data): a clock
+  // slower and costlier than another is dropped even when its effective energy is lower, so the
+  // frontier stops at the slowest "efficient" clock.
+  kMeasured,
+  // The effective energy e - P_b * t, as Zeus 0.16's example: keeps slower clocks that save
+  // blocking energy, so the frontier reaches further (useful against long stragglers).
+  kEffective,
+};
+
 struct PlannerOptions {
   int num_stages = 0;        // >= 2
   int num_microbatches = 0;  // >= 1
@@ -86,6 +97,7 @@ struct PlannerOptions {
   double unit_time_s = 0.001;
   // Pareto filter slack used when the strict filter leaves 3 or fewer options (0 < x <= 1).
   double noise_factor = 0.95;
+  ParetoEnergy pareto = ParetoEnergy::kMeasured;
   // Coefficients to use instead of fitting, keyed by (stage, instruction): to reproduce a
   // reference planner bit for bit, or to plan with a model fitted elsewhere.
   std::map<std::pair<int, InstructionKind>, ExponentialCost> injected_costs;

@@ -71,6 +71,8 @@ struct PerseusEmulationOptions {
   int global_batch = 1536;  // pipelines = global_batch / microbatches
   double a40_unit_s = 0.0001;
   double a100_unit_s = 0.001;
+  // The planner's Pareto filter (kMeasured reproduces the published numbers).
+  pfo::ParetoEnergy pareto = pfo::ParetoEnergy::kMeasured;
   // Called after each configuration: (done, total).
   std::function<void(int, int)> progress;
 };

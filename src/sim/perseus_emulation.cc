@@ -110,6 +110,7 @@ Result<PerseusConfigResult> evaluate(const pfo::StageProfile& profile, const std
   planner.num_microbatches = microbatches;
   planner.p2p_power_w = constants->p2p_power_w;
   planner.unit_time_s = constants->unit_s;
+  planner.pareto = options.pareto;
   const double started = now_s ? now_s() : 0.0;
   auto frontier = pfo::plan_frontier(profile, planner);
   if (!frontier) return fail(frontier.error());

@@ -26,6 +26,7 @@ struct PlanArgs {
   double p2p_power_w = -1.0;
   double unit_s = 0.001;
   double noise = 0.95;
+  std::string pareto = "measured";
   std::string out;
   bool json = false;
 };
@@ -67,6 +68,8 @@ void run_plan(const PlanArgs& args) {
   options.p2p_power_w = args.p2p_power_w;
   options.unit_time_s = args.unit_s;
   options.noise_factor = args.noise;
+  options.pareto =
+      args.pareto == "effective" ? pfo::ParetoEnergy::kEffective : pfo::ParetoEnergy::kMeasured;
   value_or_die(pfo::validate_planner_options(profile, options));
   const bool tty = isatty(STDERR_FILENO) != 0 && !args.json;
   auto frontier = pfo::plan_frontier(profile, options,
@@ -224,6 +227,14 @@ void add_pfo_command(CLI::App& app) {
       ->capture_default_str();
   plan->add_option("--noise", plan_args->noise,
                    "Pareto filter slack used when the strict filter keeps <= 3 clocks, in (0, 1]")
+      ->capture_default_str();
+  plan->add_option(
+          "--pareto", plan_args->pareto,
+          "which energy the Pareto filter of clocks compares: measured (the authors' artifact; "
+          "reproduces the published frontiers) or effective (energy - P2P power x time, Zeus "
+          "0.16's "
+          "example; keeps slower clocks, reaches further against long stragglers)")
+      ->check(CLI::IsMember({"measured", "effective"}))
       ->capture_default_str();
   plan->add_option("--out", plan_args->out, "output folder (new or empty)")->required();
   plan->add_flag("--json", plan_args->json, "print the summary as JSON (keys: docs/perseus.md)");

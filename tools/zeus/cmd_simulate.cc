@@ -44,6 +44,7 @@ struct SimulateArgs {
   std::vector<std::string> pp_models;
   std::vector<int> microbatches;
   std::vector<double> slowdowns;
+  std::string pareto = "measured";
 };
 
 [[noreturn]] void die(const Error& error) {
@@ -77,6 +78,7 @@ void run_perseus(const SimulateArgs& args) {
   if (!args.gpus.empty()) options.gpus = args.gpus;
   if (!args.microbatches.empty()) options.microbatches = args.microbatches;
   if (!args.slowdowns.empty()) options.slowdowns = args.slowdowns;
+  if (args.pareto == "effective") options.pareto = pfo::ParetoEnergy::kEffective;
   if (isatty(STDERR_FILENO)) options.progress = print_progress;
   auto result = sim::run_perseus_emulation(options, steady_seconds);
   if (!result) die(result.error());
@@ -198,6 +200,10 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--microbatches", args->microbatches, "perseus: microbatches per pipeline (default 12 24 48 96)");
   cmd->add_option("--slowdowns", args->slowdowns,
                   "perseus: straggler factors T'/T_min (default 1.05 1.1 1.2 1.3 1.4 1.5)");
+  cmd->add_option("--pareto", args->pareto,
+                  "perseus: the planner's Pareto filter, measured (default; the paper's) or effective "
+                  "(see zeus pfo plan --help)")
+      ->check(CLI::IsMember({"measured", "effective"}));
   cmd->add_option("--overlaps", args->overlaps, "concurrent: mean submissions in flight (default 1 2 4 8)");
   cmd->add_option("--drift-workload", args->drift.workload, "drift: the workload (default imagenet)");
   cmd->add_option("--drift-targets", args->drift.targets, "drift: one target metric per phase (default 0.65 0.5)");

@@ -31,6 +31,7 @@ nlohmann::json plan_summary(const pfo::Frontier& frontier, const pfo::StageProfi
   s["p2p_power_w"] = o.p2p_power_w;
   s["unit_s"] = o.unit_time_s;
   s["noise_factor"] = o.noise_factor;
+  s["pareto"] = o.pareto == pfo::ParetoEnergy::kEffective ? "effective" : "measured";
   s["plans"] = points.size();
   s["stop_reason"] = std::string(pfo::stop_reason_text(frontier.stop_reason()));
   s["t_max_s"] = static_cast<double>(frontier.max_quant_time()) * o.unit_time_s;

@@ -51,9 +51,16 @@ std::vector<ExecutionOption> quantise_and_dedup(std::vector<ProfileRow> rows, do
 
 }  // namespace
 
-Result<std::vector<ExecutionOption>> candidate_options(const std::vector<ProfileRow>& rows,
+Result<std::vector<ExecutionOption>> candidate_options(const std::vector<ProfileRow>& measured,
                                                        double unit_time_s, double p2p_power_w,
-                                                       double noise_factor) {
+                                                       double noise_factor, ParetoEnergy pareto) {
+  // Zeus 0.16's order: filter and de-duplicate on effective energy.
+  std::vector<ProfileRow> rows = measured;
+  if (pareto == ParetoEnergy::kEffective) {
+    for (ProfileRow& row : rows) {
+      row.energy_j -= p2p_power_w * python_floordiv(row.time_s, unit_time_s) * unit_time_s;
+    }
+  }
   std::vector<ExecutionOption> options = quantise_and_dedup(pareto_filter(rows, 1.0), unit_time_s);
   if (options.size() <= 3) {
     options = quantise_and_dedup(pareto_filter(rows, noise_factor), unit_time_s);
@@ -69,6 +76,13 @@ Result<std::vector<ExecutionOption>> candidate_options(const std::vector<Profile
                     "--noise factor)");
   }
   for (ExecutionOption& option : options) {
+    if (pareto == ParetoEnergy::kEffective) {
+      option.effective_energy_j = option.energy_j;  // already effective; restore the measured one
+      for (const ProfileRow& row : measured) {
+        if (row.frequency_mhz == option.frequency_mhz) option.energy_j = row.energy_j;
+      }
+      continue;
+    }
     // Evaluated as the reference does: (P_b * q) * unit.
     option.effective_energy_j =
         option.energy_j - p2p_power_w * static_cast<double>(option.quant_time) * unit_time_s;

@@ -19,7 +19,7 @@ Result<OperationModel> build_model(const StageProfile& profile, int stage, Instr
   model.stage = stage;
   model.instruction = kind;
   auto candidates = candidate_options(profile.rows_of(stage, kind), options.unit_time_s,
-                                      options.p2p_power_w, options.noise_factor);
+                                      options.p2p_power_w, options.noise_factor, options.pareto);
   if (!candidates) return fail(candidates.error());
   model.options = std::move(*candidates);
   std::vector<FitPoint> points;

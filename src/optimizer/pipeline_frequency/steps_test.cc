@@ -114,6 +114,23 @@ TEST(ExecutionOptions, NoiseFallbackKeepsNearlyDominatedOptions) {
   EXPECT_EQ(options->size(), 5u);
 }
 
+TEST(ExecutionOptions, EffectiveParetoKeepsSlowerClocksThatSaveBlockingEnergy) {
+  // 900 MHz is slower and costlier than 1000 MHz in measured energy (26.05 > 26.0) but cheaper
+  // in effective energy at 100 W of blocking power (26.05 - 0.9 = 25.15 < 26.0 - 0.8 = 25.2).
+  const auto input = rows({{1400, 0.0051, 30.0},
+                           {1200, 0.0065, 27.0},
+                           {1100, 0.0072, 26.5},
+                           {1000, 0.0081, 26.0},
+                           {900, 0.0091, 26.05}});
+  auto measured = candidate_options(input, 0.001, 100.0, 0.95, ParetoEnergy::kMeasured);
+  auto effective = candidate_options(input, 0.001, 100.0, 0.95, ParetoEnergy::kEffective);
+  ASSERT_TRUE(measured && effective);
+  EXPECT_EQ(measured->front().frequency_mhz, 1000);
+  EXPECT_EQ(effective->front().frequency_mhz, 900);
+  EXPECT_DOUBLE_EQ(effective->front().energy_j, 26.05);  // the measured energy is kept
+  EXPECT_DOUBLE_EQ(effective->front().effective_energy_j, 26.05 - 100.0 * 9 * 0.001);
+}
+
 TEST(ExecutionOptions, TooFewOptionsIsAClearError) {
   auto options =
       candidate_options(rows({{1400, 0.0050, 30.0}, {1300, 0.0060, 29.0}}), 0.001, 0.0, 0.95);
