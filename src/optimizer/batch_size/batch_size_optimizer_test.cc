@@ -191,8 +191,12 @@ TEST_F(BatchSizeOptimizerTest, EndTrialMarksOnlyDispatchedTrialsFailed) {
   EXPECT_TRUE(d->stop_train);
   EXPECT_FALSE(d->converged);
   EXPECT_NE(d->message.find("marked failed"), std::string::npos);
-  // A failed pruning step stops its direction: 16 failed, so pruning goes up to 64 next.
-  EXPECT_EQ(bso_.next_batch_size("job-a")->batch_size, 64);
+  // A failed pruning step is no exploration (upstream's rule): 16 ended without a result, so it
+  // is offered again rather than giving up the direction below the default.
+  Result<TrialId> again = bso_.next_batch_size("job-a");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->batch_size, 16);
+  EXPECT_GT(again->trial_number, running.trial_number);
 }
 
 TEST_F(BatchSizeOptimizerTest, DeleteJob) {

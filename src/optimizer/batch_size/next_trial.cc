@@ -9,9 +9,13 @@ namespace zeus::bso {
 
 Result<NextTrialDecision> decide_next_trial(const JobSpec& spec, std::span<const Trial> trials,
                                             Rng& rng) {
+  // A failed trial (ended without a result: the client died or gave up) is no exploration: the
+  // same batch size is offered again, as upstream does. Not converged is a real result.
   std::vector<PruningObservation> pruning;
   for (const Trial& t : trials) {
-    if (t.kind == TrialKind::kPruning) pruning.push_back({t.batch_size, t.status, t.cost});
+    if (t.kind == TrialKind::kPruning && t.status != TrialStatus::kFailed) {
+      pruning.push_back({t.batch_size, t.status, t.cost});
+    }
   }
   Result<PruningDecision> step = next_pruning_step(spec.batch_sizes, spec.default_batch_size,
                                                    spec.num_pruning_rounds, pruning);

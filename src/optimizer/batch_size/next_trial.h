@@ -3,7 +3,10 @@
 //
 // An arm's observations are the costs of its ended trials (converged or not: an early-stopped
 // trial's cost is its penalty), in trial order, limited to the newest window_size. Failed and
-// dispatched trials carry no observation. Pure apart from the Rng passed in (drawn only in the
+// dispatched trials carry no observation. A failed pruning trial (ended without a result: a node
+// failure, a preemption) is not an exploration either: the pruning explorer never sees it, so
+// the same batch size is offered again in the same round and no interruption can cost a job a
+// batch size (upstream's rule: the pruning history holds only trials with a result or running). Pure apart from the Rng passed in (drawn only in the
 // bandit phase); thread-safety: none needed. Fails only on an inconsistent history (kInternal).
 //
 //   Rng rng(*spec.mab_seed);

@@ -2,7 +2,8 @@
 // recomputed from the history of pruning trials on every request.
 //
 // For each round: explore from the round's default batch size downward, then upward; within a
-// direction stop at the first batch size that did not converge (not converged or failed); the
+// direction stop at the first batch size that did not converge (history holds no failed trials:
+// decide_next_trial leaves them out, as runs that ended without a result); the
 // converged ones survive; the next round explores only the survivors, starting from the cheapest
 // of them. While a step of the current round is still running, a concurrent request gets the best
 // batch size known so far (cheapest converged pruning trial; the default before any). After the
