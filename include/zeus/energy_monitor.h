@@ -56,8 +56,11 @@ struct EnergyMonitorOptions {
   // Append one CSV row per ended window: start_time,window_name,elapsed_time,gpu{i}_energy,...
   // (then cpu{i}_energy, dram{i}_energy when measured); start_time is the clock's Unix time at
   // begin. Empty = no log. create() truncates the file and writes the header (Unavailable if it
-  // cannot).
+  // cannot) — upstream ZeusMonitor's behaviour — unless log_append is set.
   std::string log_file{};
+  // Append to log_file instead: an existing file must start with the same header (else
+  // InvalidArgument, and the file is left untouched); a missing or empty one gets the header.
+  bool log_append = false;
   // Sampling period of the PowerSampler used for GPUs without an energy counter.
   double sampler_interval_s = 0.1;
   // Run that sampler on a background thread. false (for a FakeClock, whose sleeps would race

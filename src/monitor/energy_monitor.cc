@@ -309,7 +309,8 @@ Result<std::unique_ptr<EnergyMonitor>> EnergyMonitor::create(Devices& devices, C
       cpu_columns.push_back(c.index);
       if (c.dram) dram_columns.push_back(c.index);
     }
-    auto created = WindowLog::create(options.log_file, *gpu_indices, cpu_columns, dram_columns);
+    auto created = WindowLog::create(options.log_file, *gpu_indices, cpu_columns, dram_columns,
+                                     options.log_append);
     if (!created) return fail(created.error());
     log = std::move(*created);
   }

@@ -37,8 +37,34 @@ std::string csv_field(std::string_view text) {
 Result<std::unique_ptr<WindowLog>> WindowLog::create(const std::string& path,
                                                      std::vector<int> gpu_indices,
                                                      std::vector<int> cpu_indices,
-                                                     std::vector<int> dram_indices) {
-  std::FILE* file = std::fopen(path.c_str(), "w");
+                                                     std::vector<int> dram_indices, bool append) {
+  std::string header = "start_time,window_name,elapsed_time";
+  for (int i : gpu_indices) header += ",gpu" + std::to_string(i) + "_energy";
+  for (int i : cpu_indices) header += ",cpu" + std::to_string(i) + "_energy";
+  for (int i : dram_indices) header += ",dram" + std::to_string(i) + "_energy";
+  bool write_header = true;
+  if (append) {
+    // An existing log must be ours, with the same columns: never append to another file.
+    std::FILE* existing = std::fopen(path.c_str(), "r");
+    if (existing != nullptr) {
+      std::string first;
+      int c = 0;
+      while ((c = std::fgetc(existing)) != EOF && c != '\n' && first.size() <= header.size()) {
+        first += static_cast<char>(c);
+      }
+      const bool empty = first.empty() && c == EOF;
+      std::fclose(existing);
+      if (!first.empty() && first.back() == '\r') first.pop_back();
+      if (!empty && first != header) {
+        return fail(ErrorCode::kInvalidArgument,
+                    "'" + path + "' exists and is not an energy log with these columns (its first line is '" +
+                        first.substr(0, 80) + "', expected '" + header +
+                        "'); it was left untouched: choose another --log file");
+      }
+      write_header = empty;
+    }
+  }
+  std::FILE* file = std::fopen(path.c_str(), append ? "a" : "w");
   if (file == nullptr) {
     return fail(ErrorCode::kUnavailable, "cannot create the energy log '" + path +
                                              "': " + std::strerror(errno) +
@@ -46,10 +72,7 @@ Result<std::unique_ptr<WindowLog>> WindowLog::create(const std::string& path,
   }
   std::unique_ptr<WindowLog> log(new WindowLog(path, file, std::move(gpu_indices),
                                                std::move(cpu_indices), std::move(dram_indices)));
-  std::string header = "start_time,window_name,elapsed_time";
-  for (int i : log->gpu_indices_) header += ",gpu" + std::to_string(i) + "_energy";
-  for (int i : log->cpu_indices_) header += ",cpu" + std::to_string(i) + "_energy";
-  for (int i : log->dram_indices_) header += ",dram" + std::to_string(i) + "_energy";
+  if (!write_header) return log;
   header += '\n';
   if (std::fputs(header.c_str(), file) < 0 || std::fflush(file) != 0) {
     return fail(ErrorCode::kUnavailable, "cannot write the energy log '" + path +

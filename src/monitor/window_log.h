@@ -25,11 +25,14 @@ namespace zeus {
 class WindowLog {
  public:
   // Creates (truncates) `path` and writes the header with one column per GPU index, per CPU
-  // package index and per DRAM index given.
+  // package index and per DRAM index given. With `append`, an existing non-empty file is kept
+  // and appended to when its first line is that same header; any other content is
+  // InvalidArgument (the file is not touched), so an unrelated file is never clobbered.
   static Result<std::unique_ptr<WindowLog>> create(const std::string& path,
                                                    std::vector<int> gpu_indices,
                                                    std::vector<int> cpu_indices,
-                                                   std::vector<int> dram_indices);
+                                                   std::vector<int> dram_indices,
+                                                   bool append = false);
   ~WindowLog();
   WindowLog(const WindowLog&) = delete;
   WindowLog& operator=(const WindowLog&) = delete;

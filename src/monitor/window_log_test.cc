@@ -80,3 +80,43 @@ TEST(WindowLogTest, UnwritablePathIsAnError) {
 
 }  // namespace
 }  // namespace zeus
+
+namespace zeus {
+namespace {
+
+// Probe item A4: `zeus measure --log FILE` appends, and never clobbers an unrelated file.
+TEST(WindowLogTest, A4_AppendKeepsEarlierRowsAndRefusesForeignFiles) {
+  const std::string path = temp_path("append.csv");
+  std::filesystem::remove(path);
+  Measurement m;
+  m.time_s = 1.0;
+  m.gpu_energy_j = {{0, 5.0}};
+  for (int run = 0; run < 3; ++run) {
+    auto log = WindowLog::create(path, {0}, {}, {}, /*append=*/true);
+    ASSERT_TRUE(log.has_value()) << log.error().to_string();
+    ASSERT_TRUE((*log)->append(100.0 + run, "measure", m).has_value());
+  }
+  EXPECT_EQ(read_file(path),
+            "start_time,window_name,elapsed_time,gpu0_energy\n"
+            "100.0,measure,1.0,5.0\n101.0,measure,1.0,5.0\n102.0,measure,1.0,5.0\n");
+  // Other columns (another GPU set): refused, file unchanged.
+  auto other = WindowLog::create(path, {0, 1}, {}, {}, true);
+  ASSERT_FALSE(other.has_value());
+  EXPECT_EQ(other.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(other.error().message.find("left untouched"), std::string::npos);
+  EXPECT_NE(read_file(path).find("102.0"), std::string::npos);
+  // An unrelated file: refused, contents kept.
+  const std::string precious = temp_path("precious.csv");
+  { std::ofstream(precious) << "my,important,data\n1,2,3\n"; }
+  EXPECT_FALSE(WindowLog::create(precious, {0}, {}, {}, true).has_value());
+  EXPECT_EQ(read_file(precious), "my,important,data\n1,2,3\n");
+  // An empty file gets the header.
+  { std::ofstream(precious, std::ios::trunc); }
+  ASSERT_TRUE(WindowLog::create(precious, {0}, {}, {}, true).has_value());
+  EXPECT_EQ(read_file(precious), "start_time,window_name,elapsed_time,gpu0_energy\n");
+  std::filesystem::remove(path);
+  std::filesystem::remove(precious);
+}
+
+}  // namespace
+}  // namespace zeus

@@ -16,6 +16,10 @@ std::atomic<pid_t> g_child{0};
 std::atomic<bool> g_interrupted{false};
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+constexpr int kNumForwarded = sizeof(kForwarded) / sizeof(kForwarded[0]);
+// Signals the caller ignored when zeus started (nohup, `trap '' HUP`, background jobs): zeus
+// leaves them ignored, and so does the command (probe item A8).
+bool g_ignored[kNumForwarded] = {};
 
 // Signals from another process (kill) are forwarded; signals the kernel generated from the
 // terminal (Ctrl-C, Ctrl-\) already reached the child, which shares zeus's process group.
@@ -32,7 +36,13 @@ void install_forwarding() {
   action.sa_sigaction = forward_signal;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
-  for (int signo : kForwarded) sigaction(signo, &action, nullptr);
+  for (int k = 0; k < kNumForwarded; ++k) {
+    struct sigaction previous{};
+    sigaction(kForwarded[k], nullptr, &previous);
+    // Our own handler from an earlier start() is not "ignored"; SIG_IGN on entry is.
+    if ((previous.sa_flags & SA_SIGINFO) == 0 && previous.sa_handler == SIG_IGN) g_ignored[k] = true;
+    if (!g_ignored[k]) sigaction(kForwarded[k], &action, nullptr);
+  }
 }
 
 }  // namespace
@@ -54,7 +64,8 @@ Result<ChildProcess> ChildProcess::start(const std::vector<std::string>& argv) {
     return fail(ErrorCode::kInternal, std::string("fork failed: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    for (int signo : kForwarded) signal(signo, SIG_DFL);
+    // The dispositions zeus found on entry: ignored stays ignored, the rest default.
+    for (int k = 0; k < kNumForwarded; ++k) signal(kForwarded[k], g_ignored[k] ? SIG_IGN : SIG_DFL);
     close(error_pipe[0]);
     execvp(args[0], args.data());
     const int err = errno;

@@ -45,6 +45,7 @@ void run_measure(const MeasureArgs& args) {
     options.cpu_indices = all;
   }
   options.log_file = args.log_file;
+  options.log_append = true;  // --log appends (the file must be an energy log with the same columns)
   options.approximate_zero_energy = args.approximate;
   SystemClock clock;
   auto monitor = value_or_die(EnergyMonitor::create(devices, clock, options));
@@ -84,7 +85,7 @@ void add_measure_command(CLI::App& app) {
   cmd->add_flag("--approx-zero", args->approximate,
                 "When a GPU counter reads 0 J (window shorter than its update period), use "
                 "instant power x time instead");
-  cmd->add_option("--log", args->log_file, "Append a CSV row (start_time,window_name,...) to FILE");
+  cmd->add_option("--log", args->log_file, "Append a CSV row (start_time,window_name,...) to FILE; an existing FILE must be such a log with the same columns");
   cmd->add_option("command", args->command, "The command to run, after --")->expected(-1);
   cmd->footer(
       "The report goes to stderr (so the command's own stdout stays clean); --json prints to\n"
