@@ -108,6 +108,15 @@ class MaxSlowdownConstraint(OptimumSelector):
 _live_optimizers: "weakref.WeakSet[GlobalPowerLimitOptimizer]" = weakref.WeakSet()
 
 
+def _forget_in_child() -> None:
+    """A forked child (multiprocessing, DataLoader workers) owns none of its parent's optimizers:
+    it must not put the parent's GPUs back when it exits (probe item A3)."""
+    _live_optimizers.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 @atexit.register
 def _restore_all() -> None:
     for optimizer in list(_live_optimizers):

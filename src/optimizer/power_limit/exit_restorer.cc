@@ -59,8 +59,33 @@ void watch(int read_fd) {
 }  // namespace
 
 ExitRestorer& ExitRestorer::instance() {
-  static ExitRestorer* restorer = new ExitRestorer();  // never destroyed (used at exit)
+  static ExitRestorer* restorer = [] {
+    auto* created = new ExitRestorer();  // never destroyed (used at exit)
+    // Restores belong to the process that registered them (probe items A2/A3): a forked child
+    // (multiprocessing, DataLoader workers) must neither run the parent's actions at its exit
+    // nor send its signals into the parent's pipe. The mutex is held across fork() so that the
+    // child's copy of the registry is consistent.
+    ::pthread_atfork([] { ExitRestorer::instance().mutex_.lock(); },
+                     [] { ExitRestorer::instance().mutex_.unlock(); },
+                     [] { ExitRestorer::instance().disarm_in_child(); });
+    return created;
+  }();
   return *restorer;
+}
+
+void ExitRestorer::disarm_in_child() {
+  // Runs in the child right after fork(), single-threaded, with mutex_ held by the prepare hook.
+  actions_.clear();
+  g_pipe_write_fd.store(-1);
+  for (int signo : kSignals) {
+    const int slot = signal_slot(signo);
+    if (g_installed[slot].load()) {
+      ::sigaction(signo, &g_previous[slot], nullptr);  // the child behaves as without Zeus
+      g_installed[slot].store(false);
+    }
+  }
+  g_owner_pid = 0;  // a registration in the child makes its own pipe and watcher
+  mutex_.unlock();
 }
 
 void ExitRestorer::ensure_handlers_locked() {
@@ -68,8 +93,9 @@ void ExitRestorer::ensure_handlers_locked() {
   g_owner_pid = ::getpid();
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
-    log_warning("cannot create the pipe for SIGINT/SIGTERM handling; GPU settings are restored "
-                "only on normal exit");
+    log_warning(
+        "cannot create the pipe for SIGINT/SIGTERM handling; GPU settings are restored "
+        "only on normal exit");
     g_pipe_write_fd.store(-1);
     return;
   }

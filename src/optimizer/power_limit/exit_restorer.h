@@ -12,7 +12,9 @@
 // Actions also run from atexit hooks (one registered per add(), so that it runs before the
 // static destructors of device libraries loaded before it). SIGKILL cannot be caught: the privileged daemon zeusd
 // restores the limits of processes that died that way.
-// After fork(), the child gets a fresh pipe and watcher on its first registration.
+// Actions and handlers belong to the process that registered them: after fork() the child drops
+// the parent's actions, puts back the signal dispositions Zeus replaced, and gets a fresh pipe
+// and watcher on its own first registration (pthread_atfork).
 // Thread-safety: register/unregister from any thread; unregister waits for a running action.
 //
 //   auto id = ExitRestorer::instance().add([&] { gpu.set_power_limit_mw(max_mw); });
@@ -46,6 +48,7 @@ class ExitRestorer {
  private:
   ExitRestorer() = default;
   void ensure_handlers_locked();
+  void disarm_in_child();  // pthread_atfork child hook
 
   std::mutex mutex_;
   std::map<uint64_t, Action> actions_;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <mutex>
 
+#include <unistd.h>
+
 #include "optimizer/power_limit/exit_restorer.h"
 #include "optimizer/power_limit/knob_control.h"
 #include "zeus/log.h"
@@ -30,16 +32,21 @@ class PowerLimitOptimizer::Impl {
  public:
   Impl(EnergyMonitor& monitor, Clock& clock, PowerLimitOptimizerOptions options,
        KnobControl control, PowerLimitSelector selector, std::vector<uint32_t> candidates)
-      : monitor_(monitor), clock_(clock), options_(std::move(options)),
-        control_(std::move(control)), selector_(selector), candidates_(std::move(candidates)),
+      : monitor_(monitor),
+        clock_(clock),
+        options_(std::move(options)),
+        control_(std::move(control)),
+        selector_(selector),
+        candidates_(std::move(candidates)),
         steps_left_(options_.wait_steps),
         total_gpu_count_(static_cast<uint32_t>(control_.gpu_count())) {}
 
   // Sets the maximum, registers the exit restore, and loads a saved profile if there is one.
   Result<void> start() {
     ZEUS_TRY(control_.apply_maximum());
-    restorer_id_ = ExitRestorer::instance().add([this] { restore_for_exit(); },
-                                                options_.handle_signals);
+    owner_pid_ = ::getpid();
+    restorer_id_ =
+        ExitRestorer::instance().add([this] { restore_for_exit(); }, options_.handle_signals);
     registered_ = true;
     std::lock_guard<std::mutex> lock(mutex_);
     if (options_.profile_path.empty()) return ok();
@@ -60,6 +67,9 @@ class PowerLimitOptimizer::Impl {
 
   ~Impl() {
     if (registered_) ExitRestorer::instance().remove(restorer_id_);
+    // A forked child's copy (multiprocessing, DataLoader workers) owns nothing: the GPUs are the
+    // parent's to put back (probe item A3).
+    if (owner_pid_ != ::getpid()) return;
     std::lock_guard<std::mutex> lock(mutex_);
     if (state_ == State::kProfiling && monitor_.is_window_open(window_name())) {
       (void)monitor_.end_window(window_name(), /*sync=*/false, /*cancel=*/true);
@@ -162,8 +172,7 @@ class PowerLimitOptimizer::Impl {
     if (control_.knob() == OptimizerKnob::kPowerLimit) {
       return default_max_power_w(measurements_, total_gpu_count_);
     }
-    return control_.max_power_w() / static_cast<double>(control_.gpu_count()) *
-           total_gpu_count_;
+    return control_.max_power_w() / static_cast<double>(control_.gpu_count()) * total_gpu_count_;
   }
 
   std::string setting_text() const {
@@ -291,6 +300,7 @@ class PowerLimitOptimizer::Impl {
   bool stopped_ = false;
   bool registered_ = false;
   uint64_t restorer_id_ = 0;
+  pid_t owner_pid_ = 0;  // the process that created the optimizer
 };
 
 namespace {
@@ -332,8 +342,8 @@ Result<std::unique_ptr<PowerLimitOptimizer>> PowerLimitOptimizer::create(
   if (candidates->empty()) {
     return fail(ErrorCode::kInvalidArgument, "no candidate setting to profile");
   }
-  PowerLimitSelector selector = options.selector ? *options.selector
-                                                 : *PowerLimitSelector::zeus_cost(0.5);
+  PowerLimitSelector selector =
+      options.selector ? *options.selector : *PowerLimitSelector::zeus_cost(0.5);
   auto impl = std::make_unique<Impl>(monitor, clock, std::move(options), std::move(*control),
                                      selector, std::move(*candidates));
   ZEUS_TRY(impl->start());
@@ -349,9 +359,7 @@ Result<void> PowerLimitOptimizer::on_epoch_begin() { return ok(); }
 Result<void> PowerLimitOptimizer::on_epoch_end() { return impl_->on_epoch_end(); }
 Result<void> PowerLimitOptimizer::restore() { return impl_->restore(); }
 State PowerLimitOptimizer::state() const { return impl_->state(); }
-const std::vector<uint32_t>& PowerLimitOptimizer::candidates() const {
-  return impl_->candidates();
-}
+const std::vector<uint32_t>& PowerLimitOptimizer::candidates() const { return impl_->candidates(); }
 std::optional<uint32_t> PowerLimitOptimizer::current_setting() const {
   return impl_->current_setting();
 }
