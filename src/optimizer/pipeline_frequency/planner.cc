@@ -63,9 +63,10 @@ Result<void> validate_planner_options(const StageProfile& profile, const Planner
         "--p2p-power must be a finite number of watts >= 0 (the GPU's power while blocked on a "
         "pipeline receive, e.g. 83.64 for A100, 70.38 for A40)");
   }
-  if (!(options.unit_time_s > 0.0) || !std::isfinite(options.unit_time_s)) {
-    return fail(ErrorCode::kInvalidArgument,
-                "--unit must be a positive number of seconds (e.g. 0.001)");
+  if (!(options.unit_time_s >= 1e-7) || !std::isfinite(options.unit_time_s)) {
+    return fail(
+        ErrorCode::kInvalidArgument,
+        "--unit must be a number of seconds >= 1e-7 (e.g. 0.001; finer units only add plans)");
   }
   if (!(options.noise_factor > 0.0 && options.noise_factor <= 1.0)) {
     return fail(ErrorCode::kInvalidArgument,

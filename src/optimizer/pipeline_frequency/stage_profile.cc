@@ -88,15 +88,16 @@ Result<StageProfile> parse_stage_profile(std::string_view csv_text, std::string_
     if (!time) return fail(time.error());
     auto energy = table->number(row, col[4], "energy");
     if (!energy) return fail(energy.error());
-    if (*time <= 0.0) {
+    if (*time <= 0.0 || *time > 1e6) {
       return fail(ErrorCode::kInvalidArgument,
                   at_line(*table, row) + ": column time: " + std::string(table->cell(row, col[3])) +
-                      " s; an instruction takes a positive time");
+                      " s; an instruction takes a positive time (seconds, below 1e6)");
     }
-    if (*energy < 0.0) {
-      return fail(ErrorCode::kInvalidArgument, at_line(*table, row) + ": column energy: " +
-                                                   std::string(table->cell(row, col[4])) +
-                                                   " J is negative");
+    if (*energy < 0.0 || *energy > 1e12) {
+      return fail(ErrorCode::kInvalidArgument,
+                  at_line(*table, row) +
+                      ": column energy: " + std::string(table->cell(row, col[4])) +
+                      " J is not a plausible energy (joules, 0 to 1e12)");
     }
     out.time_s = *time;
     out.energy_j = *energy;
