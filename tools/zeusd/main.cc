@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "zeus/device.h"
 #include "zeus/log.h"
 #include "zeusd/allow_list.h"
+#include "zeusd/config_file.h"
 #include "zeusd/process_watcher.h"
 #include "zeusd/zeusd_server.h"
 #include "zeusd/zeusd_service.h"
@@ -149,8 +151,13 @@ int main(int argc, char** argv) {
       "and read RAPL counters over a Unix socket; undoes each change when its process exits.\n"
       "Clients: set ZEUSD_SOCK_PATH=<socket> for the zeus library and CLI."};
   app.set_version_flag("--version", std::string("zeusd ") + ZEUS_VERSION);
-  app.set_config("--config", "",
-                 "Read options from a TOML/INI file (e.g. allow = [\"gpu-control=alice\"])");
+  // An option given in the config file and on the command line: the command line wins.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  std::string config_path;
+  app.add_option("--config", config_path,
+                 "Read options from a TOML file, one key per option (socket = \"...\", allow = "
+                 "[\"gpu-control=alice\"], ...); unknown keys, sections and syntax errors are refused "
+                 "with their line. Options on the command line come after the file's.");
   app.add_option("--socket", args.socket_path,
                  "Unix socket path (default /run/zeusd/zeusd.sock; '' for none)");
   app.add_option("--socket-owner", args.socket_owner,
@@ -163,7 +170,8 @@ int main(int argc, char** argv) {
                  "Also serve reads on 127.0.0.1:PORT (changes need the Unix socket)");
   app.add_option("--allow", args.allow,
                  "Grant a capability: gpu-control|gpu-read|cpu-read=user,@group,uid,@gid,* "
-                 "(repeatable; root is always allowed)");
+                 "(repeatable; root is always allowed)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--nvml-path", args.nvml_path,
                  "libnvidia-ml.so.1 to load (default: ZEUS_NVML_PATH or the driver's)");
   app.add_option("--powercap-root", args.powercap_root,
@@ -175,8 +183,30 @@ int main(int argc, char** argv) {
       "  zeusd --socket /run/zeusd/zeusd.sock --socket-group zeus --allow gpu-control=@zeus "
       "--allow gpu-read=* --allow cpu-read=@zeus\n"
       "  zeusd --config /etc/zeusd.toml");
+  // The config file's settings become arguments placed before the command line's (toml++ reads
+  // it strictly; CLI11's own config reader would skip unknown keys).
+  std::vector<std::string> arguments;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    std::string path;
+    if (arg == "--config" && i + 1 < argc) {
+      path = argv[++i];
+    } else if (arg.rfind("--config=", 0) == 0) {
+      path = arg.substr(9);
+    } else {
+      arguments.push_back(arg);
+      continue;
+    }
+    auto from_file = zeus::zeusd::config_file_arguments(path);
+    if (!from_file) {
+      std::cerr << "zeusd: " << from_file.error().message << "\n";
+      return 2;
+    }
+    arguments.insert(arguments.begin(), from_file->begin(), from_file->end());
+  }
+  std::reverse(arguments.begin(), arguments.end());  // CLI11 takes them last first
   try {
-    app.parse(argc, argv);
+    app.parse(arguments);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

@@ -26,7 +26,10 @@ std::string show(const std::optional<T>& value) {
 
 std::string show(const std::vector<int>& values) {
   std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + std::to_string(values[i]);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';  // appended separately: "," + to_string() trips GCC 12's -Wrestrict at -O3
+    out += std::to_string(values[i]);
+  }
   return out + "]";
 }
 
