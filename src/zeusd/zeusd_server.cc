@@ -18,6 +18,7 @@
 
 #include "zeus/log.h"
 #include "zeusd/peer_credentials.h"
+#include "zeusd/unix_socket_setup.h"
 
 namespace zeus::zeusd {
 namespace {
@@ -26,78 +27,6 @@ constexpr size_t kReadChunkBytes = 64 * 1024;
 constexpr int kSendTimeoutS = 10;
 
 std::string errno_text() { return std::strerror(errno); }
-
-Result<int> bind_unix_socket(const ServerOptions& options) {
-  const std::string& path = options.socket_path;
-  sockaddr_un address{};
-  if (path.size() >= sizeof(address.sun_path)) {
-    return fail(ErrorCode::kInvalidArgument, "socket path '" + path + "' is longer than " +
-                                                 std::to_string(sizeof(address.sun_path) - 1) +
-                                                 " bytes");
-  }
-  address.sun_family = AF_UNIX;
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  // The parent directory (e.g. /run/zeusd) is created when missing.
-  const size_t slash = path.rfind('/');
-  if (slash != std::string::npos && slash > 0) {
-    const std::string parent = path.substr(0, slash);
-    struct stat info {};
-    if (stat(parent.c_str(), &info) != 0 && mkdir(parent.c_str(), 0755) != 0) {
-      return fail(ErrorCode::kPermissionDenied,
-                  "cannot create the socket's directory " + parent + ": " + errno_text());
-    }
-  }
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return fail(ErrorCode::kUnavailable, "socket(AF_UNIX): " + errno_text());
-  // A socket file nobody answers on is stale (zeusd was killed): replace it.
-  struct stat info {};
-  if (lstat(path.c_str(), &info) == 0) {
-    if (!S_ISSOCK(info.st_mode)) {
-      close(fd);
-      return fail(ErrorCode::kInvalidArgument,
-                  path + " exists and is not a socket; choose another --socket");
-    }
-    if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-      close(fd);
-      return fail(ErrorCode::kUnavailable,
-                  "another zeusd is already serving " + path + "; stop it first");
-    }
-    unlink(path.c_str());
-  }
-  const int fresh = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  close(fd);
-  if (fresh < 0) return fail(ErrorCode::kUnavailable, "socket(AF_UNIX): " + errno_text());
-  const mode_t previous_umask = umask(0177);  // nobody can connect before chmod below
-  const int bound = bind(fresh, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  const int bind_errno = errno;
-  umask(previous_umask);
-  if (bound != 0) {
-    close(fresh);
-    errno = bind_errno;
-    return fail(bind_errno == EACCES ? ErrorCode::kPermissionDenied : ErrorCode::kUnavailable,
-                "cannot bind " + path + ": " + errno_text());
-  }
-  if (options.socket_owner_uid || options.socket_group_gid) {
-    const uid_t owner =
-        options.socket_owner_uid ? *options.socket_owner_uid : static_cast<uid_t>(-1);
-    const gid_t group =
-        options.socket_group_gid ? *options.socket_group_gid : static_cast<gid_t>(-1);
-    if (chown(path.c_str(), owner, group) != 0) {
-      const std::string why = errno_text();
-      close(fresh);
-      unlink(path.c_str());
-      return fail(ErrorCode::kPermissionDenied,
-                  "cannot chown " + path + ": " + why + " (run zeusd as root)");
-    }
-  }
-  if (chmod(path.c_str(), options.socket_mode) != 0 || listen(fresh, 64) != 0) {
-    const std::string why = errno_text();
-    close(fresh);
-    unlink(path.c_str());
-    return fail(ErrorCode::kUnavailable, "cannot set up " + path + ": " + why);
-  }
-  return fresh;
-}
 
 Result<int> bind_tcp_socket(const std::string& text, int* port_out) {
   const size_t colon = text.rfind(':');
@@ -166,7 +95,8 @@ Result<std::unique_ptr<ZeusdServer>> ZeusdServer::start(const ServerOptions& opt
   server->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (server->stop_fd_ < 0) return fail(ErrorCode::kInternal, "eventfd: " + errno_text());
   if (!options.socket_path.empty()) {
-    auto fd = bind_unix_socket(options);
+    auto fd = bind_unix_socket({options.socket_path, options.socket_owner_uid, options.socket_group_gid,
+                                static_cast<mode_t>(options.socket_mode), options.allow_unsafe_socket_dir});
     if (!fd) return fail(fd.error());
     server->unix_fd_ = *fd;
   }

@@ -36,6 +36,8 @@ struct ServerOptions {
   std::optional<uint32_t> socket_owner_uid;           // chown; unset: zeusd's user
   std::optional<uint32_t> socket_group_gid;           // chgrp; unset: zeusd's group
   uint32_t socket_mode = 0660;
+  // The socket's directory must be writable by root only (unix_socket_setup.h); true: warn.
+  bool allow_unsafe_socket_dir = false;
   std::string tcp_address;  // "127.0.0.1:PORT" (PORT 0: any free port), empty: no TCP
   HttpLimits limits;
   size_t max_connections = 128;

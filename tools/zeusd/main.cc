@@ -30,6 +30,7 @@ struct Args {
   std::string socket_owner;
   std::string socket_group;
   std::string socket_mode = "0660";
+  bool allow_unsafe_socket_dir = false;
   std::string tcp;
   std::vector<std::string> allow;
   std::string nvml_path;
@@ -82,6 +83,7 @@ int run(const Args& args) {
     die("--socket-mode '" + args.socket_mode + "' is not an octal mode like 0660");
   }
   options.socket_mode = static_cast<uint32_t>(std::stoul(args.socket_mode, nullptr, 8));
+  options.allow_unsafe_socket_dir = args.allow_unsafe_socket_dir;
   options.tcp_address = args.tcp;
 
   zeus::zeusd::AllowList allow;
@@ -160,6 +162,9 @@ int main(int argc, char** argv) {
                  "with their line. Options on the command line come after the file's.");
   app.add_option("--socket", args.socket_path,
                  "Unix socket path (default /run/zeusd/zeusd.sock; '' for none)");
+  app.add_flag("--allow-unsafe-socket-dir", args.allow_unsafe_socket_dir,
+               "Start even when the socket's directory is writable by others (only a warning); "
+               "otherwise zeusd refuses: anyone who can write it can replace or squat the socket");
   app.add_option("--socket-owner", args.socket_owner,
                  "Owner of the socket file (user name or uid)");
   app.add_option("--socket-group", args.socket_group,
