@@ -71,10 +71,7 @@ void add_to_totals(const std::vector<Trial>& trials, StoreTotals* totals) {
 Result<JobView> make_job_view(const JobSpec& spec, std::vector<Trial> trials) {
   JobView view;
   view.spec = spec;
-  std::vector<bso::PruningObservation> pruning;
-  for (const Trial& t : trials) {
-    if (t.kind == TrialKind::kPruning) pruning.push_back({t.batch_size, t.status, t.cost});
-  }
+  const std::vector<bso::PruningObservation> pruning = bso::pruning_history(trials);
   Result<bso::PruningDecision> step = bso::next_pruning_step(
       spec.batch_sizes, spec.default_batch_size, spec.num_pruning_rounds, pruning);
   if (!step) return fail(step.error());

@@ -7,8 +7,7 @@
 
 namespace zeus::bso {
 
-Result<NextTrialDecision> decide_next_trial(const JobSpec& spec, std::span<const Trial> trials,
-                                            Rng& rng) {
+std::vector<PruningObservation> pruning_history(std::span<const Trial> trials) {
   // A failed trial (ended without a result: the client died or gave up) is no exploration: the
   // same batch size is offered again, as upstream does. Not converged is a real result.
   std::vector<PruningObservation> pruning;
@@ -17,14 +16,20 @@ Result<NextTrialDecision> decide_next_trial(const JobSpec& spec, std::span<const
       pruning.push_back({t.batch_size, t.status, t.cost});
     }
   }
+  return pruning;
+}
+
+Result<NextTrialDecision> decide_next_trial(const JobSpec& spec, std::span<const Trial> trials,
+                                            Rng& rng) {
+  const std::vector<PruningObservation> pruning = pruning_history(trials);
   Result<PruningDecision> step = next_pruning_step(spec.batch_sizes, spec.default_batch_size,
                                                    spec.num_pruning_rounds, pruning);
   if (!step) return fail(step.error());
   NextTrialDecision next;
   if (step->action == PruningAction::kExplore || step->action == PruningAction::kUseBestKnown) {
     next.batch_size = step->batch_size;
-    next.kind = step->action == PruningAction::kExplore ? TrialKind::kPruning
-                                                        : TrialKind::kConcurrent;
+    next.kind =
+        step->action == PruningAction::kExplore ? TrialKind::kPruning : TrialKind::kConcurrent;
     next.pruning_round = step->round;
     return next;
   }

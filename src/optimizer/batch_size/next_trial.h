@@ -6,8 +6,9 @@
 // dispatched trials carry no observation. A failed pruning trial (ended without a result: a node
 // failure, a preemption) is not an exploration either: the pruning explorer never sees it, so
 // the same batch size is offered again in the same round and no interruption can cost a job a
-// batch size (upstream's rule: the pruning history holds only trials with a result or running). Pure apart from the Rng passed in (drawn only in the
-// bandit phase); thread-safety: none needed. Fails only on an inconsistent history (kInternal).
+// batch size (upstream's rule: the pruning history holds only trials with a result or running).
+// Pure apart from the Rng passed in (drawn only in the bandit phase); thread-safety: none needed.
+// Fails only on an inconsistent history (kInternal).
 //
 //   Rng rng(*spec.mab_seed);
 //   Result<NextTrialDecision> d = decide_next_trial(spec, trials, rng);
@@ -16,7 +17,9 @@
 
 #include <optional>
 #include <span>
+#include <vector>
 
+#include "optimizer/batch_size/pruning_explorer.h"
 #include "optimizer/batch_size/rng.h"
 #include "zeus/bso_types.h"
 #include "zeus/result.h"
@@ -28,6 +31,11 @@ struct NextTrialDecision {
   TrialKind kind = TrialKind::kMab;
   int pruning_round = 0;  // for kPruning and kConcurrent: the round in progress
 };
+
+// The pruning explorer's history: the job's pruning trials that ended with a result or are still
+// running, in trial order (failed ones are no exploration). Shared by every caller of the
+// explorer (this decision, the dashboard's job view), so they agree on the stage.
+std::vector<PruningObservation> pruning_history(std::span<const Trial> trials);
 
 // spec must be validated; trials in ascending trial_number.
 Result<NextTrialDecision> decide_next_trial(const JobSpec& spec, std::span<const Trial> trials,
