@@ -96,7 +96,7 @@ class EnergySampler {
 std::string prometheus_text(const EnergySnapshot& snapshot);
 
 struct ExporterOptions {
-  std::string bind_address = "0.0.0.0";
+  std::string bind_address = "127.0.0.1";
   int port = 9400;  // 0: any free port (see MetricsExporter::port())
   double interval_s = 1.0;
   std::string push_url;  // "http://host:9091": also push to this Pushgateway; empty: don't

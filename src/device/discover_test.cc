@@ -140,3 +140,23 @@ TEST(DiscoverTest, FromEnvironmentReadsOverrides) {
 
 }  // namespace
 }  // namespace zeus
+
+namespace zeus {
+namespace {
+
+// Probe item B4: an ambiguous UUID prefix is an error naming the candidates.
+TEST(VisibleDevices, B4_AmbiguousUuidPrefixIsAnError) {
+  const std::vector<std::string> uuids = {"GPU-aaaaaaaa-1111", "GPU-bbbbbbbb-1111", "GPU-0aaaaaaa-2222",
+                                          "GPU-0bbbbbbb-3333"};
+  auto ambiguous = parse_visible_devices("GPU-0", "CUDA_VISIBLE_DEVICES", uuids);
+  ASSERT_FALSE(ambiguous.has_value());
+  EXPECT_NE(ambiguous.error().message.find("matches 2 GPUs"), std::string::npos);
+  EXPECT_NE(ambiguous.error().message.find("GPU-0aaaaaaa-2222"), std::string::npos);
+  EXPECT_FALSE(parse_visible_devices("GPU-", "CUDA_VISIBLE_DEVICES", uuids).has_value());
+  EXPECT_EQ(*parse_visible_devices("GPU-0b", "CUDA_VISIBLE_DEVICES", uuids), (std::vector<int>{3}));
+  EXPECT_EQ(*parse_visible_devices("GPU-bbbbbbbb-1111,GPU-a", "CUDA_VISIBLE_DEVICES", uuids),
+            (std::vector<int>{1, 0}));
+}
+
+}  // namespace
+}  // namespace zeus

@@ -36,9 +36,25 @@ Result<std::vector<int>> parse_visible_devices(const std::string& value, const s
     }
     int index = -1;
     if (item.rfind("GPU-", 0) == 0) {
+      // A whole UUID, or a prefix that names exactly one GPU (probe item B4: an ambiguous
+      // prefix must not silently pick one of the candidates).
+      std::vector<int> matches;
       for (size_t i = 0; i < uuids.size(); ++i) {
-        if (uuids[i] == item || (uuids[i].rfind(item, 0) == 0)) index = static_cast<int>(i);
+        if (uuids[i] == item) {
+          matches.assign(1, static_cast<int>(i));
+          break;
+        }
+        if (uuids[i].rfind(item, 0) == 0) matches.push_back(static_cast<int>(i));
       }
+      if (matches.size() > 1) {
+        std::string candidates;
+        for (int m : matches) candidates += (candidates.empty() ? "" : ", ") + uuids[static_cast<size_t>(m)];
+        return fail(ErrorCode::kInvalidArgument,
+                    variable + "=" + value + ": the UUID prefix '" + item + "' matches " +
+                        std::to_string(matches.size()) + " GPUs (" + candidates +
+                        "); give enough of the UUID to name one");
+      }
+      if (!matches.empty()) index = matches.front();
       if (index < 0) {
         return fail(ErrorCode::kNotFound,
                     variable + "=" + value + ": no GPU has the UUID '" + item +

@@ -63,7 +63,7 @@ void add_exporter_command(CLI::App& app) {
       app.add_subcommand("exporter", "Serve GPU/CPU energy and power as Prometheus metrics");
   cmd->add_option("--port", args->options.port,
                   "Port of /metrics (default 9400; 0: any free port, printed)");
-  cmd->add_option("--bind", args->options.bind_address, "Address to listen on (default 0.0.0.0)");
+  cmd->add_option("--bind", args->options.bind_address, "Address to listen on (default 127.0.0.1, this machine only; 0.0.0.0 lets a Prometheus on another host scrape it)");
   cmd->add_option("--interval", args->options.interval_s,
                   "Seconds between device readings (default 1)");
   cmd->add_option("--push", args->options.push_url,

@@ -1,4 +1,5 @@
 // zeus measure: run a command and report the time and energy it took, like `perf stat`.
+#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -22,9 +23,24 @@ struct MeasureArgs {
   std::vector<std::string> command;
 };
 
+// Exit statuses of zeus itself when the command's own cannot be used (documented in --help).
+constexpr int kNothingToMeasureExit = 69;  // EX_UNAVAILABLE: no GPU and no readable RAPL
+constexpr int kEnergyLostExit = 74;        // EX_IOERR: the command succeeded, the last reading failed
+
 void run_measure(const MeasureArgs& args) {
   if (args.command.empty()) die("no command to measure: write it after --, e.g. zeus measure -- python train.py");
   Devices devices = discover_or_die(true, !args.no_cpus);
+  // Probe item B6: a run that can measure nothing must not report 0 J as if it had.
+  if (devices.gpus.empty() && (args.no_cpus || devices.cpus.empty())) {
+    std::string reasons = gpu_backend_reasons(devices);
+    for (const auto& b : devices.backends) {
+      if (b.backend == "rapl" && !args.no_cpus) reasons += "; rapl: " + b.detail;
+    }
+    die("nothing can be measured on this machine (" + reasons +
+            "); the command was not run. Measure on a machine with an NVIDIA or AMD GPU or readable "
+            "RAPL counters (CPU energy needs root since Linux 5.10), or set ZEUS_NVML_PATH",
+        kNothingToMeasureExit);
+  }
   EnergyMonitorOptions options;
   if (!args.gpus.empty()) {
     options.gpu_indices = parse_index_list(args.gpus, "--gpus");
@@ -50,11 +66,27 @@ void run_measure(const MeasureArgs& args) {
   SystemClock clock;
   auto monitor = value_or_die(EnergyMonitor::create(devices, clock, options));
   value_or_die(monitor->begin_window("zeus_measure"));
+  const auto started_at = std::chrono::steady_clock::now();
   auto started = ChildProcess::start(args.command);
   if (!started) die(started.error().message, 127);
   ChildProcess child = std::move(*started);
   const int exit_code = child.wait();
-  auto measurement = value_or_die(monitor->end_window("zeus_measure"));
+  auto ended = monitor->end_window("zeus_measure");
+  if (!ended) {
+    // Probe item B5: the command ran; its time and exit code survive a failed last reading.
+    const double time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
+    if (args.json) {
+      nlohmann::json j = {{"command", args.command},
+                          {"exit_code", exit_code},
+                          {"time_s", time_s},
+                          {"error", "the energy reading at the end failed: " + ended.error().message}};
+      std::cout << j.dump() << "\n";
+    }
+    std::cerr << "zeus: the command ran " << format_fixed(time_s, 3) << " s and exited " << exit_code
+              << ", but reading the energy at the end failed: " << ended.error().message << "\n";
+    throw CLI::RuntimeError(exit_code != 0 ? exit_code : kEnergyLostExit);
+  }
+  Measurement measurement = std::move(*ended);
   if (args.json) {
     nlohmann::json j = measurement_json(measurement);
     j["command"] = args.command;
@@ -92,7 +124,9 @@ void add_measure_command(CLI::App& app) {
       "stdout. zeus exits with the command's exit code (128+N if signal N ended it). Signals\n"
       "sent to zeus are forwarded to the command; Ctrl-C stops the command and zeus still\n"
       "prints what was measured. CPUs are measured when RAPL is readable (root since Linux\n"
-      "5.10). Examples:\n"
+      "5.10). zeus's own exit statuses: 69 when nothing can be measured (no GPU, no readable\n"
+      "RAPL; the command is not run), 74 when the command succeeded but the last energy\n"
+      "reading failed (its time is still printed). Examples:\n"
       "  zeus measure -- python train.py --epochs 1\n"
       "  zeus measure --gpus 0 --json -- ./bench | jq .total_energy_j");
   cmd->callback([args] { run_measure(*args); });
