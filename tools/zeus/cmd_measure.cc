@@ -30,17 +30,6 @@ constexpr int kEnergyLostExit = 74;        // EX_IOERR: the command succeeded, t
 void run_measure(const MeasureArgs& args) {
   if (args.command.empty()) die("no command to measure: write it after --, e.g. zeus measure -- python train.py");
   Devices devices = discover_or_die(true, !args.no_cpus);
-  // Probe item B6: a run that can measure nothing must not report 0 J as if it had.
-  if (devices.gpus.empty() && (args.no_cpus || devices.cpus.empty())) {
-    std::string reasons = gpu_backend_reasons(devices);
-    for (const auto& b : devices.backends) {
-      if (b.backend == "rapl" && !args.no_cpus) reasons += "; rapl: " + b.detail;
-    }
-    die("nothing can be measured on this machine (" + reasons +
-            "); the command was not run. Measure on a machine with an NVIDIA or AMD GPU or readable "
-            "RAPL counters (CPU energy needs root since Linux 5.10), or set ZEUS_NVML_PATH",
-        kNothingToMeasureExit);
-  }
   EnergyMonitorOptions options;
   if (!args.gpus.empty()) {
     options.gpu_indices = parse_index_list(args.gpus, "--gpus");
@@ -59,6 +48,17 @@ void run_measure(const MeasureArgs& args) {
     std::vector<int> all;
     for (size_t i = 0; i < devices.cpus.size(); ++i) all.push_back(static_cast<int>(i));
     options.cpu_indices = all;
+  }
+  // Probe item B6: a run that can measure nothing must not report 0 J as if it had.
+  if (devices.gpus.empty() && (args.no_cpus || devices.cpus.empty())) {
+    std::string reasons = gpu_backend_reasons(devices);
+    for (const auto& b : devices.backends) {
+      if (b.backend == "rapl" && !args.no_cpus) reasons += "; rapl: " + b.detail;
+    }
+    die("nothing can be measured on this machine (" + reasons +
+            "); the command was not run. Measure on a machine with an NVIDIA or AMD GPU or readable "
+            "RAPL counters (CPU energy needs root since Linux 5.10), or set ZEUS_NVML_PATH",
+        kNothingToMeasureExit);
   }
   options.log_file = args.log_file;
   options.log_append = true;  // --log appends (the file must be an energy log with the same columns)
