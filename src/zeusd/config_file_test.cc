@@ -40,10 +40,10 @@ TEST(ZeusdConfig, A9_MistakesAreRefusedWithTheirLine) {
   EXPECT_NE(error_of("socket = 5\n").find("socket must be a string"), std::string::npos);
   EXPECT_NE(error_of("log-level = [\"debug\"]\n").find("takes one value"), std::string::npos);
   EXPECT_NE(error_of("allow = [1]\n").find("line 1"), std::string::npos);
-  const std::string garbage(
+  static const char kGarbage[] =
       "\x7f"
-      "ELF\x02\x01\x01\0\0\0\xff\xfe=\x01\n\x03\x04",
-      20);
+      "ELF\x02\x01\x01\0\0\0\xff\xfe=\x01\n\x03\x04";
+  const std::string garbage(kGarbage, sizeof(kGarbage) - 1);
   EXPECT_NE(error_of(garbage).find("not valid TOML"), std::string::npos);
 }
 
