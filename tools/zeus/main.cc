@@ -3,6 +3,9 @@
 
 #include "commands.h"
 
+// The exit status of a command line zeus cannot parse (as most Unix tools use).
+constexpr int kUsageErrorExit = 2;
+
 int main(int argc, char** argv) {
   CLI::App app{
       "Zeus: measure and optimise the energy of GPU/CPU work (NSDI '23, in C++).\n"
@@ -21,8 +24,15 @@ int main(int argc, char** argv) {
   zeus::cli::add_exporter_command(app);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command ended itself (its message is already printed)
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // A usage error exits 2, which cannot be mistaken for CLI11's 100+ codes or, under `zeus
+    // measure`, for the command's own status (probe item C4).
+    std::cerr << "zeus: " << e.what() << " (see zeus " << (argc > 1 ? std::string(argv[1]) + " " : "")
+              << "--help)\n";
+    return kUsageErrorExit;
   }
   return 0;
 }
