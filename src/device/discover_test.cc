@@ -33,7 +33,7 @@ TEST(VisibleDevicesTest, ParsesIndexLists) {
 }
 
 TEST(VisibleDevicesTest, RejectsMalformedAndMig) {
-  for (const char* bad : {"0,,1", "a", "1,x", "-1", "0,0", "1.5"}) {
+  for (const char* bad : {"0,,1", "a", "1,x", "0,0", "1.5"}) {
     auto parsed = parse_visible_devices(bad, "CUDA_VISIBLE_DEVICES", {});
     ASSERT_FALSE(parsed.has_value()) << bad;
     EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument) << bad;
@@ -143,6 +143,14 @@ TEST(DiscoverTest, FromEnvironmentReadsOverrides) {
 
 namespace zeus {
 namespace {
+
+// Probe item B12: "-1" and Slurm's "NoDevFiles" end the list, as in CUDA: no GPU visible.
+TEST(VisibleDevices, B12_MinusOneAndNoDevFilesHideTheRest) {
+  EXPECT_TRUE(parse_visible_devices("-1", "CUDA_VISIBLE_DEVICES", {})->empty());
+  EXPECT_TRUE(parse_visible_devices("NoDevFiles", "CUDA_VISIBLE_DEVICES", {})->empty());
+  EXPECT_EQ(*parse_visible_devices("1,-1,0", "CUDA_VISIBLE_DEVICES", {}), (std::vector<int>{1}));
+  EXPECT_FALSE(parse_visible_devices("-", "CUDA_VISIBLE_DEVICES", {}).has_value());
+}
 
 // Probe item B4: an ambiguous UUID prefix is an error naming the candidates.
 TEST(VisibleDevices, B4_AmbiguousUuidPrefixIsAnError) {

@@ -17,7 +17,8 @@ std::string trim(const std::string& text) {
 
 }  // namespace
 
-Result<std::vector<int>> parse_visible_devices(const std::string& value, const std::string& variable,
+Result<std::vector<int>> parse_visible_devices(const std::string& value,
+                                               const std::string& variable,
                                                const std::vector<std::string>& uuids) {
   std::vector<int> indices;
   if (trim(value).empty()) return indices;  // set but empty: no GPU visible
@@ -29,10 +30,10 @@ Result<std::vector<int>> parse_visible_devices(const std::string& value, const s
     const std::string item = trim(value.substr(start, comma - start));
     start = comma + 1;
     if (item.rfind("MIG", 0) == 0) {
-      return fail(ErrorCode::kInvalidArgument,
-                  variable + "=" + value + " names a MIG instance ('" + item +
-                      "'); NVML cannot measure MIG slices: unset " + variable +
-                      " or list whole GPUs");
+      return fail(ErrorCode::kInvalidArgument, variable + "=" + value + " names a MIG instance ('" +
+                                                   item +
+                                                   "'); NVML cannot measure MIG slices: unset " +
+                                                   variable + " or list whole GPUs");
     }
     int index = -1;
     if (item.rfind("GPU-", 0) == 0) {
@@ -48,7 +49,8 @@ Result<std::vector<int>> parse_visible_devices(const std::string& value, const s
       }
       if (matches.size() > 1) {
         std::string candidates;
-        for (int m : matches) candidates += (candidates.empty() ? "" : ", ") + uuids[static_cast<size_t>(m)];
+        for (int m : matches)
+          candidates += (candidates.empty() ? "" : ", ") + uuids[static_cast<size_t>(m)];
         return fail(ErrorCode::kInvalidArgument,
                     variable + "=" + value + ": the UUID prefix '" + item + "' matches " +
                         std::to_string(matches.size()) + " GPUs (" + candidates +
@@ -56,16 +58,23 @@ Result<std::vector<int>> parse_visible_devices(const std::string& value, const s
       }
       if (!matches.empty()) index = matches.front();
       if (index < 0) {
-        return fail(ErrorCode::kNotFound,
-                    variable + "=" + value + ": no GPU has the UUID '" + item +
-                        "' (zeus devices lists the UUIDs)");
+        return fail(ErrorCode::kNotFound, variable + "=" + value + ": no GPU has the UUID '" +
+                                              item + "' (zeus devices lists the UUIDs)");
       }
+    } else if (item == "NoDevFiles" ||
+               (item.size() > 1 && item[0] == '-' &&
+                item.find_first_not_of("0123456789", 1) == std::string::npos)) {
+      // CUDA ends the list at an invalid index: "-1" (and Slurm's "NoDevFiles") mean "no more
+      // GPUs", the usual way to hide every GPU from a CPU-only job (probe item B12).
+      break;
     } else {
       if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
           item.size() > 6) {
         return fail(ErrorCode::kInvalidArgument,
-                    variable + "='" + value + "' is malformed: expected a comma-separated list "
-                    "of GPU indices such as 0,1 (item '" + item + "')");
+                    variable + "='" + value +
+                        "' is malformed: expected a comma-separated list "
+                        "of GPU indices such as 0,1 (item '" +
+                        item + "')");
       }
       index = std::stoi(item);
     }
