@@ -87,7 +87,13 @@ INSTANTIATE_TEST_SUITE_P(Profiles, FrontierProperties,
                                            Case{"gpt3-175b+a100_sxm_bf16", 24, 83.64, 0.001},
                                            Case{"bloom+a100_sxm_bf16", 24, 83.64, 0.001},
                                            Case{"gpt3-175b+a40_bf16", 12, 70.38, 0.001},
-                                           Case{"bloom+a40_bf16", 12, 70.38, 0.0005}));
+                                           Case{"bloom+a40_bf16", 12, 70.38, 0.0005},
+                                           // The paper's A40 unit, and the larger microbatch counts.
+                                           Case{"gpt3-175b+a40_bf16", 12, 70.38, 0.0001},
+                                           Case{"gpt3-175b+a100_sxm_bf16", 48, 83.64, 0.001},
+                                           Case{"bloom+a100_sxm_bf16", 48, 83.64, 0.001},
+                                           Case{"gpt3-175b+a100_sxm_bf16", 96, 83.64, 0.001},
+                                           Case{"bloom+a100_sxm_bf16", 96, 83.64, 0.001}));
 
 TEST(PlanChoice, Rules) {
   // Slowest first; energy U-shaped with T* at 3.0 s.
