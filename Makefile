@@ -12,9 +12,9 @@ ZEUS := $(BUILD)/bin/zeus
 # Debian packages the build, the tests and the main job need.
 DEB_PACKAGES := build-essential cmake pkg-config libexpected-dev nlohmann-json3-dev libcli11-dev \
   libsqlite3-dev sqlite3 libgtest-dev libgmock-dev googletest libbenchmark-dev gnuplot-nox \
-  libcpp-httplib-dev libpqxx-dev postgresql prometheus-cpp-dev pybind11-dev python3-dev \
+  libpqxx-dev postgresql prometheus-cpp-dev pybind11-dev python3-dev \
   python3-pytest python3-numpy python3-torch libtorch-dev chromium clang libclang-rt-14-dev ccache \
-  libtomlplusplus-dev
+  libtomlplusplus-dev libboost1.81-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -1,4 +1,4 @@
-// libFuzzer target: zeusd's HTTP request parser and its request handling. Whatever bytes a peer
+// libFuzzer target: the HTTP layer's request parsing (http/message.h) and zeusd's request handling. Whatever bytes a peer
 // sends, parsing must stay within its limits and never crash, and a request that parses must get
 // an answer (any status) from ZeusdService without crashing — over replay GPUs, as root, an
 // allowed user, a stranger, and a TCP peer. The first input byte picks the peer.
@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "zeus/replay_gpu.h"
-#include "zeusd/http_message.h"
+#include "http/message.h"
 #include "zeusd/process_watcher.h"
 #include "zeusd/zeusd_service.h"
 
@@ -41,32 +41,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Daemon* daemon = new Daemon();
   if (size == 0) return 0;
   const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-  zeus::zeusd::HttpLimits limits;
+  zeus::http::Limits limits;
   limits.max_header_bytes = 4096;
   limits.max_body_bytes = 8192;
 
-  zeus::zeusd::ParsedResponse response;
-  const auto parsed_response = zeus::zeusd::parse_http_response(bytes, limits, &response);
-  if (parsed_response.status == zeus::zeusd::ParseStatus::kComplete &&
-      (parsed_response.consumed_bytes > bytes.size() ||
-       response.body.size() > limits.max_body_bytes)) {
-    __builtin_trap();
-  }
-
   std::string_view rest = bytes;
   for (int pipelined = 0; pipelined < 4 && !rest.empty(); ++pipelined) {
-    zeus::zeusd::HttpRequest request;
-    const auto parsed = zeus::zeusd::parse_http_request(rest, limits, &request);
-    if (parsed.status != zeus::zeusd::ParseStatus::kComplete) {
-      if (parsed.status == zeus::zeusd::ParseStatus::kError &&
-          (parsed.error_status < 400 || parsed.error_status > 505 ||
-           parsed.error_message.empty())) {
+    zeus::http::ParsedRequest parsed = zeus::http::parse_request(rest, limits);
+    if (!parsed.complete) {
+      if (parsed.error_status != 0 &&
+          (parsed.error_status < 400 || parsed.error_status > 505 || parsed.error.empty())) {
         __builtin_trap();
       }
       break;
     }
-    if (parsed.consumed_bytes == 0 || parsed.consumed_bytes > rest.size() ||
-        request.body.size() > limits.max_body_bytes) {
+    const zeus::http::HttpRequest& request = parsed.request;
+    if (parsed.used_bytes == 0 || parsed.used_bytes > rest.size() ||
+        request.body.size() > limits.max_body_bytes ||
+        request.headers.size() > limits.max_headers) {
       __builtin_trap();
     }
     zeus::zeusd::Peer peer;
@@ -90,8 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     const zeus::zeusd::HttpResponse answer = daemon->service->handle(request, peer);
     if (answer.status < 200 || answer.status > 599 || answer.body.empty()) __builtin_trap();
-    (void)zeus::zeusd::serialize_http_response(answer);
-    rest.remove_prefix(parsed.consumed_bytes);
+    rest.remove_prefix(parsed.used_bytes);
   }
   // Leases never outlive the input that made them (the fuzzer's "process" exits every time).
   daemon->service->on_process_exit(4242);

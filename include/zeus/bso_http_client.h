@@ -29,9 +29,9 @@ namespace zeus {
 struct BsoHttpClientOptions {
   std::string token;       // non-empty: sent as "Authorization: Bearer <token>"
   double timeout_s = 10.0;  // connect, read and write timeout of each request (> 0)
-  // true: keep one connection open between requests (fast for many requests in a row; an idle
-  // open connection holds one of the server's worker threads until it times out). false: a new
-  // connection per request, like the Python client.
+  // true: keep connections open between requests (fast for many requests in a row; the server
+  // holds no thread for an idle connection). false: a new connection per request, like the
+  // Python client.
   bool keep_alive = false;
 };
 

@@ -33,9 +33,13 @@ struct BsoServerOptions {
   std::string host = "127.0.0.1";  // address to bind; "0.0.0.0" exposes the service
   int port = 8000;                 // 0: a free port, read back with port()
   std::string token;               // non-empty: state-changing requests need this bearer token
-  int workers = 16;                // request threads (an idle keep-alive connection holds one)
+  int workers = 16;                // threads for requests' store work (connections hold none)
   double trial_timeout_s = 0.0;    // > 0: dispatched trials older than this are marked failed
   size_t max_body_bytes = 1 << 20;  // larger request bodies are answered 413
+  size_t max_connections = 10000;   // at the cap, idle and slow connections give way
+  size_t max_connections_per_peer = 0;  // per client address; 0: no limit
+  double header_timeout_s = 10;     // a request's headers must arrive within this (slowloris)
+  double idle_timeout_s = 30;       // a kept-alive connection with no request is closed
   const Clock* clock = nullptr;    // dispatch stamps and expiry; default: the system clock
 };
 

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <mutex>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,9 @@
 #include "zeus/result.h"
 
 namespace zeus {
+namespace http {
+class HttpClient;
+}
 
 // The environment variable naming zeusd's socket.
 inline constexpr const char* kZeusdSocketEnvironment = "ZEUSD_SOCK_PATH";
@@ -51,13 +55,10 @@ class ZeusdClient {
   const std::string& socket_path() const { return socket_path_; }
 
  private:
-  Result<void> connect_locked();
-  Result<std::string> exchange_locked(const std::string& wire, bool* may_retry);
   std::string socket_path_;
   std::mutex mutex_;
-  int fd_ = -1;           // guarded by mutex_
-  int fd_owner_pid_ = 0;  // the process that opened fd_ (a forked child reconnects)
-  std::string pending_;   // bytes read past the last response; guarded by mutex_
+  std::unique_ptr<http::HttpClient> http_;  // guarded by mutex_ (the pointer, not the calls)
+  int http_owner_pid_ = 0;  // the process that made http_ (a forked child makes its own)
 };
 
 // discover() with zeusd routing when `zeusd_socket_path` is set (see the header comment);

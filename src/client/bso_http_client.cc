@@ -1,14 +1,12 @@
-// make_bso_http_client(): the batch-size service over HTTP with cpp-httplib
-// (zeus/bso_http_client.h).
+// make_bso_http_client(): the batch-size service over HTTP with the project's HTTP client
+// (zeus/bso_http_client.h, http/client.h).
 #include "zeus/bso_http_client.h"
 
-#include <httplib.h>
-
 #include <cmath>
-#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "client/server_url.h"
+#include "http/client.h"
 #include "zeus/bso_json.h"
 
 namespace zeus {
@@ -42,18 +40,10 @@ tl::unexpected<Error> http_error(int status, const std::string& body, const std:
 
 class HttpClient final : public BsoHttpClient {
  public:
-  HttpClient(client::ServerUrl url, BsoHttpClientOptions options)
-      : url_(std::move(url)), options_(std::move(options)), http_(url_.scheme_host_port) {
-    const auto sec = static_cast<time_t>(options_.timeout_s);
-    const auto usec = static_cast<time_t>((options_.timeout_s - static_cast<double>(sec)) * 1e6);
-    http_.set_connection_timeout(sec, usec);
-    http_.set_read_timeout(sec, usec);
-    http_.set_write_timeout(sec, usec);
-    http_.set_keep_alive(options_.keep_alive);
-    http_.set_tcp_nodelay(true);
-    if (!options_.token.empty()) {
-      headers_.emplace("Authorization", "Bearer " + options_.token);
-    }
+  HttpClient(client::ServerUrl url, BsoHttpClientOptions options,
+             std::unique_ptr<http::HttpClient> http)
+      : url_(std::move(url)), options_(std::move(options)), http_(std::move(http)) {
+    if (!options_.token.empty()) headers_.emplace_back("Authorization", "Bearer " + options_.token);
   }
 
   Result<JobSpec> register_job(const JobSpec& spec) override {
@@ -112,21 +102,11 @@ class HttpClient final : public BsoHttpClient {
 
   Result<std::string> send(const std::string& method, const std::string& target,
                            const std::string& body, const std::string& doing) {
-    const std::string path = url_.path_prefix + target;
-    std::lock_guard<std::mutex> lock(mu_);
-    httplib::Request req;
-    req.method = method;
-    req.path = path;
-    req.headers = headers_;
-    if (!body.empty()) {
-      req.body = body;
-      req.set_header("Content-Type", "application/json");
-    }
-    httplib::Result res = http_.send(req);
+    Result<http::HttpResponse> res =
+        http_->request(method, url_.path_prefix + target, body, headers_);
     if (!res) {
-      return fail(ErrorCode::kUnavailable,
-                  doing + ": cannot reach the batch-size service at " + url_.text + " (" +
-                      httplib::to_string(res.error()) + "); is `zeus serve` running there?");
+      return fail(ErrorCode::kUnavailable, doing + ": " + res.error().message +
+                                               "; is `zeus serve` running at " + url_.text + "?");
     }
     if (res->status < 200 || res->status >= 300) return http_error(res->status, res->body, doing);
     return std::move(res->body);
@@ -134,9 +114,8 @@ class HttpClient final : public BsoHttpClient {
 
   client::ServerUrl url_;
   BsoHttpClientOptions options_;
-  std::mutex mu_;
-  httplib::Client http_;
-  httplib::Headers headers_;
+  std::unique_ptr<http::HttpClient> http_;  // thread-safe: its own pool of connections
+  http::Headers headers_;
 };
 
 }  // namespace
@@ -151,7 +130,19 @@ Result<std::unique_ptr<BsoHttpClient>> make_bso_http_client(const std::string& s
   if (options.token.find_first_of("\r\n") != std::string::npos) {
     return fail(ErrorCode::kInvalidArgument, "the token holds a line break; check the token file");
   }
-  return std::unique_ptr<BsoHttpClient>(std::make_unique<HttpClient>(*url, std::move(options)));
+  if (url->scheme == "https") {
+    return fail(ErrorCode::kNotSupported,
+                "server URL '" + url->text + "': this client speaks plain HTTP only; reach an "
+                "HTTPS service through a local TLS proxy (or an SSH tunnel) and give its http:// URL");
+  }
+  http::ClientOptions http_options;
+  http_options.timeout_s = options.timeout_s;
+  http_options.keep_alive = options.keep_alive;
+  Result<std::unique_ptr<http::HttpClient>> http =
+      http::HttpClient::tcp(url->host, url->port, http_options);
+  if (!http) return fail(http.error());
+  return std::unique_ptr<BsoHttpClient>(
+      std::make_unique<HttpClient>(*url, std::move(options), std::move(*http)));
 }
 
 Result<std::unique_ptr<BatchSizeService>> make_http_batch_size_service(

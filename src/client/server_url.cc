@@ -40,7 +40,10 @@ Result<ServerUrl> parse_server_url(std::string_view url) {
   // The port: digits after the last ':' that is not inside an IPv6 [..] literal.
   const size_t colon = authority.rfind(':');
   const size_t bracket = authority.rfind(']');
+  out.port = scheme == "https" ? 443 : 80;
+  out.host = std::string(authority);
   if (colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket)) {
+    out.host = std::string(authority.substr(0, colon));
     std::string_view port = authority.substr(colon + 1);
     if (colon == 0) return bad_url(url, "has no host");
     if (port.empty() || port.size() > 5) return bad_url(url, "has a malformed port");
@@ -50,11 +53,16 @@ Result<ServerUrl> parse_server_url(std::string_view url) {
       value = value * 10 + (c - '0');
     }
     if (value < 1 || value > 65535) return bad_url(url, "has a port outside 1-65535");
+    out.port = value;
+  }
+  if (out.host.size() >= 2 && out.host.front() == '[' && out.host.back() == ']') {
+    out.host = out.host.substr(1, out.host.size() - 2);
   }
   if (path.find_first_of("?# ") != std::string_view::npos) {
     return bad_url(url, "has a query, fragment or space in its path");
   }
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  out.scheme = scheme;
   out.scheme_host_port = scheme + "://" + std::string(authority);
   out.path_prefix = std::string(path);
   return out;

@@ -19,6 +19,9 @@ struct ServerUrl {
   std::string text;              // as given, for messages
   std::string scheme_host_port;  // "http://host:port" (port kept as given, if any)
   std::string path_prefix;       // "" or "/something", no trailing slash
+  std::string scheme;            // "http" or "https"
+  std::string host;              // without IPv6 brackets
+  int port = 80;                 // as given, else the scheme's (80, 443)
 };
 
 // Accepts http:// and https:// URLs with a host, an optional port (1-65535) and path.

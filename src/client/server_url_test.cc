@@ -17,6 +17,12 @@ TEST(ServerUrlTest, SplitsSchemeHostPortAndPrefix) {
   u = parse_server_url("http://[::1]:9000/");
   ASSERT_TRUE(u.has_value());
   EXPECT_EQ(u->scheme_host_port, "http://[::1]:9000");
+  EXPECT_EQ(u->host, "::1");
+  EXPECT_EQ(u->port, 9000);
+  u = parse_server_url("http://zeus.example.org/x");
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->host, "zeus.example.org");
+  EXPECT_EQ(u->port, 80);
 }
 
 TEST(ServerUrlTest, RejectsMalformedUrlsWithTheExpectedForm) {

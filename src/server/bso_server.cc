@@ -1,8 +1,6 @@
-// BsoServer over cpp-httplib (zeus/bso_server.h): the transport around server::Api, and the
-// background sweep that expires abandoned trials.
+// BsoServer over the project's HTTP layer (zeus/bso_server.h, http/server.h): the transport
+// around server::Api, and the background sweep that expires abandoned trials.
 #include "zeus/bso_server.h"
-
-#include <httplib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -12,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "http/server.h"
 #include "server/api.h"
 #include "server/json_text.h"
 #include "server/metrics.h"
@@ -30,10 +29,25 @@ Result<void> check_options(const BsoServerOptions& o) {
     return bad("trial timeout must be a finite value >= 0 s (0 = never expire)");
   }
   if (o.max_body_bytes == 0) return bad("the request size limit must be > 0 bytes");
+  if (o.max_connections < 1) return bad("the connection limit must be at least 1");
+  if (!(o.header_timeout_s > 0 && o.idle_timeout_s > 0)) {
+    return bad("the header and idle timeouts must be > 0 s");
+  }
   if (o.token.find_first_of("\r\n") != std::string::npos) {
     return bad("the token holds a line break; check the token file");
   }
   return ok();
+}
+
+// The Api's request from the HTTP layer's (HEAD is answered as GET, without the body).
+server::ApiRequest api_request(const http::HttpRequest& request) {
+  server::ApiRequest out;
+  out.method = request.method == "HEAD" ? "GET" : request.method;
+  out.path = request.path;
+  out.query = request.query;
+  if (const std::string* auth = request.header("authorization")) out.authorization = *auth;
+  out.body = request.body;
+  return out;
 }
 
 class HttpBsoServer final : public BsoServer {
@@ -46,26 +60,31 @@ class HttpBsoServer final : public BsoServer {
   ~HttpBsoServer() override { stop(); }
 
   Result<void> bind_and_serve() {
-    configure();
-    if (options_.port == 0) {
-      port_ = http_.bind_to_any_port(options_.host);
-    } else {
-      port_ = http_.bind_to_port(options_.host, options_.port) ? options_.port : -1;
-    }
-    if (port_ <= 0) {
+    http::ServerOptions o;
+    o.name = "bso service";
+    o.workers = options_.workers;
+    o.limits.max_body_bytes = options_.max_body_bytes;
+    o.max_connections = options_.max_connections;
+    o.max_connections_per_peer = options_.max_connections_per_peer;
+    o.header_timeout_s = options_.header_timeout_s;
+    o.idle_timeout_s = options_.idle_timeout_s;
+    // The health check skips the queue of store work: it answers even when every worker waits
+    // on the database.
+    o.inline_request = [](const http::HttpRequest& q) { return q.path == "/healthz"; };
+    Result<std::unique_ptr<http::HttpServer>> server = http::HttpServer::start(
+        std::move(o), http::HttpServer::blocking([this](const http::HttpRequest& q, const http::Peer&) {
+          return answer(q);
+        }));
+    if (!server) return fail(server.error());
+    http_ = std::move(*server);
+    Result<int> port = http_->listen_tcp(options_.host, options_.port);
+    if (!port) {
       return fail(ErrorCode::kUnavailable,
-                  "cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
-                      " (address in use, not local, or not permitted); pick another --host/"
-                      "--port, or --port 0 for any free port");
+                  "cannot listen on " + options_.host + ":" + std::to_string(options_.port) + ": " +
+                      port.error().message + "; pick another --host/--port, or --port 0 for any "
+                      "free port");
     }
-    listener_ = std::thread([this] {
-      http_.listen_after_bind();
-      listener_done_ = true;
-    });
-    // stop() only takes effect once the accept loop runs: wait for it.
-    while (!http_.is_running() && !listener_done_) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    port_ = *port;
     if (options_.trial_timeout_s > 0) sweeper_ = std::thread([this] { sweep_loop(); });
     return ok();
   }
@@ -84,8 +103,7 @@ class HttpBsoServer final : public BsoServer {
       stopping_ = true;
     }
     cv_.notify_all();
-    http_.stop();
-    if (listener_.joinable()) listener_.join();
+    if (http_) http_->stop();
     if (sweeper_.joinable()) sweeper_.join();
   }
 
@@ -105,69 +123,14 @@ class HttpBsoServer final : public BsoServer {
   }
 
  private:
-  void configure() {
-    const int workers = options_.workers;
-    http_.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
-    http_.set_payload_max_length(options_.max_body_bytes);
-    http_.set_tcp_nodelay(true);
-    // SO_REUSEADDR only: httplib's default SO_REUSEPORT would let a second server silently
-    // share a busy port.
-    http_.set_socket_options([](socket_t sock) {
-      int yes = 1;
-      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    });
-    http_.set_keep_alive_max_count(100000);
-    http_.set_keep_alive_timeout(5);
-    http_.set_read_timeout(10);
-    http_.set_write_timeout(10);
-    const httplib::Server::Handler handler = [this](const httplib::Request& req,
-                                                     httplib::Response& res) {
-      server::ApiRequest request;
-      request.method = req.method == "HEAD" ? "GET" : req.method;
-      request.path = req.path;
-      for (const auto& [name, value] : req.params) request.query.emplace_back(name, value);
-      request.authorization = req.get_header_value("Authorization");
-      request.body = req.body;
-      server::ApiResponse answer = api_.handle(request);
-      res.status = answer.status;
-      for (const auto& [name, value] : answer.headers) res.set_header(name.c_str(), value);
-      res.set_content(std::move(answer.body), answer.content_type.c_str());
-    };
-    const std::string any = R"([\s\S]*)";
-    http_.Get(any, handler);
-    http_.Post(any, handler);
-    http_.Patch(any, handler);
-    http_.Delete(any, handler);
-    http_.Put(any, handler);
-    http_.Options(any, handler);
-    // Answers httplib gives before routing (413, 400 for malformed HTTP): the same {"message"}.
-    http_.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return;  // an answer of the Api
-      std::string message;
-      if (res.status == 413) {
-        message = "request body larger than " + std::to_string(options_.max_body_bytes) +
-                  " bytes; the service's requests are small JSON objects";
-      } else if (res.status == 404) {
-        message = "no route " + req.method + " " + req.path;
-      } else {
-        message = "malformed HTTP request (status " + std::to_string(res.status) + ")";
-      }
-      res.set_content(server::error_json(message), "application/json");
-      metrics_.count_request(server::Api::route_of(req.path), "other", res.status);
-    });
-    http_.set_exception_handler(
-        [](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
-          std::string what = "unknown exception";
-          try {
-            if (error) std::rethrow_exception(error);
-          } catch (const std::exception& e) {
-            what = e.what();
-          } catch (...) {
-          }
-          log_error("bso service: request failed with an exception: " + what);
-          res.status = 500;
-          res.set_content(server::error_json("internal error: " + what), "application/json");
-        });
+  http::HttpResponse answer(const http::HttpRequest& request) {
+    server::ApiResponse a = api_.handle(api_request(request));
+    http::HttpResponse out;
+    out.status = a.status;
+    out.body = std::move(a.body);
+    out.content_type = std::move(a.content_type);
+    out.headers = std::move(a.headers);
+    return out;
   }
 
   void sweep_loop() {
@@ -187,10 +150,8 @@ class HttpBsoServer final : public BsoServer {
   server::ServerMetrics metrics_;
   BatchSizeOptimizer optimizer_;
   server::Api api_;
-  httplib::Server http_;
+  std::unique_ptr<http::HttpServer> http_;
   int port_ = -1;
-  std::thread listener_;
-  std::atomic<bool> listener_done_{false};
   std::thread sweeper_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -1,9 +1,8 @@
-// The service over real HTTP: a BsoServer on 127.0.0.1 (port 0) and httplib::Client, for every
+// The service over real HTTP: a BsoServer on 127.0.0.1 (port 0) and the HTTP layer's client, for every
 // route and every status code of REFERENCE.md §3 and the extras.
 #include "zeus/bso_server.h"
 
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,11 +12,24 @@
 #include <set>
 #include <thread>
 
+#include "http/client.h"
 #include "zeus/batch_size_optimizer.h"
 #include "zeus/sqlite_store.h"
 
 namespace zeus {
 namespace {
+
+// A response header by name, case-insensitively ("" when absent).
+std::string header_of(const http::HttpResponse& r, const std::string& name) {
+  for (const auto& [key, value] : r.headers) {
+    if (key.size() == name.size() &&
+        std::equal(key.begin(), key.end(), name.begin(),
+                   [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
+      return value;
+    }
+  }
+  return "";
+}
 
 using nlohmann::json;
 
@@ -44,24 +56,19 @@ class BsoServerTest : public ::testing::Test {
     Result<std::unique_ptr<BsoServer>> s = BsoServer::start(*store_, options);
     ASSERT_TRUE(s.has_value()) << s.error().to_string();
     server_ = std::move(*s);
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
-    client_->set_read_timeout(10, 0);
+    http::ClientOptions client_options;
+    client_options.timeout_s = 10;
+    client_ = std::move(*http::HttpClient::tcp("127.0.0.1", server_->port(), client_options));
   }
 
-  // A request the way the Python client sends it: JSON body, no Content-Type header.
-  httplib::Result send(const std::string& method, const std::string& path,
-                       const std::string& body = "", const httplib::Headers& headers = {}) {
-    httplib::Request req;
-    req.method = method;
-    req.path = path;
-    req.headers = headers;
-    req.body = body;
-    return client_->send(req);
+  Result<http::HttpResponse> send(const std::string& method, const std::string& path,
+                                  const std::string& body = "", const http::Headers& headers = {}) {
+    return client_->request(method, path, body, headers);
   }
 
   // Asserts the status and, for errors, the {"message"} body; returns the parsed body.
-  json expect(const httplib::Result& r, int status) {
-    EXPECT_TRUE(r) << "no answer: " << httplib::to_string(r.error());
+  json expect(const Result<http::HttpResponse>& r, int status) {
+    EXPECT_TRUE(r) << "no answer: " << r.error().message;
     if (!r) return json();
     EXPECT_EQ(r->status, status) << r->body;
     json body = json::parse(r->body, nullptr, false);
@@ -79,7 +86,7 @@ class BsoServerTest : public ::testing::Test {
 
   std::unique_ptr<Store> store_ = make_memory_store();
   std::unique_ptr<BsoServer> server_;
-  std::unique_ptr<httplib::Client> client_;
+  std::unique_ptr<http::HttpClient> client_;
 };
 
 TEST_F(BsoServerTest, RegisterEchoesEverySpecField201Then200Then409) {
@@ -203,7 +210,7 @@ TEST_F(BsoServerTest, WrongMethodIs405WithAllow) {
   start();
   auto r = send("PUT", "/jobs", kSpec);
   expect(r, 405);
-  EXPECT_EQ(r->get_header_value("Allow"), "GET, POST, DELETE");
+  EXPECT_EQ(header_of(*r, "Allow"), "GET, POST, DELETE");
   expect(send("GET", "/report"), 405);
   expect(send("POST", "/metrics", "{}"), 405);
 }
@@ -223,10 +230,10 @@ TEST_F(BsoServerTest, TokenGuardsEveryStateChangeButNotReads) {
   start(options);
   auto denied = send("POST", "/jobs", kSpec);
   expect(denied, 401);
-  EXPECT_EQ(denied->get_header_value("WWW-Authenticate"), "Bearer");
+  EXPECT_EQ(header_of(*denied, "WWW-Authenticate"), "Bearer");
   expect(send("POST", "/jobs", kSpec, {{"Authorization", "Bearer wrong"}}), 401);
   expect(send("POST", "/jobs", kSpec, {{"Authorization", "s3cret-token"}}), 401);
-  const httplib::Headers auth = {{"Authorization", "Bearer s3cret-token"}};
+  const http::Headers auth = {{"Authorization", "Bearer s3cret-token"}};
   expect(send("POST", "/jobs", kSpec, auth), 201);
   expect(send("GET", "/jobs/batch_size?job_id=mnist-1"), 401);  // dispatching changes state
   json t = expect(send("GET", "/jobs/batch_size?job_id=mnist-1", "", auth), 200);
@@ -262,7 +269,7 @@ TEST_F(BsoServerTest, HealthMetricsAndDashboard) {
   auto m = send("GET", "/metrics");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->status, 200);
-  EXPECT_NE(m->get_header_value("Content-Type").find("text/plain"), std::string::npos);
+  EXPECT_NE(m->content_type.find("text/plain"), std::string::npos);
   const std::string& text = m->body;
   EXPECT_NE(text.find(R"(zeus_bso_http_requests_total{method="POST",route="/jobs",status="201"} 1)"),
             std::string::npos)
@@ -278,7 +285,7 @@ TEST_F(BsoServerTest, HealthMetricsAndDashboard) {
   auto page = send("GET", "/");
   ASSERT_TRUE(page);
   EXPECT_EQ(page->status, 200);
-  EXPECT_NE(page->get_header_value("Content-Type").find("text/html"), std::string::npos);
+  EXPECT_NE(page->content_type.find("text/html"), std::string::npos);
   EXPECT_NE(page->body.find("<title>Zeus batch-size optimizer</title>"), std::string::npos);
   // No external fetches: the only absolute URL is the SVG namespace name.
   size_t urls = 0;
@@ -326,9 +333,9 @@ TEST_F(BsoServerTest, ConcurrentClientsGetUniqueDenseTrialNumbers) {
   std::atomic<int> errors{0};
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&] {
-      httplib::Client c("127.0.0.1", server_->port());
+      auto c = std::move(*http::HttpClient::tcp("127.0.0.1", server_->port(), {}));
       for (int k = 0; k < 10; ++k) {
-        auto r = c.Get("/jobs/batch_size?job_id=mnist-1");
+        auto r = c->request("GET", "/jobs/batch_size?job_id=mnist-1");
         if (!r || r->status != 200) {
           ++errors;
           continue;

@@ -357,7 +357,8 @@ TEST_F(ZeusdEndToEnd, BadInputNeverCrashesTheDaemon) {
       {"GET /gpu/../../etc/passwd HTTP/1.1\r\n\r\n", "HTTP/1.1 404"},
       {"POST /gpu/0/power_limit HTTP/1.1\r\nContent-Length: 5\r\n\r\n{{{{{", "HTTP/1.1 400"},
       {"POST /gpu/0/power_limit HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-       "HTTP/1.1 501"},
+       "HTTP/1.1 400"},  // an empty body, assembled from chunks
+      {"POST /gpu/0/power_limit HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", "HTTP/1.1 400"},
       {"GET /discover HTTP/3.0\r\n\r\n", "HTTP/1.1 505"},
   };
   for (const auto& [request, expected] : cases) {

@@ -1,13 +1,16 @@
-// ZeusdServer: zeusd's transport — a Unix socket (and optionally loopback TCP) served with one
-// thread per connection, each request parsed by http_message.h and answered by a handler
-// (normally ZeusdService::handle) together with the peer the kernel vouches for.
+// ZeusdServer: zeusd's transport — a Unix socket (and optionally loopback TCP) served by the
+// project's HTTP layer (http/server.h): no thread per connection; each request is answered by a
+// handler (normally ZeusdService::handle) on the worker pool, together with the peer the kernel
+// vouches for (SO_PEERCRED, or the socket table for TCP).
 //
 // The Unix socket is created with the configured owner, group and mode (a stale socket file is
 // replaced; a live zeusd on the same path is an error). Connections are persistent (HTTP/1.1
-// keep-alive), so a client library keeps one connection for its whole run. Bounds: at most
-// max_connections at once (more get 503), a started request must arrive within
-// request_timeout_s (408), header and body limits (431/413); a malformed request gets its 4xx and
-// the connection is closed. Nothing a peer sends can crash the server or grow its memory unbounded.
+// keep-alive), so a client library keeps one connection for its whole run. Bounds: header and
+// body limits (431/413); a started request must arrive within request_timeout_s (408); at most
+// max_connections at once, where idle and slow connections give way to new ones and root or the
+// socket's owner have a reserve on top, so no number of idle or slow peers locks them out; at
+// most max_connections_per_user from one user (503 above). Nothing a peer sends can crash the
+// server or grow its memory unbounded.
 // Thread-safety: start/stop from one thread; the handler is called from many threads at once.
 // Failure: start() answers Unavailable/PermissionDenied/InvalidArgument naming the socket and fix.
 //
@@ -16,20 +19,19 @@
 //   ... (*server)->stop();
 #pragma once
 
-#include <atomic>
 #include <functional>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
+#include "http/server.h"
 #include "zeus/result.h"
 #include "zeusd/allow_list.h"
-#include "zeusd/http_message.h"
 
 namespace zeus::zeusd {
+
+using HttpRequest = http::HttpRequest;
+using HttpResponse = http::HttpResponse;
 
 struct ServerOptions {
   std::string socket_path = "/run/zeusd/zeusd.sock";  // empty: no Unix socket
@@ -39,9 +41,11 @@ struct ServerOptions {
   // The socket's directory must be writable by root only (unix_socket_setup.h); true: warn.
   bool allow_unsafe_socket_dir = false;
   std::string tcp_address;  // "127.0.0.1:PORT" (PORT 0: any free port), empty: no TCP
-  HttpLimits limits;
-  size_t max_connections = 128;
+  http::Limits limits;
+  size_t max_connections = 1024;
+  size_t max_connections_per_user = 256;  // root and the socket's owner: no per-user limit
   double request_timeout_s = 10.0;
+  double idle_timeout_s = 300.0;  // a kept-alive connection with no request
 };
 
 using RequestHandler = std::function<HttpResponse(const HttpRequest&, const Peer&)>;
@@ -55,32 +59,19 @@ class ZeusdServer {
   ZeusdServer(const ZeusdServer&) = delete;
   ZeusdServer& operator=(const ZeusdServer&) = delete;
 
-  // Stops accepting, closes every connection, joins every thread, removes the socket file.
+  // Stops accepting, finishes requests in flight, closes every connection, removes the socket.
   void stop();
   // The TCP port bound (useful with port 0); 0 without TCP.
   int tcp_port() const { return tcp_port_; }
+  http::HttpServer::Stats stats() const { return http_->stats(); }
 
  private:
-  struct Connection {
-    std::thread thread;
-    int fd = -1;
-    std::atomic<bool> done{false};
-  };
-  ZeusdServer(ServerOptions options, RequestHandler handler);
-  void accept_loop();
-  void serve(Connection* connection, const Peer& peer);
-  void reap_finished_connections();
+  explicit ZeusdServer(ServerOptions options) : options_(std::move(options)) {}
 
   ServerOptions options_;
-  RequestHandler handler_;
-  int unix_fd_ = -1;
-  int tcp_fd_ = -1;
+  std::unique_ptr<http::HttpServer> http_;
   int tcp_port_ = 0;
-  int stop_fd_ = -1;  // eventfd, readable once stop() begins
-  std::atomic<bool> stopping_{false};
-  std::thread accept_thread_;
-  std::mutex connections_mutex_;
-  std::list<Connection> connections_;  // guarded by connections_mutex_
+  bool socket_created_ = false;
 };
 
 }  // namespace zeus::zeusd

@@ -34,11 +34,14 @@
 
 #include "zeus/device.h"
 #include "zeusd/allow_list.h"
-#include "zeusd/http_message.h"
+#include "http/message.h"
 #include "zeusd/lease_table.h"
 #include "zeusd/process_watcher.h"
 
 namespace zeus::zeusd {
+
+using HttpRequest = http::HttpRequest;
+using HttpResponse = http::HttpResponse;
 
 class ZeusdService {
  public:

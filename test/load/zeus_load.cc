@@ -12,7 +12,6 @@
 // server killed and restarting) is sent again until answered or the time is up; without it, the
 // first transport error ends the thread. Exit status: 0 when every lifecycle finished with only
 // 2xx answers; 1 otherwise (the summary on stdout says what failed).
-#include <httplib.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -26,6 +25,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "http/client.h"
 
 namespace {
 
@@ -129,28 +130,30 @@ double metric_step(int batch_size) {
 class Worker {
  public:
   Worker(const Options& o, const std::string& url, Stats& stats, Log& log)
-      : o_(o), client_(url), stats_(stats), log_(log) {
-    client_.set_keep_alive(true);
-    client_.set_tcp_nodelay(true);  // no Nagle + delayed-ACK stall between header and body
-    client_.set_connection_timeout(5);
-    client_.set_read_timeout(30);
-    client_.set_write_timeout(30);
-    if (!o.token.empty()) client_.set_bearer_token_auth(o.token.c_str());
+      : o_(o), stats_(stats), log_(log) {
+    zeus::http::ClientOptions options;
+    options.timeout_s = 30;
+    options.max_idle_connections = 1;
+    // url: "http://host:port"
+    const std::string rest = url.substr(url.find("://") + 3);
+    const size_t colon = rest.rfind(':');
+    client_ = std::move(*zeus::http::HttpClient::tcp(rest.substr(0, colon),
+                                                     std::stoi(rest.substr(colon + 1)), options));
+    if (!o.token.empty()) headers_.emplace_back("Authorization", "Bearer " + o.token);
   }
 
   // One request with retries on transport errors; the answer, or nullopt when there was none.
-  std::optional<httplib::Result> send(const std::string& method, const std::string& path,
-                                      const std::string& body) {
+  std::optional<zeus::http::HttpResponse> send(const std::string& method, const std::string& path,
+                                               const std::string& body) {
     const auto deadline = Clock::now() + std::chrono::duration<double>(o_.retry_s);
     for (;;) {
       const auto start = Clock::now();
-      httplib::Result r = method == "GET" ? client_.Get(path.c_str())
-                                          : client_.Post(path.c_str(), body, "application/json");
+      zeus::Result<zeus::http::HttpResponse> r = client_->request(method, path, body, headers_);
       if (r) {
         const double latency_s = std::chrono::duration<double>(Clock::now() - start).count();
         std::lock_guard<std::mutex> lock(stats_.latency_mu);
         stats_.latencies_s.push_back(latency_s);
-        return r;
+        return std::move(*r);
       }
       ++stats_.transport_errors;
       if (Clock::now() >= deadline) {
@@ -165,9 +168,9 @@ class Worker {
   bool lifecycle(const std::string& job_id) {
     auto next = send("GET", "/jobs/batch_size?job_id=" + job_id, "");
     if (!next) return false;
-    if ((*next)->status != 200) return http_error("GET /jobs/batch_size", **next);
-    const json trial = json::parse((*next)->body, nullptr, false);
-    if (!trial.is_object() || !trial.contains("trial_number")) return http_error("next", **next);
+    if (next->status != 200) return http_error("GET /jobs/batch_size", *next);
+    const json trial = json::parse(next->body, nullptr, false);
+    if (!trial.is_object() || !trial.contains("trial_number")) return http_error("next", *next);
     const int batch_size = trial["batch_size"], trial_number = trial["trial_number"];
     ++stats_.pairs;
     log_.write({{"event", "next"},
@@ -183,10 +186,10 @@ class Worker {
           {"current_epoch", epoch}};
       auto answer = send("POST", "/report", report.dump());
       if (!answer) return false;
-      if ((*answer)->status != 200) return http_error("POST /report", **answer);
-      const json decision = json::parse((*answer)->body, nullptr, false);
+      if (answer->status != 200) return http_error("POST /report", *answer);
+      const json decision = json::parse(answer->body, nullptr, false);
       if (!decision.is_object() || !decision.contains("stop_train")) {
-        return http_error("report", **answer);
+        return http_error("report", *answer);
       }
       ++stats_.reports;
       json line = report;
@@ -204,14 +207,15 @@ class Worker {
   }
 
  private:
-  bool http_error(const std::string& what, const httplib::Response& r) {
+  bool http_error(const std::string& what, const zeus::http::HttpResponse& r) {
     ++stats_.http_errors;
     std::cerr << "zeus_load: " << what << " answered " << r.status << ": " << r.body << "\n";
     return false;
   }
 
   const Options& o_;
-  httplib::Client client_;
+  std::unique_ptr<zeus::http::HttpClient> client_;
+  zeus::http::Headers headers_;
   Stats& stats_;
   Log& log_;
 };
@@ -253,9 +257,9 @@ int main(int argc, char** argv) {
     Worker registrar(o, urls[0], stats, log);
     for (int k = 0; k < o.jobs; ++k) {
       auto r = registrar.send("POST", "/jobs", job_spec(o, k).dump());
-      if (!r || ((*r)->status != 200 && (*r)->status != 201)) {
+      if (!r || (r->status != 200 && r->status != 201)) {
         std::cerr << "zeus_load: registering job " << k
-                  << " failed: " << (r ? (*r)->body : std::string("no answer")) << "\n";
+                  << " failed: " << (r ? r->body : std::string("no answer")) << "\n";
         return 1;
       }
     }

@@ -1,0 +1,33 @@
+// Between Boost.Beast's messages and the layer's (message.h): the parser set up with the limits,
+// a parsed request turned into an HttpRequest (header count checked, target decoded), a parse
+// error turned into its HTTP status, and an HttpResponse into a Beast response. Internal to
+// src/http: the servers and clients of the project see only message.h.
+#pragma once
+
+#include <boost/beast/http.hpp>
+
+#include "http/message.h"
+
+namespace zeus::http::detail {
+
+namespace bhttp = boost::beast::http;
+using BeastRequest = bhttp::request<bhttp::string_body>;
+using BeastResponse = bhttp::response<bhttp::string_body>;
+
+// A request parser with the header and body byte limits of `limits`.
+void apply_limits(const Limits& limits, bhttp::request_parser<bhttp::string_body>* parser);
+
+// The status and message to answer a parse error `ec` with (431 header limit, 413 body limit,
+// 505 a version other than 1.x, 501 an unknown transfer coding, 400 otherwise).
+std::pair<int, std::string> status_of_parse_error(const boost::system::error_code& ec);
+
+// Moves a complete Beast request into *out. False (with *status, *why) when it has more header
+// fields than the limit or a target that is not "/path?query".
+bool from_beast(BeastRequest&& in, const Limits& limits, HttpRequest* out, int* status,
+                std::string* why);
+
+// The Beast response for `response`, for a request of HTTP version `version` (10/11) that
+// asked for keep-alive (`keep_alive`); HEAD answers (`head`) keep Content-Length, lose the body.
+BeastResponse to_beast(HttpResponse&& response, int version, bool keep_alive, bool head);
+
+}  // namespace zeus::http::detail

@@ -1,0 +1,281 @@
+#include "http/client.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <sys/un.h>
+
+#include <chrono>
+#include <cmath>
+#include <mutex>
+
+namespace zeus::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace bhttp = boost::beast::http;
+using boost::system::error_code;
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point deadline_in(double s) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+// One connection with its own event loop: each operation runs on it until done or the deadline,
+// when the socket is closed (the operation then ends with timed_out).
+template <class Protocol>
+struct Connection {
+  asio::io_context io{1};
+  typename Protocol::socket socket{io};
+  boost::beast::flat_buffer buffer;
+  bool reused = false;
+
+  template <class Start>
+  error_code run(Clock::time_point deadline, Start start) {
+    error_code result = asio::error::would_block;
+    bool done = false;
+    start([&](const error_code& ec, auto&&...) {
+      result = ec;
+      done = true;
+    });
+    io.restart();
+    io.run_until(deadline);
+    if (!done) {
+      error_code ignored;
+      socket.close(ignored);
+      io.restart();
+      io.run();
+      return asio::error::timed_out;
+    }
+    return result;
+  }
+};
+
+template <class Protocol>
+class Client final : public HttpClient {
+ public:
+  using Conn = Connection<Protocol>;
+  using Endpoint = typename Protocol::endpoint;
+
+  Client(std::string host, int port, std::string path, ClientOptions options)
+      : host_(std::move(host)), port_(port), path_(std::move(path)), options_(options) {}
+
+  Result<HttpResponse> request(std::string_view method, std::string_view target,
+                               std::string_view body, const Headers& headers) override {
+    return exchange(method, target, body, headers, nullptr, 0);
+  }
+
+  Result<HttpResponse> stream(std::string_view method, std::string_view target,
+                              std::string_view body, const Headers& headers,
+                              const std::function<bool(std::string_view)>& on_data,
+                              double idle_timeout_s) override {
+    return exchange(method, target, body, headers, &on_data, idle_timeout_s);
+  }
+
+  std::string where() const override {
+    if constexpr (std::is_same_v<Protocol, asio::local::stream_protocol>) {
+      return "unix:" + path_;
+    } else {
+      const bool v6 = host_.find(':') != std::string::npos;
+      return "http://" + (v6 ? "[" + host_ + "]" : host_) + ":" + std::to_string(port_);
+    }
+  }
+
+ private:
+  Result<HttpResponse> exchange(std::string_view method, std::string_view target,
+                                std::string_view body, const Headers& headers,
+                                const std::function<bool(std::string_view)>* on_data,
+                                double idle_timeout_s) {
+    const Clock::time_point deadline = deadline_in(options_.timeout_s);
+    bhttp::request<bhttp::string_body> request{bhttp::string_to_verb(method), target, 11};
+    if (request.method() == bhttp::verb::unknown) request.method_string(method);
+    request.set(bhttp::field::host, host_.empty() ? "localhost" : host_);
+    request.set(bhttp::field::user_agent, "zeus");
+    bool has_type = false;
+    for (const auto& [name, value] : headers) {
+      request.set(name, value);
+      has_type = has_type || boost::beast::iequals(name, "content-type");
+    }
+    if (!body.empty()) {
+      request.body() = std::string(body);
+      if (!has_type) request.set(bhttp::field::content_type, "application/json");
+    }
+    request.keep_alive(options_.keep_alive && on_data == nullptr);
+    request.prepare_payload();
+
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      std::unique_ptr<Conn> conn = take();
+      if (!conn) {
+        Result<std::unique_ptr<Conn>> fresh = connect(deadline);
+        if (!fresh) return fail(fresh.error());
+        conn = std::move(*fresh);
+      }
+      const bool reused = conn->reused;
+      bool got_bytes = false;
+      Result<HttpResponse> answer =
+          on_data ? read_stream(*conn, request, deadline, *on_data, idle_timeout_s, &got_bytes)
+                  : read_whole(*conn, request, deadline, &got_bytes);
+      if (!answer && reused && !got_bytes) continue;  // the server closed a kept-alive connection
+      if (answer && !on_data && !answer->close && options_.keep_alive) give_back(std::move(conn));
+      return answer;
+    }
+    return fail(ErrorCode::kUnavailable, "the server at " + where() + " closed the connection");
+  }
+
+  Result<HttpResponse> read_whole(Conn& conn, bhttp::request<bhttp::string_body>& request,
+                                  Clock::time_point deadline, bool* got_bytes) {
+    error_code ec = conn.run(deadline, [&](auto handler) {
+      bhttp::async_write(conn.socket, request, handler);
+    });
+    if (ec) return transport_failure("sending the request", ec);
+    bhttp::response_parser<bhttp::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
+    parser.body_limit(options_.max_body_bytes);
+    if (request.method() == bhttp::verb::head) parser.skip(true);
+    ec = conn.run(deadline, [&](auto handler) {
+      bhttp::async_read(conn.socket, conn.buffer, parser, handler);
+    });
+    *got_bytes = parser.got_some();
+    if (ec) return transport_failure("reading the answer", ec);
+    auto& message = parser.get();
+    HttpResponse out;
+    out.status = static_cast<int>(message.result_int());
+    out.content_type = std::string(message[bhttp::field::content_type]);
+    for (const auto& field : message) {
+      out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
+    out.close = !message.keep_alive();
+    out.body = std::move(message.body());
+    return out;
+  }
+
+  Result<HttpResponse> read_stream(Conn& conn, bhttp::request<bhttp::string_body>& request,
+                                   Clock::time_point deadline,
+                                   const std::function<bool(std::string_view)>& on_data,
+                                   double idle_timeout_s, bool* got_bytes) {
+    error_code ec = conn.run(deadline, [&](auto handler) {
+      bhttp::async_write(conn.socket, request, handler);
+    });
+    if (ec) return transport_failure("sending the request", ec);
+    bhttp::response_parser<bhttp::buffer_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
+    parser.body_limit(boost::none);
+    ec = conn.run(deadline, [&](auto handler) {
+      bhttp::async_read_header(conn.socket, conn.buffer, parser, handler);
+    });
+    *got_bytes = parser.got_some();
+    if (ec) return transport_failure("reading the answer", ec);
+    HttpResponse out;
+    out.status = static_cast<int>(parser.get().result_int());
+    out.content_type = std::string(parser.get()[bhttp::field::content_type]);
+    out.close = true;
+    char piece[16 * 1024];
+    while (!parser.is_done()) {
+      parser.get().body().data = piece;
+      parser.get().body().size = sizeof(piece);
+      ec = conn.run(deadline_in(idle_timeout_s), [&](auto handler) {
+        bhttp::async_read_some(conn.socket, conn.buffer, parser, handler);
+      });
+      if (ec == bhttp::error::need_buffer) ec = {};
+      const size_t n = sizeof(piece) - parser.get().body().size;
+      if (n > 0 && !on_data(std::string_view(piece, n))) break;
+      if (ec == bhttp::error::end_of_stream || ec == asio::error::eof) break;
+      if (ec == asio::error::timed_out) break;  // quiet for idle_timeout_s: the caller decides
+      if (ec) return transport_failure("reading the stream", ec);
+    }
+    return out;  // the connection is not reused after a stream
+  }
+
+  Result<std::unique_ptr<Conn>> connect(Clock::time_point deadline) {
+    auto conn = std::make_unique<Conn>();
+    error_code ec;
+    if constexpr (std::is_same_v<Protocol, asio::local::stream_protocol>) {
+      ec = conn->run(deadline, [&](auto handler) {
+        conn->socket.async_connect(Endpoint(path_), handler);
+      });
+    } else {
+      asio::ip::tcp::resolver resolver(conn->io);
+      auto endpoints = resolver.resolve(host_, std::to_string(port_), ec);
+      if (ec) {
+        return fail(ErrorCode::kUnavailable, "cannot resolve '" + host_ + "': " + ec.message());
+      }
+      ec = conn->run(deadline, [&](auto handler) {
+        asio::async_connect(conn->socket, endpoints, handler);
+      });
+      if (!ec) conn->socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    }
+    if (ec) return transport_failure("connecting", ec);
+    return conn;
+  }
+
+  tl::unexpected<Error> transport_failure(const std::string& doing, const error_code& ec) const {
+    const std::string why = ec == asio::error::timed_out
+                                ? "no answer within " + format_seconds(options_.timeout_s)
+                                : ec.message();
+    return fail(ErrorCode::kUnavailable, "cannot reach " + where() + " (" + doing + ": " + why + ")");
+  }
+
+  static std::string format_seconds(double s) {
+    std::string text = std::to_string(s);
+    text.erase(text.find_last_not_of('0') + 1);
+    if (!text.empty() && text.back() == '.') text.pop_back();
+    return text + " s";
+  }
+
+  std::unique_ptr<Conn> take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (idle_.empty()) return nullptr;
+    std::unique_ptr<Conn> conn = std::move(idle_.back());
+    idle_.pop_back();
+    conn->reused = true;
+    return conn;
+  }
+
+  void give_back(std::unique_ptr<Conn> conn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(conn));
+  }
+
+  std::string host_;
+  int port_ = 0;
+  std::string path_;
+  ClientOptions options_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Conn>> idle_;
+};
+
+Result<void> check(const ClientOptions& o) {
+  if (!(o.timeout_s > 0 && std::isfinite(o.timeout_s))) {
+    return fail(ErrorCode::kInvalidArgument, "client timeout must be a finite value > 0 s");
+  }
+  if (o.max_body_bytes < 1 || o.max_header_bytes < 256) {
+    return fail(ErrorCode::kInvalidArgument, "client answer limits are too small");
+  }
+  return ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HttpClient>> HttpClient::tcp(std::string host, int port,
+                                                    ClientOptions options) {
+  ZEUS_TRY(check(options));
+  if (host.empty()) return fail(ErrorCode::kInvalidArgument, "the server's host is empty");
+  if (port < 1 || port > 65535) return fail(ErrorCode::kInvalidArgument, "port must be in 1-65535");
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return std::unique_ptr<HttpClient>(
+      std::make_unique<Client<asio::ip::tcp>>(std::move(host), port, "", options));
+}
+
+Result<std::unique_ptr<HttpClient>> HttpClient::unix_socket(std::string path, ClientOptions options) {
+  ZEUS_TRY(check(options));
+  if (path.empty()) return fail(ErrorCode::kInvalidArgument, "the socket path is empty");
+  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    return fail(ErrorCode::kInvalidArgument, "socket path too long (at most 107 bytes): " + path);
+  }
+  return std::unique_ptr<HttpClient>(
+      std::make_unique<Client<asio::local::stream_protocol>>("", 0, std::move(path), options));
+}
+}  // namespace zeus::http

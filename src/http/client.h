@@ -1,0 +1,66 @@
+// HttpClient: the HTTP/1.1 client of every part of the project that calls a server (the
+// batch-size client, the zeusd client, the load generators), on the same library as the servers
+// (Boost.Beast). Requests are synchronous for the caller, with one deadline each covering
+// connect, write and read; connections are kept alive in a small pool and reused; streamed bodies
+// (Server-Sent Events, streamed answers) are read piece by piece.
+//
+// A kept-alive connection the server has closed in the meantime is replaced transparently (the
+// request is sent again once, on a fresh connection, only when nothing of the answer arrived).
+// Thread-safety: request() and stream() may be called from many threads at once (each takes its
+// own pooled connection). Failure: Unavailable naming the server and what failed (connect,
+// timeout, reset); an HTTP error status is an answer, not a failure.
+//
+//   auto client = zeus::http::HttpClient::tcp("127.0.0.1", 8000, {});
+//   Result<HttpResponse> r = (*client)->request("GET", "/healthz");
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "http/message.h"
+#include "zeus/result.h"
+
+namespace zeus::http {
+
+struct ClientOptions {
+  double timeout_s = 30;               // per request (connect + write + read)
+  bool keep_alive = true;
+  size_t max_body_bytes = 16 << 20;    // of an answer
+  size_t max_header_bytes = 64 << 10;  // of an answer
+  size_t max_idle_connections = 16;    // kept for reuse
+};
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+class HttpClient {
+ public:
+  // A server at host:port (a name or an IPv4/IPv6 address, resolved once per connection).
+  static Result<std::unique_ptr<HttpClient>> tcp(std::string host, int port, ClientOptions options);
+  // A server on a Unix socket.
+  static Result<std::unique_ptr<HttpClient>> unix_socket(std::string path, ClientOptions options);
+
+  virtual ~HttpClient() = default;
+
+  // Sends one request (with a body: Content-Type application/json unless `headers` says
+  // otherwise) and reads the whole answer.
+  virtual Result<HttpResponse> request(std::string_view method, std::string_view target,
+                                       std::string_view body = {},
+                                       const Headers& headers = {}) = 0;
+
+  // Sends one request and hands the answer's body to `on_data` piece by piece as it arrives,
+  // until the body ends, on_data returns false, or no byte arrives for `idle_timeout_s`.
+  // Answers the response's status (its body is empty; the pieces went to on_data).
+  virtual Result<HttpResponse> stream(std::string_view method, std::string_view target,
+                                      std::string_view body, const Headers& headers,
+                                      const std::function<bool(std::string_view)>& on_data,
+                                      double idle_timeout_s) = 0;
+
+  // "http://host:port" or "unix:/path", for messages.
+  virtual std::string where() const = 0;
+};
+
+}  // namespace zeus::http

@@ -1,0 +1,147 @@
+#include "http/message.h"
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/url/parse.hpp>
+#include <nlohmann/json.hpp>
+
+#include "http/beast_mapping.h"
+
+namespace zeus::http {
+
+const std::string* HttpRequest::header(std::string_view lower_case_name) const {
+  for (const auto& [name, value] : headers) {
+    if (name == lower_case_name) return &value;
+  }
+  return nullptr;
+}
+
+const std::string* HttpRequest::query_value(std::string_view name) const {
+  for (const auto& [key, value] : query) {
+    if (key == name) return &value;
+  }
+  return nullptr;
+}
+
+HttpResponse HttpResponse::error(int status, std::string_view message) {
+  HttpResponse r;
+  r.status = status;
+  r.body = nlohmann::json{{"message", message}}.dump(-1, ' ', false,
+                                                      nlohmann::json::error_handler_t::replace);
+  return r;
+}
+
+bool decode_target(std::string_view target, HttpRequest* out, std::string* why) {
+  auto parsed = boost::urls::parse_origin_form(target);
+  if (!parsed) {
+    *why = "the request target is not a path (\"/path?query\"): " + parsed.error().message();
+    return false;
+  }
+  out->path = parsed->path();  // decoded
+  out->query.clear();
+  for (const auto& param : parsed->params()) {  // decoded, '+' kept as '+' (as upstream's servers)
+    out->query.emplace_back(param.key, param.has_value ? param.value : std::string());
+  }
+  return true;
+}
+
+std::string_view reason(int status) {
+  const std::string_view r = detail::bhttp::obsolete_reason(static_cast<detail::bhttp::status>(status));
+  return r.empty() || r == "<unknown-status>" ? std::string_view("Unknown") : r;
+}
+
+ParsedRequest parse_request(std::string_view bytes, const Limits& limits) {
+  ParsedRequest out;
+  detail::bhttp::request_parser<detail::bhttp::string_body> parser;
+  detail::apply_limits(limits, &parser);
+  parser.eager(true);
+  boost::system::error_code ec;
+  size_t used = 0;
+  while (used < bytes.size() && !parser.is_done()) {
+    const size_t n = parser.put(boost::asio::buffer(bytes.data() + used, bytes.size() - used), ec);
+    if (ec == detail::bhttp::error::need_more) break;
+    if (ec) {
+      std::tie(out.error_status, out.error) = detail::status_of_parse_error(ec);
+      return out;
+    }
+    if (n == 0) break;
+    used += n;
+  }
+  if (!parser.is_done()) return out;  // incomplete
+  if (!detail::from_beast(parser.release(), limits, &out.request, &out.error_status, &out.error)) {
+    return out;
+  }
+  out.complete = true;
+  out.used_bytes = used;
+  return out;
+}
+
+namespace detail {
+
+void apply_limits(const Limits& limits, bhttp::request_parser<bhttp::string_body>* parser) {
+  parser->header_limit(static_cast<std::uint32_t>(
+      std::min<size_t>(limits.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
+  parser->body_limit(limits.max_body_bytes);
+}
+
+std::pair<int, std::string> status_of_parse_error(const boost::system::error_code& ec) {
+  if (ec == bhttp::error::header_limit) {
+    return {431, "request header larger than the server's limit"};
+  }
+  if (ec == bhttp::error::body_limit || ec == bhttp::error::buffer_overflow) {
+    return {413, "request body larger than the server's limit"};
+  }
+  if (ec == bhttp::error::bad_version) return {505, "only HTTP/1.0 and HTTP/1.1 are served"};
+  if (ec == bhttp::error::bad_transfer_encoding) {
+    return {501, "unsupported Transfer-Encoding (only chunked is understood)"};
+  }
+  return {400, "malformed HTTP request: " + ec.message()};
+}
+
+bool from_beast(BeastRequest&& in, const Limits& limits, HttpRequest* out, int* status,
+                std::string* why) {
+  size_t fields = 0;
+  for (auto it = in.begin(); it != in.end(); ++it) ++fields;
+  if (fields > limits.max_headers) {
+    *status = 431;
+    *why = "request has " + std::to_string(fields) + " header fields; the limit is " +
+           std::to_string(limits.max_headers);
+    return false;
+  }
+  if (in.version() != 10 && in.version() != 11) {
+    *status = 505;
+    *why = "only HTTP/1.0 and HTTP/1.1 are served";
+    return false;
+  }
+  out->method = std::string(in.method_string());
+  out->target = std::string(in.target());
+  if (!decode_target(out->target, out, why)) {
+    *status = 400;
+    return false;
+  }
+  out->version = static_cast<int>(in.version());
+  out->keep_alive = in.keep_alive();
+  out->headers.clear();
+  out->headers.reserve(fields);
+  for (const auto& field : in) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out->headers.emplace_back(std::move(name), std::string(field.value()));
+  }
+  out->body = std::move(in.body());
+  return true;
+}
+
+BeastResponse to_beast(HttpResponse&& response, int version, bool keep_alive, bool head) {
+  BeastResponse out{static_cast<bhttp::status>(response.status), static_cast<unsigned>(version)};
+  out.set(bhttp::field::server, "zeus");
+  if (!response.content_type.empty()) out.set(bhttp::field::content_type, response.content_type);
+  for (auto& [name, value] : response.headers) out.set(name, value);
+  const size_t length = response.body.size();
+  if (!head) out.body() = std::move(response.body);
+  out.keep_alive(keep_alive && !response.close);
+  out.content_length(length);
+  return out;
+}
+
+}  // namespace detail
+}  // namespace zeus::http

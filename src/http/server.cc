@@ -1,0 +1,322 @@
+// HttpServer (server.h): the event loops, the worker pool, the listeners and admission; the
+// connections themselves are session.cc's.
+#include "http/server.h"
+
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <thread>
+#include <vector>
+
+#include "http/beast_mapping.h"
+#include "http/reply.h"
+#include "http/server_core.h"
+#include "zeus/log.h"
+
+namespace zeus::http {
+namespace detail {
+
+bool ServerCore::admit(const std::shared_ptr<SessionHandle>& session, std::string* why) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (stopping.load()) {
+    *why = options.name + " is shutting down";
+    refused.fetch_add(1);
+    return false;
+  }
+  const size_t cap = options.max_connections_per_peer;
+  if (cap > 0 && !session->privileged && per_peer[session->peer_key] >= cap) {
+    *why = std::to_string(cap) + " connections from " + session->peer_key +
+           " are open, the per-peer limit; close some (or reuse one with keep-alive)";
+    refused.fetch_add(1);
+    return false;
+  }
+  const size_t limit = options.max_connections + (session->privileged ? options.privileged_reserve : 0);
+  if (sessions.size() >= limit) {
+    // Make room: the longest-idle connection, else the one slowest to send its request.
+    std::shared_ptr<SessionHandle> victim;
+    int victim_tier = 2;
+    int64_t victim_since = 0;
+    for (const auto& [id, s] : sessions) {
+      const SessionState state = s->state.load();
+      const int tier = state == SessionState::kIdle ? 0 : state == SessionState::kReading ? 1 : 2;
+      if (tier == 2) continue;
+      const int64_t since = s->since_ns.load();
+      if (tier < victim_tier || (tier == victim_tier && since < victim_since)) {
+        victim = s;
+        victim_tier = tier;
+        victim_since = since;
+      }
+    }
+    if (!victim) {
+      *why = options.name + " has " + std::to_string(sessions.size()) +
+             " connections busy with requests, its limit; retry shortly";
+      refused.fetch_add(1);
+      return false;
+    }
+    victim->close_now();
+    evicted.fetch_add(1);
+    if (sessions.erase(victim->id) && --per_peer[victim->peer_key] == 0) {
+      per_peer.erase(victim->peer_key);
+    }
+  }
+  sessions.emplace(session->id, session);
+  ++per_peer[session->peer_key];
+  return true;
+}
+
+void ServerCore::unregister(const SessionHandle& session) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (sessions.erase(session.id) && --per_peer[session.peer_key] == 0) {
+    per_peer.erase(session.peer_key);
+  }
+}
+
+size_t ServerCore::open_connections() {
+  std::lock_guard<std::mutex> lock(mu);
+  return sessions.size();
+}
+
+void refuse_connection(int fd, int status, const std::string& message) {
+  BeastResponse response = to_beast(HttpResponse::error(status, message), 11, false, false);
+  std::ostringstream out;
+  out << response;
+  const std::string bytes = out.str();
+  // Best effort and never blocking: a refused peer gets no second chance to read.
+  [[maybe_unused]] ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+}  // namespace detail
+
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+Result<void> check(const ServerOptions& o) {
+  auto bad = [](const std::string& m) { return fail(ErrorCode::kInvalidArgument, m); };
+  if (o.limits.max_header_bytes < 256) return bad("the header limit must be at least 256 bytes");
+  if (o.limits.max_headers < 1) return bad("the header-field limit must be at least 1");
+  if (o.limits.max_body_bytes < 1) return bad("the body limit must be at least 1 byte");
+  if (o.io_threads < 1 || o.io_threads > 64) return bad("I/O threads must be in 1-64");
+  if (o.workers < 0 || o.workers > 1024) return bad("workers must be in 1-1024 (0: automatic)");
+  for (double t : {o.header_timeout_s, o.body_timeout_s, o.idle_timeout_s, o.write_timeout_s}) {
+    if (!(t > 0 && t < 1e7)) return bad("HTTP timeouts must be > 0 s");
+  }
+  if (o.max_connections < 1) return bad("the connection limit must be at least 1");
+  if (o.max_stream_buffer_bytes < 1024) return bad("the event-stream buffer must be >= 1 KiB");
+  return ok();
+}
+
+// Connections need descriptors: lift the soft limit to the hard one (as servers usually do).
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+class HttpServerImpl final : public HttpServer {
+ public:
+  HttpServerImpl(ServerOptions options, Handler handler)
+      : core_(std::make_unique<detail::ServerCore>(std::move(options), std::move(handler))),
+        guard_(asio::make_work_guard(core_->io)) {
+    int workers = core_->options.workers;
+    if (workers == 0) workers = std::max(4, 2 * static_cast<int>(std::thread::hardware_concurrency()));
+    core_->workers = std::make_unique<asio::thread_pool>(workers);
+    for (int i = 0; i < core_->options.io_threads; ++i) {
+      io_threads_.emplace_back([this] { core_->io.run(); });
+    }
+  }
+  ~HttpServerImpl() override { stop(); }
+
+  Result<int> listen_tcp(const std::string& host, int port) override {
+    if (port < 0 || port > 65535) {
+      return fail(ErrorCode::kInvalidArgument, "port must be in 0-65535 (0: any free port)");
+    }
+    error_code ec;
+    asio::ip::tcp::resolver resolver(core_->io);
+    auto endpoints = resolver.resolve(host, std::to_string(port), asio::ip::tcp::resolver::passive, ec);
+    if (ec || endpoints.empty()) {
+      return fail(ErrorCode::kInvalidArgument, "cannot use the address '" + host + "': " +
+                                                   ec.message() + "; give an IP address or host name");
+    }
+    auto acceptor = std::make_shared<asio::ip::tcp::acceptor>(core_->io);
+    const auto endpoint = endpoints.begin()->endpoint();
+    acceptor->open(endpoint.protocol(), ec);
+    if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor->bind(endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      return fail(ErrorCode::kUnavailable,
+                  "cannot listen on " + host + ":" + std::to_string(port) + " (" + ec.message() +
+                      "); pick another address or port, or port 0 for any free port");
+    }
+    const int bound = acceptor->local_endpoint().port();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closers_.push_back([acceptor] {
+        error_code ignored;
+        acceptor->close(ignored);
+      });
+    }
+    asio::post(core_->io, [this, acceptor] { accept(acceptor); });
+    return bound;
+  }
+
+  Result<void> listen_unix(int listening_fd) override {
+    auto acceptor = std::make_shared<asio::local::stream_protocol::acceptor>(core_->io);
+    error_code ec;
+    acceptor->assign(asio::local::stream_protocol(), listening_fd, ec);
+    if (ec) return fail(ErrorCode::kInvalidArgument, "cannot serve the Unix socket: " + ec.message());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closers_.push_back([acceptor] {
+        error_code ignored;
+        acceptor->close(ignored);
+      });
+    }
+    asio::post(core_->io, [this, acceptor] { accept(acceptor); });
+    return ok();
+  }
+
+  void stop() override {
+    if (stopped_.exchange(true)) return;
+    core_->stopping.store(true);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& close : closers_) asio::post(core_->io, close);
+    }
+    for (auto& s : snapshot()) s->close_when_idle();
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration<double>(core_->options.shutdown_grace_s);
+    while (core_->open_connections() > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    for (auto& s : snapshot()) s->close_now();
+    core_->workers->join();
+    guard_.reset();
+    // Let the closes run, then stop the loops.
+    const auto close_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (core_->open_connections() > 0 && std::chrono::steady_clock::now() < close_deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    core_->io.stop();
+    for (auto& t : io_threads_) t.join();
+    io_threads_.clear();
+    std::lock_guard<std::mutex> lock(core_->mu);
+    core_->sessions.clear();  // before the event loop (and the sockets' services) goes
+    core_->per_peer.clear();
+  }
+
+  Stats stats() const override {
+    Stats s;
+    s.connections = core_->open_connections();
+    s.evicted = core_->evicted.load();
+    s.refused = core_->refused.load();
+    s.timeouts = core_->timeouts.load();
+    return s;
+  }
+
+ private:
+  std::vector<std::shared_ptr<detail::SessionHandle>> snapshot() {
+    std::lock_guard<std::mutex> lock(core_->mu);
+    std::vector<std::shared_ptr<detail::SessionHandle>> all;
+    all.reserve(core_->sessions.size());
+    for (const auto& [id, s] : core_->sessions) all.push_back(s);
+    return all;
+  }
+
+  template <class Acceptor>
+  void accept(std::shared_ptr<Acceptor> acceptor) {
+    acceptor->async_accept(asio::make_strand(core_->io), [this, acceptor](const error_code& ec,
+                                                                          auto socket) {
+      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+      if (ec) {
+        // Out of descriptors (or a transient error): pause accepting instead of spinning.
+        log_warning(core_->options.name + ": accept failed: " + ec.message());
+        auto timer = std::make_shared<asio::steady_timer>(core_->io, std::chrono::milliseconds(50));
+        timer->async_wait([this, acceptor, timer](const error_code&) { accept(acceptor); });
+        return;
+      }
+      serve(std::move(socket));
+      accept(acceptor);
+    });
+  }
+
+  template <class Socket>
+  void serve(Socket socket) {
+    Peer peer;
+    error_code ec;
+    const auto remote = socket.remote_endpoint(ec);
+    if constexpr (std::is_same_v<typename Socket::protocol_type, asio::ip::tcp>) {
+      peer.transport = Transport::kTcp;
+      peer.key = ec ? "?" : remote.address().to_string();
+      peer.address = remote.address().is_v6() ? "[" + peer.key + "]:" : peer.key + ":";
+      peer.address += ec ? "?" : std::to_string(remote.port());
+      socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    } else {
+      peer.transport = Transport::kUnix;
+      peer.key = "unix";
+      peer.address = "unix";
+    }
+    if (core_->options.identify) {
+      Result<Peer> identified = core_->options.identify(socket.native_handle(), std::move(peer));
+      if (!identified) {
+        log_warning(core_->options.name + ": refused a connection: " + identified.error().message);
+        detail::refuse_connection(socket.native_handle(), 403, identified.error().message);
+        core_->refused.fetch_add(1);
+        return;  // the socket closes here
+      }
+      peer = std::move(*identified);
+    }
+    detail::start_session(*core_, std::move(socket), std::move(peer));
+  }
+
+  std::unique_ptr<detail::ServerCore> core_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  std::vector<std::thread> io_threads_;
+  std::mutex mu_;
+  std::vector<std::function<void()>> closers_;
+  std::atomic<bool> stopped_{false};
+};
+
+}  // namespace
+
+Result<std::unique_ptr<HttpServer>> HttpServer::start(ServerOptions options, Handler handler) {
+  ZEUS_TRY(check(options));
+  if (!handler) return fail(ErrorCode::kInvalidArgument, "the HTTP server needs a handler");
+  raise_descriptor_limit();
+  return std::unique_ptr<HttpServer>(
+      std::make_unique<HttpServerImpl>(std::move(options), std::move(handler)));
+}
+
+Handler HttpServer::blocking(BlockingFn fn) {
+  auto shared = std::make_shared<BlockingFn>(std::move(fn));
+  return [shared](const HttpRequest&, const Peer&, std::shared_ptr<Reply> reply) {
+    auto& impl = static_cast<detail::ReplyImpl&>(*reply);
+    auto job = [shared, reply = std::move(reply)] {
+      auto& r = static_cast<detail::ReplyImpl&>(*reply);
+      try {
+        reply->send((*shared)(r.request(), r.peer()));
+      } catch (const std::exception& e) {
+        log_error("http: handler failed: " + std::string(e.what()));
+        reply->send(HttpResponse::error(500, std::string("internal error: ") + e.what()));
+      }
+    };
+    if (impl.inline_request()) {
+      job();
+    } else {
+      impl.run_on_workers(std::move(job));
+    }
+  };
+}
+
+}  // namespace zeus::http

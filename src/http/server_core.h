@@ -1,0 +1,85 @@
+// The state an HttpServer shares with its connections (internal to src/http): options, handler,
+// the event loop and worker pool, and the registry of open connections that admission (global
+// and per-peer caps, eviction of idle and slow connections) and graceful shutdown work on.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "http/server.h"
+
+namespace zeus::http::detail {
+
+enum class SessionState : int { kIdle, kReading, kHandling, kWriting, kStreaming, kClosed };
+
+inline int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+class EventStreamImpl;
+
+// What the registry and a Reply see of a connection. The methods without "from any thread" run
+// on the connection's strand (post to executor()).
+class SessionHandle {
+ public:
+  virtual ~SessionHandle() = default;
+  virtual void close_now() = 0;         // from any thread
+  virtual void close_when_idle() = 0;   // from any thread; stop(): close unless in flight
+  virtual boost::asio::any_io_executor executor() = 0;
+  virtual void write_response(HttpResponse response) = 0;
+  virtual void start_stream(std::shared_ptr<EventStreamImpl> stream) = 0;
+  virtual void pump_stream() = 0;  // writes queued events
+  std::atomic<SessionState> state{SessionState::kIdle};
+  std::atomic<int64_t> since_ns{0};  // when the state began
+  uint64_t id = 0;
+  std::string peer_key;
+  bool privileged = false;
+};
+
+struct ServerCore {
+  ServerCore(ServerOptions o, Handler h) : options(std::move(o)), handler(std::move(h)) {}
+
+  // Admits a new connection of `peer`: registers `session` (true), after evicting a victim when
+  // at the cap, or refuses it (false, with *why).
+  bool admit(const std::shared_ptr<SessionHandle>& session, std::string* why);
+  void unregister(const SessionHandle& session);
+  size_t open_connections();
+
+  ServerOptions options;
+  Handler handler;
+  std::atomic<bool> stopping{false};
+  std::atomic<size_t> evicted{0}, refused{0}, timeouts{0};
+  std::atomic<uint64_t> next_id{1};
+
+  std::mutex mu;  // guards the two maps
+  std::unordered_map<uint64_t, std::shared_ptr<SessionHandle>> sessions;
+  std::unordered_map<std::string, size_t> per_peer;
+
+  // Declared after the registry: destroyed first, so connections still queued in them can
+  // unregister while they are destroyed.
+  boost::asio::io_context io;
+  std::unique_ptr<boost::asio::thread_pool> workers;
+};
+
+// Serves an accepted connection (session.cc); the socket's executor is its strand. Admission
+// (ServerCore::admit) is done inside: a refused connection gets 503 and is closed.
+void start_session(ServerCore& core, boost::asio::ip::tcp::socket socket, Peer peer);
+void start_session(ServerCore& core, boost::asio::local::stream_protocol::socket socket, Peer peer);
+
+// Writes a short answer on a connection being refused, without waiting, and closes it.
+void refuse_connection(int fd, int status, const std::string& message);
+
+}  // namespace zeus::http::detail

@@ -1,0 +1,317 @@
+// One connection of an HttpServer (server.h): the request cycle on the connection's strand —
+// wait for a request (idle deadline), read its headers (header deadline) and body (body
+// deadline) with Boost.Beast's parser under the limits, hand it to the handler with a Reply, write
+// the answer (write deadline), then the next request; or an event stream. A deadline cancels the
+// pending read or write (the answer is 408 where one can still be written); errors close.
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <optional>
+
+#include "http/beast_mapping.h"
+#include "http/reply.h"
+#include "http/server_core.h"
+#include "zeus/log.h"
+
+namespace zeus::http::detail {
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+constexpr size_t kMaxDrainBytes = 1 << 20;  // read and dropped after an error answer
+
+std::chrono::steady_clock::duration seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::clamp(s, 0.0, 1e7)));
+}
+
+template <class Protocol>
+class Session final : public SessionHandle,
+                      public std::enable_shared_from_this<Session<Protocol>> {
+ public:
+  using Socket = typename Protocol::socket;
+
+  Session(ServerCore& core, Socket socket, std::shared_ptr<const Peer> peer)
+      : core_(core), socket_(std::move(socket)), timer_(socket_.get_executor()),
+        peer_(std::move(peer)),
+        buffer_(core.options.limits.max_header_bytes + core.options.limits.max_body_bytes + 4096) {}
+
+  void run() {
+    asio::post(executor(), [self = this->shared_from_this()] { self->wait_for_request(); });
+  }
+
+  void refuse(const std::string& why) {
+    error_code ignored;
+    refuse_connection(socket_.native_handle(), 503, why);
+    socket_.close(ignored);
+  }
+
+  asio::any_io_executor executor() override { return socket_.get_executor(); }
+
+  void close_now() override {
+    asio::post(executor(), [self = this->shared_from_this()] { self->close(); });
+  }
+
+  void close_when_idle() override {
+    asio::post(executor(), [self = this->shared_from_this()] {
+      const SessionState s = self->state.load();
+      if (s == SessionState::kIdle || s == SessionState::kReading) self->close();
+      if (s == SessionState::kStreaming && self->stream_) self->stream_->close();
+      // kHandling/kWriting: the answer is written, then the connection closes (stopping).
+    });
+  }
+
+  void write_response(HttpResponse response) override {
+    if (state.load() != SessionState::kHandling) return;
+    const bool keep = keep_alive_ && !response.close && !core_.stopping.load();
+    write(to_beast(std::move(response), version_, keep, head_));
+  }
+
+  void start_stream(std::shared_ptr<EventStreamImpl> stream) override {
+    if (state.load() != SessionState::kHandling) {
+      stream->mark_gone();
+      return;
+    }
+    stream_ = std::move(stream);
+    set_state(SessionState::kStreaming);
+    auto header = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::ok,
+                                                                       version_);
+    header->set(bhttp::field::server, "zeus");
+    header->set(bhttp::field::content_type, "text/event-stream");
+    header->set(bhttp::field::cache_control, "no-cache");
+    header->keep_alive(false);  // the stream ends with the connection
+    auto serializer = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*header);
+    stream_writing_ = true;
+    arm(core_.options.write_timeout_s);
+    bhttp::async_write_header(socket_, *serializer,
+                              [self = this->shared_from_this(), header, serializer](
+                                  const error_code& ec, size_t) {
+                                self->disarm();
+                                self->stream_writing_ = false;
+                                if (ec) return self->close();
+                                self->pump_stream();
+                              });
+  }
+
+  void pump_stream() override {
+    if (!stream_ || stream_writing_ || state.load() == SessionState::kClosed) return;
+    if (!stream_->take(&chunk_)) {
+      if (stream_->closed()) shutdown_and_close();
+      return;
+    }
+    stream_writing_ = true;
+    arm(core_.options.write_timeout_s);
+    asio::async_write(socket_, asio::buffer(chunk_),
+                      [self = this->shared_from_this()](const error_code& ec, size_t) {
+                        self->disarm();
+                        self->stream_writing_ = false;
+                        if (ec) return self->close();
+                        self->stream_->written(self->chunk_.size());
+                        self->pump_stream();
+                      });
+  }
+
+ private:
+  void set_state(SessionState s) {
+    since_ns.store(now_ns());
+    state.store(s);
+  }
+
+  // Deadlines: one timer; a newer arm() or disarm() makes an older expiry harmless.
+  void arm(double s) {
+    const uint64_t generation = ++deadline_generation_;
+    timed_out_ = false;
+    timer_.expires_after(seconds(s));
+    timer_.async_wait([self = this->shared_from_this(), generation](const error_code& ec) {
+      if (ec || generation != self->deadline_generation_) return;
+      self->timed_out_ = true;
+      self->core_.timeouts.fetch_add(1);
+      error_code ignored;
+      self->socket_.cancel(ignored);
+    });
+  }
+  void disarm() {
+    ++deadline_generation_;
+    timer_.cancel();
+  }
+
+  void wait_for_request() {
+    set_state(SessionState::kIdle);
+    if (core_.stopping.load()) return close();
+    if (buffer_.size() > 0) return read_header();  // pipelined
+    arm(core_.options.idle_timeout_s);
+    socket_.async_wait(Socket::wait_read, [self = this->shared_from_this()](const error_code& ec) {
+      self->disarm();
+      if (ec || self->timed_out_) return self->close();
+      self->read_header();
+    });
+  }
+
+  void read_header() {
+    set_state(SessionState::kReading);
+    parser_.emplace();
+    apply_limits(core_.options.limits, &*parser_);
+    arm(core_.options.header_timeout_s);
+    bhttp::async_read_header(socket_, buffer_, *parser_,
+                             [self = this->shared_from_this()](const error_code& ec, size_t) {
+                               self->on_header(ec);
+                             });
+  }
+
+  void on_header(const error_code& ec) {
+    if (ec) return fail_read(ec, "headers", core_.options.header_timeout_s);
+    if (parser_->is_done()) return dispatch();
+    const auto& request = parser_->get();
+    if (bhttp::token_list{request[bhttp::field::expect]}.exists("100-continue") &&
+        request.version() == 11) {
+      // curl and others wait for this before sending a large body.
+      static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      error_code ignored;
+      asio::write(socket_, asio::buffer(kContinue), ignored);
+    }
+    arm(core_.options.body_timeout_s);
+    bhttp::async_read(socket_, buffer_, *parser_,
+                      [self = this->shared_from_this()](const error_code& ec2, size_t) {
+                        if (ec2) return self->fail_read(ec2, "body", self->core_.options.body_timeout_s);
+                        self->dispatch();
+                      });
+  }
+
+  void fail_read(const error_code& ec, const char* part, double limit_s) {
+    if (timed_out_) {
+      return answer_and_close(408, std::string("the request's ") + part + " did not arrive within " +
+                                       std::to_string(static_cast<int>(limit_s)) + " s");
+    }
+    if (ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
+        ec == asio::error::connection_reset || ec == asio::error::operation_aborted ||
+        ec == bhttp::error::partial_message) {
+      return close();
+    }
+    auto [status, message] = status_of_parse_error(ec);
+    answer_and_close(status, message);
+  }
+
+  void dispatch() {
+    disarm();
+    auto& parsed = parser_->get();
+    head_ = parsed.method() == bhttp::verb::head;
+    version_ = parsed.version() == 10 ? 10 : 11;
+    HttpRequest request;
+    int status = 0;
+    std::string why;
+    const bool mapped = from_beast(parser_->release(), core_.options.limits, &request, &status, &why);
+    parser_.reset();
+    if (!mapped) return answer_and_close(status, why);
+    keep_alive_ = request.keep_alive;
+    set_state(SessionState::kHandling);
+    const bool inline_request =
+        core_.options.inline_request && core_.options.inline_request(request);
+    auto reply = std::make_shared<ReplyImpl>(core_, this->shared_from_this(), peer_,
+                                             std::move(request), inline_request);
+    try {
+      core_.handler(reply->request(), reply->peer(), reply);
+    } catch (const std::exception& e) {
+      log_error(core_.options.name + ": handler failed: " + e.what());
+      reply->send(HttpResponse::error(500, std::string("internal error: ") + e.what()));
+    }
+  }
+
+  void answer_and_close(int status, const std::string& message) {
+    set_state(SessionState::kHandling);
+    HttpResponse response = HttpResponse::error(status, message);
+    write(to_beast(std::move(response), 11, false, false));
+  }
+
+  void write(BeastResponse response) {
+    set_state(SessionState::kWriting);
+    auto message = std::make_shared<BeastResponse>(std::move(response));
+    arm(core_.options.write_timeout_s);
+    bhttp::async_write(socket_, *message,
+                       [self = this->shared_from_this(), message](const error_code& ec, size_t) {
+                         self->disarm();
+                         if (ec) return self->close();
+                         if (!message->keep_alive()) return self->shutdown_and_close();
+                         self->wait_for_request();
+                       });
+  }
+
+  // Ends the connection after an answer: stop sending, read and drop what the peer still sends
+  // (briefly), then close — closing with unread bytes would reset the connection and could
+  // destroy the answer before the peer reads it.
+  void shutdown_and_close() {
+    if (state.load() == SessionState::kClosed) return;
+    error_code ignored;
+    socket_.shutdown(Socket::shutdown_send, ignored);
+    arm(1.0);
+    drain();
+  }
+  void drain() {
+    drain_buffer_.resize(16 * 1024);
+    socket_.async_read_some(asio::buffer(drain_buffer_),
+                            [self = this->shared_from_this()](const error_code& ec, size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->timed_out_ || self->drained_ > kMaxDrainBytes) {
+                                return self->close();
+                              }
+                              self->drain();
+                            });
+  }
+
+  void close() {
+    if (state.load() == SessionState::kClosed) return;
+    set_state(SessionState::kClosed);
+    disarm();
+    if (stream_) stream_->mark_gone();
+    error_code ignored;
+    socket_.shutdown(Socket::shutdown_both, ignored);
+    socket_.close(ignored);
+    core_.unregister(*this);
+  }
+
+  ServerCore& core_;
+  Socket socket_;
+  asio::steady_timer timer_;
+  uint64_t deadline_generation_ = 0;
+  bool timed_out_ = false;
+  std::shared_ptr<const Peer> peer_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  unsigned version_ = 11;
+  bool keep_alive_ = true;
+  bool head_ = false;
+  std::shared_ptr<EventStreamImpl> stream_;
+  bool stream_writing_ = false;
+  std::string chunk_;
+  std::string drain_buffer_;
+  size_t drained_ = 0;
+};
+
+template <class Protocol>
+void start(ServerCore& core, typename Protocol::socket socket, Peer peer) {
+  const std::string key = peer.key;
+  const bool privileged = peer.privileged;
+  auto session = std::make_shared<Session<Protocol>>(
+      core, std::move(socket), std::make_shared<const Peer>(std::move(peer)));
+  session->id = core.next_id.fetch_add(1);
+  session->peer_key = key;
+  session->privileged = privileged;
+  session->since_ns.store(now_ns());
+  std::string why;
+  if (!core.admit(session, &why)) return session->refuse(why);
+  session->run();
+}
+
+}  // namespace
+
+void start_session(ServerCore& core, asio::ip::tcp::socket socket, Peer peer) {
+  start<asio::ip::tcp>(core, std::move(socket), std::move(peer));
+}
+
+void start_session(ServerCore& core, asio::local::stream_protocol::socket socket, Peer peer) {
+  start<asio::local::stream_protocol>(core, std::move(socket), std::move(peer));
+}
+
+}  // namespace zeus::http::detail
