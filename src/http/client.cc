@@ -6,6 +6,7 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <poll.h>
 #include <sys/un.h>
 
 #include <chrono>
@@ -118,7 +119,7 @@ class Client final : public HttpClient {
       Result<HttpResponse> answer =
           on_data ? read_stream(*conn, request, deadline, *on_data, idle_timeout_s, &got_bytes)
                   : read_whole(*conn, request, deadline, &got_bytes);
-      if (!answer && reused && !got_bytes) continue;  // the server closed a kept-alive connection
+      if (!answer && reused && !got_bytes && options_.retry_on_stale_connection) continue;
       if (answer && !on_data && !answer->close && options_.keep_alive) give_back(std::move(conn));
       return answer;
     }
@@ -225,13 +226,19 @@ class Client final : public HttpClient {
     return text + " s";
   }
 
+  // A pooled connection that is still open: one the server closed (readable: end of stream)
+  // or that holds stray bytes is dropped, not reused.
   std::unique_ptr<Conn> take() {
     std::lock_guard<std::mutex> lock(mu_);
-    if (idle_.empty()) return nullptr;
-    std::unique_ptr<Conn> conn = std::move(idle_.back());
-    idle_.pop_back();
-    conn->reused = true;
-    return conn;
+    while (!idle_.empty()) {
+      std::unique_ptr<Conn> conn = std::move(idle_.back());
+      idle_.pop_back();
+      pollfd p{conn->socket.native_handle(), POLLIN, 0};
+      if (conn->buffer.size() > 0 || ::poll(&p, 1, 0) != 0) continue;
+      conn->reused = true;
+      return conn;
+    }
+    return nullptr;
   }
 
   void give_back(std::unique_ptr<Conn> conn) {

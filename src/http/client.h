@@ -4,8 +4,9 @@
 // connect, write and read; connections are kept alive in a small pool and reused; streamed bodies
 // (Server-Sent Events, streamed answers) are read piece by piece.
 //
-// A kept-alive connection the server has closed in the meantime is replaced transparently (the
-// request is sent again once, on a fresh connection, only when nothing of the answer arrived).
+// A kept-alive connection the server has closed in the meantime is noticed before it is reused and
+// replaced; with retry_on_stale_connection, a request that still fails on a reused connection
+// before any answer byte arrives is sent again once.
 // Thread-safety: request() and stream() may be called from many threads at once (each takes its
 // own pooled connection). Failure: Unavailable naming the server and what failed (connect,
 // timeout, reset); an HTTP error status is an answer, not a failure.
@@ -32,6 +33,10 @@ struct ClientOptions {
   size_t max_body_bytes = 16 << 20;    // of an answer
   size_t max_header_bytes = 64 << 10;  // of an answer
   size_t max_idle_connections = 16;    // kept for reuse
+  // true: a request that failed on a reused connection before any byte of the answer arrived
+  // is sent again once on a fresh connection. Only for idempotent requests: the server may have
+  // acted on the first one (a batch-size service would dispatch a second trial).
+  bool retry_on_stale_connection = false;
 };
 
 using Headers = std::vector<std::pair<std::string, std::string>>;

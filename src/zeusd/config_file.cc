@@ -20,7 +20,9 @@ constexpr Key kKeys[] = {
     {"socket-group", false, true}, {"socket-mode", false, true},
     {"tcp", false, true},          {"allow", true, false},
     {"nvml-path", false, false},   {"powercap-root", false, false},
-    {"log-level", false, false},
+    {"log-level", false, false},   {"max-connections", false, true},
+    {"max-connections-per-user", false, true}, {"request-timeout", false, true},
+    {"idle-timeout", false, true},
 };
 
 std::string at(std::string_view source, const toml::source_region& where) {

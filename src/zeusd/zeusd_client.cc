@@ -61,6 +61,7 @@ Result<std::string> ZeusdClient::request(std::string_view method, std::string_vi
       http::ClientOptions options;
       options.timeout_s = kResponseTimeoutS;
       options.max_body_bytes = 16 * 1024 * 1024;  // /discover of a large machine
+      options.retry_on_stale_connection = true;    // zeusd's requests are idempotent
       Result<std::unique_ptr<http::HttpClient>> made =
           http::HttpClient::unix_socket(socket_path_, options);
       if (!made) {

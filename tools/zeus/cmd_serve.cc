@@ -79,12 +79,29 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--token-file", args->token_file,
                   "file holding a bearer token; requests that change state must send "
                   "'Authorization: Bearer <token>'");
-  cmd->add_option("--workers", args->options.workers, "request threads")->capture_default_str();
+  cmd->add_option("--workers", args->options.workers,
+                  "threads for the requests' store work (and PostgreSQL connections); open "
+                  "connections hold no thread")
+      ->capture_default_str();
   cmd->add_option("--trial-timeout", args->options.trial_timeout_s,
                   "seconds after which a still-dispatched trial is marked failed (0: never)")
       ->capture_default_str();
   cmd->add_option("--max-body-bytes", args->options.max_body_bytes,
                   "largest accepted request body (413 above)")
+      ->capture_default_str();
+  cmd->add_option("--max-connections", args->options.max_connections,
+                  "open connections at most; at the limit the longest-idle (or slowest) "
+                  "connection makes room for a new one")
+      ->capture_default_str();
+  cmd->add_option("--max-connections-per-client", args->options.max_connections_per_peer,
+                  "open connections from one client address at most (0: no limit; more get 503)")
+      ->capture_default_str();
+  cmd->add_option("--header-timeout", args->options.header_timeout_s,
+                  "seconds a request's headers may take to arrive (408 after; slow-client "
+                  "defence)")
+      ->capture_default_str();
+  cmd->add_option("--idle-timeout", args->options.idle_timeout_s,
+                  "seconds a kept-alive connection may stay idle before it is closed")
       ->capture_default_str();
   cmd->callback([args] { run_serve(*args); });
 }

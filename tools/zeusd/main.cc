@@ -36,6 +36,10 @@ struct Args {
   std::string nvml_path;
   std::string powercap_root;
   std::string log_level;
+  size_t max_connections = 1024;
+  size_t max_connections_per_user = 256;
+  double request_timeout_s = 10;
+  double idle_timeout_s = 300;
 };
 
 [[noreturn]] void die(const std::string& message) {
@@ -85,6 +89,10 @@ int run(const Args& args) {
   options.socket_mode = static_cast<uint32_t>(std::stoul(args.socket_mode, nullptr, 8));
   options.allow_unsafe_socket_dir = args.allow_unsafe_socket_dir;
   options.tcp_address = args.tcp;
+  options.max_connections = args.max_connections;
+  options.max_connections_per_user = args.max_connections_per_user;
+  options.request_timeout_s = args.request_timeout_s;
+  options.idle_timeout_s = args.idle_timeout_s;
 
   zeus::zeusd::AllowList allow;
   for (const auto& spec : args.allow) {
@@ -181,6 +189,23 @@ int main(int argc, char** argv) {
                  "libnvidia-ml.so.1 to load (default: ZEUS_NVML_PATH or the driver's)");
   app.add_option("--powercap-root", args.powercap_root,
                  "RAPL sysfs tree (default: ZEUS_POWERCAP_ROOT or /sys/class/powercap)");
+  app.add_option("--max-connections", args.max_connections,
+                 "Open connections at most; at the limit an idle (or slow) connection makes room, "
+                 "and root and the socket's owner have 64 more")
+      ->check(CLI::Range(size_t{1}, size_t{1000000}))
+      ->capture_default_str();
+  app.add_option("--max-connections-per-user", args.max_connections_per_user,
+                 "Open connections of one user at most (root and the socket's owner: no limit)")
+      ->check(CLI::Range(size_t{0}, size_t{1000000}))
+      ->capture_default_str();
+  app.add_option("--request-timeout", args.request_timeout_s,
+                 "Seconds a request may take to arrive once started (408 after)")
+      ->check(CLI::Range(0.001, 3600.0))
+      ->capture_default_str();
+  app.add_option("--idle-timeout", args.idle_timeout_s,
+                 "Seconds a kept-alive connection may stay idle before zeusd closes it")
+      ->check(CLI::Range(0.001, 86400.0))
+      ->capture_default_str();
   app.add_option("--log-level", args.log_level,
                  "debug|info|warning|error (default info: every change is logged)");
   app.footer(
