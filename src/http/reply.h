@@ -55,6 +55,7 @@ class ReplyImpl final : public Reply, public std::enable_shared_from_this<ReplyI
   void answer_by(double seconds, HttpResponse fallback) override;
   std::shared_ptr<EventStream> start_events() override;
   bool answered() const override { return answered_->load(); }
+  bool client_gone() const override { return session_->state.load() == SessionState::kClosed; }
 
   const HttpRequest& request() const { return request_; }
   const Peer& peer() const { return *peer_; }

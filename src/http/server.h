@@ -73,6 +73,8 @@ class Reply {
   // Answers 200 text/event-stream and gives the stream to send events on.
   virtual std::shared_ptr<EventStream> start_events() = 0;
   virtual bool answered() const = 0;
+  // True once the client has hung up (a long-poll's waiter can forget this Reply).
+  virtual bool client_gone() const = 0;
 };
 
 using Handler =

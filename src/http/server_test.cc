@@ -165,6 +165,31 @@ TEST(HttpServerTest, LongPollsWaitWithoutThreadsAndAllCompleteWhenReleased) {
   EXPECT_EQ(answered, kPolls);
 }
 
+TEST(HttpServerTest, AWaiterThatHangsUpIsNoticedAndADroppedReplyAnswers500) {
+  std::mutex mu;
+  std::shared_ptr<Reply> held;
+  Running r = start({}, [&](const HttpRequest& q, const Peer&, std::shared_ptr<Reply> reply) {
+    if (q.path == "/drop") return;  // the handler forgets the request
+    std::lock_guard<std::mutex> lock(mu);
+    held = std::move(reply);
+  });
+  Result<HttpResponse> dropped = r.client->request("GET", "/drop");
+  ASSERT_TRUE(dropped.has_value()) << dropped.error().message;
+  EXPECT_EQ(dropped->status, 500);
+  {
+    RawSocket waiter = RawSocket::tcp(r.port);
+    waiter.send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
+    while ([&] { std::lock_guard<std::mutex> l(mu); return held == nullptr; }()) {
+      std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_FALSE(held->client_gone());
+  }  // the waiter hangs up
+  for (int i = 0; i < 200 && !held->client_gone(); ++i) std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(held->client_gone());
+  EXPECT_EQ(r.server->stats().connections, 1u);  // only the client's kept-alive connection
+  held.reset();
+}
+
 TEST(HttpServerTest, EventStreamsDeliverInOrderAndDropAStalledListener) {
   ServerOptions options;
   options.max_stream_buffer_bytes = 128 * 1024;

@@ -8,6 +8,9 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <optional>
 
 #include "http/beast_mapping.h"
@@ -207,6 +210,7 @@ class Session final : public SessionHandle,
     if (!mapped) return answer_and_close(status, why);
     keep_alive_ = request.keep_alive;
     set_state(SessionState::kHandling);
+    watch_for_hangup();
     const bool inline_request =
         core_.options.inline_request && core_.options.inline_request(request);
     auto reply = std::make_shared<ReplyImpl>(core_, this->shared_from_this(), peer_,
@@ -217,6 +221,20 @@ class Session final : public SessionHandle,
       log_error(core_.options.name + ": handler failed: " + e.what());
       reply->send(HttpResponse::error(500, std::string("internal error: ") + e.what()));
     }
+  }
+
+  // While a request is being answered (a long-poll may take minutes), notice a peer that hangs
+  // up: its connection is closed at once instead of when the answer finally fails to write.
+  void watch_for_hangup() {
+    socket_.async_wait(Socket::wait_read, [self = this->shared_from_this()](const error_code& ec) {
+      if (ec || self->state.load() != SessionState::kHandling) return;
+      char byte;
+      const ssize_t n = ::recv(self->socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        self->close();  // gone: end of stream or an error
+      }
+      // n > 0: the next request is already here (pipelined); it waits in the socket.
+    });
   }
 
   void answer_and_close(int status, const std::string& message) {
