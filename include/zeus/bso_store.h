@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "zeus/bso_types.h"
@@ -53,6 +54,10 @@ class StoreTransaction {
   // Inserts the trial or replaces the one with the same (job_id, trial_number). kNotFound when
   // the job does not exist.
   virtual Result<void> put_trial(const Trial& trial) = 0;
+  // The job and its trials (nullopt when there is no such job): get_job then get_trials, which a
+  // store may answer in one round trip (PostgreSQL does).
+  virtual Result<std::optional<std::pair<JobRecord, std::vector<Trial>>>> get_job_with_trials(
+      std::string_view job_id);
 };
 
 class Store {

@@ -1,5 +1,6 @@
-// open_postgres_store(): the Store over PostgreSQL with libpqxx 6 (zeus/postgres_store.h). All
-// SQL for PostgreSQL lives in this file.
+// open_postgres_store(): the Store over PostgreSQL with libpqxx 6 (zeus/postgres_store.h): the
+// schema, the connection pool, and transactions run alone or in groups. SQL for PostgreSQL lives
+// here and in postgres_transaction.cc.
 #include "zeus/postgres_store.h"
 
 #include <charconv>
@@ -9,14 +10,21 @@
 #include <pqxx/pqxx>
 #include <random>
 #include <regex>
+#include <span>
 #include <thread>
 #include <vector>
 
+#include "store/group_commit.h"
+#include "store/postgres_transaction.h"
 #include "zeus/bso_json.h"
 #include "zeus/log.h"
 
 namespace zeus {
 namespace {
+
+using store::Abort;
+using store::GroupCommit;
+using store::PostgresTransaction;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS zeus_schema (version INTEGER NOT NULL);
@@ -42,195 +50,6 @@ CREATE TABLE IF NOT EXISTS trials (
 );
 )sql";
 
-// Prepared statements, registered on every connection.
-constexpr const char* kGetJob = "zeus_get_job";
-constexpr const char* kListJobs = "zeus_list_jobs";
-constexpr const char* kPutJob = "zeus_put_job";
-constexpr const char* kDeleteJob = "zeus_delete_job";
-constexpr const char* kGetTrials = "zeus_get_trials";
-constexpr const char* kPutTrial = "zeus_put_trial";
-
-void prepare_statements(pqxx::connection& c) {
-  c.prepare(kGetJob, "SELECT spec_json, rng_state FROM jobs WHERE job_id = $1");
-  c.prepare(kListJobs, "SELECT job_id FROM jobs ORDER BY job_id");
-  c.prepare(kPutJob,
-            "INSERT INTO jobs (job_id, spec_json, rng_state) VALUES ($1, $2, $3) "
-            "ON CONFLICT (job_id) DO UPDATE SET spec_json = excluded.spec_json, "
-            "rng_state = excluded.rng_state");
-  c.prepare(kDeleteJob, "DELETE FROM jobs WHERE job_id = $1");  // trials: ON DELETE CASCADE
-  c.prepare(kGetTrials,
-            "SELECT trial_number, batch_size, kind, pruning_round, status, time_s, energy_j, "
-            "cost, epochs, metric, dispatched_unix_s FROM trials WHERE job_id = $1 ORDER BY "
-            "trial_number");
-  // Inserts nothing (0 rows) when the job does not exist, instead of failing the transaction
-  // on the foreign key.
-  c.prepare(kPutTrial,
-            "INSERT INTO trials (job_id, trial_number, batch_size, kind, pruning_round, status, "
-            "time_s, energy_j, cost, epochs, metric, dispatched_unix_s) "
-            "SELECT $1, $2, $3, $4, $5, $6, $7::float8, $8::float8, $9::float8, $10, $11::float8, "
-            "$12::float8 "
-            "WHERE EXISTS (SELECT 1 FROM jobs WHERE job_id = $1) "
-            "ON CONFLICT (job_id, trial_number) DO UPDATE SET "
-            "batch_size = excluded.batch_size, kind = excluded.kind, "
-            "pruning_round = excluded.pruning_round, status = excluded.status, "
-            "time_s = excluded.time_s, energy_j = excluded.energy_j, cost = excluded.cost, "
-            "epochs = excluded.epochs, metric = excluded.metric, "
-            "dispatched_unix_s = excluded.dispatched_unix_s");
-}
-
-// Doubles travel as shortest round-trip text, so a stored value reads back bit for bit.
-std::string double_text(double value) {
-  char buffer[32];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  ZEUS_CHECK(ec == std::errc(), "to_chars of a double cannot overflow 32 characters");
-  return std::string(buffer, end);
-}
-
-double double_field(const pqxx::field& f) {
-  const char* text = f.c_str();
-  const std::string_view view(text);
-  double value = 0;
-  if (view == "Infinity" || view == "-Infinity" || view == "NaN") return f.as<double>();
-  std::from_chars(text, text + view.size(), value);
-  return value;
-}
-
-bool is_retryable(const std::string& sqlstate) {
-  return sqlstate == "40001" || sqlstate == "40P01";
-}
-
-// Why a transaction attempt ended without committing.
-enum class Abort { kNone, kRetry, kReconnect };
-
-class PostgresTransaction final : public StoreTransaction {
- public:
-  explicit PostgresTransaction(pqxx::transaction_base& tx) : tx_(tx) {}
-
-  Result<std::optional<JobRecord>> get_job(std::string_view job_id) override {
-    return guard("reading job '" + std::string(job_id) + "'",
-                 [&]() -> Result<std::optional<JobRecord>> {
-                   const pqxx::result r = tx_.exec_prepared(kGetJob, std::string(job_id));
-                   if (r.empty()) return std::optional<JobRecord>();
-                   Result<JobSpec> spec = job_spec_from_json(r[0][0].c_str());
-                   if (!spec) {
-                     return fail(ErrorCode::kInternal,
-                                 "postgres store: job '" + std::string(job_id) +
-                                     "' has an unreadable spec: " + spec.error().message);
-                   }
-                   return std::optional<JobRecord>(JobRecord{std::move(*spec), r[0][1].c_str()});
-                 });
-  }
-
-  Result<std::vector<std::string>> list_jobs() override {
-    return guard("listing jobs", [&]() -> Result<std::vector<std::string>> {
-      const pqxx::result r = tx_.exec_prepared(kListJobs);
-      std::vector<std::string> ids;
-      ids.reserve(r.size());
-      for (const pqxx::row& row : r) ids.emplace_back(row[0].c_str());
-      return ids;
-    });
-  }
-
-  Result<void> put_job(const JobRecord& job) override {
-    if (!job.spec.job_id) return fail(ErrorCode::kInvalidArgument, "put_job needs a job_id");
-    return guard("writing job '" + *job.spec.job_id + "'", [&]() -> Result<void> {
-      tx_.exec_prepared(kPutJob, *job.spec.job_id, job_spec_to_json(job.spec), job.rng_state);
-      return ok();
-    });
-  }
-
-  Result<bool> delete_job(std::string_view job_id) override {
-    return guard("deleting job '" + std::string(job_id) + "'", [&]() -> Result<bool> {
-      return tx_.exec_prepared(kDeleteJob, std::string(job_id)).affected_rows() > 0;
-    });
-  }
-
-  Result<std::vector<Trial>> get_trials(std::string_view job_id) override {
-    return guard(
-        "reading trials of '" + std::string(job_id) + "'", [&]() -> Result<std::vector<Trial>> {
-          const pqxx::result r = tx_.exec_prepared(kGetTrials, std::string(job_id));
-          std::vector<Trial> trials;
-          trials.reserve(r.size());
-          for (const pqxx::row& row : r) {
-            Trial t;
-            t.job_id = std::string(job_id);
-            t.trial_number = row[0].as<int>();
-            t.batch_size = row[1].as<int>();
-            const std::string kind = row[2].c_str(), status = row[4].c_str();
-            if (!parse_trial_kind(kind, &t.kind) || !parse_trial_status(status, &t.status)) {
-              return fail(ErrorCode::kInternal,
-                          "postgres store: trial " + std::to_string(t.trial_number) + " of job '" +
-                              t.job_id + "' has kind '" + kind + "' and status '" + status + "'");
-            }
-            t.pruning_round = row[3].as<int>();
-            t.time_s = double_field(row[5]);
-            t.energy_j = double_field(row[6]);
-            t.cost = double_field(row[7]);
-            t.epochs = row[8].as<int>();
-            t.metric = double_field(row[9]);
-            t.dispatched_unix_s = double_field(row[10]);
-            trials.push_back(std::move(t));
-          }
-          return trials;
-        });
-  }
-
-  Result<void> put_trial(const Trial& t) override {
-    return guard(
-        "writing trial " + std::to_string(t.trial_number) + " of job '" + t.job_id + "'",
-        [&]() -> Result<void> {
-          const pqxx::result r =
-              tx_.exec_prepared(kPutTrial, t.job_id, t.trial_number, t.batch_size,
-                                std::string(trial_kind_name(t.kind)), t.pruning_round,
-                                std::string(trial_status_name(t.status)), double_text(t.time_s),
-                                double_text(t.energy_j), double_text(t.cost), t.epochs,
-                                double_text(t.metric), double_text(t.dispatched_unix_s));
-          if (r.affected_rows() == 0) {
-            return fail(ErrorCode::kNotFound, "no job '" + t.job_id + "' to add a trial to");
-          }
-          return ok();
-        });
-  }
-
-  // Set when a statement failed in a way that transact handles by running fn again.
-  Abort abort() const { return abort_; }
-  // The first database error of this transaction, if any (fn may have swallowed it).
-  const std::optional<Error>& database_error() const { return database_error_; }
-
- private:
-  // Runs one statement; turns libpqxx's exceptions into errors and remembers them.
-  template <typename F>
-  auto guard(const std::string& doing, F&& body) -> decltype(body()) {
-    if (database_error_) return fail(*database_error_);  // the transaction is already aborted
-    try {
-      return body();
-    } catch (const pqxx::broken_connection& e) {
-      abort_ = Abort::kReconnect;
-      return remember(ErrorCode::kUnavailable, doing, e.what());
-    } catch (const pqxx::statement_completion_unknown& e) {
-      return remember(ErrorCode::kUnavailable, doing, e.what());
-    } catch (const pqxx::transaction_rollback& e) {  // serialization failure, deadlock
-      abort_ = Abort::kRetry;
-      return remember(ErrorCode::kUnavailable, doing, e.what());
-    } catch (const pqxx::sql_error& e) {
-      if (is_retryable(e.sqlstate())) abort_ = Abort::kRetry;
-      return remember(is_retryable(e.sqlstate()) ? ErrorCode::kUnavailable : ErrorCode::kInternal,
-                      doing, e.what());
-    } catch (const std::exception& e) {
-      return remember(ErrorCode::kInternal, doing, e.what());
-    }
-  }
-
-  tl::unexpected<Error> remember(ErrorCode code, const std::string& doing, const char* what) {
-    database_error_ = Error{code, "postgres store: " + doing + ": " + what};
-    return fail(*database_error_);
-  }
-
-  pqxx::transaction_base& tx_;
-  Abort abort_ = Abort::kNone;
-  std::optional<Error> database_error_;
-};
-
 // Opens one connection: search_path, prepared statements.
 std::unique_ptr<pqxx::connection> connect(const std::string& url, const std::string& schema) {
   auto c = std::make_unique<pqxx::connection>(url);
@@ -238,14 +57,15 @@ std::unique_ptr<pqxx::connection> connect(const std::string& url, const std::str
     pqxx::nontransaction tx(*c);
     tx.exec("SET search_path TO " + tx.quote_name(schema));
   }
-  prepare_statements(*c);
+  store::prepare_statements(*c);
   return c;
 }
 
 class PostgresStore final : public Store {
  public:
   PostgresStore(std::string url, PostgresStoreOptions options)
-      : url_(std::move(url)), options_(std::move(options)), random_(std::random_device{}()) {}
+      : url_(std::move(url)), options_(std::move(options)), random_(std::random_device{}()),
+        group_([this](std::span<GroupCommit::Item* const> batch) { run_batch(batch); }) {}
 
   // Keeps an open connection (used for the schema set-up) in the pool.
   void adopt(std::unique_ptr<pqxx::connection> c) {
@@ -254,7 +74,80 @@ class PostgresStore final : public Store {
     idle_.push_back(std::move(c));
   }
 
+  // Concurrent transactions are committed in groups (one database transaction, one WAL flush,
+  // for all who are waiting); a group that cannot commit is run again one by one.
   Result<void> transact(const std::function<Result<void>(StoreTransaction&)>& fn) override {
+    return group_.run(fn);
+  }
+
+ private:
+  void run_batch(std::span<GroupCommit::Item* const> batch) {
+    if (batch.size() == 1 || !run_group(batch)) {
+      for (GroupCommit::Item* item : batch) item->result = transact_alone(*item->fn);
+    }
+  }
+
+  // Runs the batch in one serializable transaction; each caller's writes are undone alone when
+  // its work fails (a savepoint before its first write). False when the group as a whole could
+  // not commit (a conflict, a lost connection): nothing of it was stored, and the caller runs
+  // the items again one by one.
+  bool run_group(std::span<GroupCommit::Item* const> batch) {
+    Result<std::unique_ptr<pqxx::connection>> lease = acquire();
+    if (!lease) return false;
+    std::unique_ptr<pqxx::connection> c = std::move(*lease);
+    bool committed = false;
+    bool in_doubt = false;
+    try {
+      pqxx::transaction<pqxx::serializable> tx(*c);
+      bool savepoint = false;
+      bool group_broken = false;
+      for (GroupCommit::Item* item : batch) {
+        PostgresTransaction ptx(tx, [&] {
+          // One round trip: the previous caller's savepoint is released, this one's set.
+          tx.exec0(savepoint ? "RELEASE SAVEPOINT zeus_item; SAVEPOINT zeus_item"
+                             : "SAVEPOINT zeus_item");
+          savepoint = true;
+        });
+        item->result = run_fn(*item->fn, ptx);
+        if (ptx.abort() != Abort::kNone || (ptx.database_error() && !ptx.wrote())) {
+          group_broken = true;  // the transaction is aborted before any savepoint of this item
+          break;
+        }
+        if (!item->result && ptx.wrote()) tx.exec0("ROLLBACK TO SAVEPOINT zeus_item");
+      }
+      if (!group_broken) {
+        tx.commit();
+        committed = true;
+      }
+    } catch (const pqxx::in_doubt_error& e) {
+      in_doubt = true;
+      for (GroupCommit::Item* item : batch) {
+        item->result = fail(ErrorCode::kUnavailable,
+                            std::string("postgres store: the connection broke during COMMIT, so "
+                                        "whether the transaction was stored is unknown: ") +
+                                e.what());
+      }
+    } catch (const std::exception&) {
+      // A conflict or an error of the group as a whole: run the items alone.
+    }
+    if (c->is_open()) {
+      release(std::move(c));
+    } else {
+      discard(std::move(c));
+    }
+    return committed || in_doubt;
+  }
+
+  static Result<void> run_fn(const GroupCommit::Fn& fn, StoreTransaction& tx) {
+    try {
+      return fn(tx);
+    } catch (const std::exception& e) {
+      return fail(ErrorCode::kInternal,
+                  std::string("postgres store: transaction threw: ") + e.what());
+    }
+  }
+
+  Result<void> transact_alone(const std::function<Result<void>(StoreTransaction&)>& fn) {
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.retry_timeout_s);
     int reconnects = 0;
@@ -281,7 +174,6 @@ class PostgresStore final : public Store {
     }
   }
 
- private:
   // One attempt: BEGIN, fn, COMMIT. *abort says whether fn may run again.
   Result<void> run_once(pqxx::connection& c,
                         const std::function<Result<void>(StoreTransaction&)>& fn, Abort* abort) {
@@ -316,7 +208,7 @@ class PostgresStore final : public Store {
       *abort = Abort::kRetry;
       return fail(ErrorCode::kUnavailable, std::string("postgres store: committing: ") + e.what());
     } catch (const pqxx::sql_error& e) {
-      *abort = is_retryable(e.sqlstate()) ? Abort::kRetry : Abort::kNone;
+      *abort = store::is_retryable(e.sqlstate()) ? Abort::kRetry : Abort::kNone;
       return fail(*abort == Abort::kRetry ? ErrorCode::kUnavailable : ErrorCode::kInternal,
                   std::string("postgres store: committing: ") + e.what());
     } catch (const std::exception& e) {
@@ -377,6 +269,7 @@ class PostgresStore final : public Store {
   std::vector<std::unique_ptr<pqxx::connection>> idle_;
   int open_ = 0;  // connections idle or leased
   std::mt19937_64 random_;
+  GroupCommit group_;  // last: its leader may be running a batch on the members above
 };
 
 // Creates the schema and tables under an advisory lock (replicas may start together) and checks

@@ -189,6 +189,50 @@ TYPED_TEST(StoreContractTest, TrialsAreOrderedReplacedAndNeedTheirJob) {
   EXPECT_EQ(orphan.error().code, ErrorCode::kNotFound);
 }
 
+TYPED_TEST(StoreContractTest, JobWithTrialsIsTheJobAndItsTrialsInOneRead) {
+  this->tx([&](StoreTransaction& t) -> Result<void> {
+    ZEUS_TRY(t.put_job(job("j1")));
+    ZEUS_TRY(t.put_job(job("j-empty")));
+    for (int n : {2, 1}) ZEUS_TRY(t.put_trial(trial("j1", n)));
+    return ok();
+  });
+  this->tx([&](StoreTransaction& t) -> Result<void> {
+    auto both = t.get_job_with_trials("j1");
+    EXPECT_TRUE(both.has_value() && both->has_value());
+    EXPECT_EQ((*both)->first, job("j1"));
+    EXPECT_EQ((*both)->second, (std::vector<Trial>{trial("j1", 1), trial("j1", 2)}));
+    auto empty = t.get_job_with_trials("j-empty");
+    EXPECT_TRUE(empty.has_value() && empty->has_value() && (*empty)->second.empty())
+        << (empty.has_value() ? "no job or trials" : empty.error().message);
+    auto none = t.get_job_with_trials("j-none");
+    EXPECT_TRUE(none.has_value() && !none->has_value());
+    return ok();
+  });
+}
+
+TYPED_TEST(StoreContractTest, GroupedTransactionsFailAloneAndCommitTogether) {
+  this->tx([&](StoreTransaction& t) { return t.put_job(job("j1")); });
+  // Many concurrent callers (so the stores group them): every third fails after writing, and
+  // its trial must not be stored while the others' are.
+  std::vector<std::thread> threads;
+  std::atomic<int> failed{0};
+  for (int n = 1; n <= 30; ++n) {
+    threads.emplace_back([&, n] {
+      Result<void> r = this->store_->transact([&](StoreTransaction& t) -> Result<void> {
+        ZEUS_TRY(t.put_trial(trial("j1", n)));
+        if (n % 3 == 0) return fail(ErrorCode::kInvalidArgument, "refused after writing");
+        return ok();
+      });
+      if (!r) ++failed;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failed.load(), 10);
+  const std::vector<Trial> ts = this->get_trials("j1");
+  ASSERT_EQ(ts.size(), 20u);
+  for (const Trial& t : ts) EXPECT_NE(t.trial_number % 3, 0) << t.trial_number;
+}
+
 TYPED_TEST(StoreContractTest, DeleteRemovesTheJobAndOnlyItsTrials) {
   this->tx([&](StoreTransaction& t) -> Result<void> {
     ZEUS_TRY(t.put_job(job("j1")));

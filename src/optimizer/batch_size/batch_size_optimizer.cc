@@ -34,12 +34,10 @@ struct LoadedJob {
 
 // The job and its trials; kNotFound for an unknown job.
 Result<LoadedJob> load_job(StoreTransaction& tx, std::string_view job_id) {
-  Result<std::optional<JobRecord>> job = tx.get_job(job_id);
-  if (!job) return fail(job.error());
-  if (!*job) return unknown_job(job_id);
-  Result<std::vector<Trial>> trials = tx.get_trials(job_id);
-  if (!trials) return fail(trials.error());
-  return LoadedJob{std::move(**job), std::move(*trials)};
+  auto loaded = tx.get_job_with_trials(job_id);
+  if (!loaded) return fail(loaded.error());
+  if (!*loaded) return unknown_job(job_id);
+  return LoadedJob{std::move((*loaded)->first), std::move((*loaded)->second)};
 }
 
 // Finds the trial `number` of a job; kNotFound names it.

@@ -1,0 +1,235 @@
+#include "store/postgres_transaction.h"
+
+#include <charconv>
+
+#include "zeus/bso_json.h"
+
+namespace zeus::store {
+namespace {
+
+// Prepared statements, registered on every connection.
+constexpr const char* kGetJob = "zeus_get_job";
+constexpr const char* kListJobs = "zeus_list_jobs";
+constexpr const char* kPutJob = "zeus_put_job";
+constexpr const char* kDeleteJob = "zeus_delete_job";
+constexpr const char* kGetTrials = "zeus_get_trials";
+constexpr const char* kPutTrial = "zeus_put_trial";
+constexpr const char* kGetJobWithTrials = "zeus_get_job_with_trials";
+constexpr const char* kTrialColumns =
+    "trial_number, batch_size, kind, pruning_round, status, time_s, energy_j, cost, epochs, "
+    "metric, dispatched_unix_s";
+
+// Doubles travel as shortest round-trip text, so a stored value reads back bit for bit.
+std::string double_text(double value) {
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  ZEUS_CHECK(ec == std::errc(), "to_chars of a double cannot overflow 32 characters");
+  return std::string(buffer, end);
+}
+
+double double_field(const pqxx::field& f) {
+  const char* text = f.c_str();
+  const std::string_view view(text);
+  double value = 0;
+  if (view == "Infinity" || view == "-Infinity" || view == "NaN") return f.as<double>();
+  std::from_chars(text, text + view.size(), value);
+  return value;
+}
+
+// A trial from the columns kTrialColumns, starting at column `first` of `row`.
+Result<Trial> trial_from_row(const pqxx::row& row, int first, std::string_view job_id) {
+  Trial t;
+  t.job_id = std::string(job_id);
+  t.trial_number = row[first].as<int>();
+  t.batch_size = row[first + 1].as<int>();
+  const std::string kind = row[first + 2].c_str(), status = row[first + 4].c_str();
+  if (!parse_trial_kind(kind, &t.kind) || !parse_trial_status(status, &t.status)) {
+    return fail(ErrorCode::kInternal,
+                "postgres store: trial " + std::to_string(t.trial_number) + " of job '" +
+                    t.job_id + "' has kind '" + kind + "' and status '" + status + "'");
+  }
+  t.pruning_round = row[first + 3].as<int>();
+  t.time_s = double_field(row[first + 5]);
+  t.energy_j = double_field(row[first + 6]);
+  t.cost = double_field(row[first + 7]);
+  t.epochs = row[first + 8].as<int>();
+  t.metric = double_field(row[first + 9]);
+  t.dispatched_unix_s = double_field(row[first + 10]);
+  return t;
+}
+
+// A job from its spec_json and rng_state columns.
+Result<JobRecord> job_from_row(const pqxx::row& row, std::string_view job_id) {
+  Result<JobSpec> spec = job_spec_from_json(row[0].c_str());
+  if (!spec) {
+    return fail(ErrorCode::kInternal, "postgres store: job '" + std::string(job_id) +
+                                          "' has an unreadable spec: " + spec.error().message);
+  }
+  return JobRecord{std::move(*spec), row[1].c_str()};
+}
+
+}  // namespace
+
+void prepare_statements(pqxx::connection& c) {
+  c.prepare(kGetJob, "SELECT spec_json, rng_state FROM jobs WHERE job_id = $1");
+  c.prepare(kListJobs, "SELECT job_id FROM jobs ORDER BY job_id");
+  c.prepare(kPutJob,
+            "INSERT INTO jobs (job_id, spec_json, rng_state) VALUES ($1, $2, $3) "
+            "ON CONFLICT (job_id) DO UPDATE SET spec_json = excluded.spec_json, "
+            "rng_state = excluded.rng_state");
+  c.prepare(kDeleteJob, "DELETE FROM jobs WHERE job_id = $1");  // trials: ON DELETE CASCADE
+  c.prepare(kGetTrials, std::string("SELECT ") + kTrialColumns +
+                            " FROM trials WHERE job_id = $1 ORDER BY trial_number");
+  // The job's columns on every row; trial columns NULL (one row) for a job without trials.
+  c.prepare(kGetJobWithTrials,
+            std::string("SELECT j.spec_json, j.rng_state, ") + kTrialColumns +
+                " FROM jobs j LEFT JOIN trials t USING (job_id) WHERE j.job_id = $1 "
+                "ORDER BY t.trial_number");
+  // Inserts nothing (0 rows) when the job does not exist, instead of failing the transaction
+  // on the foreign key.
+  c.prepare(kPutTrial,
+            "INSERT INTO trials (job_id, trial_number, batch_size, kind, pruning_round, status, "
+            "time_s, energy_j, cost, epochs, metric, dispatched_unix_s) "
+            "SELECT $1, $2, $3, $4, $5, $6, $7::float8, $8::float8, $9::float8, $10, $11::float8, "
+            "$12::float8 "
+            "WHERE EXISTS (SELECT 1 FROM jobs WHERE job_id = $1) "
+            "ON CONFLICT (job_id, trial_number) DO UPDATE SET "
+            "batch_size = excluded.batch_size, kind = excluded.kind, "
+            "pruning_round = excluded.pruning_round, status = excluded.status, "
+            "time_s = excluded.time_s, energy_j = excluded.energy_j, cost = excluded.cost, "
+            "epochs = excluded.epochs, metric = excluded.metric, "
+            "dispatched_unix_s = excluded.dispatched_unix_s");
+}
+
+bool is_retryable(const std::string& sqlstate) {
+  return sqlstate == "40001" || sqlstate == "40P01";
+}
+
+
+template <typename F>
+auto PostgresTransaction::guard(const std::string& doing, F&& body) -> decltype(body()) {
+  if (database_error_) return fail(*database_error_);  // the transaction is already aborted
+  try {
+    return body();
+  } catch (const pqxx::broken_connection& e) {
+    abort_ = Abort::kReconnect;
+    return remember(ErrorCode::kUnavailable, doing, e.what());
+  } catch (const pqxx::statement_completion_unknown& e) {
+    return remember(ErrorCode::kUnavailable, doing, e.what());
+  } catch (const pqxx::transaction_rollback& e) {  // serialization failure, deadlock
+    abort_ = Abort::kRetry;
+    return remember(ErrorCode::kUnavailable, doing, e.what());
+  } catch (const pqxx::sql_error& e) {
+    if (is_retryable(e.sqlstate())) abort_ = Abort::kRetry;
+    return remember(is_retryable(e.sqlstate()) ? ErrorCode::kUnavailable : ErrorCode::kInternal,
+                    doing, e.what());
+  } catch (const std::exception& e) {
+    return remember(ErrorCode::kInternal, doing, e.what());
+  }
+}
+
+tl::unexpected<Error> PostgresTransaction::remember(ErrorCode code, const std::string& doing,
+                                                   const char* what) {
+  database_error_ = Error{code, "postgres store: " + doing + ": " + what};
+  return fail(*database_error_);
+}
+
+void PostgresTransaction::writing() {
+  if (wrote_) return;
+  wrote_ = true;
+  if (before_first_write_) before_first_write_();  // throws like a statement when it fails
+}
+
+Result<std::optional<JobRecord>> PostgresTransaction::get_job(std::string_view job_id) {
+  return guard("reading job '" + std::string(job_id) + "'",
+               [&]() -> Result<std::optional<JobRecord>> {
+                 const pqxx::result r = tx_.exec_prepared(kGetJob, std::string(job_id));
+                 if (r.empty()) return std::optional<JobRecord>();
+                 Result<JobRecord> job = job_from_row(r[0], job_id);
+                 if (!job) return fail(job.error());
+                 return std::optional<JobRecord>(std::move(*job));
+               });
+}
+
+Result<std::optional<std::pair<JobRecord, std::vector<Trial>>>>
+PostgresTransaction::get_job_with_trials(std::string_view job_id) {
+  using Loaded = std::optional<std::pair<JobRecord, std::vector<Trial>>>;
+  return guard("reading job '" + std::string(job_id) + "' and its trials",
+               [&]() -> Result<Loaded> {
+                 const pqxx::result r =
+                     tx_.exec_prepared(kGetJobWithTrials, std::string(job_id));
+                 if (r.empty()) return Loaded();
+                 Result<JobRecord> job = job_from_row(r[0], job_id);
+                 if (!job) return fail(job.error());
+                 std::vector<Trial> trials;
+                 trials.reserve(r.size());
+                 for (const pqxx::row& row : r) {
+                   if (row[2].is_null()) continue;  // a job without trials
+                   Result<Trial> t = trial_from_row(row, 2, job_id);
+                   if (!t) return fail(t.error());
+                   trials.push_back(std::move(*t));
+                 }
+                 return Loaded(std::in_place, std::move(*job), std::move(trials));
+               });
+}
+
+Result<std::vector<std::string>> PostgresTransaction::list_jobs() {
+  return guard("listing jobs", [&]() -> Result<std::vector<std::string>> {
+    const pqxx::result r = tx_.exec_prepared(kListJobs);
+    std::vector<std::string> ids;
+    ids.reserve(r.size());
+    for (const pqxx::row& row : r) ids.emplace_back(row[0].c_str());
+    return ids;
+  });
+}
+
+Result<void> PostgresTransaction::put_job(const JobRecord& job) {
+  if (!job.spec.job_id) return fail(ErrorCode::kInvalidArgument, "put_job needs a job_id");
+  return guard("writing job '" + *job.spec.job_id + "'", [&]() -> Result<void> {
+    writing();
+    tx_.exec_prepared(kPutJob, *job.spec.job_id, job_spec_to_json(job.spec), job.rng_state);
+    return ok();
+  });
+}
+
+Result<bool> PostgresTransaction::delete_job(std::string_view job_id) {
+  return guard("deleting job '" + std::string(job_id) + "'", [&]() -> Result<bool> {
+    writing();
+    return tx_.exec_prepared(kDeleteJob, std::string(job_id)).affected_rows() > 0;
+  });
+}
+
+Result<std::vector<Trial>> PostgresTransaction::get_trials(std::string_view job_id) {
+  return guard(
+      "reading trials of '" + std::string(job_id) + "'", [&]() -> Result<std::vector<Trial>> {
+        const pqxx::result r = tx_.exec_prepared(kGetTrials, std::string(job_id));
+        std::vector<Trial> trials;
+        trials.reserve(r.size());
+        for (const pqxx::row& row : r) {
+          Result<Trial> t = trial_from_row(row, 0, job_id);
+          if (!t) return fail(t.error());
+          trials.push_back(std::move(*t));
+        }
+        return trials;
+      });
+}
+
+Result<void> PostgresTransaction::put_trial(const Trial& t) {
+  return guard(
+      "writing trial " + std::to_string(t.trial_number) + " of job '" + t.job_id + "'",
+      [&]() -> Result<void> {
+        writing();
+        const pqxx::result r =
+            tx_.exec_prepared(kPutTrial, t.job_id, t.trial_number, t.batch_size,
+                              std::string(trial_kind_name(t.kind)), t.pruning_round,
+                              std::string(trial_status_name(t.status)), double_text(t.time_s),
+                              double_text(t.energy_j), double_text(t.cost), t.epochs,
+                              double_text(t.metric), double_text(t.dispatched_unix_s));
+        if (r.affected_rows() == 0) {
+          return fail(ErrorCode::kNotFound, "no job '" + t.job_id + "' to add a trial to");
+        }
+        return ok();
+      });
+}
+
+}  // namespace zeus::store
