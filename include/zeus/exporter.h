@@ -123,7 +123,7 @@ class MetricsExporter {
   struct Internals;
   MetricsExporter() = default;
   std::unique_ptr<EnergySampler> sampler_;
-  std::unique_ptr<Internals> internals_;  // exposer, gateway, push thread (prometheus-cpp)
+  std::unique_ptr<Internals> internals_;  // HTTP server, Pushgateway client, push thread
   int port_ = 0;
 };
 

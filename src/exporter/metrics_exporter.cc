@@ -1,60 +1,50 @@
-// MetricsExporter: serves the sampler's latest snapshot on /metrics (prometheus-cpp Exposer) and
-// pushes it to a Pushgateway (prometheus-cpp Gateway).
+// MetricsExporter: serves the sampler's latest snapshot on /metrics and pushes it to a
+// Pushgateway, both through the project's HTTP layer (http/server.h, http/client.h); the text
+// format is prometheus-cpp's serializer.
 #include <unistd.h>
 
+#include <boost/url/encode.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/rfc/pchars.hpp>
 #include <chrono>
 #include <condition_variable>
-#include <exception>
 #include <memory>
-
-#include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
-#include <prometheus/gateway.h>
+#include <prometheus/text_serializer.h>
 
 #include "exporter/metric_families.h"
+#include "http/client.h"
+#include "http/server.h"
 #include "zeus/exporter.h"
 #include "zeus/log.h"
 
 namespace zeus {
 namespace {
 
-// What a scrape or a push collects: the latest snapshot, turned into metrics. No device access.
-class SnapshotCollectable final : public prometheus::Collectable {
- public:
-  explicit SnapshotCollectable(const EnergySampler& sampler) : sampler_(sampler) {}
-  std::vector<prometheus::MetricFamily> Collect() const override {
-    return exporter::metric_families(*sampler_.latest());
-  }
+constexpr const char* kTextFormat = "text/plain; version=0.0.4; charset=utf-8";
 
- private:
-  const EnergySampler& sampler_;
-};
+std::string exposition(const EnergySampler& sampler) {
+  return prometheus::TextSerializer().Serialize(exporter::metric_families(*sampler.latest()));
+}
 
 struct PushTarget {
-  std::string host;  // with the scheme, as prometheus::Gateway wants it: "http://host"
-  std::string port;
+  std::string host;
+  int port = 9091;
 };
 
-// "http://host:port[/]" -> {"http://host", "port"} (port 9091 when absent).
+// "http://host[:port][/]" (port 9091 when absent), read by Boost.URL.
 Result<PushTarget> parse_push_url(const std::string& url) {
   const std::string invalid = "--push '" + url + "' is not a Pushgateway URL like http://host:9091";
-  const size_t scheme_end = url.find("://");
-  if (scheme_end == std::string::npos ||
-      (url.compare(0, scheme_end, "http") != 0 && url.compare(0, scheme_end, "https") != 0)) {
+  auto parsed = boost::urls::parse_absolute_uri(url);
+  if (!parsed || parsed->scheme() != "http" || parsed->host().empty() ||
+      (!parsed->path().empty() && parsed->path() != "/") || parsed->has_query() ||
+      parsed->has_userinfo()) {
     return fail(ErrorCode::kInvalidArgument, invalid);
   }
-  std::string authority = url.substr(scheme_end + 3);
-  while (!authority.empty() && authority.back() == '/') authority.pop_back();
-  if (authority.empty() || authority.find('/') != std::string::npos)
-    return fail(ErrorCode::kInvalidArgument, invalid);
-  const size_t colon = authority.rfind(':');
-  PushTarget target{url.substr(0, scheme_end + 3) + authority, "9091"};
-  if (colon != std::string::npos && authority.find(']') == std::string::npos) {
-    target.host = url.substr(0, scheme_end + 3) + authority.substr(0, colon);
-    target.port = authority.substr(colon + 1);
-    if (target.port.empty() || target.port.find_first_not_of("0123456789") != std::string::npos) {
-      return fail(ErrorCode::kInvalidArgument, invalid);
-    }
+  PushTarget target;
+  target.host = parsed->host_address();
+  if (parsed->has_port()) {
+    if (parsed->port_number() == 0) return fail(ErrorCode::kInvalidArgument, invalid);
+    target.port = parsed->port_number();
   }
   return target;
 }
@@ -62,9 +52,10 @@ Result<PushTarget> parse_push_url(const std::string& url) {
 }  // namespace
 
 struct MetricsExporter::Internals {
-  std::shared_ptr<SnapshotCollectable> collectable;
-  std::unique_ptr<prometheus::Exposer> exposer;
-  std::unique_ptr<prometheus::Gateway> gateway;
+  std::unique_ptr<http::HttpServer> server;
+  std::unique_ptr<http::HttpClient> gateway;
+  std::string push_path;  // /metrics/job/<job>/instance/<host>
+  std::string push_url;
   std::thread push_thread;
   std::mutex mutex;
   std::condition_variable stop_signal;
@@ -89,40 +80,62 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Devices& devices
   exporter->sampler_ = std::make_unique<EnergySampler>(devices, clock);
   exporter->internals_ = std::make_unique<Internals>();
   Internals& internals = *exporter->internals_;
-  internals.collectable = std::make_shared<SnapshotCollectable>(*exporter->sampler_);
   auto started = exporter->sampler_->start(options.interval_s);
   if (!started) return fail(started.error());
 
+  // A scrape serialises the latest snapshot: cheap, no device access, answered inline.
+  http::ServerOptions server_options;
+  server_options.name = "zeus exporter";
+  server_options.inline_request = [](const http::HttpRequest&) { return true; };
+  const EnergySampler* sampler = exporter->sampler_.get();
+  auto server = http::HttpServer::start(
+      server_options,
+      http::HttpServer::blocking([sampler](const http::HttpRequest& request, const http::Peer&) {
+        if (request.path != "/metrics") {
+          return http::HttpResponse::error(404, "the metrics are at /metrics");
+        }
+        if (request.method != "GET" && request.method != "HEAD") {
+          http::HttpResponse r = http::HttpResponse::error(405, "/metrics answers GET");
+          r.headers.emplace_back("Allow", "GET, HEAD");
+          return r;
+        }
+        return http::HttpResponse{200, exposition(*sampler), kTextFormat, {}, false};
+      }));
+  if (!server) return fail(server.error());
+  internals.server = std::move(*server);
   const std::string address = options.bind_address + ":" + std::to_string(options.port);
-  try {
-    internals.exposer = std::make_unique<prometheus::Exposer>(address, 2);
-  } catch (const std::exception& e) {
-    return fail(ErrorCode::kUnavailable, "cannot serve metrics on " + address + ": " + e.what() +
+  Result<int> port = internals.server->listen_tcp(options.bind_address, options.port);
+  if (!port) {
+    return fail(ErrorCode::kUnavailable, "cannot serve metrics on " + address + ": " +
+                                             port.error().message +
                                              " (is the port in use? choose another with --port)");
   }
-  internals.exposer->RegisterCollectable(internals.collectable);
-  const auto ports = internals.exposer->GetListeningPorts();
-  if (ports.empty()) return fail(ErrorCode::kUnavailable, "cannot serve metrics on " + address);
-  exporter->port_ = ports.front();
+  exporter->port_ = *port;
 
   if (push_target) {
     char hostname[256] = {};
     gethostname(hostname, sizeof(hostname) - 1);
-    internals.gateway = std::make_unique<prometheus::Gateway>(
-        push_target->host, push_target->port, options.push_job,
-        prometheus::Gateway::GetInstanceLabel(hostname));
-    internals.gateway->RegisterCollectable(internals.collectable);
+    http::ClientOptions client_options;
+    client_options.timeout_s = 10;
+    auto gateway = http::HttpClient::tcp(push_target->host, push_target->port, client_options);
+    if (!gateway) return fail(gateway.error());
+    internals.gateway = std::move(*gateway);
+    internals.push_path = "/metrics/job/" +
+                          boost::urls::encode(options.push_job, boost::urls::pchars) +
+                          "/instance/" + boost::urls::encode(hostname, boost::urls::pchars);
+    internals.push_url = options.push_url;
     MetricsExporter* raw = exporter.get();
     const double interval_s = options.push_interval_s;
-    const std::string url = options.push_url;
-    internals.push_thread = std::thread([raw, interval_s, url] {
+    internals.push_thread = std::thread([raw, interval_s] {
       Internals& in = *raw->internals_;
       std::unique_lock<std::mutex> lock(in.mutex);
       while (!in.stopping) {
         lock.unlock();
         auto pushed = raw->push_now();
-        if (!pushed)
-          log_warning("zeus exporter: push to " + url + " failed: " + pushed.error().message);
+        if (!pushed) {
+          log_warning("zeus exporter: push to " + in.push_url + " failed: " +
+                      pushed.error().message);
+        }
         lock.lock();
         in.stop_signal.wait_for(lock, std::chrono::duration<double>(interval_s),
                                 [&] { return in.stopping; });
@@ -134,11 +147,14 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Devices& devices
 
 Result<void> MetricsExporter::push_now() {
   if (!internals_->gateway) return fail(ErrorCode::kInvalidArgument, "no --push URL was given");
-  const int status = internals_->gateway->Push();
-  if (status < 200 || status >= 300) {
+  // POST replaces the pushed metrics of the same names in the group (job, instance).
+  Result<http::HttpResponse> answer = internals_->gateway->request(
+      "POST", internals_->push_path, exposition(*sampler_), {{"Content-Type", kTextFormat}});
+  if (!answer) return fail(answer.error());
+  if (answer->status < 200 || answer->status >= 300) {
     return fail(ErrorCode::kUnavailable,
-                "the Pushgateway answered " +
-                    (status < 0 ? std::string("nothing") : "HTTP " + std::to_string(status)));
+                "the Pushgateway answered HTTP " + std::to_string(answer->status) + ": " +
+                    answer->body.substr(0, 200));
   }
   return ok();
 }
@@ -151,7 +167,7 @@ MetricsExporter::~MetricsExporter() {
     }
     internals_->stop_signal.notify_all();
     if (internals_->push_thread.joinable()) internals_->push_thread.join();
-    internals_->exposer.reset();  // no scrape runs after this
+    if (internals_->server) internals_->server->stop();  // no scrape runs after this
   }
   if (sampler_) sampler_->stop();
 }

@@ -48,8 +48,10 @@ bool EventStreamImpl::open() const {
 
 void EventStreamImpl::schedule_pump_locked() {
   if (pump_scheduled_) return;
+  auto session = session_.lock();
+  if (!session) return;
   pump_scheduled_ = true;
-  asio::post(executor_, [weak = session_] {
+  asio::post(session->executor(), [weak = session_] {
     if (auto s = weak.lock()) s->pump_stream();
   });
 }
@@ -86,9 +88,10 @@ void EventStreamImpl::mark_gone() {
 }
 
 ReplyImpl::~ReplyImpl() {
-  if (!answered_->exchange(true)) {
-    asio::post(session_->executor(), [s = session_] {
-      s->write_response(
+  if (answered_->exchange(true)) return;
+  if (auto session = session_.lock()) {
+    asio::post(session->executor(), [session] {
+      session->write_response(
           HttpResponse::error(500, "internal error: the request was dropped unanswered"));
     });
   }
@@ -101,16 +104,20 @@ bool ReplyImpl::send(HttpResponse response) {
     std::lock_guard<std::mutex> lock(timer_mu_);
     timer = std::move(timer_);
   }
-  asio::post(session_->executor(),
-             [s = session_, timer = std::move(timer), r = std::move(response)]() mutable {
+  auto session = session_.lock();
+  if (!session) return true;  // the client is gone; the answer has nobody to go to
+  asio::post(session->executor(),
+             [session, timer = std::move(timer), r = std::move(response)]() mutable {
                if (timer) timer->cancel();
-               s->write_response(std::move(r));
+               session->write_response(std::move(r));
              });
   return true;
 }
 
 void ReplyImpl::answer_by(double seconds, HttpResponse fallback) {
-  auto timer = std::make_shared<asio::steady_timer>(session_->executor());
+  auto session = session_.lock();
+  if (!session) return;
+  auto timer = std::make_shared<asio::steady_timer>(session->executor());
   {
     std::lock_guard<std::mutex> lock(timer_mu_);
     timer_ = timer;
@@ -119,8 +126,8 @@ void ReplyImpl::answer_by(double seconds, HttpResponse fallback) {
       std::chrono::duration<double>(std::clamp(seconds, 0.0, 1e7)));
   // Armed on the strand, where send() cancels it. The timer holds this Reply: a handler may
   // drop its Reply after answer_by, and the fallback still comes at the deadline.
-  asio::post(session_->executor(), [timer, delay, self = shared_from_this(),
-                                    f = std::move(fallback)]() mutable {
+  asio::post(session->executor(), [timer, delay, self = shared_from_this(),
+                                   f = std::move(fallback)]() mutable {
     timer->expires_after(delay);
     timer->async_wait([self, f = std::move(f)](const boost::system::error_code& ec) mutable {
       if (!ec) self->send(std::move(f));
@@ -129,10 +136,10 @@ void ReplyImpl::answer_by(double seconds, HttpResponse fallback) {
 }
 
 std::shared_ptr<EventStream> ReplyImpl::start_events() {
-  if (answered_->exchange(true)) return nullptr;
-  auto stream = std::make_shared<EventStreamImpl>(session_, session_->executor(),
-                                                  core_.options.max_stream_buffer_bytes);
-  asio::post(session_->executor(), [s = session_, stream] { s->start_stream(stream); });
+  auto session = session_.lock();
+  if (!session || answered_->exchange(true)) return nullptr;
+  auto stream = std::make_shared<EventStreamImpl>(session, core_.options.max_stream_buffer_bytes);
+  asio::post(session->executor(), [session, stream] { session->start_stream(stream); });
   return stream;
 }
 

@@ -16,9 +16,8 @@ namespace zeus::http::detail {
 
 class EventStreamImpl final : public EventStream {
  public:
-  EventStreamImpl(std::weak_ptr<SessionHandle> session, boost::asio::any_io_executor executor,
-                  size_t max_buffer_bytes)
-      : session_(std::move(session)), executor_(std::move(executor)), max_bytes_(max_buffer_bytes) {}
+  EventStreamImpl(std::weak_ptr<SessionHandle> session, size_t max_buffer_bytes)
+      : session_(std::move(session)), max_bytes_(max_buffer_bytes) {}
   bool send(std::string_view data, std::string_view name) override;
   void close() override;
   bool open() const override;
@@ -32,8 +31,9 @@ class EventStreamImpl final : public EventStream {
  private:
   void schedule_pump_locked();
 
+  // Weak: a stream (or Reply) kept by the application after its connection, or the whole
+  // server, is gone must not keep the connection's socket and strand alive.
   std::weak_ptr<SessionHandle> session_;
-  boost::asio::any_io_executor executor_;
   const size_t max_bytes_;
   mutable std::mutex mu_;
   std::deque<std::string> queue_;
@@ -45,7 +45,7 @@ class EventStreamImpl final : public EventStream {
 
 class ReplyImpl final : public Reply, public std::enable_shared_from_this<ReplyImpl> {
  public:
-  ReplyImpl(ServerCore& core, std::shared_ptr<SessionHandle> session,
+  ReplyImpl(ServerCore& core, std::weak_ptr<SessionHandle> session,
             std::shared_ptr<const Peer> peer, HttpRequest request, bool inline_request)
       : core_(core), session_(std::move(session)), peer_(std::move(peer)),
         request_(std::move(request)), inline_(inline_request) {}
@@ -55,7 +55,10 @@ class ReplyImpl final : public Reply, public std::enable_shared_from_this<ReplyI
   void answer_by(double seconds, HttpResponse fallback) override;
   std::shared_ptr<EventStream> start_events() override;
   bool answered() const override { return answered_->load(); }
-  bool client_gone() const override { return session_->state.load() == SessionState::kClosed; }
+  bool client_gone() const override {
+    auto s = session_.lock();
+    return !s || s->state.load() == SessionState::kClosed || s->peer_finished.load();
+  }
 
   const HttpRequest& request() const { return request_; }
   const Peer& peer() const { return *peer_; }
@@ -63,8 +66,8 @@ class ReplyImpl final : public Reply, public std::enable_shared_from_this<ReplyI
   void run_on_workers(std::function<void()> job);
 
  private:
-  ServerCore& core_;
-  std::shared_ptr<SessionHandle> session_;
+  ServerCore& core_;  // used only while the connection (hence the server) is alive
+  std::weak_ptr<SessionHandle> session_;
   std::shared_ptr<const Peer> peer_;
   HttpRequest request_;
   const bool inline_;

@@ -18,7 +18,8 @@
 // Transports: TCP (IPv4/IPv6) and Unix sockets, whose peer identify() can examine (SO_PEERCRED).
 // stop() is graceful: it stops accepting, closes idle connections, lets in-flight requests finish
 // (up to shutdown_grace_s) and joins every thread.
-// Thread-safety: a Reply and an EventStream may be used from any thread; start/stop from one.
+// Thread-safety: a Reply and an EventStream may be used from any thread, and kept after their
+// connection or the whole server is gone (they then do nothing); start/stop from one thread.
 //
 //   auto server = HttpServer::start(options, HttpServer::blocking([](auto& req, auto&) {
 //     return HttpResponse{200, "{}"}; }));
@@ -70,10 +71,12 @@ class Reply {
   virtual bool send(HttpResponse response) = 0;
   // Long-poll: if no answer was sent within `seconds`, `fallback` is sent.
   virtual void answer_by(double seconds, HttpResponse fallback) = 0;
-  // Answers 200 text/event-stream and gives the stream to send events on.
+  // Answers 200 text/event-stream and gives the stream to send events on (nullptr when the
+  // request was answered already or its connection is gone).
   virtual std::shared_ptr<EventStream> start_events() = 0;
   virtual bool answered() const = 0;
-  // True once the client has hung up (a long-poll's waiter can forget this Reply).
+  // True once the client has hung up or closed its sending side (a long-poll's waiter can
+  // forget this Reply; an answer sent anyway is still written if the socket takes it).
   virtual bool client_gone() const = 0;
 };
 

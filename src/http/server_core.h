@@ -44,6 +44,7 @@ class SessionHandle {
   virtual void pump_stream() = 0;  // writes queued events
   std::atomic<SessionState> state{SessionState::kIdle};
   std::atomic<int64_t> since_ns{0};  // when the state began
+  std::atomic<bool> peer_finished{false};  // the peer closed (at least its sending side)
   uint64_t id = 0;
   std::string peer_key;
   bool privileged = false;

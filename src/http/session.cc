@@ -143,6 +143,7 @@ class Session final : public SessionHandle,
 
   void wait_for_request() {
     set_state(SessionState::kIdle);
+    if (peer_finished.load()) return close();  // it sent its last request
     if (core_.stopping.load()) return close();
     if (buffer_.size() > 0) return read_header();  // pipelined
     arm(core_.options.idle_timeout_s);
@@ -224,14 +225,15 @@ class Session final : public SessionHandle,
   }
 
   // While a request is being answered (a long-poll may take minutes), notice a peer that hangs
-  // up: its connection is closed at once instead of when the answer finally fails to write.
+  // up. The connection stays until the answer is written (a client that only closed its sending
+  // side still reads it), but the Reply reports client_gone(), so a waiter can be forgotten.
   void watch_for_hangup() {
     socket_.async_wait(Socket::wait_read, [self = this->shared_from_this()](const error_code& ec) {
       if (ec || self->state.load() != SessionState::kHandling) return;
       char byte;
       const ssize_t n = ::recv(self->socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
       if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-        self->close();  // gone: end of stream or an error
+        self->peer_finished.store(true);
       }
       // n > 0: the next request is already here (pipelined); it waits in the socket.
     });

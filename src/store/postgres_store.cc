@@ -87,10 +87,10 @@ class PostgresStore final : public Store {
     }
   }
 
-  // Runs the batch in one serializable transaction; each caller's writes are undone alone when
-  // its work fails (a savepoint before its first write). False when the group as a whole could
-  // not commit (a conflict, a lost connection): nothing of it was stored, and the caller runs
-  // the items again one by one.
+  // Runs the batch in one serializable transaction. False when it cannot stand as a group —
+  // a conflict, a lost connection, or a caller whose work failed after it wrote (rare: the
+  // optimizer checks before it writes) — and nothing of it was stored: the caller then runs the
+  // items again one by one.
   bool run_group(std::span<GroupCommit::Item* const> batch) {
     Result<std::unique_ptr<pqxx::connection>> lease = acquire();
     if (!lease) return false;
@@ -99,21 +99,15 @@ class PostgresStore final : public Store {
     bool in_doubt = false;
     try {
       pqxx::transaction<pqxx::serializable> tx(*c);
-      bool savepoint = false;
       bool group_broken = false;
       for (GroupCommit::Item* item : batch) {
-        PostgresTransaction ptx(tx, [&] {
-          // One round trip: the previous caller's savepoint is released, this one's set.
-          tx.exec0(savepoint ? "RELEASE SAVEPOINT zeus_item; SAVEPOINT zeus_item"
-                             : "SAVEPOINT zeus_item");
-          savepoint = true;
-        });
+        PostgresTransaction ptx(tx);
         item->result = run_fn(*item->fn, ptx);
-        if (ptx.abort() != Abort::kNone || (ptx.database_error() && !ptx.wrote())) {
-          group_broken = true;  // the transaction is aborted before any savepoint of this item
+        if (ptx.abort() != Abort::kNone || ptx.database_error() ||
+            (!item->result && ptx.wrote())) {
+          group_broken = true;
           break;
         }
-        if (!item->result && ptx.wrote()) tx.exec0("ROLLBACK TO SAVEPOINT zeus_item");
       }
       if (!group_broken) {
         tx.commit();

@@ -134,12 +134,6 @@ tl::unexpected<Error> PostgresTransaction::remember(ErrorCode code, const std::s
   return fail(*database_error_);
 }
 
-void PostgresTransaction::writing() {
-  if (wrote_) return;
-  wrote_ = true;
-  if (before_first_write_) before_first_write_();  // throws like a statement when it fails
-}
-
 Result<std::optional<JobRecord>> PostgresTransaction::get_job(std::string_view job_id) {
   return guard("reading job '" + std::string(job_id) + "'",
                [&]() -> Result<std::optional<JobRecord>> {

@@ -3,12 +3,11 @@
 //
 // Database errors become Results and are remembered (the PostgreSQL transaction is then aborted),
 // with whether running the work again may succeed (serialization failure, deadlock: kRetry; a
-// lost connection: kReconnect). In a group commit, a hook runs before the first write of each
-// caller's work, so that work can be undone alone (a savepoint).
+// lost connection: kReconnect). wrote() tells a group commit whether a caller's failed work left
+// writes behind.
 // Thread-safety: one thread at a time, like the pqxx transaction it wraps.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
@@ -27,9 +26,7 @@ enum class Abort { kNone, kRetry, kReconnect };
 
 class PostgresTransaction final : public StoreTransaction {
  public:
-  explicit PostgresTransaction(pqxx::transaction_base& tx,
-                               std::function<void()> before_first_write = {})
-      : tx_(tx), before_first_write_(std::move(before_first_write)) {}
+  explicit PostgresTransaction(pqxx::transaction_base& tx) : tx_(tx) {}
 
   Result<std::optional<JobRecord>> get_job(std::string_view job_id) override;
   Result<std::vector<std::string>> list_jobs() override;
@@ -50,11 +47,10 @@ class PostgresTransaction final : public StoreTransaction {
  private:
   template <typename F>
   auto guard(const std::string& doing, F&& body) -> decltype(body());
-  void writing();  // before a write: the hook, once
+  void writing() { wrote_ = true; }
   tl::unexpected<Error> remember(ErrorCode code, const std::string& doing, const char* what);
 
   pqxx::transaction_base& tx_;
-  std::function<void()> before_first_write_;
   bool wrote_ = false;
   Abort abort_ = Abort::kNone;
   std::optional<Error> database_error_;
