@@ -146,6 +146,8 @@ class Session final : public SessionHandle,
     if (peer_finished.load()) return close();  // it sent its last request
     if (core_.stopping.load()) return close();
     if (buffer_.size() > 0) return read_header();  // pipelined
+    error_code available_error;
+    if (socket_.available(available_error) > 0) return read_header();  // already here: no wait
     arm(core_.options.idle_timeout_s);
     socket_.async_wait(Socket::wait_read, [self = this->shared_from_this()](const error_code& ec) {
       self->disarm();
