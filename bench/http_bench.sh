@@ -5,7 +5,12 @@
 # latency while 200 slowloris and 500 idle connections are held open.
 #
 #   bench/http_bench.sh [--old /path/to/older/zeus] [--clients "1 8 32 256 1000"] [--seconds 5]
-# The load generator is build/release/bin/zeus_load for both builds.
+#       [--pg-state DIR]
+# The load generator is build/release/bin/zeus_load for both builds; the store is a fresh SQLite
+# file per run (or a fresh database of the PostgreSQL cluster whose scripts/pg_cluster.sh state
+# folder --pg-state names). An older build to compare with: git worktree add /tmp/old <rev>,
+# then cmake -S /tmp/old -B /tmp/old/build -DZEUS_BUILD_BENCH=OFF && cmake --build
+# /tmp/old/build --target zeus_cli.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NEW=$ROOT/build/release/bin/zeus
@@ -13,12 +18,14 @@ LOAD=$ROOT/build/release/bin/zeus_load
 OLD=""
 CLIENTS="1 8 32 256 1000"
 SECONDS_EACH=5
+PG_STATE=""
 while [ $# -gt 0 ]; do
   case $1 in
     --old) OLD=$2; shift 2 ;;
     --clients) CLIENTS=$2; shift 2 ;;
     --seconds) SECONDS_EACH=$2; shift 2 ;;
-    *) echo "usage: $0 [--old ZEUS] [--clients LIST] [--seconds S]" >&2; exit 2 ;;
+    --pg-state) PG_STATE=$2; shift 2 ;;
+    *) echo "usage: $0 [--old ZEUS] [--clients LIST] [--seconds S] [--pg-state DIR]" >&2; exit 2 ;;
   esac
 done
 WORK=$(mktemp -d)
@@ -29,7 +36,11 @@ free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("12
 serve() {  # serve BINARY -> sets PORT and SERVER_PID
   PORT=$(free_port)
   rm -f "$WORK/bench.db"
-  "$1" serve --host 127.0.0.1 --port "$PORT" --db "sqlite://$WORK/bench.db" > "$WORK/serve.log" 2>&1 &
+  local db="sqlite://$WORK/bench.db"
+  if [ -n "$PG_STATE" ]; then
+    db=$(bash "$ROOT/scripts/pg_cluster.sh" createdb "$PG_STATE" "bench$RANDOM$RANDOM" | tail -1)
+  fi
+  "$1" serve --host 127.0.0.1 --port "$PORT" --db "$db" > "$WORK/serve.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 100); do
     /usr/bin/python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$PORT/healthz', timeout=1)" 2>/dev/null && return 0
@@ -81,19 +92,29 @@ print(json.dumps({"held_connections": len(held), "client_p99_ms": summary.get("p
 PY
 }
 
+summary() {  # zeus_load's JSON line -> requests/s, pairs/s (next + report = 2 requests), p50, p99
+  /usr/bin/python3 -c 'import json,sys
+try: d = json.loads(sys.argv[1])
+except Exception: print("no result"); sys.exit()
+print("requests/s %.0f  pairs/s %.0f  p50 %.2f ms  p99 %.2f ms  transport errors %d" % (
+    d["requests_per_s"], d["requests_per_s"] / 2, d["p50_latency_ms"], d["p99_latency_ms"],
+    d["transport_errors"]))' "$1"
+}
+
 run_build() {  # run_build LABEL BINARY
   echo "== $1 ($2)"
   for c in $CLIENTS; do
     serve "$2"
     result=$("$LOAD" --url "http://127.0.0.1:$PORT" --threads "$c" --jobs 8 --duration "$SECONDS_EACH" \
              --job-prefix "b$c" 2>/dev/null | tail -1 || true)
-    echo "clients=$c $result"
-    kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
+    echo "clients=$c $(summary "$result")"
+    kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true
   done
   serve "$2"
-  "$LOAD" --url "http://127.0.0.1:$PORT" --threads 1 --jobs 1 --duration "$SECONDS_EACH" --job-prefix calm 2>/dev/null | tail -1 | sed 's/^/unloaded /'
-  echo "attacked $(attack_and_measure)"
-  kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
+  echo "unloaded 1 client: $(summary "$("$LOAD" --url "http://127.0.0.1:$PORT" --threads 1 --jobs 1 \
+        --duration "$SECONDS_EACH" --job-prefix calm 2>/dev/null | tail -1)")"
+  echo "200 slowloris + 500 idle held, 1 client: $(attack_and_measure)"
+  kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true
 }
 
 [ -n "$OLD" ] && run_build old "$OLD"
