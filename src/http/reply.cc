@@ -114,14 +114,6 @@ bool ReplyImpl::send(HttpResponse response) {
   return true;
 }
 
-bool ReplyImpl::send_now(HttpResponse response) {
-  if (answered_->exchange(true)) return false;
-  auto session = session_.lock();
-  if (!session) return true;
-  session->write_response_now(std::move(response));
-  return true;
-}
-
 void ReplyImpl::answer_by(double seconds, HttpResponse fallback) {
   auto session = session_.lock();
   if (!session) return;

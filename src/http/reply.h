@@ -52,8 +52,6 @@ class ReplyImpl final : public Reply, public std::enable_shared_from_this<ReplyI
   ~ReplyImpl() override;  // a request nobody answered gets 500, never a hung connection
 
   bool send(HttpResponse response) override;
-  // send() from the worker that computed the answer: written on the socket from this thread.
-  bool send_now(HttpResponse response);
   void answer_by(double seconds, HttpResponse fallback) override;
   std::shared_ptr<EventStream> start_events() override;
   bool answered() const override { return answered_->load(); }

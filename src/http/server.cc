@@ -305,7 +305,7 @@ Handler HttpServer::blocking(BlockingFn fn) {
     auto job = [shared, reply = std::move(reply)] {
       auto& r = static_cast<detail::ReplyImpl&>(*reply);
       try {
-        r.send_now((*shared)(r.request(), r.peer()));
+        reply->send((*shared)(r.request(), r.peer()));
       } catch (const std::exception& e) {
         log_error("http: handler failed: " + std::string(e.what()));
         reply->send(HttpResponse::error(500, std::string("internal error: ") + e.what()));

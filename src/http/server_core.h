@@ -40,9 +40,6 @@ class SessionHandle {
   virtual void close_when_idle() = 0;   // from any thread; stop(): close unless in flight
   virtual boost::asio::any_io_executor executor() = 0;
   virtual void write_response(HttpResponse response) = 0;
-  // From a worker thread, while the request is being handled: writes the answer on the socket
-  // at once (what the socket takes), and lets the strand finish or continue the connection.
-  virtual void write_response_now(HttpResponse response) = 0;
   virtual void start_stream(std::shared_ptr<EventStreamImpl> stream) = 0;
   virtual void pump_stream() = 0;  // writes queued events
   std::atomic<SessionState> state{SessionState::kIdle};

@@ -11,9 +11,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <mutex>
 #include <optional>
-#include <sstream>
 
 #include "http/beast_mapping.h"
 #include "http/reply.h"
@@ -73,29 +71,6 @@ class Session final : public SessionHandle,
     if (state.load() != SessionState::kHandling) return;
     const bool keep = keep_alive_ && !response.close && !core_.stopping.load();
     write(to_beast(std::move(response), version_, keep, head_));
-  }
-
-  // The answer leaves from the worker that computed it, without waiting for an event loop to be
-  // scheduled (two thread hand-offs fewer in the answer's path); the strand then writes what the
-  // socket did not take and goes on with the connection. Safe off the strand: while a request is
-  // handled nothing else writes, and fd_mu_ keeps close() from closing the socket meanwhile.
-  void write_response_now(HttpResponse response) override {
-    const bool keep = keep_alive_ && !response.close && !core_.stopping.load();
-    BeastResponse message = to_beast(std::move(response), version_, keep, head_);
-    std::ostringstream out;
-    out << message;
-    auto bytes = std::make_shared<std::string>(std::move(out).str());
-    ssize_t sent = 0;
-    {
-      std::lock_guard<std::mutex> lock(fd_mu_);
-      if (state.load() != SessionState::kHandling) return;
-      sent = ::send(socket_.native_handle(), bytes->data(), bytes->size(),
-                    MSG_DONTWAIT | MSG_NOSIGNAL);
-    }
-    const bool failed = sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
-    asio::post(executor(), [self = this->shared_from_this(), bytes, sent, failed, keep] {
-      self->finish_direct_write(bytes, sent < 0 ? 0 : static_cast<size_t>(sent), failed, keep);
-    });
   }
 
   void start_stream(std::shared_ptr<EventStreamImpl> stream) override {
@@ -266,23 +241,6 @@ class Session final : public SessionHandle,
     });
   }
 
-  void finish_direct_write(const std::shared_ptr<std::string>& bytes, size_t sent, bool failed,
-                           bool keep) {
-    if (state.load() != SessionState::kHandling) return;
-    if (failed) return close();
-    set_state(SessionState::kWriting);
-    auto after = [self = this->shared_from_this(), keep](const error_code& ec) {
-      self->disarm();
-      if (ec) return self->close();
-      if (!keep) return self->shutdown_and_close();
-      self->wait_for_request();
-    };
-    if (sent == bytes->size()) return after({});
-    arm(core_.options.write_timeout_s);
-    asio::async_write(socket_, asio::buffer(bytes->data() + sent, bytes->size() - sent),
-                      [bytes, after](const error_code& ec, size_t) { after(ec); });
-  }
-
   void answer_and_close(int status, const std::string& message) {
     set_state(SessionState::kHandling);
     HttpResponse response = HttpResponse::error(status, message);
@@ -325,7 +283,6 @@ class Session final : public SessionHandle,
   }
 
   void close() {
-    std::lock_guard<std::mutex> lock(fd_mu_);
     if (state.load() == SessionState::kClosed) return;
     set_state(SessionState::kClosed);
     disarm();
@@ -337,7 +294,6 @@ class Session final : public SessionHandle,
   }
 
   ServerCore& core_;
-  std::mutex fd_mu_;  // write_response_now (a worker) against close() (the strand)
   Socket socket_;
   asio::steady_timer timer_;
   uint64_t deadline_generation_ = 0;
