@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "http/client.h"
+#include "http/test_socket.h"
 #include "zeus/batch_size_optimizer.h"
 #include "zeus/sqlite_store.h"
 
@@ -222,6 +223,23 @@ TEST_F(BsoServerTest, BodiesOverTheLimitAre413) {
   std::string huge = R"({"job_id_prefix":")" + std::string(10000, 'x') + R"("})";
   expect(send("POST", "/jobs", huge), 413);
   register_job();  // the server is still fine, and a body under the limit passes
+}
+
+// Found since the probe: 2,000 header fields and a 1.25 MiB chunked body were accepted by the
+// old HTTP stack; the layer answers 431 and 413, and the server stays healthy.
+TEST_F(BsoServerTest, ManyHeadersAndAHugeChunkedBodyAreRefused) {
+  start();
+  std::string many = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 2000; ++i) many += "X-" + std::to_string(i) + ": v\r\n";
+  http::testing::RawSocket a = http::testing::RawSocket::tcp(server_->port());
+  a.send(many + "\r\n");
+  EXPECT_EQ(a.read(5, "\r\n").rfind("HTTP/1.1 431", 0), 0u);
+  http::testing::RawSocket b = http::testing::RawSocket::tcp(server_->port());
+  std::string chunked = "POST /jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 20; ++i) chunked += "10000\r\n" + std::string(0x10000, 'a') + "\r\n";
+  b.send(chunked + "0\r\n\r\n");
+  EXPECT_EQ(b.read(5, "\r\n").rfind("HTTP/1.1 413", 0), 0u);
+  expect(send("GET", "/healthz"), 200);
 }
 
 TEST_F(BsoServerTest, TokenGuardsEveryStateChangeButNotReads) {
