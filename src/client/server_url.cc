@@ -1,6 +1,7 @@
 // parse_server_url and percent_encode (client/server_url.h).
 #include "client/server_url.h"
 
+#include <boost/url/parse.hpp>
 #include <cctype>
 
 namespace zeus::client {
@@ -14,57 +15,45 @@ tl::unexpected<Error> bad_url(std::string_view url, const std::string& why) {
 
 }  // namespace
 
+// Read by Boost.URL (RFC 3986); then the subset a batch-size service URL may use.
 Result<ServerUrl> parse_server_url(std::string_view url) {
-  ServerUrl out;
-  out.text = std::string(url);
-  std::string_view rest = url;
-  std::string scheme;
-  if (rest.substr(0, 7) == "http://") {
-    scheme = "http";
-    rest.remove_prefix(7);
-  } else if (rest.substr(0, 8) == "https://") {
-    scheme = "https";
-    rest.remove_prefix(8);
-  } else {
+  auto parsed = boost::urls::parse_absolute_uri(url);
+  if (!parsed) {
+    if (url.find("://") == std::string_view::npos) {
+      return bad_url(url, "does not start with http:// or https://");
+    }
+    return bad_url(url, "is malformed (" + parsed.error().message() + ")");
+  }
+  const boost::urls::url_view& u = *parsed;
+  if (u.scheme() != "http" && u.scheme() != "https") {
     return bad_url(url, "does not start with http:// or https://");
   }
-  const size_t slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash);
-  if (authority.empty()) return bad_url(url, "has no host");
-  for (char c : authority) {
-    if (std::isspace(static_cast<unsigned char>(c)) || c == '?' || c == '#' || c == '@') {
-      return bad_url(url, "has a malformed host");
-    }
-  }
-  // The port: digits after the last ':' that is not inside an IPv6 [..] literal.
-  const size_t colon = authority.rfind(':');
-  const size_t bracket = authority.rfind(']');
-  out.port = scheme == "https" ? 443 : 80;
-  out.host = std::string(authority);
-  if (colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket)) {
-    out.host = std::string(authority.substr(0, colon));
-    std::string_view port = authority.substr(colon + 1);
-    if (colon == 0) return bad_url(url, "has no host");
-    if (port.empty() || port.size() > 5) return bad_url(url, "has a malformed port");
+  if (!u.has_authority() || u.host().empty()) return bad_url(url, "has no host");
+  if (u.has_userinfo()) return bad_url(url, "has a user name (not supported)");
+  if (u.has_query() || u.has_fragment()) return bad_url(url, "has a query or fragment");
+  ServerUrl out;
+  out.text = std::string(url);
+  out.scheme = std::string(u.scheme());
+  out.host = u.host_address();  // IPv6 without brackets
+  out.port = out.scheme == "https" ? 443 : 80;
+  if (u.has_port()) {
+    const std::string_view port = u.port();
     int value = 0;
     for (char c : port) {
       if (!std::isdigit(static_cast<unsigned char>(c))) return bad_url(url, "has a malformed port");
-      value = value * 10 + (c - '0');
+      value = value > 65535 ? value : value * 10 + (c - '0');
     }
-    if (value < 1 || value > 65535) return bad_url(url, "has a port outside 1-65535");
+    if (port.empty() || value < 1 || value > 65535) {
+      return bad_url(url, "has a port outside 1-65535");
+    }
     out.port = value;
   }
-  if (out.host.size() >= 2 && out.host.front() == '[' && out.host.back() == ']') {
-    out.host = out.host.substr(1, out.host.size() - 2);
-  }
-  if (path.find_first_of("?# ") != std::string_view::npos) {
-    return bad_url(url, "has a query, fragment or space in its path");
-  }
-  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-  out.scheme = scheme;
-  out.scheme_host_port = scheme + "://" + std::string(authority);
-  out.path_prefix = std::string(path);
+  std::string path = u.path();  // decoded
+  if (!path.empty() && path.front() != '/') return bad_url(url, "has a malformed port");
+  if (path.find(' ') != std::string::npos) return bad_url(url, "has a space in its path");
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  out.scheme_host_port = out.scheme + "://" + std::string(u.encoded_host_and_port());
+  out.path_prefix = path;
   return out;
 }
 
