@@ -1,7 +1,8 @@
-// libFuzzer target: the HTTP layer's request parsing (http/message.h) and zeusd's request handling. Whatever bytes a peer
-// sends, parsing must stay within its limits and never crash, and a request that parses must get
-// an answer (any status) from ZeusdService without crashing — over replay GPUs, as root, an
-// allowed user, a stranger, and a TCP peer. The first input byte picks the peer.
+// libFuzzer target: the HTTP layer's request parsing (http/message.h) and zeusd's request
+// handling. Whatever bytes a peer sends, parsing must stay within its limits and never crash,
+// and a request that parses must get an answer (any status) from ZeusdService without crashing
+// — over replay GPUs, as root, an allowed user, a stranger, and a TCP peer. The first input byte
+// picks the peer.
 #include <cstddef>
 #include <cstdint>
 #include <memory>

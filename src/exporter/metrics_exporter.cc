@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <boost/url/encode.hpp>
-#include <boost/url/parse.hpp>
 #include <boost/url/rfc/pchars.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -14,6 +13,7 @@
 #include "exporter/metric_families.h"
 #include "http/client.h"
 #include "http/server.h"
+#include "http/url.h"
 #include "zeus/exporter.h"
 #include "zeus/log.h"
 
@@ -31,22 +31,15 @@ struct PushTarget {
   int port = 9091;
 };
 
-// "http://host[:port][/]" (port 9091 when absent), read by Boost.URL.
+// "http://host[:port][/]" (port 9091 when absent).
 Result<PushTarget> parse_push_url(const std::string& url) {
   const std::string invalid = "--push '" + url + "' is not a Pushgateway URL like http://host:9091";
-  auto parsed = boost::urls::parse_absolute_uri(url);
-  if (!parsed || parsed->scheme() != "http" || parsed->host().empty() ||
-      (!parsed->path().empty() && parsed->path() != "/") || parsed->has_query() ||
-      parsed->has_userinfo()) {
+  Result<http::HttpUrl> u = http::parse_http_url(url);
+  if (!u) return fail(ErrorCode::kInvalidArgument, invalid + " (it " + u.error().message + ")");
+  if (u->scheme != "http" || (!u->path.empty() && u->path != "/")) {
     return fail(ErrorCode::kInvalidArgument, invalid);
   }
-  PushTarget target;
-  target.host = parsed->host_address();
-  if (parsed->has_port()) {
-    if (parsed->port_number() == 0) return fail(ErrorCode::kInvalidArgument, invalid);
-    target.port = parsed->port_number();
-  }
-  return target;
+  return PushTarget{u->host, u->port_given ? u->port : 9091};
 }
 
 }  // namespace

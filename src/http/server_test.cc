@@ -63,6 +63,16 @@ TEST(HttpServerTest, AnswersBlockingHandlersOverKeptAliveConnections) {
   EXPECT_EQ(r.server->stats().connections, 1u);  // one connection, reused
 }
 
+TEST(HttpServerTest, ExpectContinueGets100BeforeTheBody) {
+  Running r = start({}, HttpServer::blocking(echo));
+  RawSocket s = RawSocket::tcp(r.port);
+  s.send("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
+  EXPECT_EQ(s.read(3, "\r\n\r\n"), "HTTP/1.1 100 Continue\r\n\r\n");
+  s.send("body");
+  const std::string answer = s.read(3, "body 127.0.0.1");
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+}
+
 TEST(HttpServerTest, SlowHeadersGet408AndIdleConnectionsClose) {
   ServerOptions options;
   options.header_timeout_s = 0.3;

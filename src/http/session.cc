@@ -175,13 +175,22 @@ class Session final : public SessionHandle,
         request.version() == 11) {
       // curl and others wait for this before sending a large body.
       static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-      error_code ignored;
-      asio::write(socket_, asio::buffer(kContinue), ignored);
+      arm(core_.options.write_timeout_s);
+      asio::async_write(socket_, asio::buffer(kContinue),
+                        [self = this->shared_from_this()](const error_code& ec, size_t) {
+                          if (ec) return self->close();
+                          self->read_body();
+                        });
+      return;
     }
+    read_body();
+  }
+
+  void read_body() {
     arm(core_.options.body_timeout_s);
     bhttp::async_read(socket_, buffer_, *parser_,
-                      [self = this->shared_from_this()](const error_code& ec2, size_t) {
-                        if (ec2) return self->fail_read(ec2, "body", self->core_.options.body_timeout_s);
+                      [self = this->shared_from_this()](const error_code& ec, size_t) {
+                        if (ec) return self->fail_read(ec, "body", self->core_.options.body_timeout_s);
                         self->dispatch();
                       });
   }

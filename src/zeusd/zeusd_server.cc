@@ -10,9 +10,14 @@
 namespace zeus::zeusd {
 namespace {
 
-// "127.0.0.1:PORT" -> port; zeusd serves loopback only (TCP peers are identified through this
-// machine's socket table).
-Result<int> loopback_port(const std::string& text) {
+struct LoopbackAddress {
+  std::string host;
+  int port = 0;
+};
+
+// "127.0.0.1:PORT" -> its parts; zeusd serves loopback only (TCP peers are identified through
+// this machine's socket table).
+Result<LoopbackAddress> loopback_address(const std::string& text) {
   const size_t colon = text.rfind(':');
   const std::string host = colon == std::string::npos ? "" : text.substr(0, colon);
   const std::string port_text = colon == std::string::npos ? "" : text.substr(colon + 1);
@@ -28,7 +33,7 @@ Result<int> loopback_port(const std::string& text) {
                     "' is not a loopback address: zeusd identifies TCP peers "
                     "through this machine's socket table, so it serves 127.x only");
   }
-  return std::stoi(port_text);
+  return LoopbackAddress{host, std::stoi(port_text)};
 }
 
 }  // namespace
@@ -38,11 +43,11 @@ Result<std::unique_ptr<ZeusdServer>> ZeusdServer::start(const ServerOptions& opt
   if (options.socket_path.empty() && options.tcp_address.empty()) {
     return fail(ErrorCode::kInvalidArgument, "zeusd needs a --socket path or a --tcp address");
   }
-  std::optional<int> tcp_port;
+  std::optional<LoopbackAddress> tcp;
   if (!options.tcp_address.empty()) {
-    Result<int> port = loopback_port(options.tcp_address);
-    if (!port) return fail(port.error());
-    tcp_port = *port;
+    Result<LoopbackAddress> address = loopback_address(options.tcp_address);
+    if (!address) return fail(address.error());
+    tcp = *address;
   }
   std::unique_ptr<ZeusdServer> server(new ZeusdServer(options));
   const uint32_t owner = options.socket_owner_uid.value_or(geteuid());
@@ -83,9 +88,12 @@ Result<std::unique_ptr<ZeusdServer>> ZeusdServer::start(const ServerOptions& opt
     Result<void> served = server->http_->listen_unix(*fd);
     if (!served) return fail(served.error());
   }
-  if (tcp_port) {
-    Result<int> port = server->http_->listen_tcp(options.tcp_address.substr(0, options.tcp_address.rfind(':')), *tcp_port);
-    if (!port) return fail(ErrorCode::kUnavailable, "cannot listen on " + options.tcp_address + ": " + port.error().message);
+  if (tcp) {
+    Result<int> port = server->http_->listen_tcp(tcp->host, tcp->port);
+    if (!port) {
+      return fail(ErrorCode::kUnavailable,
+                  "cannot listen on " + options.tcp_address + ": " + port.error().message);
+    }
     server->tcp_port_ = *port;
   }
   return server;

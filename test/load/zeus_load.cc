@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "http/client.h"
+#include "http/url.h"
 
 namespace {
 
@@ -134,11 +136,12 @@ class Worker {
     zeus::http::ClientOptions options;
     options.timeout_s = 30;
     options.max_idle_connections = 1;
-    // url: "http://host:port"
-    const std::string rest = url.substr(url.find("://") + 3);
-    const size_t colon = rest.rfind(':');
-    client_ = std::move(*zeus::http::HttpClient::tcp(rest.substr(0, colon),
-                                                     std::stoi(rest.substr(colon + 1)), options));
+    const zeus::Result<zeus::http::HttpUrl> u = zeus::http::parse_http_url(url);
+    if (!u) {
+      std::cerr << "zeus_load: --url '" << url << "' " << u.error().message << "\n";
+      std::exit(2);
+    }
+    client_ = std::move(*zeus::http::HttpClient::tcp(u->host, u->port, options));
     if (!o.token.empty()) headers_.emplace_back("Authorization", "Bearer " + o.token);
   }
 
