@@ -1,10 +1,15 @@
 // PostgresStore: the batch-size optimizer's Store on a PostgreSQL server (library zeus_store),
 // for several `zeus serve` replicas sharing one database.
 //
-// Every Store::transact is one SERIALIZABLE transaction. When PostgreSQL aborts it because a
-// concurrent transaction (in this process or another) conflicts — serialization failure 40001 or
-// deadlock 40P01 — the store rolls back and runs fn again, with a short random back-off, until it
-// commits or retry_timeout_s has passed. So fn MAY RUN MORE THAN ONCE: it must have no effect
+// Every Store::transact is one READ COMMITTED transaction that takes a lock per job (a
+// transaction-scoped advisory lock) before it first reads or writes the job: transactions on the
+// same job, in this process or another replica, take turns; on different jobs they never wait
+// for each other. A request costs two round trips (BEGIN, lock and read together; the writes with
+// COMMIT), and concurrent requests of this process share one transaction and one WAL flush (group
+// commit). When PostgreSQL aborts a transaction all the same — a deadlock 40P01 between replicas
+// that lock two jobs in opposite orders, or a serialization failure 40001 — the store rolls back
+// and runs fn again, with a short random back-off, until it commits or retry_timeout_s has
+// passed. So fn MAY RUN MORE THAN ONCE: it must have no effect
 // outside the transaction except assigning its outputs (the BatchSizeOptimizer's operations
 // are written that way). transact returns only after COMMIT succeeded: an answered operation is
 // durable on the server. A lost connection is replaced (and fn re-run) when it broke before
@@ -33,7 +38,7 @@ struct PostgresStoreOptions {
   int pool_size = 8;              // connections kept open (>= 1); more threads wait for one
   std::string schema;             // "": the connection's search_path; else this schema, created
                                   // if missing ([a-z_][a-z0-9_]*, e.g. one per test)
-  double retry_timeout_s = 30.0;  // how long transact re-runs fn after serialization failures
+  double retry_timeout_s = 30.0;  // how long transact re-runs fn after deadlocks or conflicts
 };
 
 // Connects to url (a libpq URI "postgresql://user[:password]@host:port/db?param=..." or a

@@ -87,49 +87,41 @@ class PostgresStore final : public Store {
     }
   }
 
-  // Runs the batch in one serializable transaction. False when it cannot stand as a group —
-  // a conflict, a lost connection, or a caller whose work failed after it wrote (rare: the
-  // optimizer checks before it writes) — and nothing of it was stored: the caller then runs the
-  // items again one by one.
+  // Runs the batch in one transaction. A caller whose work fails has its held-back writes taken
+  // out and the others go on; false when the batch cannot stand as a group — a database error, or
+  // a failed caller whose writes already reached the server — and nothing of it was stored: the
+  // caller then runs the items again one by one.
   bool run_group(std::span<GroupCommit::Item* const> batch) {
     Result<std::unique_ptr<pqxx::connection>> lease = acquire();
     if (!lease) return false;
     std::unique_ptr<pqxx::connection> c = std::move(*lease);
-    bool committed = false;
-    bool in_doubt = false;
-    try {
-      pqxx::transaction<pqxx::serializable> tx(*c);
-      bool group_broken = false;
+    bool stands = false;
+    {
+      PostgresTransaction ptx(*c);
+      bool broken = false;
       for (GroupCommit::Item* item : batch) {
-        PostgresTransaction ptx(tx);
+        ptx.begin_item();
         item->result = run_fn(*item->fn, ptx);
-        if (ptx.abort() != Abort::kNone || ptx.database_error() ||
-            (!item->result && ptx.wrote())) {
-          group_broken = true;
+        if (ptx.database_error() || (!item->result && !ptx.drop_item_writes())) {
+          broken = true;
           break;
         }
       }
-      if (!group_broken) {
-        tx.commit();
-        committed = true;
+      if (broken) {
+        ptx.rollback();
+      } else if (Result<void> committed = ptx.commit(); committed) {
+        stands = true;
+      } else if (!ptx.database_error()) {  // in doubt: the same answer for every caller
+        for (GroupCommit::Item* item : batch) item->result = fail(committed.error());
+        stands = true;
       }
-    } catch (const pqxx::in_doubt_error& e) {
-      in_doubt = true;
-      for (GroupCommit::Item* item : batch) {
-        item->result = fail(ErrorCode::kUnavailable,
-                            std::string("postgres store: the connection broke during COMMIT, so "
-                                        "whether the transaction was stored is unknown: ") +
-                                e.what());
-      }
-    } catch (const std::exception&) {
-      // A conflict or an error of the group as a whole: run the items alone.
     }
     if (c->is_open()) {
       release(std::move(c));
     } else {
       discard(std::move(c));
     }
-    return committed || in_doubt;
+    return stands;
   }
 
   static Result<void> run_fn(const GroupCommit::Fn& fn, StoreTransaction& tx) {
@@ -168,47 +160,22 @@ class PostgresStore final : public Store {
     }
   }
 
-  // One attempt: BEGIN, fn, COMMIT. *abort says whether fn may run again.
+  // One attempt: fn, then COMMIT. *abort says whether fn may run again.
   Result<void> run_once(pqxx::connection& c,
                         const std::function<Result<void>(StoreTransaction&)>& fn, Abort* abort) {
-    try {
-      pqxx::transaction<pqxx::serializable> tx(c);
-      PostgresTransaction ptx(tx);
-      Result<void> result = fn(ptx);
-      *abort = ptx.abort();
-      if (ptx.database_error() && (result || *abort != Abort::kNone)) {
-        result = fail(*ptx.database_error());
-      }
-      if (!result) {
-        tx.abort();
-        return result;
-      }
-      tx.commit();
-      return ok();
-    } catch (const pqxx::in_doubt_error& e) {
-      *abort = Abort::kNone;
-      return fail(ErrorCode::kUnavailable,
-                  std::string("postgres store: the connection broke during COMMIT, so whether "
-                              "the transaction was stored is unknown: ") +
-                      e.what());
-    } catch (const pqxx::broken_connection& e) {
-      *abort = Abort::kReconnect;
-      return fail(ErrorCode::kUnavailable,
-                  std::string("postgres store: connection lost: ") + e.what());
-    } catch (const pqxx::statement_completion_unknown& e) {
-      *abort = Abort::kNone;
-      return fail(ErrorCode::kUnavailable, std::string("postgres store: ") + e.what());
-    } catch (const pqxx::transaction_rollback& e) {  // serialization failure, deadlock
-      *abort = Abort::kRetry;
-      return fail(ErrorCode::kUnavailable, std::string("postgres store: committing: ") + e.what());
-    } catch (const pqxx::sql_error& e) {
-      *abort = store::is_retryable(e.sqlstate()) ? Abort::kRetry : Abort::kNone;
-      return fail(*abort == Abort::kRetry ? ErrorCode::kUnavailable : ErrorCode::kInternal,
-                  std::string("postgres store: committing: ") + e.what());
-    } catch (const std::exception& e) {
-      *abort = Abort::kNone;
-      return fail(ErrorCode::kInternal, std::string("postgres store: ") + e.what());
+    PostgresTransaction ptx(c);
+    Result<void> result = run_fn(fn, ptx);
+    *abort = ptx.abort();
+    if (ptx.database_error() && (result || *abort != Abort::kNone)) {
+      result = fail(*ptx.database_error());
     }
+    if (!result) {
+      ptx.rollback();
+      return result;
+    }
+    result = ptx.commit();
+    *abort = ptx.abort();
+    return result;
   }
 
   // A random sleep that grows with the attempt (1 ms .. 64 ms), so conflicting clients spread.

@@ -1,4 +1,4 @@
-// PostgresStore beyond the shared contract: persistence, retry of serialization failures, two
+// PostgresStore beyond the shared contract: persistence, writers of one job taking turns, two
 // stores (replicas) driving the same jobs, schema version, reconnects and errors. Runs on the
 // test cluster (test_postgres.h), one schema per test.
 #include "zeus/postgres_store.h"
@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -91,26 +93,43 @@ TEST_F(PostgresStoreTest, ReopenedStoreHoldsCommittedJobsAndTrials) {
 
 // fn reads the trials; before it writes, another store (another replica) commits a trial with
 // the same number. PostgreSQL aborts fn's transaction; the store runs fn again on fresh data.
-TEST_F(PostgresStoreTest, ConflictingTransactionIsRunAgain) {
+// Two replicas write the same job at once: the second waits for the first's job lock, then reads
+// what it committed (without the lock both would read no trial and write trial 1).
+TEST_F(PostgresStoreTest, WritersOfOneJobTakeTurns) {
   std::unique_ptr<Store> store = open();
   std::unique_ptr<Store> other = open();
   ASSERT_NE(store, nullptr);
   ASSERT_NE(other, nullptr);
   JobRecord job{*validate_job_spec(spec("k1")), "state"};
   ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
-  int runs = 0;
-  Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
-    ++runs;
+  // Appends the next trial number after the ones it reads.
+  auto append = [](StoreTransaction& tx, const std::function<void()>& between) -> Result<void> {
     Result<std::vector<Trial>> trials = tx.get_trials("k1");
     if (!trials) return fail(trials.error());
-    if (runs == 1) {
-      EXPECT_TRUE(
-          other->transact([](StoreTransaction& o) { return o.put_trial(dispatched("k1", 1)); }));
-    }
+    between();
     return tx.put_trial(dispatched("k1", static_cast<int>(trials->size()) + 1));
+  };
+  std::atomic<bool> first_has_read{false};
+  int first_runs = 0, second_runs = 0;
+  std::thread second;
+  Result<void> r = store->transact([&](StoreTransaction& tx) {
+    ++first_runs;
+    return append(tx, [&] {
+      if (first_has_read.exchange(true)) return;
+      second = std::thread([&] {
+        Result<void> s = other->transact([&](StoreTransaction& o) {
+          ++second_runs;
+          return append(o, [] {});
+        });
+        EXPECT_TRUE(s.has_value()) << s.error().to_string();
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the second one waits
+    });
   });
   ASSERT_TRUE(r.has_value()) << r.error().to_string();
-  EXPECT_EQ(runs, 2);
+  second.join();
+  EXPECT_EQ(first_runs, 1);
+  EXPECT_EQ(second_runs, 1);
   std::vector<Trial> stored;
   ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
     Result<std::vector<Trial>> t = tx.get_trials("k1");

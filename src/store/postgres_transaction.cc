@@ -7,7 +7,8 @@
 namespace zeus::store {
 namespace {
 
-// Prepared statements, registered on every connection.
+// Statements prepared on every connection (SQL PREPARE, so that EXECUTE can run them inside one
+// multi-statement round trip).
 constexpr const char* kGetJob = "zeus_get_job";
 constexpr const char* kListJobs = "zeus_list_jobs";
 constexpr const char* kPutJob = "zeus_put_job";
@@ -15,6 +16,8 @@ constexpr const char* kDeleteJob = "zeus_delete_job";
 constexpr const char* kGetTrials = "zeus_get_trials";
 constexpr const char* kPutTrial = "zeus_put_trial";
 constexpr const char* kGetJobWithTrials = "zeus_get_job_with_trials";
+// The advisory-lock namespace of jobs (first key of pg_advisory_xact_lock(int, int)).
+constexpr const char* kJobLockSpace = "1702000001";
 constexpr const char* kTrialColumns =
     "trial_number, batch_size, kind, pruning_round, status, time_s, energy_j, cost, epochs, "
     "metric, dispatched_unix_s";
@@ -71,40 +74,49 @@ Result<JobRecord> job_from_row(const pqxx::row& row, std::string_view job_id) {
 }  // namespace
 
 void prepare_statements(pqxx::connection& c) {
-  c.prepare(kGetJob, "SELECT spec_json, rng_state FROM jobs WHERE job_id = $1");
-  c.prepare(kListJobs, "SELECT job_id FROM jobs ORDER BY job_id");
-  c.prepare(kPutJob,
-            "INSERT INTO jobs (job_id, spec_json, rng_state) VALUES ($1, $2, $3) "
-            "ON CONFLICT (job_id) DO UPDATE SET spec_json = excluded.spec_json, "
-            "rng_state = excluded.rng_state");
-  c.prepare(kDeleteJob, "DELETE FROM jobs WHERE job_id = $1");  // trials: ON DELETE CASCADE
-  c.prepare(kGetTrials, std::string("SELECT ") + kTrialColumns +
-                            " FROM trials WHERE job_id = $1 ORDER BY trial_number");
-  // The job's columns on every row; trial columns NULL (one row) for a job without trials.
-  c.prepare(kGetJobWithTrials,
-            std::string("SELECT j.spec_json, j.rng_state, ") + kTrialColumns +
-                " FROM jobs j LEFT JOIN trials t USING (job_id) WHERE j.job_id = $1 "
-                "ORDER BY t.trial_number");
-  // Inserts nothing (0 rows) when the job does not exist, instead of failing the transaction
-  // on the foreign key.
-  c.prepare(kPutTrial,
-            "INSERT INTO trials (job_id, trial_number, batch_size, kind, pruning_round, status, "
-            "time_s, energy_j, cost, epochs, metric, dispatched_unix_s) "
-            "SELECT $1, $2, $3, $4, $5, $6, $7::float8, $8::float8, $9::float8, $10, $11::float8, "
-            "$12::float8 "
-            "WHERE EXISTS (SELECT 1 FROM jobs WHERE job_id = $1) "
-            "ON CONFLICT (job_id, trial_number) DO UPDATE SET "
-            "batch_size = excluded.batch_size, kind = excluded.kind, "
-            "pruning_round = excluded.pruning_round, status = excluded.status, "
-            "time_s = excluded.time_s, energy_j = excluded.energy_j, cost = excluded.cost, "
-            "epochs = excluded.epochs, metric = excluded.metric, "
-            "dispatched_unix_s = excluded.dispatched_unix_s");
+  const std::string trial_columns = kTrialColumns;
+  const std::string sql =
+      std::string("PREPARE ") + kGetJob +
+      "(text) AS SELECT spec_json, rng_state FROM jobs WHERE job_id = $1;"
+      "PREPARE " + kListJobs + " AS SELECT job_id FROM jobs ORDER BY job_id;"
+      "PREPARE " + kPutJob +
+      "(text, text, text) AS INSERT INTO jobs (job_id, spec_json, rng_state) VALUES ($1, $2, $3) "
+      "ON CONFLICT (job_id) DO UPDATE SET spec_json = excluded.spec_json, "
+      "rng_state = excluded.rng_state;"
+      // trials: ON DELETE CASCADE
+      "PREPARE " + kDeleteJob + "(text) AS DELETE FROM jobs WHERE job_id = $1;"
+      "PREPARE " + kGetTrials + "(text) AS SELECT " + trial_columns +
+      " FROM trials WHERE job_id = $1 ORDER BY trial_number;"
+      // The job's columns on every row; trial columns NULL (one row) for a job without trials.
+      "PREPARE " + kGetJobWithTrials + "(text) AS SELECT j.spec_json, j.rng_state, " +
+      trial_columns +
+      " FROM jobs j LEFT JOIN trials t USING (job_id) WHERE j.job_id = $1 "
+      "ORDER BY t.trial_number;"
+      // Inserts nothing (0 rows) when the job does not exist, instead of failing the transaction
+      // on the foreign key.
+      "PREPARE " + kPutTrial +
+      "(text, int, int, text, int, text, float8, float8, float8, int, float8, float8) AS "
+      "INSERT INTO trials (job_id, trial_number, batch_size, kind, pruning_round, status, "
+      "time_s, energy_j, cost, epochs, metric, dispatched_unix_s) "
+      "SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 "
+      "WHERE EXISTS (SELECT 1 FROM jobs WHERE job_id = $1) "
+      "ON CONFLICT (job_id, trial_number) DO UPDATE SET "
+      "batch_size = excluded.batch_size, kind = excluded.kind, "
+      "pruning_round = excluded.pruning_round, status = excluded.status, "
+      "time_s = excluded.time_s, energy_j = excluded.energy_j, cost = excluded.cost, "
+      "epochs = excluded.epochs, metric = excluded.metric, "
+      "dispatched_unix_s = excluded.dispatched_unix_s;";
+  pqxx::nontransaction tx(c);
+  tx.exec(sql);
 }
 
 bool is_retryable(const std::string& sqlstate) {
   return sqlstate == "40001" || sqlstate == "40P01";
 }
 
+PostgresTransaction::~PostgresTransaction() {
+  if (!ended_) rollback();
+}
 
 template <typename F>
 auto PostgresTransaction::guard(const std::string& doing, F&& body) -> decltype(body()) {
@@ -115,9 +127,6 @@ auto PostgresTransaction::guard(const std::string& doing, F&& body) -> decltype(
     abort_ = Abort::kReconnect;
     return remember(ErrorCode::kUnavailable, doing, e.what());
   } catch (const pqxx::statement_completion_unknown& e) {
-    return remember(ErrorCode::kUnavailable, doing, e.what());
-  } catch (const pqxx::transaction_rollback& e) {  // serialization failure, deadlock
-    abort_ = Abort::kRetry;
     return remember(ErrorCode::kUnavailable, doing, e.what());
   } catch (const pqxx::sql_error& e) {
     if (is_retryable(e.sqlstate())) abort_ = Abort::kRetry;
@@ -134,13 +143,95 @@ tl::unexpected<Error> PostgresTransaction::remember(ErrorCode code, const std::s
   return fail(*database_error_);
 }
 
+pqxx::result PostgresTransaction::send(const std::string& statement) {
+  std::string text;
+  if (!begun_) text = "BEGIN;";
+  text += held_;
+  text += statement;
+  if (item_writes_held_) item_writes_sent_ = true;
+  held_.clear();
+  item_mark_ = 0;
+  begun_ = true;  // sent: a failure below still leaves a transaction to roll back
+  return tx_.exec(text);
+}
+
+void PostgresTransaction::hold(const std::string& statement) {
+  held_ += statement;
+  held_ += ';';
+}
+
+void PostgresTransaction::lock_job(std::string_view job_id) {
+  if (locked_.count(job_id)) return;
+  locked_.emplace(job_id);
+  hold(std::string("SELECT pg_advisory_xact_lock(") + kJobLockSpace + ", hashtext(" +
+       quote(job_id) + "))");
+}
+
+void PostgresTransaction::begin_item() {
+  item_mark_ = held_.size();
+  item_locked_ = locked_;
+  item_existing_ = existing_;
+  item_writes_held_ = item_writes_sent_ = false;
+}
+
+bool PostgresTransaction::drop_item_writes() {
+  if (item_writes_sent_ || database_error_) return false;
+  held_.resize(item_mark_);
+  locked_ = item_locked_;
+  existing_ = item_existing_;
+  item_writes_held_ = false;
+  return true;
+}
+
+Result<void> PostgresTransaction::commit() {
+  if (database_error_) return fail(*database_error_);
+  if (!begun_ && held_.empty()) {  // nothing was read or written
+    ended_ = true;
+    return ok();
+  }
+  try {
+    send("COMMIT");
+    ended_ = true;
+    return ok();
+  } catch (const pqxx::broken_connection& e) {
+    ended_ = true;
+    return fail(ErrorCode::kUnavailable,
+                std::string("postgres store: the connection broke during COMMIT, so whether the "
+                            "transaction was stored is unknown: ") +
+                    e.what());
+  } catch (const pqxx::sql_error& e) {
+    rollback();
+    if (is_retryable(e.sqlstate())) abort_ = Abort::kRetry;
+    return remember(is_retryable(e.sqlstate()) ? ErrorCode::kUnavailable : ErrorCode::kInternal,
+                    "committing", e.what());
+  } catch (const std::exception& e) {
+    rollback();
+    return remember(ErrorCode::kInternal, "committing", e.what());
+  }
+}
+
+void PostgresTransaction::rollback() noexcept {
+  ended_ = true;
+  held_.clear();
+  if (!begun_) return;
+  begun_ = false;
+  try {
+    tx_.exec("ROLLBACK");
+  } catch (const std::exception&) {
+    // A broken connection: the server rolls back on its own; the pool drops the connection.
+  }
+}
+
 Result<std::optional<JobRecord>> PostgresTransaction::get_job(std::string_view job_id) {
   return guard("reading job '" + std::string(job_id) + "'",
                [&]() -> Result<std::optional<JobRecord>> {
-                 const pqxx::result r = tx_.exec_prepared(kGetJob, std::string(job_id));
+                 lock_job(job_id);
+                 const pqxx::result r =
+                     send(std::string("EXECUTE ") + kGetJob + "(" + quote(job_id) + ")");
                  if (r.empty()) return std::optional<JobRecord>();
                  Result<JobRecord> job = job_from_row(r[0], job_id);
                  if (!job) return fail(job.error());
+                 existing_.emplace(job_id);
                  return std::optional<JobRecord>(std::move(*job));
                });
 }
@@ -150,8 +241,9 @@ PostgresTransaction::get_job_with_trials(std::string_view job_id) {
   using Loaded = std::optional<std::pair<JobRecord, std::vector<Trial>>>;
   return guard("reading job '" + std::string(job_id) + "' and its trials",
                [&]() -> Result<Loaded> {
-                 const pqxx::result r =
-                     tx_.exec_prepared(kGetJobWithTrials, std::string(job_id));
+                 lock_job(job_id);
+                 const pqxx::result r = send(std::string("EXECUTE ") + kGetJobWithTrials + "(" +
+                                             quote(job_id) + ")");
                  if (r.empty()) return Loaded();
                  Result<JobRecord> job = job_from_row(r[0], job_id);
                  if (!job) return fail(job.error());
@@ -163,13 +255,14 @@ PostgresTransaction::get_job_with_trials(std::string_view job_id) {
                    if (!t) return fail(t.error());
                    trials.push_back(std::move(*t));
                  }
+                 existing_.emplace(job_id);
                  return Loaded(std::in_place, std::move(*job), std::move(trials));
                });
 }
 
 Result<std::vector<std::string>> PostgresTransaction::list_jobs() {
   return guard("listing jobs", [&]() -> Result<std::vector<std::string>> {
-    const pqxx::result r = tx_.exec_prepared(kListJobs);
+    const pqxx::result r = send(std::string("EXECUTE ") + kListJobs);
     std::vector<std::string> ids;
     ids.reserve(r.size());
     for (const pqxx::row& row : r) ids.emplace_back(row[0].c_str());
@@ -179,24 +272,34 @@ Result<std::vector<std::string>> PostgresTransaction::list_jobs() {
 
 Result<void> PostgresTransaction::put_job(const JobRecord& job) {
   if (!job.spec.job_id) return fail(ErrorCode::kInvalidArgument, "put_job needs a job_id");
-  return guard("writing job '" + *job.spec.job_id + "'", [&]() -> Result<void> {
-    writing();
-    tx_.exec_prepared(kPutJob, *job.spec.job_id, job_spec_to_json(job.spec), job.rng_state);
+  const std::string& id = *job.spec.job_id;
+  return guard("writing job '" + id + "'", [&]() -> Result<void> {
+    lock_job(id);
+    hold(std::string("EXECUTE ") + kPutJob + "(" + quote(id) + ", " +
+         quote(job_spec_to_json(job.spec)) + ", " + quote(job.rng_state) + ")");
+    item_writes_held_ = true;
+    existing_.emplace(id);
     return ok();
   });
 }
 
 Result<bool> PostgresTransaction::delete_job(std::string_view job_id) {
   return guard("deleting job '" + std::string(job_id) + "'", [&]() -> Result<bool> {
-    writing();
-    return tx_.exec_prepared(kDeleteJob, std::string(job_id)).affected_rows() > 0;
+    lock_job(job_id);
+    item_writes_held_ = true;  // sent below
+    const pqxx::result r =
+        send(std::string("EXECUTE ") + kDeleteJob + "(" + quote(job_id) + ")");
+    if (auto it = existing_.find(job_id); it != existing_.end()) existing_.erase(it);
+    return r.affected_rows() > 0;
   });
 }
 
 Result<std::vector<Trial>> PostgresTransaction::get_trials(std::string_view job_id) {
   return guard(
       "reading trials of '" + std::string(job_id) + "'", [&]() -> Result<std::vector<Trial>> {
-        const pqxx::result r = tx_.exec_prepared(kGetTrials, std::string(job_id));
+        lock_job(job_id);
+        const pqxx::result r =
+            send(std::string("EXECUTE ") + kGetTrials + "(" + quote(job_id) + ")");
         std::vector<Trial> trials;
         trials.reserve(r.size());
         for (const pqxx::row& row : r) {
@@ -212,16 +315,24 @@ Result<void> PostgresTransaction::put_trial(const Trial& t) {
   return guard(
       "writing trial " + std::to_string(t.trial_number) + " of job '" + t.job_id + "'",
       [&]() -> Result<void> {
-        writing();
-        const pqxx::result r =
-            tx_.exec_prepared(kPutTrial, t.job_id, t.trial_number, t.batch_size,
-                              std::string(trial_kind_name(t.kind)), t.pruning_round,
-                              std::string(trial_status_name(t.status)), double_text(t.time_s),
-                              double_text(t.energy_j), double_text(t.cost), t.epochs,
-                              double_text(t.metric), double_text(t.dispatched_unix_s));
-        if (r.affected_rows() == 0) {
+        lock_job(t.job_id);
+        const std::string statement =
+            std::string("EXECUTE ") + kPutTrial + "(" + quote(t.job_id) + ", " +
+            std::to_string(t.trial_number) + ", " + std::to_string(t.batch_size) + ", " +
+            quote(trial_kind_name(t.kind)) + ", " + std::to_string(t.pruning_round) + ", " +
+            quote(trial_status_name(t.status)) + ", " + quote(double_text(t.time_s)) + ", " +
+            quote(double_text(t.energy_j)) + ", " + quote(double_text(t.cost)) + ", " +
+            std::to_string(t.epochs) + ", " + quote(double_text(t.metric)) + ", " +
+            quote(double_text(t.dispatched_unix_s)) + ")";
+        item_writes_held_ = true;
+        if (existing_.count(t.job_id)) {  // the job exists and stays (its lock is ours)
+          hold(statement);
+          return ok();
+        }
+        if (send(statement).affected_rows() == 0) {
           return fail(ErrorCode::kNotFound, "no job '" + t.job_id + "' to add a trial to");
         }
+        existing_.emplace(t.job_id);
         return ok();
       });
 }

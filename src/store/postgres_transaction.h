@@ -1,22 +1,38 @@
-// PostgresTransaction: one Store transaction's reads and writes over a libpqxx transaction, with
-// the prepared statements they use (store-internal; the Store itself is postgres_store.cc).
+// PostgresTransaction: one Store transaction over a PostgreSQL connection in as few round trips
+// as its work allows (store-internal; the Store itself is postgres_store.cc).
 //
-// Database errors become Results and are remembered (the PostgreSQL transaction is then aborted),
-// with whether running the work again may succeed (serialization failure, deadlock: kRetry; a
-// lost connection: kReconnect). wrote() tells a group commit whether a caller's failed work left
-// writes behind.
-// Thread-safety: one thread at a time, like the pqxx transaction it wraps.
+// Isolation: READ COMMITTED, with a transaction-scoped advisory lock per job taken before the
+// job is first read or written, so every transaction that touches a job sees and changes it
+// alone — the same guarantee SERIALIZABLE gave, without false conflicts between jobs (which
+// SERIALIZABLE reports when their rows share an index page).
+//
+// Round trips: nothing is sent until a value is needed. BEGIN and the lock travel with the first
+// read; writes are held back and travel with the next read or with COMMIT. So a request that
+// reads its job and writes a trial costs two round trips: "BEGIN; lock; read" and
+// "writes; COMMIT". Statements are prepared once per connection (prepare_statements) and run as
+// EXECUTE with literals quoted by libpq. A write whose effect must be known at once (a trial of
+// a job not read in this transaction, a delete) is sent at once.
+//
+// Groups: several callers' work can share one transaction (postgres_store.cc's group commit).
+// begin_item() marks where a caller's work starts; when it fails, drop_item_writes() takes its
+// held-back writes out, which works as long as none of them reached the server.
+//
+// Database errors become Results and are remembered (the transaction is then aborted), with
+// whether running the work again may succeed (deadlock, serialization failure: kRetry; a lost
+// connection before COMMIT: kReconnect).
+// Thread-safety: one thread at a time.
 #pragma once
 
 #include <optional>
 #include <pqxx/pqxx>
+#include <set>
 #include <string>
 
 #include "zeus/bso_store.h"
 
 namespace zeus::store {
 
-// Registers the statements below on a new connection.
+// Prepares the statements PostgresTransaction runs, on a new connection (one round trip).
 void prepare_statements(pqxx::connection& c);
 
 bool is_retryable(const std::string& sqlstate);
@@ -26,7 +42,8 @@ enum class Abort { kNone, kRetry, kReconnect };
 
 class PostgresTransaction final : public StoreTransaction {
  public:
-  explicit PostgresTransaction(pqxx::transaction_base& tx) : tx_(tx) {}
+  explicit PostgresTransaction(pqxx::connection& c) : tx_(c) {}
+  ~PostgresTransaction() override;
 
   Result<std::optional<JobRecord>> get_job(std::string_view job_id) override;
   Result<std::vector<std::string>> list_jobs() override;
@@ -38,20 +55,45 @@ class PostgresTransaction final : public StoreTransaction {
   Result<std::optional<std::pair<JobRecord, std::vector<Trial>>>> get_job_with_trials(
       std::string_view job_id) override;
 
+  // A caller's work starts here (groups).
+  void begin_item();
+  // Takes the current caller's held-back writes out; false when some already reached the server
+  // (the transaction must then be rolled back whole).
+  bool drop_item_writes();
+
+  // Sends what is held back and COMMIT. kUnavailable "in doubt" when the connection broke during
+  // COMMIT (whether it was stored is unknown: never run again).
+  Result<void> commit();
+  // Rolls back what was sent (nothing when nothing was); the connection stays usable unless it
+  // broke.
+  void rollback() noexcept;
+
   // Set when a statement failed in a way that transact handles by running fn again.
   Abort abort() const { return abort_; }
   // The first database error of this transaction, if any (fn may have swallowed it).
   const std::optional<Error>& database_error() const { return database_error_; }
-  bool wrote() const { return wrote_; }
 
  private:
   template <typename F>
   auto guard(const std::string& doing, F&& body) -> decltype(body());
-  void writing() { wrote_ = true; }
+  // Sends the held-back statements and then `statement`; returns the last one's result.
+  pqxx::result send(const std::string& statement);
+  void hold(const std::string& statement);
+  void lock_job(std::string_view job_id);
+  std::string quote(std::string_view text) { return tx_.quote(std::string(text)); }
   tl::unexpected<Error> remember(ErrorCode code, const std::string& doing, const char* what);
 
-  pqxx::transaction_base& tx_;
-  bool wrote_ = false;
+  pqxx::nontransaction tx_;     // only sends text; BEGIN/COMMIT are ours
+  std::string held_;            // statements not sent yet, each ending in ';'
+  bool begun_ = false;          // BEGIN has reached the server
+  bool ended_ = false;          // committed or rolled back
+  std::set<std::string, std::less<>> locked_;    // jobs whose lock is taken (or held back)
+  std::set<std::string, std::less<>> existing_;  // jobs known to exist, under their lock
+  // The current item (groups): where it began, and what to put back when its writes are dropped.
+  size_t item_mark_ = 0;
+  std::set<std::string, std::less<>> item_locked_, item_existing_;
+  bool item_writes_held_ = false;  // a write of the current item is in held_
+  bool item_writes_sent_ = false;  // a write of the current item reached the server
   Abort abort_ = Abort::kNone;
   std::optional<Error> database_error_;
 };
