@@ -64,7 +64,9 @@ std::unique_ptr<pqxx::connection> connect(const std::string& url, const std::str
 class PostgresStore final : public Store {
  public:
   PostgresStore(std::string url, PostgresStoreOptions options)
-      : url_(std::move(url)), options_(std::move(options)), random_(std::random_device{}()),
+      : url_(std::move(url)),
+        options_(std::move(options)),
+        random_(std::random_device{}()),
         group_([this](std::span<GroupCommit::Item* const> batch) { run_batch(batch); }) {}
 
   // Keeps an open connection (used for the schema set-up) in the pool.
@@ -129,7 +131,7 @@ class PostgresStore final : public Store {
       return fn(tx);
     } catch (const std::exception& e) {
       return fail(ErrorCode::kInternal,
-                  std::string("postgres store: transaction threw: ") + e.what());
+                  std::string("postgres store: transaction threw: ") + store::database_message(e));
     }
   }
 
@@ -206,7 +208,8 @@ class PostgresStore final : public Store {
       --open_;
       cv_.notify_one();
       return fail(ErrorCode::kUnavailable, "postgres store: cannot connect to " +
-                                               redact_database_url(url_) + ": " + e.what());
+                                               redact_database_url(url_) + ": " +
+                                               store::database_message(e));
     }
   }
 
@@ -284,11 +287,13 @@ Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
     c = connect(url, options.schema);
   } catch (const pqxx::broken_connection& e) {
     return fail(ErrorCode::kUnavailable, "postgres store: cannot connect to " +
-                                             redact_database_url(url) + ": " + e.what() +
+                                             redact_database_url(url) + ": " +
+                                             store::database_message(e) +
                                              "; check that the server runs and the URL is right");
   } catch (const std::exception& e) {
     return fail(ErrorCode::kInternal, "postgres store: setting up the schema in " +
-                                          redact_database_url(url) + ": " + e.what());
+                                          redact_database_url(url) + ": " +
+                                          store::database_message(e));
   }
   auto store = std::make_unique<PostgresStore>(url, options);
   store->adopt(std::move(c));

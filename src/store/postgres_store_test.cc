@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "store/postgres_transaction.h"
 #include "store/test_postgres.h"
 #include "zeus/batch_size_optimizer.h"
 
@@ -265,6 +266,17 @@ TEST_F(PostgresStoreTest, UnreachableServerIsUnavailableAndHidesThePassword) {
   EXPECT_EQ(s.error().code, ErrorCode::kUnavailable);
   EXPECT_EQ(s.error().message.find("sekrit"), std::string::npos) << s.error().message;
   EXPECT_NE(s.error().message.find("zeus:***@127.0.0.1:1"), std::string::npos) << s.error().message;
+  // C10: libpq's several lines ("could not connect…", "Is the server running…?") come as one.
+  EXPECT_EQ(s.error().message.find('\n'), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("; "), std::string::npos) << s.error().message;
+}
+
+// C10: a database error's DETAIL and HINT lines join its first line.
+TEST(DatabaseMessage, C10_LibpqLinesBecomeOne) {
+  const std::runtime_error e(
+      "ERROR:  relation \"x\" does not exist\nLINE 1: SELECT 1 FROM x\n\t^\n  HINT:  create it\n");
+  EXPECT_EQ(store::database_message(e),
+            "ERROR:  relation \"x\" does not exist; LINE 1: SELECT 1 FROM x; ^; HINT:  create it");
 }
 
 TEST_F(PostgresStoreTest, RejectsBadOptions) {

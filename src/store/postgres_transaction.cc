@@ -1,6 +1,7 @@
 #include "store/postgres_transaction.h"
 
 #include <charconv>
+#include <utility>
 
 #include "zeus/bso_json.h"
 
@@ -47,9 +48,9 @@ Result<Trial> trial_from_row(const pqxx::row& row, int first, std::string_view j
   t.batch_size = row[first + 1].as<int>();
   const std::string kind = row[first + 2].c_str(), status = row[first + 4].c_str();
   if (!parse_trial_kind(kind, &t.kind) || !parse_trial_status(status, &t.status)) {
-    return fail(ErrorCode::kInternal,
-                "postgres store: trial " + std::to_string(t.trial_number) + " of job '" +
-                    t.job_id + "' has kind '" + kind + "' and status '" + status + "'");
+    return fail(ErrorCode::kInternal, "postgres store: trial " + std::to_string(t.trial_number) +
+                                          " of job '" + t.job_id + "' has kind '" + kind +
+                                          "' and status '" + status + "'");
   }
   t.pruning_round = row[first + 3].as<int>();
   t.time_s = double_field(row[first + 5]);
@@ -74,40 +75,58 @@ Result<JobRecord> job_from_row(const pqxx::row& row, std::string_view job_id) {
 }  // namespace
 
 void prepare_statements(pqxx::connection& c) {
-  const std::string trial_columns = kTrialColumns;
-  const std::string sql =
-      std::string("PREPARE ") + kGetJob +
-      "(text) AS SELECT spec_json, rng_state FROM jobs WHERE job_id = $1;"
-      "PREPARE " + kListJobs + " AS SELECT job_id FROM jobs ORDER BY job_id;"
-      "PREPARE " + kPutJob +
-      "(text, text, text) AS INSERT INTO jobs (job_id, spec_json, rng_state) VALUES ($1, $2, $3) "
-      "ON CONFLICT (job_id) DO UPDATE SET spec_json = excluded.spec_json, "
-      "rng_state = excluded.rng_state;"
-      // trials: ON DELETE CASCADE
-      "PREPARE " + kDeleteJob + "(text) AS DELETE FROM jobs WHERE job_id = $1;"
-      "PREPARE " + kGetTrials + "(text) AS SELECT " + trial_columns +
-      " FROM trials WHERE job_id = $1 ORDER BY trial_number;"
+  const std::string trials = kTrialColumns;
+  const std::pair<const char*, std::string> statements[] = {
+      {kGetJob, "(text) AS SELECT spec_json, rng_state FROM jobs WHERE job_id = $1"},
+      {kListJobs, " AS SELECT job_id FROM jobs ORDER BY job_id"},
+      {kPutJob,
+       "(text, text, text) AS INSERT INTO jobs (job_id, spec_json, rng_state) "
+       "VALUES ($1, $2, $3) ON CONFLICT (job_id) DO UPDATE SET "
+       "spec_json = excluded.spec_json, rng_state = excluded.rng_state"},
+      {kDeleteJob, "(text) AS DELETE FROM jobs WHERE job_id = $1"},  // trials: ON DELETE CASCADE
+      {kGetTrials,
+       "(text) AS SELECT " + trials + " FROM trials WHERE job_id = $1 ORDER BY trial_number"},
       // The job's columns on every row; trial columns NULL (one row) for a job without trials.
-      "PREPARE " + kGetJobWithTrials + "(text) AS SELECT j.spec_json, j.rng_state, " +
-      trial_columns +
-      " FROM jobs j LEFT JOIN trials t USING (job_id) WHERE j.job_id = $1 "
-      "ORDER BY t.trial_number;"
+      {kGetJobWithTrials, "(text) AS SELECT j.spec_json, j.rng_state, " + trials +
+                              " FROM jobs j LEFT JOIN trials t USING (job_id) "
+                              "WHERE j.job_id = $1 ORDER BY t.trial_number"},
       // Inserts nothing (0 rows) when the job does not exist, instead of failing the transaction
       // on the foreign key.
-      "PREPARE " + kPutTrial +
-      "(text, int, int, text, int, text, float8, float8, float8, int, float8, float8) AS "
-      "INSERT INTO trials (job_id, trial_number, batch_size, kind, pruning_round, status, "
-      "time_s, energy_j, cost, epochs, metric, dispatched_unix_s) "
-      "SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 "
-      "WHERE EXISTS (SELECT 1 FROM jobs WHERE job_id = $1) "
-      "ON CONFLICT (job_id, trial_number) DO UPDATE SET "
-      "batch_size = excluded.batch_size, kind = excluded.kind, "
-      "pruning_round = excluded.pruning_round, status = excluded.status, "
-      "time_s = excluded.time_s, energy_j = excluded.energy_j, cost = excluded.cost, "
-      "epochs = excluded.epochs, metric = excluded.metric, "
-      "dispatched_unix_s = excluded.dispatched_unix_s;";
+      {kPutTrial,
+       "(text, int, int, text, int, text, float8, float8, float8, int, float8, float8) AS "
+       "INSERT INTO trials (job_id, trial_number, batch_size, kind, pruning_round, status, "
+       "time_s, energy_j, cost, epochs, metric, dispatched_unix_s) "
+       "SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 "
+       "WHERE EXISTS (SELECT 1 FROM jobs WHERE job_id = $1) "
+       "ON CONFLICT (job_id, trial_number) DO UPDATE SET "
+       "batch_size = excluded.batch_size, kind = excluded.kind, "
+       "pruning_round = excluded.pruning_round, status = excluded.status, "
+       "time_s = excluded.time_s, energy_j = excluded.energy_j, cost = excluded.cost, "
+       "epochs = excluded.epochs, metric = excluded.metric, "
+       "dispatched_unix_s = excluded.dispatched_unix_s"},
+  };
+  std::string sql;
+  for (const auto& [name, definition] : statements) sql += "PREPARE " + (name + definition) + ";";
   pqxx::nontransaction tx(c);
   tx.exec(sql);
+}
+
+std::string database_message(const std::exception& e) {
+  std::string out;
+  std::string_view rest = e.what();
+  while (!rest.empty()) {
+    const size_t end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) {
+      line.remove_suffix(1);
+    }
+    if (line.empty()) continue;
+    if (!out.empty()) out += "; ";
+    out += line;
+  }
+  return out;
 }
 
 bool is_retryable(const std::string& sqlstate) {
@@ -125,20 +144,20 @@ auto PostgresTransaction::guard(const std::string& doing, F&& body) -> decltype(
     return body();
   } catch (const pqxx::broken_connection& e) {
     abort_ = Abort::kReconnect;
-    return remember(ErrorCode::kUnavailable, doing, e.what());
+    return remember(ErrorCode::kUnavailable, doing, database_message(e));
   } catch (const pqxx::statement_completion_unknown& e) {
-    return remember(ErrorCode::kUnavailable, doing, e.what());
+    return remember(ErrorCode::kUnavailable, doing, database_message(e));
   } catch (const pqxx::sql_error& e) {
     if (is_retryable(e.sqlstate())) abort_ = Abort::kRetry;
     return remember(is_retryable(e.sqlstate()) ? ErrorCode::kUnavailable : ErrorCode::kInternal,
-                    doing, e.what());
+                    doing, database_message(e));
   } catch (const std::exception& e) {
-    return remember(ErrorCode::kInternal, doing, e.what());
+    return remember(ErrorCode::kInternal, doing, database_message(e));
   }
 }
 
 tl::unexpected<Error> PostgresTransaction::remember(ErrorCode code, const std::string& doing,
-                                                   const char* what) {
+                                                    const std::string& what) {
   database_error_ = Error{code, "postgres store: " + doing + ": " + what};
   return fail(*database_error_);
 }
@@ -198,15 +217,15 @@ Result<void> PostgresTransaction::commit() {
     return fail(ErrorCode::kUnavailable,
                 std::string("postgres store: the connection broke during COMMIT, so whether the "
                             "transaction was stored is unknown: ") +
-                    e.what());
+                    database_message(e));
   } catch (const pqxx::sql_error& e) {
     rollback();
     if (is_retryable(e.sqlstate())) abort_ = Abort::kRetry;
     return remember(is_retryable(e.sqlstate()) ? ErrorCode::kUnavailable : ErrorCode::kInternal,
-                    "committing", e.what());
+                    "committing", database_message(e));
   } catch (const std::exception& e) {
     rollback();
-    return remember(ErrorCode::kInternal, "committing", e.what());
+    return remember(ErrorCode::kInternal, "committing", database_message(e));
   }
 }
 
@@ -223,41 +242,39 @@ void PostgresTransaction::rollback() noexcept {
 }
 
 Result<std::optional<JobRecord>> PostgresTransaction::get_job(std::string_view job_id) {
-  return guard("reading job '" + std::string(job_id) + "'",
-               [&]() -> Result<std::optional<JobRecord>> {
-                 lock_job(job_id);
-                 const pqxx::result r =
-                     send(std::string("EXECUTE ") + kGetJob + "(" + quote(job_id) + ")");
-                 if (r.empty()) return std::optional<JobRecord>();
-                 Result<JobRecord> job = job_from_row(r[0], job_id);
-                 if (!job) return fail(job.error());
-                 existing_.emplace(job_id);
-                 return std::optional<JobRecord>(std::move(*job));
-               });
+  return guard(
+      "reading job '" + std::string(job_id) + "'", [&]() -> Result<std::optional<JobRecord>> {
+        lock_job(job_id);
+        const pqxx::result r = send(std::string("EXECUTE ") + kGetJob + "(" + quote(job_id) + ")");
+        if (r.empty()) return std::optional<JobRecord>();
+        Result<JobRecord> job = job_from_row(r[0], job_id);
+        if (!job) return fail(job.error());
+        existing_.emplace(job_id);
+        return std::optional<JobRecord>(std::move(*job));
+      });
 }
 
 Result<std::optional<std::pair<JobRecord, std::vector<Trial>>>>
 PostgresTransaction::get_job_with_trials(std::string_view job_id) {
   using Loaded = std::optional<std::pair<JobRecord, std::vector<Trial>>>;
-  return guard("reading job '" + std::string(job_id) + "' and its trials",
-               [&]() -> Result<Loaded> {
-                 lock_job(job_id);
-                 const pqxx::result r = send(std::string("EXECUTE ") + kGetJobWithTrials + "(" +
-                                             quote(job_id) + ")");
-                 if (r.empty()) return Loaded();
-                 Result<JobRecord> job = job_from_row(r[0], job_id);
-                 if (!job) return fail(job.error());
-                 std::vector<Trial> trials;
-                 trials.reserve(r.size());
-                 for (const pqxx::row& row : r) {
-                   if (row[2].is_null()) continue;  // a job without trials
-                   Result<Trial> t = trial_from_row(row, 2, job_id);
-                   if (!t) return fail(t.error());
-                   trials.push_back(std::move(*t));
-                 }
-                 existing_.emplace(job_id);
-                 return Loaded(std::in_place, std::move(*job), std::move(trials));
-               });
+  return guard("reading job '" + std::string(job_id) + "' and its trials", [&]() -> Result<Loaded> {
+    lock_job(job_id);
+    const pqxx::result r =
+        send(std::string("EXECUTE ") + kGetJobWithTrials + "(" + quote(job_id) + ")");
+    if (r.empty()) return Loaded();
+    Result<JobRecord> job = job_from_row(r[0], job_id);
+    if (!job) return fail(job.error());
+    std::vector<Trial> trials;
+    trials.reserve(r.size());
+    for (const pqxx::row& row : r) {
+      if (row[2].is_null()) continue;  // a job without trials
+      Result<Trial> t = trial_from_row(row, 2, job_id);
+      if (!t) return fail(t.error());
+      trials.push_back(std::move(*t));
+    }
+    existing_.emplace(job_id);
+    return Loaded(std::in_place, std::move(*job), std::move(trials));
+  });
 }
 
 Result<std::vector<std::string>> PostgresTransaction::list_jobs() {
@@ -287,54 +304,53 @@ Result<bool> PostgresTransaction::delete_job(std::string_view job_id) {
   return guard("deleting job '" + std::string(job_id) + "'", [&]() -> Result<bool> {
     lock_job(job_id);
     item_writes_held_ = true;  // sent below
-    const pqxx::result r =
-        send(std::string("EXECUTE ") + kDeleteJob + "(" + quote(job_id) + ")");
+    const pqxx::result r = send(std::string("EXECUTE ") + kDeleteJob + "(" + quote(job_id) + ")");
     if (auto it = existing_.find(job_id); it != existing_.end()) existing_.erase(it);
     return r.affected_rows() > 0;
   });
 }
 
 Result<std::vector<Trial>> PostgresTransaction::get_trials(std::string_view job_id) {
-  return guard(
-      "reading trials of '" + std::string(job_id) + "'", [&]() -> Result<std::vector<Trial>> {
-        lock_job(job_id);
-        const pqxx::result r =
-            send(std::string("EXECUTE ") + kGetTrials + "(" + quote(job_id) + ")");
-        std::vector<Trial> trials;
-        trials.reserve(r.size());
-        for (const pqxx::row& row : r) {
-          Result<Trial> t = trial_from_row(row, 0, job_id);
-          if (!t) return fail(t.error());
-          trials.push_back(std::move(*t));
-        }
-        return trials;
-      });
+  return guard("reading trials of '" + std::string(job_id) + "'",
+               [&]() -> Result<std::vector<Trial>> {
+                 lock_job(job_id);
+                 const pqxx::result r =
+                     send(std::string("EXECUTE ") + kGetTrials + "(" + quote(job_id) + ")");
+                 std::vector<Trial> trials;
+                 trials.reserve(r.size());
+                 for (const pqxx::row& row : r) {
+                   Result<Trial> t = trial_from_row(row, 0, job_id);
+                   if (!t) return fail(t.error());
+                   trials.push_back(std::move(*t));
+                 }
+                 return trials;
+               });
 }
 
 Result<void> PostgresTransaction::put_trial(const Trial& t) {
-  return guard(
-      "writing trial " + std::to_string(t.trial_number) + " of job '" + t.job_id + "'",
-      [&]() -> Result<void> {
-        lock_job(t.job_id);
-        const std::string statement =
-            std::string("EXECUTE ") + kPutTrial + "(" + quote(t.job_id) + ", " +
-            std::to_string(t.trial_number) + ", " + std::to_string(t.batch_size) + ", " +
-            quote(trial_kind_name(t.kind)) + ", " + std::to_string(t.pruning_round) + ", " +
-            quote(trial_status_name(t.status)) + ", " + quote(double_text(t.time_s)) + ", " +
-            quote(double_text(t.energy_j)) + ", " + quote(double_text(t.cost)) + ", " +
-            std::to_string(t.epochs) + ", " + quote(double_text(t.metric)) + ", " +
-            quote(double_text(t.dispatched_unix_s)) + ")";
-        item_writes_held_ = true;
-        if (existing_.count(t.job_id)) {  // the job exists and stays (its lock is ours)
-          hold(statement);
-          return ok();
-        }
-        if (send(statement).affected_rows() == 0) {
-          return fail(ErrorCode::kNotFound, "no job '" + t.job_id + "' to add a trial to");
-        }
-        existing_.emplace(t.job_id);
-        return ok();
-      });
+  return guard("writing trial " + std::to_string(t.trial_number) + " of job '" + t.job_id + "'",
+               [&]() -> Result<void> {
+                 lock_job(t.job_id);
+                 const std::string statement =
+                     std::string("EXECUTE ") + kPutTrial + "(" + quote(t.job_id) + ", " +
+                     std::to_string(t.trial_number) + ", " + std::to_string(t.batch_size) + ", " +
+                     quote(trial_kind_name(t.kind)) + ", " + std::to_string(t.pruning_round) +
+                     ", " + quote(trial_status_name(t.status)) + ", " +
+                     quote(double_text(t.time_s)) + ", " + quote(double_text(t.energy_j)) + ", " +
+                     quote(double_text(t.cost)) + ", " + std::to_string(t.epochs) + ", " +
+                     quote(double_text(t.metric)) + ", " + quote(double_text(t.dispatched_unix_s)) +
+                     ")";
+                 item_writes_held_ = true;
+                 if (existing_.count(t.job_id)) {  // the job exists and stays (its lock is ours)
+                   hold(statement);
+                   return ok();
+                 }
+                 if (send(statement).affected_rows() == 0) {
+                   return fail(ErrorCode::kNotFound, "no job '" + t.job_id + "' to add a trial to");
+                 }
+                 existing_.emplace(t.job_id);
+                 return ok();
+               });
 }
 
 }  // namespace zeus::store

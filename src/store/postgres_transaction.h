@@ -37,6 +37,10 @@ void prepare_statements(pqxx::connection& c);
 
 bool is_retryable(const std::string& sqlstate);
 
+// libpq's message of e on one line: its lines ("ERROR: …", "DETAIL: …", "Is the server
+// running…?") trimmed and joined with "; ".
+std::string database_message(const std::exception& e);
+
 // Why a transaction attempt ended without committing.
 enum class Abort { kNone, kRetry, kReconnect };
 
@@ -81,12 +85,12 @@ class PostgresTransaction final : public StoreTransaction {
   void hold(const std::string& statement);
   void lock_job(std::string_view job_id);
   std::string quote(std::string_view text) { return tx_.quote(std::string(text)); }
-  tl::unexpected<Error> remember(ErrorCode code, const std::string& doing, const char* what);
+  tl::unexpected<Error> remember(ErrorCode code, const std::string& doing, const std::string& what);
 
-  pqxx::nontransaction tx_;     // only sends text; BEGIN/COMMIT are ours
-  std::string held_;            // statements not sent yet, each ending in ';'
-  bool begun_ = false;          // BEGIN has reached the server
-  bool ended_ = false;          // committed or rolled back
+  pqxx::nontransaction tx_;                      // only sends text; BEGIN/COMMIT are ours
+  std::string held_;                             // statements not sent yet, each ending in ';'
+  bool begun_ = false;                           // BEGIN has reached the server
+  bool ended_ = false;                           // committed or rolled back
   std::set<std::string, std::less<>> locked_;    // jobs whose lock is taken (or held back)
   std::set<std::string, std::less<>> existing_;  // jobs known to exist, under their lock
   // The current item (groups): where it began, and what to put back when its writes are dropped.
