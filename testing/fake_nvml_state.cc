@@ -53,6 +53,12 @@ json device_to_json(const FakeNvmlDevice& device, int64_t now_ns) {
       {"power_fields", device.power_fields},
   };
   if (!device.uuid.empty()) out["uuid"] = device.uuid;
+  for (const auto& [function, after] : device.fail_after_calls) {
+    out["fail_after_calls"][function] = {{"calls", after.calls}, {"error", after.error}};
+  }
+  if (device.energy_reset_after_calls) {
+    out["energy_reset_after_calls"] = *device.energy_reset_after_calls;
+  }
   return out;
 }
 
@@ -74,6 +80,15 @@ FakeNvmlDevice device_from_json(const json& in, int64_t now_ns) {
   device.errors = in.value("errors", device.errors);
   device.lost = in.value("lost", device.lost);
   device.power_fields = in.value("power_fields", device.power_fields);
+  if (const auto after = in.find("fail_after_calls"); after != in.end() && after->is_object()) {
+    for (const auto& [function, rule] : after->items()) {
+      device.fail_after_calls[function] = {rule.value("calls", 0L), rule.value("error", 15)};
+    }
+  }
+  if (const auto reset = in.find("energy_reset_after_calls");
+      reset != in.end() && reset->is_number_integer()) {
+    device.energy_reset_after_calls = reset->get<long>();
+  }
   // The counter as the fake would report it now: stored value + current power x elapsed time.
   const double stored_mj = in.value("energy_mj", 0.0);
   const int64_t since_ns = in.value("energy_time_ns", now_ns);
