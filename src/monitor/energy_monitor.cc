@@ -43,7 +43,10 @@ struct MonitoredCpu {
 
 // Counter values at one edge of a window, aligned with the monitored GPUs and CPUs.
 struct Reading {
-  double time_s = 0.0;  // midway between the clock readings before and after the counters
+  // The clock just before and just after the counters were read: a window runs from its
+  // begin's before_s to its end's after_s, so every counter read falls inside its time.
+  double before_s = 0.0;
+  double after_s = 0.0;
   std::vector<uint64_t> gpu_mj;  // 0 for sampled GPUs
   std::vector<uint64_t> cpu_uj;
   std::vector<uint64_t> dram_uj;  // 0 for CPUs without DRAM
@@ -156,7 +159,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     ZEUS_TRY(read(&end));
     const Reading& start = it->second.start;
     Measurement measurement;
-    measurement.time_s = end.time_s - start.time_s;
+    measurement.time_s = end.after_s - start.before_s;
     ZEUS_TRY(gpu_energies(name, start, end, &measurement));
     for (size_t i = 0; i < cpus_.size(); ++i) {
       measurement.cpu_energy_j[cpus_[i].index] = counter_delta(start.cpu_uj[i], end.cpu_uj[i]) / 1e6;
@@ -185,13 +188,14 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     return end >= start ? static_cast<double>(end - start) : 0.0;
   }
 
-  // Every counter (an edge sample for the sampled GPUs) between two clock readings; the edge's
-  // time is their midpoint, so a read delayed (preempted) at one edge does not skew the window's
-  // power (probe item B11).
+  // Every counter (an edge sample for the sampled GPUs) between two clock readings. The window's
+  // time spans its counter reads (probe item B11: with the time taken before the reads only, a
+  // read delayed at the end edge added energy but no time, overstating the power); it is longer
+  // than the energy's span by at most the reads' duration, so power is never overstated.
   Result<void> read(Reading* out) {
-    const double before_s = clock_.now_s();
+    out->before_s = clock_.now_s();
     ZEUS_TRY(read_counters(out));
-    out->time_s = before_s + (clock_.now_s() - before_s) / 2.0;
+    out->after_s = clock_.now_s();
     return ok();
   }
 
@@ -231,7 +235,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     for (size_t i = 0; i < gpus_.size(); ++i) {
       const int index = gpus_[i].index;
       if (gpus_[i].sampled) {
-        auto energy_j = sampler_->energy_j(index, start.time_s, end.time_s);
+        auto energy_j = sampler_->energy_j(index, start.before_s, end.after_s);
         if (!energy_j) return fail(gpu_error(index, energy_j.error()));
         out->gpu_energy_j[index] = *energy_j;
         continue;
@@ -242,7 +246,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         auto energy_j = instant_energy_j(i, out->time_s);
         if (!energy_j) return fail(energy_j.error());
         out->gpu_energy_j[index] = *energy_j;
-        warn_counter_went_backwards(name, index, start.gpu_mj[i], end.gpu_mj[i], end.time_s);
+        warn_counter_went_backwards(name, index, start.gpu_mj[i], end.gpu_mj[i], end.after_s);
         continue;
       }
       double energy_j = static_cast<double>(end.gpu_mj[i] - start.gpu_mj[i]) / 1000.0;
@@ -256,7 +260,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
       }
       out->gpu_energy_j[index] = energy_j;
     }
-    if (!zero_gpus.empty()) warn_zero_energy(name, zero_gpus, out->time_s, end.time_s);
+    if (!zero_gpus.empty()) warn_zero_energy(name, zero_gpus, out->time_s, end.after_s);
     return ok();
   }
 

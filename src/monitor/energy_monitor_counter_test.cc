@@ -1,5 +1,5 @@
 // EnergyMonitor at the edges of a GPU energy counter: a counter that goes backwards (B2), reads
-// that take time at one edge (B11), and the rate-limited 0 J warning (C2).
+// that take time at a window's edge (B11), and the rate-limited 0 J warning (C2).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -99,9 +99,10 @@ class EnergyMonitorCounterTest : public ::testing::Test {
   LogLevel saved_level_ = LogLevel::kWarning;
 };
 
-// Probe item B11: the end edge's read is delayed 20 ms; with the timestamp taken before the read,
-// the 100 ms window at 200 W read 110 ms of energy (220 W). The edge's time is now the midpoint of
-// its read, where the counter was taken.
+// Probe item B11: the end edge's read is delayed 20 ms (the counter taken halfway). With the
+// timestamp taken before the reads only, the 100 ms window at 200 W got 110 ms of energy and
+// 100 ms of time: 220 W. The window's time now spans its counter reads, so the power read is
+// never above the device's.
 TEST_F(EnergyMonitorCounterTest, B11_TimeIsTakenAroundTheCounterReadSoPowerIsNeverOverstated) {
   FakeClock clock(5.0);
   auto gpu = std::make_unique<SlowCounterGpu>(clock, gpu_config(200.0));
@@ -113,9 +114,18 @@ TEST_F(EnergyMonitorCounterTest, B11_TimeIsTakenAroundTheCounterReadSoPowerIsNev
   slow->read_time_s = 0.02;
   auto m = monitor->end_window("w");
   ASSERT_TRUE(m.has_value()) << m.error().to_string();
-  EXPECT_NEAR(m->time_s, 0.11, 1e-9);
+  EXPECT_NEAR(m->time_s, 0.12, 1e-9);  // the end read included
   EXPECT_NEAR(m->gpu_energy_j.at(0), 22.0, 1e-3);
-  EXPECT_LE(m->gpu_energy_j.at(0) / m->time_s, 200.0 + 1e-6);
+  EXPECT_LE(m->gpu_energy_j.at(0) / m->time_s, 200.0);
+  // A delayed begin read: its energy is not counted, its time is.
+  slow->read_time_s = 0.02;
+  ASSERT_TRUE(monitor->begin_window("v").has_value());
+  slow->read_time_s = 0.0;
+  clock.advance_s(0.1);
+  auto v = monitor->end_window("v");
+  ASSERT_TRUE(v.has_value()) << v.error().to_string();
+  EXPECT_NEAR(v->time_s, 0.12, 1e-9);
+  EXPECT_NEAR(v->gpu_energy_j.at(0), 22.0, 1e-3);
 }
 
 // Probe item B2: a counter that restarts (driver reload, GPU reset) gave 0 J and a warning about

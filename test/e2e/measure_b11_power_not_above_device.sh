@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Probe item B11: time and energy of a window are read together (the time is the midpoint of the
-# clock readings around the counter reads), so `zeus measure -- true` on a 350 W fake never
-# reports more than the device's power, beyond the counter's 1 mJ resolution.
+# Probe item B11: time and energy of a window are read together (the window's time runs from the
+# clock reading before its begin's counter reads to the one after its end's), so `zeus measure --
+# true` on a 350 W fake never reports more than the device's power, beyond the counter's 1 mJ
+# resolution.
 set -euo pipefail
 zeus="$ZEUS_BIN/zeus"
 dir=$(mktemp -d)

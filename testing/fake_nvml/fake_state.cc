@@ -102,7 +102,9 @@ void FakeState::normalise(json& state, int64_t epoch_ns, const json& previous) {
 
 bool FakeState::load() {
   const char* path = std::getenv("ZEUS_FAKE_NVML_STATE");
+  const std::string previous_path = path_;
   path_ = path != nullptr ? path : "";
+  if (path_ != previous_path) state_ = json();  // counters carry over only within one file
   if (path_.empty()) {
     state_ = json::object();
     normalise(state_, realtime_ns(), json());
