@@ -1,5 +1,7 @@
 #include "fake_nvml/fake_state.h"
 
+#include "fake_nvml/fake_uuid.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -66,12 +68,11 @@ void FakeState::normalise(json& state, int64_t epoch_ns, const json& previous) {
       previous.is_object() && previous.contains("devices") && previous["devices"].is_array()
           ? &previous["devices"]
           : nullptr;
-  int index = 0;
+  size_t index = 0;
   for (json& device : state["devices"]) {
-    char uuid[64];
-    std::snprintf(uuid, sizeof(uuid), "GPU-00000000-fake-0000-0000-%012d", index++);
+    const size_t at = index++;
     set_default(device, "name", "NVIDIA H100 80GB HBM3");
-    set_default(device, "uuid", uuid);
+    set_default(device, "uuid", default_uuid(at));
     set_default(device, "architecture", 9);
     set_default(device, "power_draw_mw", 350000);
     set_default(device, "min_limit_mw", 200000);
@@ -79,7 +80,6 @@ void FakeState::normalise(json& state, int64_t epoch_ns, const json& previous) {
     set_default(device, "default_limit_mw", device["max_limit_mw"]);
     set_default(device, "limit_mw", device["default_limit_mw"]);
     if (!device.contains("energy_time_ns") || device["energy_time_ns"].get<int64_t>() <= 0) {
-      const size_t at = static_cast<size_t>(index - 1);
       if ((!device.contains("energy_mj") || device["energy_mj"].is_null()) &&
           previous_devices != nullptr && at < previous_devices->size()) {
         device["energy_mj"] = energy_mj_at((*previous_devices)[at], epoch_ns);
