@@ -78,8 +78,8 @@ class Gpu {
   virtual Result<uint32_t> instant_power_mw() = 0;
   virtual Result<uint32_t> average_power_mw() = 0;
 
-  // True when total_energy_mj() is a usable monotone counter (NVIDIA Volta and newer; AMD when
-  // the counter passed its plausibility check).
+  // True when total_energy_mj() is a usable monotone counter (NVIDIA Volta and newer whose
+  // counter answered when probed at open; AMD when the counter passed its plausibility check).
   virtual bool has_energy_counter() = 0;
   // Cumulative energy since driver load, in mJ (a monotone counter). NotSupported when
   // has_energy_counter() is false.

@@ -5,11 +5,11 @@
 // name that is open is an error unless `restart` is set; ending an unknown name is NotFound; a
 // window can be cancelled. At begin and at end: sync callback, then the counters between two
 // clock readings; a window's time runs from the reading before its begin's counters to the one
-// after its end's, so the energy read always falls within it (power is never overstated). GPUs with an energy counter are read
-// directly; the others are measured by a PowerSampler (background thread) integrated over the
-// window. A counter that went backwards (driver reload, GPU reset) is warned about and that
-// window's energy is instant power x elapsed time; 0 J windows are warned about (first
-// occurrence, then a summary at most once a minute).
+// after its end's, so the energy read always falls within it (power is never overstated).
+// GPUs with an energy counter are read directly; the others are measured by a PowerSampler
+// (background thread) integrated over the window. A counter that went backwards (driver reload,
+// GPU reset) is warned about and that window's energy is instant power x elapsed time; 0 J
+// windows are warned about (first occurrence, then a summary at most once a minute).
 // Thread-safety: one EnergyMonitor is used from one thread at a time (its sampler has its own).
 // Failure: Result everywhere; a device read that fails mid-window fails end_window (the window
 // stays open, so it can be ended again or cancelled).

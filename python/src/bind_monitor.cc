@@ -104,7 +104,8 @@ std::shared_ptr<SamplerSession> make_sampler(std::optional<std::vector<int>> gpu
 std::optional<double> sampler_energy_j(const SamplerSession& s, int index,
                                        std::optional<double> start_unix_s,
                                        std::optional<double> end_unix_s) {
-  for (const auto& [name, time] : {std::pair{"start_time", start_unix_s}, {"end_time", end_unix_s}}) {
+  for (const auto& [name, time] :
+       {std::pair{"start_time", start_unix_s}, {"end_time", end_unix_s}}) {
     if (time && !std::isfinite(*time)) {
       raise_error(Error{ErrorCode::kInvalidArgument,
                         std::string(name) + " must be a finite Unix time, got " +

@@ -58,8 +58,8 @@ Result<std::vector<std::unique_ptr<Gpu>>> apply_visible_devices(
       }
       return fail(ErrorCode::kUnavailable,
                   variable + "=" + *value + " names GPU " + std::to_string(index) +
-                      ", which cannot be used: " + reason +
-                      "; leave it out of " + variable + " (zeus devices lists the usable GPUs)");
+                      ", which cannot be used: " + reason + "; leave it out of " + variable +
+                      " (zeus devices lists the usable GPUs)");
     }
     visible.push_back(std::move(*by_physical[index]));
   }

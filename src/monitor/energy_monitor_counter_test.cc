@@ -30,7 +30,9 @@ class SlowCounterGpu final : public Gpu {
   std::string uuid() const override { return inner_.uuid(); }
   GpuArchitecture architecture() const override { return inner_.architecture(); }
   int physical_index() const override { return inner_.physical_index(); }
-  Result<PowerLimitRangeMw> power_limit_range_mw() override { return inner_.power_limit_range_mw(); }
+  Result<PowerLimitRangeMw> power_limit_range_mw() override {
+    return inner_.power_limit_range_mw();
+  }
   Result<uint32_t> default_power_limit_mw() override { return inner_.default_power_limit_mw(); }
   Result<uint32_t> power_limit_mw() override { return inner_.power_limit_mw(); }
   Result<void> set_power_limit_mw(uint32_t mw) override { return inner_.set_power_limit_mw(mw); }

@@ -123,10 +123,10 @@ TEST(FakeNvmlTest, E_EnergyResetAfterCallsRestartsTheCounterOnce) {
   device.energy_mj = 5.0e6;
   device.energy_reset_after_calls = 2;
   FakeNvmlEnvironment fake({device});
-  auto gpus = open_fake();                                   // call 1 (probe)
+  auto gpus = open_fake();                                        // call 1 (probe)
   const uint64_t before_mj = gpus[0]->total_energy_mj().value();  // 2
   EXPECT_GE(before_mj, 5000000u);
-  const uint64_t reset_mj = gpus[0]->total_energy_mj().value();   // 3: restarted from 0
+  const uint64_t reset_mj = gpus[0]->total_energy_mj().value();  // 3: restarted from 0
   EXPECT_LT(reset_mj, before_mj);
   EXPECT_LT(reset_mj, 1000000u);
   EXPECT_GE(gpus[0]->total_energy_mj().value(), reset_mj);  // then monotone again

@@ -31,7 +31,7 @@ class NvmlGpu final : public Gpu {
  public:
   // Describes the GPU with NVML index `index`, whose handle is `handle`; reads its name, UUID
   // and architecture, and probes the energy counter (NOT_SUPPORTED on a Volta+ GPU means none:
-// its power is sampled). Fails when NVML cannot report the name or UUID.
+  // its power is sampled). Fails when NVML cannot report the name or UUID.
   static Result<std::unique_ptr<NvmlGpu>> open(std::shared_ptr<nvml::NvmlLibrary> library,
                                                int index);
 
@@ -107,7 +107,7 @@ struct SkippedGpu {
 // sharing one loaded library. A GPU that cannot be opened is left out and listed in `*skipped`
 // (when given); when none can be opened, the first one's error is returned. Unavailable when the
 // library cannot be loaded or nvmlInit fails; an empty vector when the driver reports no GPU.
-Result<std::vector<std::unique_ptr<Gpu>>> open_nvml_gpus(const std::string& library_path,
-                                                         std::vector<SkippedGpu>* skipped = nullptr);
+Result<std::vector<std::unique_ptr<Gpu>>> open_nvml_gpus(
+    const std::string& library_path, std::vector<SkippedGpu>* skipped = nullptr);
 
 }  // namespace zeus
