@@ -4,12 +4,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "fake_nvml/fake_uuid.h"
 
 namespace zeus::testing {
 namespace {
@@ -53,13 +56,20 @@ json device_to_json(const FakeNvmlDevice& device, int64_t now_ns) {
       {"power_fields", device.power_fields},
   };
   if (!device.uuid.empty()) out["uuid"] = device.uuid;
+  for (const auto& [function, after] : device.fail_after_calls) {
+    out["fail_after_calls"][function] = {{"calls", after.calls}, {"error", after.error}};
+  }
+  if (device.energy_reset_after_calls) {
+    out["energy_reset_after_calls"] = *device.energy_reset_after_calls;
+  }
   return out;
 }
 
-FakeNvmlDevice device_from_json(const json& in, int64_t now_ns) {
+// `file_ns`: the file's mtime, from which a device without energy_time_ns counts (as the fake).
+FakeNvmlDevice device_from_json(const json& in, size_t index, int64_t now_ns, int64_t file_ns) {
   FakeNvmlDevice device;
   device.name = in.value("name", device.name);
-  device.uuid = in.value("uuid", device.uuid);
+  device.uuid = in.value("uuid", fake_nvml::default_uuid(index));
   device.architecture = in.value("architecture", device.architecture);
   device.power_draw_mw = in.value("power_draw_mw", device.power_draw_mw);
   device.min_limit_mw = in.value("min_limit_mw", device.min_limit_mw);
@@ -74,9 +84,18 @@ FakeNvmlDevice device_from_json(const json& in, int64_t now_ns) {
   device.errors = in.value("errors", device.errors);
   device.lost = in.value("lost", device.lost);
   device.power_fields = in.value("power_fields", device.power_fields);
+  if (const auto after = in.find("fail_after_calls"); after != in.end() && after->is_object()) {
+    for (const auto& [function, rule] : after->items()) {
+      device.fail_after_calls[function] = {rule.value("calls", 0L), rule.value("error", 15)};
+    }
+  }
+  if (const auto reset = in.find("energy_reset_after_calls");
+      reset != in.end() && reset->is_number_integer()) {
+    device.energy_reset_after_calls = reset->get<long>();
+  }
   // The counter as the fake would report it now: stored value + current power x elapsed time.
   const double stored_mj = in.value("energy_mj", 0.0);
-  const int64_t since_ns = in.value("energy_time_ns", now_ns);
+  const int64_t since_ns = in.value("energy_time_ns", file_ns);
   const uint32_t power_mw = std::min(device.power_draw_mw, device.limit_mw);
   const double elapsed_s = now_ns > since_ns ? (now_ns - since_ns) / 1e9 : 0.0;
   device.energy_mj = stored_mj + power_mw * elapsed_s;
@@ -148,11 +167,18 @@ Result<FakeNvmlState> read_fake_nvml_state(const std::string& path) {
     return fail(ErrorCode::kInvalidArgument, "fake NVML state " + path + " is not a JSON object");
   }
   const int64_t now_ns = realtime_ns();
+  std::error_code error;
+  const auto written = std::filesystem::last_write_time(path, error);
+  const int64_t file_ns =
+      error ? now_ns
+            : std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::file_clock::to_sys(written).time_since_epoch())
+                  .count();
   FakeNvmlState state;
   state.init_error = in.value("init_error", 0);
   state.errors = in.value("errors", state.errors);
   for (const json& device : in.value("devices", json::array())) {
-    state.devices.push_back(device_from_json(device, now_ns));
+    state.devices.push_back(device_from_json(device, state.devices.size(), now_ns, file_ns));
   }
   for (const json& call : in.value("set_power_limit_log", json::array())) {
     state.set_power_limit_log.push_back(

@@ -2,8 +2,12 @@
 // pretends to have, and read back what a process did to them (limits set, energy, clocks).
 //
 // The fake reads the JSON file named by the environment variable ZEUS_FAKE_NVML_STATE at every
-// nvmlInit (unset: one default H100), and writes it back, under flock with an atomic rename, after
-// every change (limits, persistence, locked clocks), so another process sees what was set.
+// nvmlInit (unset: one default H100) and again before any call once the file changed (another
+// process or the test rewrote it: a new inode, size or mtime), and writes it back, under flock
+// with an atomic rename, only after a change it made (limits, persistence, locked clocks, an
+// injected counter reset), so another process sees what was set and read-only clients never
+// write. A device without "energy_time_ns" counts from the file's mtime; rewritten without
+// "energy_mj" too, it keeps counting from where it was.
 // Format (every key optional; missing keys take these defaults):
 //   {
 //     "init_error": 0,                  // what nvmlInit answers (9 = driver not loaded)
@@ -22,7 +26,14 @@
 //       "locked_sm_clocks_mhz": null, "locked_memory_clocks_mhz": null,  // or [min, max]
 //       "errors": {"nvmlDeviceGetPowerUsage": 15},   // injected on this device only
 //       "lost": false,                  // true: every call on the device answers GPU_IS_LOST
-//       "power_fields": true            // false: GetFieldValues answers NOT_SUPPORTED per field
+//       "power_fields": true,           // false: GetFieldValues answers NOT_SUPPORTED per field
+//       // The first `calls` calls of a function (per process, since
+//       // nvmlInit) on this device succeed, later ones
+//       // answer `error` (e.g. the GPU is lost after the job's first reading):
+//       "fail_after_calls": {"nvmlDeviceGetTotalEnergyConsumption": {"calls": 2, "error": 15}},
+//       // After this process's first N energy reads, the counter restarts from 0 once (a driver
+//       // reload or GPU reset), and the file records it:
+//       "energy_reset_after_calls": 2
 //     }]
 //   }
 // Error names are NVML function names; "nvmlInit" also matches nvmlInit_v2. The fake also exports
@@ -66,6 +77,14 @@ struct FakeNvmlDevice {
   std::map<std::string, int> errors;  // NVML function name -> nvmlReturn_t
   bool lost = false;
   bool power_fields = true;
+  // Function name -> the first `calls` calls (per process) succeed, later ones answer `error`.
+  struct FailAfter {
+    long calls = 0;
+    int error = 15;  // NVML_ERROR_GPU_IS_LOST
+  };
+  std::map<std::string, FailAfter> fail_after_calls;
+  // After this many energy reads in a process, the counter restarts from 0 (once).
+  std::optional<long> energy_reset_after_calls;
 
   // Presets: H100 SXM (Hopper, 200-700 W), A100 SXM (Ampere, 100-400 W), V100 (Volta,
   // 150-300 W), P100 (Pascal, 125-250 W: no energy counter).
@@ -104,7 +123,8 @@ class FakeNvmlEnvironment {
   ~FakeNvmlEnvironment();
 
   const std::string& path() const { return path_; }
-  // Overwrites the file (takes effect at the fake's next nvmlInit).
+  // Overwrites the file (the fake picks it up at its next call; energy restarts from each
+  // device's energy_mj now).
   void write(const FakeNvmlState& state);
   // What the fake wrote back; aborts the test binary if the file is unreadable.
   FakeNvmlState read() const;

@@ -78,8 +78,8 @@ class Gpu {
   virtual Result<uint32_t> instant_power_mw() = 0;
   virtual Result<uint32_t> average_power_mw() = 0;
 
-  // True when total_energy_mj() is a usable monotone counter (NVIDIA Volta and newer; AMD when
-  // the counter passed its plausibility check).
+  // True when total_energy_mj() is a usable monotone counter (NVIDIA Volta and newer whose
+  // counter answered when probed at open; AMD when the counter passed its plausibility check).
   virtual bool has_energy_counter() = 0;
   // Cumulative energy since driver load, in mJ (a monotone counter). NotSupported when
   // has_energy_counter() is false.
@@ -140,14 +140,16 @@ struct DiscoverOptions {
   std::optional<std::string> cuda_visible_devices;
   std::optional<std::string> hip_visible_devices;
 
-  // Defaults overridden by ZEUS_NVML_PATH, ZEUS_ROCM_SMI_PATH, ZEUS_POWERCAP_ROOT,
-  // CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES.
+  // Defaults overridden by ZEUS_NVML_PATH, ZEUS_ROCM_SMI_PATH, ZEUS_POWERCAP_ROOT (set to an
+  // empty value: as if unset), CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES.
   static DiscoverOptions from_environment();
 };
 
 // Finds devices: NVML first, then AMD, then none; RAPL for CPUs. A backend that cannot be used
-// is reported in Devices::backends, not returned as an error. Errors only for a malformed or
-// MIG CUDA_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES, or one naming a GPU that does not exist.
+// is reported in Devices::backends, not returned as an error; so is a GPU that cannot be opened
+// (lost, ...): it is left out and the others are kept (framework indices count the usable GPUs).
+// Errors only for a malformed or MIG CUDA_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES, or one naming a
+// GPU that does not exist or cannot be opened.
 Result<Devices> discover(const DiscoverOptions& options);
 
 // Parses a CUDA_VISIBLE_DEVICES-style list ("2,3") into physical indices. Rejects MIG ids

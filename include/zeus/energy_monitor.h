@@ -3,9 +3,13 @@
 // Units: seconds and joules (SI doubles); converted once from the devices' mJ/uJ.
 // Semantics (REFERENCE.md §1): windows are keyed by name and may nest and overlap; beginning a
 // name that is open is an error unless `restart` is set; ending an unknown name is NotFound; a
-// window can be cancelled. At begin and at end: sync callback, then timestamp, then counters.
+// window can be cancelled. At begin and at end: sync callback, then the counters between two
+// clock readings; a window's time runs from the reading before its begin's counters to the one
+// after its end's, so the energy read always falls within it (power is never overstated).
 // GPUs with an energy counter are read directly; the others are measured by a PowerSampler
-// (background thread) integrated over the window.
+// (background thread) integrated over the window. A counter that went backwards (driver reload,
+// GPU reset) is warned about and that window's energy is instant power x elapsed time; 0 J
+// windows are warned about (first occurrence, then a summary at most once a minute).
 // Thread-safety: one EnergyMonitor is used from one thread at a time (its sampler has its own).
 // Failure: Result everywhere; a device read that fails mid-window fails end_window (the window
 // stays open, so it can be ended again or cancelled).
@@ -51,7 +55,8 @@ struct EnergyMonitorOptions {
   // Called before each timestamp to wait for queued GPU work (e.g. cudaDeviceSynchronize).
   std::function<void()> sync{};
   // When a GPU counter reads 0 J over a non-empty window: false = warn only; true = also
-  // replace it by instant power x elapsed time.
+  // replace it by instant power x elapsed time. (zeus measure --approx-zero; Python
+  // ZeusMonitor(approx_instant_energy=True).)
   bool approximate_zero_energy = false;
   // Append one CSV row per ended window: start_time,window_name,elapsed_time,gpu{i}_energy,...
   // (then cpu{i}_energy, dram{i}_energy when measured); start_time is the clock's Unix time at

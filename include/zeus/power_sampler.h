@@ -4,7 +4,8 @@
 // PowerMonitor (energy over a time range, latest power per GPU). Each GPU keeps its samples
 // (time_s, power_w) in a bounded ring buffer; consecutive identical readings (the driver did not
 // update) are deduplicated to the first and last of their run, so integration stays exact.
-// energy_j() integrates by trapezoid over any [t0_s, t1_s], interpolating at the edges.
+// energy_j() integrates by trapezoid over [t0_s, t1_s] within the sampled span, interpolating
+// at the edges and never extrapolating outside the span.
 // Units: seconds on the given Clock, watts, joules.
 // Thread-safety: every method may be called from any thread while the sampler runs.
 // Failure: a read that fails on the thread is skipped (logged once per GPU); queries return
@@ -23,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "zeus/clock.h"
@@ -66,11 +68,16 @@ class PowerSampler {
   // GPUs are still sampled).
   Result<void> sample_once();
 
-  // Energy of GPU `gpu_index` over [t0_s, t1_s] by trapezoid over the samples, with linear
-  // interpolation at the edges; before the first (or after the last) sample, power is held at
-  // that sample's value. NotFound for an unknown index, InvalidArgument for t1_s < t0_s,
-  // Unavailable without samples or when [t0_s, ...] starts before samples that were dropped.
+  // Energy of GPU `gpu_index` over the part of [t0_s, t1_s] that the samples span, by trapezoid
+  // with linear interpolation at the edges; nothing is extrapolated before the first or after
+  // the last sample (probe item B7). NotFound for an unknown index, InvalidArgument for
+  // non-finite times or t1_s < t0_s, Unavailable when the range holds no sample time
+  // (has_samples_in() is false) or starts before samples that were dropped.
   Result<double> energy_j(int gpu_index, double t0_s, double t1_s) const;
+  // True when GPU `gpu_index` has samples and [t0_s, t1_s] overlaps the time they span.
+  bool has_samples_in(int gpu_index, double t0_s, double t1_s) const;
+  // The times of the oldest and newest retained samples of a GPU; nullopt without samples.
+  std::optional<std::pair<double, double>> span_s(int gpu_index) const;
   // The newest sample of a GPU; NotFound for an unknown index, Unavailable before any sample.
   Result<PowerSample> latest(int gpu_index) const;
   // A copy of the retained samples of a GPU, oldest first (empty for an unknown index).
@@ -94,6 +101,8 @@ class PowerSampler {
   void run();
   Result<void> sample_gpus(bool from_thread);
   static double integrate(const Ring& ring, double t0_s, double t1_s);
+  // The overlap rule of has_samples_in(), on one ring; caller holds data_mutex_.
+  static bool overlaps(const Ring& ring, double t0_s, double t1_s);
 
   Clock& clock_;
   std::map<int, Gpu*> gpus_;

@@ -1,10 +1,12 @@
 // _zeus_cpp.EnergyMonitor (zeus_cpp.monitor.ZeusMonitor's core) and _zeus_cpp.PowerSampler
 // (zeus_cpp.monitor.PowerMonitor's core).
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bindings.h"
@@ -97,6 +99,34 @@ std::shared_ptr<SamplerSession> make_sampler(std::optional<std::vector<int>> gpu
   return sampler;
 }
 
+// PowerSampler::energy_j over Unix times (probe items B7, C9): errors name the caller's Unix
+// times, not the clock's monotonic seconds; a range without samples is None, as in Python Zeus.
+std::optional<double> sampler_energy_j(const SamplerSession& s, int index,
+                                       std::optional<double> start_unix_s,
+                                       std::optional<double> end_unix_s) {
+  for (const auto& [name, time] :
+       {std::pair{"start_time", start_unix_s}, {"end_time", end_unix_s}}) {
+    if (time && !std::isfinite(*time)) {
+      raise_error(Error{ErrorCode::kInvalidArgument,
+                        std::string(name) + " must be a finite Unix time, got " +
+                            std::string(py::str(py::float_(*time)))});
+    }
+  }
+  if (start_unix_s && end_unix_s && *end_unix_s < *start_unix_s) {
+    raise_error(Error{ErrorCode::kInvalidArgument,
+                      "get_energy needs start_time <= end_time, got start_time=" +
+                          std::string(py::str(py::float_(*start_unix_s))) + " and end_time=" +
+                          std::string(py::str(py::float_(*end_unix_s))) + " (Unix times)"});
+  }
+  const auto span_s = s.sampler->span_s(index);
+  if (!span_s) return std::nullopt;
+  const double offset_s = unix_to_monotonic_s();
+  const double t0_s = start_unix_s ? *start_unix_s + offset_s : span_s->first;
+  const double t1_s = end_unix_s ? *end_unix_s + offset_s : span_s->second;
+  if (!s.sampler->has_samples_in(index, t0_s, t1_s)) return std::nullopt;
+  return without_gil([&] { return s.sampler->energy_j(index, t0_s, t1_s); });
+}
+
 }  // namespace
 
 void bind_monitor(py::module_& m) {
@@ -162,16 +192,10 @@ void bind_monitor(py::module_& m) {
            "Discovers devices and starts sampling the GPUs.")
       .def_property_readonly("gpu_indices",
                              [](const SamplerSession& s) { return s.sampler->gpu_indices(); })
-      .def(
-          "energy_j",
-          [](const SamplerSession& s, int index, double start_unix_s, double end_unix_s) {
-            const double offset_s = unix_to_monotonic_s();
-            return without_gil([&] {
-              return s.sampler->energy_j(index, start_unix_s + offset_s, end_unix_s + offset_s);
-            });
-          },
-          py::arg("gpu_index"), py::arg("start_time"), py::arg("end_time"),
-          "Energy (J) of a GPU between two Unix times, by trapezoid over the samples.")
+      .def("energy_j", &sampler_energy_j, py::arg("gpu_index"), py::arg("start_time") = py::none(),
+           py::arg("end_time") = py::none(),
+           "Energy (J) of a GPU between two Unix times (None: the first / latest sample), by "
+           "trapezoid over the samples within the range; None when the range holds no sample.")
       .def(
           "samples",
           [](const SamplerSession& s, int index) {

@@ -18,26 +18,61 @@ std::optional<std::string> env(const char* name) {
   return std::string(value);
 }
 
-// Keeps the GPUs named by a *_VISIBLE_DEVICES value, in its order.
+// A path override: set and non-empty (probe item C6: an empty ZEUS_NVML_PATH would dlopen the
+// main program).
+std::optional<std::string> env_path(const char* name) {
+  auto value = env(name);
+  if (!value || value->empty()) return std::nullopt;
+  return value;
+}
+
+// Keeps the GPUs named by a *_VISIBLE_DEVICES value, in its order. `all` holds the GPUs that
+// could be opened, `skipped` those that could not; physical indices span both.
 Result<std::vector<std::unique_ptr<Gpu>>> apply_visible_devices(
-    std::vector<std::unique_ptr<Gpu>> all, const std::optional<std::string>& value,
-    const std::string& variable) {
+    std::vector<std::unique_ptr<Gpu>> all, const std::vector<SkippedGpu>& skipped,
+    const std::optional<std::string>& value, const std::string& variable) {
   if (!value) return all;
-  std::vector<std::string> uuids;
-  for (const auto& gpu : all) uuids.push_back(gpu->uuid());
+  const size_t total = all.size() + skipped.size();
+  std::vector<std::string> uuids(total);  // "" for a skipped GPU: no UUID resolves to it
+  std::vector<std::unique_ptr<Gpu>*> by_physical(total, nullptr);
+  for (auto& gpu : all) {
+    const auto physical = static_cast<size_t>(gpu->physical_index());
+    if (physical >= total) continue;
+    uuids[physical] = gpu->uuid();
+    by_physical[physical] = &gpu;
+  }
   auto indices = parse_visible_devices(*value, variable, uuids);
   if (!indices) return fail(indices.error());
   std::vector<std::unique_ptr<Gpu>> visible;
   for (int index : *indices) {
-    if (index >= static_cast<int>(all.size())) {
+    if (index >= static_cast<int>(total)) {
       return fail(ErrorCode::kNotFound,
                   variable + "=" + *value + " names GPU " + std::to_string(index) + " but only " +
-                      std::to_string(all.size()) + " GPU(s) exist (physical indices 0-" +
-                      std::to_string(static_cast<int>(all.size()) - 1) + ")");
+                      std::to_string(total) + " GPU(s) exist (physical indices 0-" +
+                      std::to_string(static_cast<int>(total) - 1) + ")");
     }
-    visible.push_back(std::move(all[index]));
+    if (by_physical[index] == nullptr) {
+      std::string reason = "it could not be opened";
+      for (const SkippedGpu& s : skipped) {
+        if (s.physical_index == index) reason = s.reason;
+      }
+      return fail(ErrorCode::kUnavailable,
+                  variable + "=" + *value + " names GPU " + std::to_string(index) +
+                      ", which cannot be used: " + reason + "; leave it out of " + variable +
+                      " (zeus devices lists the usable GPUs)");
+    }
+    visible.push_back(std::move(*by_physical[index]));
   }
   return visible;
+}
+
+// "; GPU 1 skipped: <reason>" for each GPU that could not be opened.
+std::string skipped_text(const std::vector<SkippedGpu>& skipped) {
+  std::string text;
+  for (const SkippedGpu& s : skipped) {
+    text += "; GPU " + std::to_string(s.physical_index) + " skipped: " + s.reason;
+  }
+  return text;
 }
 
 std::string count_text(size_t n, const char* noun) {
@@ -48,9 +83,9 @@ std::string count_text(size_t n, const char* noun) {
 
 DiscoverOptions DiscoverOptions::from_environment() {
   DiscoverOptions options;
-  if (auto path = env("ZEUS_NVML_PATH")) options.nvml_path = *path;
-  if (auto path = env("ZEUS_ROCM_SMI_PATH")) options.rocm_smi_path = *path;
-  if (auto root = env("ZEUS_POWERCAP_ROOT")) options.powercap_root = *root;
+  if (auto path = env_path("ZEUS_NVML_PATH")) options.nvml_path = *path;
+  if (auto path = env_path("ZEUS_ROCM_SMI_PATH")) options.rocm_smi_path = *path;
+  if (auto root = env_path("ZEUS_POWERCAP_ROOT")) options.powercap_root = *root;
   options.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES");
   options.hip_visible_devices = env("HIP_VISIBLE_DEVICES");
   return options;
@@ -59,13 +94,15 @@ DiscoverOptions DiscoverOptions::from_environment() {
 Result<Devices> discover(const DiscoverOptions& options) {
   Devices devices;
   if (options.want_gpus) {
-    auto nvidia = open_nvml_gpus(options.nvml_path);
+    std::vector<SkippedGpu> skipped;
+    auto nvidia = open_nvml_gpus(options.nvml_path, &skipped);
     if (nvidia && !nvidia->empty()) {
-      auto visible = apply_visible_devices(std::move(*nvidia), options.cuda_visible_devices,
-                                           "CUDA_VISIBLE_DEVICES");
+      auto visible = apply_visible_devices(std::move(*nvidia), skipped,
+                                           options.cuda_visible_devices, "CUDA_VISIBLE_DEVICES");
       if (!visible) return fail(visible.error());
       devices.gpus = std::move(*visible);
-      devices.backends.push_back({"nvml", true, count_text(devices.gpus.size(), "GPU")});
+      devices.backends.push_back(
+          {"nvml", true, count_text(devices.gpus.size(), "GPU") + skipped_text(skipped)});
       devices.backends.push_back({"amd", false, "skipped: NVIDIA GPUs were found first"});
     } else {
       devices.backends.push_back(
@@ -76,7 +113,7 @@ Result<Devices> discover(const DiscoverOptions& options) {
         // ROCm honours HIP_VISIBLE_DEVICES, and CUDA_VISIBLE_DEVICES when that is unset.
         const bool hip = options.hip_visible_devices.has_value();
         auto visible = apply_visible_devices(
-            std::move(*amd), hip ? options.hip_visible_devices : options.cuda_visible_devices,
+            std::move(*amd), {}, hip ? options.hip_visible_devices : options.cuda_visible_devices,
             hip ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES");
         if (!visible) return fail(visible.error());
         devices.gpus = std::move(*visible);

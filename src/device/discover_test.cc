@@ -168,3 +168,71 @@ TEST(VisibleDevices, B4_AmbiguousUuidPrefixIsAnError) {
 
 }  // namespace
 }  // namespace zeus
+
+namespace zeus {
+namespace {
+
+// Probe item B1: a lost GPU is skipped with its reason; the healthy ones stay measurable.
+TEST(DiscoverTest, B1_OneLostGpuDoesNotHideTheOthers) {
+  FakeNvmlDevice healthy = FakeNvmlDevice::h100();
+  FakeNvmlDevice lost = FakeNvmlDevice::h100();
+  lost.lost = true;
+  FakeNvmlEnvironment fake({healthy, lost});
+  auto devices = discover(fake_options());
+  ASSERT_TRUE(devices.has_value()) << devices.error().to_string();
+  ASSERT_EQ(devices->gpus.size(), 1u);
+  EXPECT_EQ(devices->gpus[0]->physical_index(), 0);
+  EXPECT_TRUE(devices->gpus[0]->total_energy_mj().has_value());
+  const auto* nvml = find_backend(*devices, "nvml");
+  ASSERT_NE(nvml, nullptr);
+  EXPECT_TRUE(nvml->used);
+  EXPECT_NE(nvml->detail.find("1 GPU; GPU 1 skipped: "), std::string::npos) << nvml->detail;
+  EXPECT_NE(nvml->detail.find("NVML_ERROR_GPU_IS_LOST"), std::string::npos) << nvml->detail;
+
+  DiscoverOptions only_healthy = fake_options();
+  only_healthy.cuda_visible_devices = "0";
+  auto visible = discover(only_healthy);
+  ASSERT_TRUE(visible.has_value()) << visible.error().to_string();
+  ASSERT_EQ(visible->gpus.size(), 1u);
+  EXPECT_EQ(visible->gpus[0]->physical_index(), 0);
+
+  // Naming the lost GPU is an error that says why it cannot be used (never another GPU).
+  DiscoverOptions names_lost = fake_options();
+  names_lost.cuda_visible_devices = "1";
+  auto refused = discover(names_lost);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(refused.error().message.find("GPU 1, which cannot be used"), std::string::npos)
+      << refused.error().message;
+}
+
+TEST(DiscoverTest, B1_AllGpusLostLeavesNvmlUnusedWithTheReason) {
+  FakeNvmlDevice lost = FakeNvmlDevice::h100();
+  lost.lost = true;
+  FakeNvmlEnvironment fake({lost});
+  auto devices = discover(fake_options());
+  ASSERT_TRUE(devices.has_value()) << devices.error().to_string();
+  EXPECT_TRUE(devices->gpus.empty());
+  const auto* nvml = find_backend(*devices, "nvml");
+  ASSERT_NE(nvml, nullptr);
+  EXPECT_FALSE(nvml->used);
+  EXPECT_NE(nvml->detail.find("GPU_IS_LOST"), std::string::npos) << nvml->detail;
+}
+
+// Probe item C6: an empty library path would dlopen("") (the main program); it means unset.
+TEST(DiscoverTest, C6_EmptyLibraryPathsCountAsUnset) {
+  setenv("ZEUS_NVML_PATH", "", 1);
+  setenv("ZEUS_ROCM_SMI_PATH", "", 1);
+  setenv("ZEUS_POWERCAP_ROOT", "", 1);
+  DiscoverOptions options = DiscoverOptions::from_environment();
+  unsetenv("ZEUS_NVML_PATH");
+  unsetenv("ZEUS_ROCM_SMI_PATH");
+  unsetenv("ZEUS_POWERCAP_ROOT");
+  const DiscoverOptions defaults;
+  EXPECT_EQ(options.nvml_path, defaults.nvml_path);
+  EXPECT_EQ(options.rocm_smi_path, defaults.rocm_smi_path);
+  EXPECT_EQ(options.powercap_root, defaults.powercap_root);
+}
+
+}  // namespace
+}  // namespace zeus

@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "monitor/warning_throttle.h"
 #include "monitor/window_log.h"
 #include "zeus/log.h"
 #include "zeus/power_sampler.h"
@@ -20,6 +21,14 @@ double Measurement::total_energy_j() const {
 
 namespace {
 
+// How often a warning that may repeat on every window is printed again, as a summary.
+constexpr double kRepeatedWarningInterval_s = 60.0;
+
+// What each kind of user sets to approximate a 0 J window (probe item C2).
+constexpr const char* kApproximateZeroOptions =
+    "--approx-zero (zeus measure), approx_instant_energy=True (Python ZeusMonitor) or "
+    "EnergyMonitorOptions::approximate_zero_energy (C++)";
+
 struct MonitoredGpu {
   int index;
   Gpu* gpu;
@@ -34,7 +43,10 @@ struct MonitoredCpu {
 
 // Counter values at one edge of a window, aligned with the monitored GPUs and CPUs.
 struct Reading {
-  double time_s = 0.0;
+  // The clock just before and just after the counters were read: a window runs from its
+  // begin's before_s to its end's after_s, so every counter read falls inside its time.
+  double before_s = 0.0;
+  double after_s = 0.0;
   std::vector<uint64_t> gpu_mj;  // 0 for sampled GPUs
   std::vector<uint64_t> cpu_uj;
   std::vector<uint64_t> dram_uj;  // 0 for CPUs without DRAM
@@ -147,7 +159,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     ZEUS_TRY(read(&end));
     const Reading& start = it->second.start;
     Measurement measurement;
-    measurement.time_s = end.time_s - start.time_s;
+    measurement.time_s = end.after_s - start.before_s;
     ZEUS_TRY(gpu_energies(name, start, end, &measurement));
     for (size_t i = 0; i < cpus_.size(); ++i) {
       measurement.cpu_energy_j[cpus_[i].index] = counter_delta(start.cpu_uj[i], end.cpu_uj[i]) / 1e6;
@@ -176,9 +188,18 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     return end >= start ? static_cast<double>(end - start) : 0.0;
   }
 
-  // Timestamp, then every counter (an edge sample for the sampled GPUs).
+  // Every counter (an edge sample for the sampled GPUs) between two clock readings. The window's
+  // time spans its counter reads (probe item B11: with the time taken before the reads only, a
+  // read delayed at the end edge added energy but no time, overstating the power); it is longer
+  // than the energy's span by at most the reads' duration, so power is never overstated.
   Result<void> read(Reading* out) {
-    out->time_s = clock_.now_s();
+    out->before_s = clock_.now_s();
+    ZEUS_TRY(read_counters(out));
+    out->after_s = clock_.now_s();
+    return ok();
+  }
+
+  Result<void> read_counters(Reading* out) {
     out->gpu_mj.assign(gpus_.size(), 0);
     out->cpu_uj.assign(cpus_.size(), 0);
     out->dram_uj.assign(cpus_.size(), 0);
@@ -214,32 +235,75 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     for (size_t i = 0; i < gpus_.size(); ++i) {
       const int index = gpus_[i].index;
       if (gpus_[i].sampled) {
-        auto energy_j = sampler_->energy_j(index, start.time_s, end.time_s);
+        auto energy_j = sampler_->energy_j(index, start.before_s, end.after_s);
         if (!energy_j) return fail(gpu_error(index, energy_j.error()));
         out->gpu_energy_j[index] = *energy_j;
         continue;
       }
-      double energy_j = counter_delta(start.gpu_mj[i], end.gpu_mj[i]) / 1000.0;
+      if (end.gpu_mj[i] < start.gpu_mj[i]) {
+        // Probe item B2: a driver reload or GPU reset restarted the counter; the difference
+        // means nothing, so the window is measured as instant power x elapsed time.
+        auto energy_j = instant_energy_j(i, out->time_s);
+        if (!energy_j) return fail(energy_j.error());
+        out->gpu_energy_j[index] = *energy_j;
+        warn_counter_went_backwards(name, index, start.gpu_mj[i], end.gpu_mj[i], end.after_s);
+        continue;
+      }
+      double energy_j = static_cast<double>(end.gpu_mj[i] - start.gpu_mj[i]) / 1000.0;
       if (energy_j == 0.0 && out->time_s > 0.0) {
         zero_gpus += (zero_gpus.empty() ? "" : ", ") + std::to_string(index);
         if (options_.approximate_zero_energy) {
-          auto power_mw = gpus_[i].gpu->instant_power_mw();
-          if (!power_mw) return fail(gpu_error(index, power_mw.error()));
-          energy_j = *power_mw / 1000.0 * out->time_s;
+          auto approximated_j = instant_energy_j(i, out->time_s);
+          if (!approximated_j) return fail(approximated_j.error());
+          energy_j = *approximated_j;
         }
       }
       out->gpu_energy_j[index] = energy_j;
     }
-    if (!zero_gpus.empty() && log_level() <= LogLevel::kWarning) {
-      const std::string what = "energy monitor: window '" + std::string(name) + "' measured 0 J on GPU " +
-                               zero_gpus + " over " + std::to_string(out->time_s) +
-                               " s, shorter than the energy counter's update period; ";
-      log_warning(what + (options_.approximate_zero_energy
-                              ? "approximated from instant power x elapsed time"
-                              : "set EnergyMonitorOptions::approximate_zero_energy to approximate "
-                                "it from instant power x elapsed time"));
-    }
+    if (!zero_gpus.empty()) warn_zero_energy(name, zero_gpus, out->time_s, end.after_s);
     return ok();
+  }
+
+  // Instant power x `time_s` of monitored GPU `i`, in J.
+  Result<double> instant_energy_j(size_t i, double time_s) {
+    auto power_mw = gpus_[i].gpu->instant_power_mw();
+    if (!power_mw) return fail(gpu_error(gpus_[i].index, power_mw.error()));
+    return *power_mw / 1000.0 * time_s;
+  }
+
+  void warn_zero_energy(std::string_view name, const std::string& gpus, double time_s,
+                        double now_s) {
+    auto count = zero_energy_warnings_.record(now_s);
+    if (!count || log_level() > LogLevel::kWarning) return;
+    const std::string fix =
+        options_.approximate_zero_energy
+            ? std::string("approximated from instant power x elapsed time")
+            : std::string("to approximate such windows from instant power x elapsed time, use ") +
+                  kApproximateZeroOptions;
+    std::string text = "energy monitor: window '" + std::string(name) + "' measured 0 J on GPU " +
+                       gpus + " over " + std::to_string(time_s) +
+                       " s, shorter than the energy counter's update period";
+    if (*count > 1) {
+      text = "energy monitor: " + std::to_string(*count) +
+             " windows measured 0 J since the last such warning (latest: '" + std::string(name) +
+             "' on GPU " + gpus + ", " + std::to_string(time_s) + " s)";
+    }
+    log_warning(text + "; " + fix + " (repeats are summarised at most once a minute)");
+  }
+
+  void warn_counter_went_backwards(std::string_view name, int index, uint64_t start_mj,
+                                   uint64_t end_mj, double now_s) {
+    auto count = backwards_warnings_.record(now_s);
+    if (!count || log_level() > LogLevel::kWarning) return;
+    std::string text = "energy monitor: the energy counter of GPU " + std::to_string(index) +
+                       " went backwards during window '" + std::string(name) + "' (from " +
+                       std::to_string(start_mj) + " mJ to " + std::to_string(end_mj) +
+                       " mJ: the driver was reloaded or the GPU reset); the window's energy is "
+                       "approximated from instant power x elapsed time";
+    if (*count > 1) {
+      text += " (" + std::to_string(*count) + " such windows since the last warning)";
+    }
+    log_warning(text);
   }
 
   Clock& clock_;
@@ -251,6 +315,8 @@ class EnergyMonitorImpl final : public EnergyMonitor {
   std::vector<int> gpu_indices_;
   std::vector<int> cpu_indices_;
   std::map<std::string, OpenWindow, std::less<>> windows_;
+  WarningThrottle zero_energy_warnings_{kRepeatedWarningInterval_s};
+  WarningThrottle backwards_warnings_{kRepeatedWarningInterval_s};
 };
 
 }  // namespace

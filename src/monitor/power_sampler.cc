@@ -1,6 +1,7 @@
 #include "zeus/power_sampler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -110,13 +111,10 @@ Result<void> PowerSampler::sample_gpus(bool from_thread) {
 
 double PowerSampler::integrate(const Ring& ring, double t0_s, double t1_s) {
   const size_t n = ring.size;
-  const PowerSample& first = ring.at(0);
-  const PowerSample& last = ring.at(n - 1);
-  double energy_j = 0.0;
-  // Held constant before the first and after the last sample.
-  energy_j += std::max(0.0, std::min(t1_s, first.time_s) - t0_s) * first.power_w;
-  energy_j += std::max(0.0, t1_s - std::max(t0_s, last.time_s)) * last.power_w;
-  if (n < 2) return energy_j;
+  // Only the span the samples cover: nothing is extrapolated beyond it.
+  t0_s = std::max(t0_s, ring.at(0).time_s);
+  t1_s = std::min(t1_s, ring.at(n - 1).time_s);
+  if (n < 2 || t1_s <= t0_s) return 0.0;
   // First sample at or after t0_s; the segment ending there is the first that overlaps.
   size_t lo = 0;
   size_t hi = n;
@@ -128,6 +126,7 @@ double PowerSampler::integrate(const Ring& ring, double t0_s, double t1_s) {
       hi = mid;
     }
   }
+  double energy_j = 0.0;
   for (size_t i = lo == 0 ? 0 : lo - 1; i + 1 < n; ++i) {
     const PowerSample& a = ring.at(i);
     const PowerSample& b = ring.at(i + 1);
@@ -140,7 +139,29 @@ double PowerSampler::integrate(const Ring& ring, double t0_s, double t1_s) {
   return energy_j;
 }
 
+bool PowerSampler::overlaps(const Ring& ring, double t0_s, double t1_s) {
+  return ring.size > 0 && t0_s <= ring.at(ring.size - 1).time_s && t1_s >= ring.at(0).time_s;
+}
+
+bool PowerSampler::has_samples_in(int gpu_index, double t0_s, double t1_s) const {
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  auto it = rings_.find(gpu_index);
+  return it != rings_.end() && overlaps(it->second, t0_s, t1_s);
+}
+
+std::optional<std::pair<double, double>> PowerSampler::span_s(int gpu_index) const {
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  auto it = rings_.find(gpu_index);
+  if (it == rings_.end() || it->second.size == 0) return std::nullopt;
+  return std::make_pair(it->second.at(0).time_s, it->second.at(it->second.size - 1).time_s);
+}
+
 Result<double> PowerSampler::energy_j(int gpu_index, double t0_s, double t1_s) const {
+  if (!std::isfinite(t0_s) || !std::isfinite(t1_s)) {
+    return fail(ErrorCode::kInvalidArgument, "energy_j needs finite times, got [" +
+                                                 std::to_string(t0_s) + ", " +
+                                                 std::to_string(t1_s) + "]");
+  }
   if (t1_s < t0_s) {
     return fail(ErrorCode::kInvalidArgument, "energy_j needs t0_s <= t1_s, got [" +
                                                  std::to_string(t0_s) + ", " +
@@ -156,6 +177,13 @@ Result<double> PowerSampler::energy_j(int gpu_index, double t0_s, double t1_s) c
   if (ring.size == 0) {
     return fail(ErrorCode::kUnavailable, "no power samples of GPU " + std::to_string(gpu_index) +
                                              " yet; start() the sampler or call sample_once()");
+  }
+  if (!overlaps(ring, t0_s, t1_s)) {
+    return fail(ErrorCode::kUnavailable,
+                "no power samples of GPU " + std::to_string(gpu_index) + " in [" +
+                    std::to_string(t0_s) + ", " + std::to_string(t1_s) +
+                    "] s: they span [" + std::to_string(ring.at(0).time_s) + ", " +
+                    std::to_string(ring.at(ring.size - 1).time_s) + "] s");
   }
   if (ring.dropped && t0_s < ring.at(0).time_s) {
     return fail(ErrorCode::kUnavailable,

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <thread>
 
@@ -75,9 +76,9 @@ TEST(PowerSamplerTest, DeduplicatesRunsAndStaysExact) {
   EXPECT_NEAR(*sampler.energy_j(3, 0.25, 0.75), 50.0, 1e-9);
   EXPECT_NEAR(*sampler.energy_j(3, 1.0, 1.1), 20.0, 1e-9);  // the ramp between runs
   EXPECT_NEAR(*sampler.energy_j(3, 1.5, 2.0), 150.0, 1e-9);
-  // Held constant outside the samples.
-  EXPECT_NEAR(*sampler.energy_j(3, 2.0, 3.0), 300.0, 1e-9);
-  EXPECT_NEAR(*sampler.energy_j(3, -1.0, 0.0), 100.0, 1e-9);
+  // Nothing is extrapolated outside the samples (probe item B7).
+  EXPECT_NEAR(*sampler.energy_j(3, 2.0, 3.0), 0.0, 1e-9);
+  EXPECT_NEAR(*sampler.energy_j(3, -1.0, 0.5), 50.0, 1e-9);
   EXPECT_DOUBLE_EQ(sampler.latest(3)->power_w, 300.0);
   EXPECT_DOUBLE_EQ(sampler.latest(3)->time_s, 2.0);
 }
@@ -153,6 +154,40 @@ TEST(PowerSamplerTest, BackgroundThreadSamplesOnTheSystemClock) {
   ASSERT_TRUE(sampler.start().has_value());
   sampler.stop();
   EXPECT_GT(sampler.samples(0).size(), count);
+}
+
+// Probe item B7: the first and last samples were held constant forever, so a range before the
+// sampler existed, in the future, or unbounded "measured" energy; NaN was accepted.
+TEST(PowerSamplerTest, B7_NeverExtrapolatesBeyondTheSamplesAndRejectsNonFiniteTimes) {
+  FakeClock clock(100.0);
+  ReplayGpu gpu(clock, model_config(ReplayGpu::capped_power_model(350.0)));
+  PowerSampler sampler(clock, {{0, &gpu}}, {.interval_s = 0.05});
+  for (int i = 0; i <= 10; ++i) {  // samples over [100, 100.5]
+    clock.set_s(100.0 + 0.05 * i);
+    ASSERT_TRUE(sampler.sample_once().has_value());
+  }
+  ASSERT_EQ(sampler.span_s(0), std::make_pair(100.0, 100.5));
+  EXPECT_FALSE(sampler.span_s(1).has_value());
+  // Before the first sample and in the future: no samples in the range.
+  for (auto [t0_s, t1_s] : {std::pair{-900.0, -800.0}, std::pair{1e6, 2e6}}) {
+    EXPECT_FALSE(sampler.has_samples_in(0, t0_s, t1_s));
+    auto energy_j = sampler.energy_j(0, t0_s, t1_s);
+    ASSERT_FALSE(energy_j.has_value());
+    EXPECT_EQ(energy_j.error().code, ErrorCode::kUnavailable);
+    EXPECT_NE(energy_j.error().message.find("no power samples"), std::string::npos);
+  }
+  // A range wider than the samples counts only the sampled 0.5 s.
+  EXPECT_TRUE(sampler.has_samples_in(0, 90.0, 110.0));
+  EXPECT_NEAR(*sampler.energy_j(0, 90.0, 110.0), 350.0 * 0.5, 1e-9);
+  EXPECT_NEAR(*sampler.energy_j(0, 0.0, 1e300), 350.0 * 0.5, 1e-9);
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (auto [t0_s, t1_s] : {std::pair{0.0, inf}, std::pair{nan, nan}, std::pair{-inf, 100.2}}) {
+    auto energy_j = sampler.energy_j(0, t0_s, t1_s);
+    ASSERT_FALSE(energy_j.has_value());
+    EXPECT_EQ(energy_j.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(energy_j.error().message.find("finite"), std::string::npos);
+  }
 }
 
 }  // namespace

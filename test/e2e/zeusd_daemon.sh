@@ -35,8 +35,8 @@ export ZEUS_POWERCAP_ROOT="$dir/powercap"
 unset CUDA_VISIBLE_DEVICES ZEUSD_SOCK_PATH
 sock="$dir/zeusd.sock"
 
-limit() {  # limit GPU -> its power limit in the fake's state, mW
-  "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["devices"][int(sys.argv[2])].get("limit_mw", -1))' "$dir/state.json" "$1"
+limit() {  # limit GPU -> its power limit in the fake's state, mW (unset: the default, i.e. the max)
+  "$py" -c 'import json,sys; d=json.load(open(sys.argv[1]))["devices"][int(sys.argv[2])]; print(d.get("limit_mw", d.get("default_limit_mw", d["max_limit_mw"])))' "$dir/state.json" "$1"
 }
 wait_limit() {  # wait_limit GPU MW SECONDS: true when the limit becomes MW in time
   local deadline=$(( $(date +%s%N) + ${3%.*}000000000 ))

@@ -28,27 +28,38 @@ char g_handle_tokens[kMaxDevices];  // device i's handle is &g_handle_tokens[i]
 std::mutex g_mutex;
 FakeState g_state;
 int g_init_count = 0;
-std::map<std::string, long> g_call_counts;
+std::map<std::string, long> g_call_counts;  // what zeus_fake_nvml_call_count reports
+// Calls per (device, function) since the first nvmlInit of this process's NVML session, for the
+// state's "fail_after_calls" and "energy_reset_after_calls" (zeus_fake_nvml_reset_call_counts
+// leaves them alone).
+std::map<std::pair<size_t, std::string>, long> g_device_calls;
 
-// Common prologue of every device call, under g_mutex: counts the call, checks init, the handle
-// and injected errors. Sets *index; returns the code to answer, or NVML_SUCCESS to go on.
-nvmlReturn_t enter(const char* function, nvmlDevice_t device, size_t* index) {
+// Common prologue of every device call, under g_mutex: counts the call, checks init, picks up
+// another process's change of the state file, checks the handle and injected errors. Sets
+// *index (and *call_number: this call's number on this device); returns the code to answer, or
+// NVML_SUCCESS to go on.
+nvmlReturn_t enter(const char* function, nvmlDevice_t device, size_t* index,
+                   long* call_number = nullptr) {
   ++g_call_counts[function];
   if (g_init_count == 0) return kNvmlErrorUninitialized;
+  g_state.refresh();
   const char* token = reinterpret_cast<const char*>(device);
   if (token < g_handle_tokens || token >= g_handle_tokens + kMaxDevices) {
     return kNvmlErrorInvalidArgument;
   }
   *index = static_cast<size_t>(token - g_handle_tokens);
   if (*index >= g_state.device_count()) return kNvmlErrorInvalidArgument;
-  return g_state.injected_error(function, static_cast<int>(*index));
+  const long number = ++g_device_calls[{*index, function}];
+  if (call_number != nullptr) *call_number = number;
+  return g_state.injected_error(function, static_cast<int>(*index), number);
 }
 
 // Enter for a device-less call.
 nvmlReturn_t enter_global(const char* function) {
   ++g_call_counts[function];
   if (g_init_count == 0) return kNvmlErrorUninitialized;
-  return g_state.injected_error(function, -1);
+  g_state.refresh();
+  return g_state.injected_error(function, -1, g_call_counts[function]);
 }
 
 nvmlReturn_t init(const char* function) {
@@ -56,7 +67,10 @@ nvmlReturn_t init(const char* function) {
   ++g_call_counts[function];
   if (!g_state.load()) return kNvmlErrorUnknown;
   if (int code = g_state.document()["init_error"].get<int>(); code != 0) return code;
-  if (int code = g_state.injected_error(function, -1); code != 0) return code;
+  if (int code = g_state.injected_error(function, -1, g_call_counts[function]); code != 0) {
+    return code;
+  }
+  if (g_init_count == 0) g_device_calls.clear();  // a new session counts its calls afresh
   ++g_init_count;
   return kNvmlSuccess;
 }
@@ -220,13 +234,30 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index,
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
                                                                   unsigned long long* energy_mj) {
-  return read_device("nvmlDeviceGetTotalEnergyConsumption", device, [&](const json& dev) {
-    if (energy_mj == nullptr) return kNvmlErrorInvalidArgument;
-    if (dev["architecture"].get<unsigned int>() < kNvmlArchVolta) return kNvmlErrorNotSupported;
-    *energy_mj = static_cast<unsigned long long>(
-        FakeState::energy_mj_at(dev, zeus::fake_nvml::realtime_ns()));
-    return kNvmlSuccess;
-  });
+  std::lock_guard<std::mutex> lock(g_mutex);
+  size_t index = 0;
+  long call_number = 0;
+  if (nvmlReturn_t rc = enter("nvmlDeviceGetTotalEnergyConsumption", device, &index, &call_number);
+      rc != kNvmlSuccess) {
+    return rc;
+  }
+  if (energy_mj == nullptr) return kNvmlErrorInvalidArgument;
+  const json& dev = g_state.device(index);
+  if (dev["architecture"].get<unsigned int>() < kNvmlArchVolta) return kNvmlErrorNotSupported;
+  if (const json& reset = dev["energy_reset_after_calls"];
+      reset.is_number_integer() && call_number > reset.get<long>()) {
+    // A driver reload or GPU reset: the counter starts again from 0, once.
+    g_state.mutate([&](json& state) {
+      if (index >= state["devices"].size()) return;
+      json& changed = state["devices"][index];
+      changed["energy_mj"] = 0.0;
+      changed["energy_time_ns"] = zeus::fake_nvml::realtime_ns();
+      changed.erase("energy_reset_after_calls");
+    });
+  }
+  *energy_mj = static_cast<unsigned long long>(
+      FakeState::energy_mj_at(g_state.device(index), zeus::fake_nvml::realtime_ns()));
+  return kNvmlSuccess;
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count,

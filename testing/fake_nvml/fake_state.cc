@@ -1,14 +1,17 @@
 #include "fake_nvml/fake_state.h"
 
+#include "fake_nvml/fake_uuid.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
-#include <sstream>
 
 namespace zeus::fake_nvml {
 namespace {
@@ -19,12 +22,28 @@ void set_default(json& object, const char* key, const json& value) {
   if (!object.contains(key) || object[key].is_null()) object[key] = value;
 }
 
-bool read_file(const std::string& path, json* out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::stringstream text;
-  text << in.rdbuf();
-  json parsed = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+int64_t mtime_ns(const struct stat& info) {
+  return static_cast<int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
+}
+
+// Reads and parses the file; `info` is its fstat taken before reading (so a writer that changes
+// it meanwhile leaves a stamp older than the text, and the next refresh reads it again).
+bool read_file(const std::string& path, json* out, struct stat* info) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string text;
+  bool ok = fstat(fd, info) == 0;
+  char buffer[65536];
+  while (ok) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) ok = false;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (!ok) return false;
+  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded() || !parsed.is_object()) return false;
   *out = std::move(parsed);
   return true;
@@ -38,30 +57,36 @@ int64_t realtime_ns() {
   return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
 }
 
-void FakeState::normalise(json& state) {
+void FakeState::normalise(json& state, int64_t epoch_ns, const json& previous) {
   set_default(state, "init_error", 0);
   set_default(state, "errors", json::object());
   set_default(state, "set_power_limit_log", json::array());
   if (!state.contains("devices") || !state["devices"].is_array()) {
     state["devices"] = json::array({json::object()});
   }
-  const int64_t now_ns = realtime_ns();
-  int index = 0;
+  const json* previous_devices =
+      previous.is_object() && previous.contains("devices") && previous["devices"].is_array()
+          ? &previous["devices"]
+          : nullptr;
+  size_t index = 0;
   for (json& device : state["devices"]) {
-    char uuid[64];
-    std::snprintf(uuid, sizeof(uuid), "GPU-00000000-fake-0000-0000-%012d", index++);
+    const size_t at = index++;
     set_default(device, "name", "NVIDIA H100 80GB HBM3");
-    set_default(device, "uuid", uuid);
+    set_default(device, "uuid", default_uuid(at));
     set_default(device, "architecture", 9);
     set_default(device, "power_draw_mw", 350000);
     set_default(device, "min_limit_mw", 200000);
     set_default(device, "max_limit_mw", 700000);
     set_default(device, "default_limit_mw", device["max_limit_mw"]);
     set_default(device, "limit_mw", device["default_limit_mw"]);
-    set_default(device, "energy_mj", 0.0);
     if (!device.contains("energy_time_ns") || device["energy_time_ns"].get<int64_t>() <= 0) {
-      device["energy_time_ns"] = now_ns;
+      if ((!device.contains("energy_mj") || device["energy_mj"].is_null()) &&
+          previous_devices != nullptr && at < previous_devices->size()) {
+        device["energy_mj"] = energy_mj_at((*previous_devices)[at], epoch_ns);
+      }
+      device["energy_time_ns"] = epoch_ns;
     }
+    set_default(device, "energy_mj", 0.0);
     set_default(device, "persistence", false);
     set_default(device, "memory_clocks_mhz", json::array({2619, 1593}));
     set_default(device, "graphics_clocks_mhz", json::array({1980, 1755, 1500, 1200, 900, 600}));
@@ -70,46 +95,73 @@ void FakeState::normalise(json& state) {
     set_default(device, "errors", json::object());
     set_default(device, "lost", false);
     set_default(device, "power_fields", true);
+    set_default(device, "fail_after_calls", json::object());
+    set_default(device, "energy_reset_after_calls", nullptr);
   }
 }
 
 bool FakeState::load() {
   const char* path = std::getenv("ZEUS_FAKE_NVML_STATE");
+  const std::string previous_path = path_;
   path_ = path != nullptr ? path : "";
+  if (path_ != previous_path) state_ = json();  // counters carry over only within one file
   if (path_.empty()) {
     state_ = json::object();
-    normalise(state_);
+    normalise(state_, realtime_ns(), json());
     return true;
   }
-  const bool loaded = lock_and_reload();
-  if (!loaded) state_ = json::object();
-  write_and_unlock();
-  if (!loaded) normalise(state_);
-  return loaded;
+  if (reload()) return true;
+  state_ = json::object();
+  normalise(state_, realtime_ns(), json());
+  return false;
+}
+
+FakeState::FileStamp FakeState::stamp_now() const {
+  struct stat info {};
+  if (::stat(path_.c_str(), &info) != 0) return FileStamp{};
+  return FileStamp{info.st_dev, info.st_ino, info.st_size, mtime_ns(info)};
+}
+
+void FakeState::refresh() {
+  if (path_.empty()) return;
+  const FileStamp now = stamp_now();
+  if (now.size < 0 || now == stamp_) return;
+  (void)reload();
+}
+
+bool FakeState::reload() {
+  json fresh;
+  struct stat info {};
+  if (!read_file(path_, &fresh, &info)) return false;
+  normalise(fresh, mtime_ns(info), state_);
+  state_ = std::move(fresh);
+  stamp_ = FileStamp{info.st_dev, info.st_ino, info.st_size, mtime_ns(info)};
+  return true;
 }
 
 bool FakeState::lock_and_reload() {
   if (path_.empty()) return true;
   lock_fd_ = ::open((path_ + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ >= 0) flock(lock_fd_, LOCK_EX);
-  json fresh;
-  if (read_file(path_, &fresh)) {
-    state_ = std::move(fresh);
-    normalise(state_);
-    return true;
-  }
-  return false;
+  return reload();
 }
 
 void FakeState::write_and_unlock() {
   if (path_.empty()) return;
   if (!state_.empty()) {
     const std::string temp = path_ + ".tmp." + std::to_string(getpid());
+    bool written = false;
     {
       std::ofstream out(temp, std::ios::trunc);
       out << state_.dump(2) << "\n";
+      written = static_cast<bool>(out);
     }
-    std::rename(temp.c_str(), path_.c_str());
+    // A client that may not write the file (a read-only user) keeps its change in memory.
+    if (written && std::rename(temp.c_str(), path_.c_str()) == 0) {
+      stamp_ = stamp_now();
+    } else {
+      std::remove(temp.c_str());
+    }
   }
   if (lock_fd_ >= 0) {
     flock(lock_fd_, LOCK_UN);
@@ -118,21 +170,28 @@ void FakeState::write_and_unlock() {
   }
 }
 
-int FakeState::injected_error(const std::string& function, int index) const {
+int FakeState::injected_error(const std::string& function, int index, long call_number) const {
   std::string plain = function;
   if (plain.size() > 3 && plain.compare(plain.size() - 3, 3, "_v2") == 0) {
     plain.resize(plain.size() - 3);
   }
+  auto find = [&](const json& table) -> const json* {
+    if (!table.is_object()) return nullptr;
+    if (auto it = table.find(function); it != table.end()) return &*it;
+    if (auto it = table.find(plain); it != table.end()) return &*it;
+    return nullptr;
+  };
   auto lookup = [&](const json& errors) -> int {
-    if (!errors.is_object()) return 0;
-    if (errors.contains(function)) return errors[function].get<int>();
-    if (errors.contains(plain)) return errors[plain].get<int>();
-    return 0;
+    const json* code = find(errors);
+    return code != nullptr ? code->get<int>() : 0;
   };
   if (index >= 0 && static_cast<size_t>(index) < device_count()) {
     const json& dev = device(static_cast<size_t>(index));
     if (dev["lost"].get<bool>()) return 15;  // NVML_ERROR_GPU_IS_LOST
     if (int code = lookup(dev["errors"]); code != 0) return code;
+    if (const json* after = find(dev["fail_after_calls"]); after != nullptr) {
+      if (call_number > after->value("calls", 0L)) return after->value("error", 15);
+    }
   }
   return lookup(state_["errors"]);
 }

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Union
 
 from zeus_cpp import _zeus_cpp
+from zeus_cpp._zeus_cpp import InvalidArgumentError, NotFoundError
 from zeus_cpp.utils.framework import sync_function
 
 
@@ -41,8 +42,12 @@ class Measurement:
         return total
 
 
+# The largest index the C++ core takes (a C int); anything above names no device.
+_MAX_INDEX = 2**31 - 1
+
+
 def _check_indices(name: str, indices: Optional[List[int]]) -> Optional[List[int]]:
-    """Validates an index list's type here so the error names the argument."""
+    """Validates an index list here so the error names the argument (not pybind's dump)."""
     if indices is None:
         return None
     if isinstance(indices, (str, bytes)) or not hasattr(indices, "__iter__"):
@@ -51,8 +56,30 @@ def _check_indices(name: str, indices: Optional[List[int]]) -> Optional[List[int
     for index in indices:
         if isinstance(index, bool) or not isinstance(index, int):
             raise TypeError(f"{name} must hold ints, not {type(index).__name__} ({index!r})")
+        if index > _MAX_INDEX:
+            raise NotFoundError(
+                f"{name}: index {index} does not exist (indices count from 0 over the visible devices)"
+            )
+        if index < 0:
+            raise InvalidArgumentError(
+                f"{name}: index {index} is negative: indices count from 0 over the visible devices"
+            )
         out.append(index)
     return out
+
+
+def _check_key(key: str) -> str:
+    """A window name: a str that can be encoded as UTF-8 (no lone surrogate)."""
+    if not isinstance(key, str):
+        raise TypeError(f"window key must be a str, not {type(key).__name__}")
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InvalidArgumentError(
+            f"window key {key!r} is not valid text: {error.reason} at position {error.start} "
+            "(a lone surrogate, e.g. from a file name decoded with surrogateescape)"
+        ) from None
+    return key
 
 
 class ZeusMonitor:
@@ -128,9 +155,8 @@ class ZeusMonitor:
         Raises:
             InvalidArgumentError: a window named `key` is already open.
         """
-        if not isinstance(key, str):
-            raise TypeError(f"window key must be a str, not {type(key).__name__}")
-        self._monitor.begin_window(key, bool(sync_execution) and self._sync_holder[0] is not None)
+        sync = bool(sync_execution) and self._sync_holder[0] is not None
+        self._monitor.begin_window(_check_key(key), sync)
 
     def end_window(self, key: str, sync_execution: bool = True, cancel: bool = False) -> Measurement:
         """Ends the window `key` and returns what it measured.
@@ -145,10 +171,8 @@ class ZeusMonitor:
             Whatever the sync callable raised: the window is then closed and its measurement
             dropped (at begin_window, the window is not opened).
         """
-        if not isinstance(key, str):
-            raise TypeError(f"window key must be a str, not {type(key).__name__}")
         time_s, gpu, cpu, dram = self._monitor.end_window(
-            key, bool(sync_execution) and self._sync_holder[0] is not None, bool(cancel)
+            _check_key(key), bool(sync_execution) and self._sync_holder[0] is not None, bool(cancel)
         )
         return Measurement(
             time=time_s,
@@ -159,4 +183,4 @@ class ZeusMonitor:
 
     def is_window_open(self, key: str) -> bool:
         """True when a window named `key` is open."""
-        return self._monitor.is_window_open(key)
+        return self._monitor.is_window_open(_check_key(key))

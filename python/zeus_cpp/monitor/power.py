@@ -17,6 +17,18 @@ from zeus_cpp import _zeus_cpp
 from zeus_cpp.monitor.energy import _check_indices
 
 
+def _unix_time(name: str, value: Optional[float]) -> Optional[float]:
+    """A Unix time argument as a float (None stays None); TypeError for anything else."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a Unix time (a float) or None, not {type(value).__name__}")
+    try:
+        return float(value)
+    except OverflowError:
+        return float("inf") if value > 0 else float("-inf")  # rejected as non-finite
+
+
 class PowerMonitor:
     """Samples GPU power on a background thread; energy over any time range by trapezoid."""
 
@@ -51,23 +63,29 @@ class PowerMonitor:
     def get_energy(
         self, start_time: Optional[float] = None, end_time: Optional[float] = None
     ) -> Optional[Dict[int, float]]:
-        """Energy in joules per GPU between two Unix times.
+        """Energy in joules per GPU between two Unix times, over the samples in that range.
+
+        Nothing is extrapolated: only the part of the range the samples span counts.
 
         Args:
             start_time: default: the first sample.
             end_time: default: the latest sample.
 
         Returns:
-            {gpu_index: J}, or None when no GPU has samples yet.
+            {gpu_index: J} for the GPUs with samples in the range, or None when none has (as
+            in the Python Zeus).
+
+        Raises:
+            TypeError: a time that is not a number.
+            InvalidArgumentError: a time that is NaN or infinite, or end_time < start_time.
         """
+        start = _unix_time("start_time", start_time)
+        end = _unix_time("end_time", end_time)
         energy: Dict[int, float] = {}
         for index in self.gpu_indices:
-            samples = self._sampler.samples(index)
-            if not samples:
-                continue
-            start = samples[0][0] if start_time is None else float(start_time)
-            end = samples[-1][0] if end_time is None else float(end_time)
-            energy[index] = self._sampler.energy_j(index, start, end)
+            joules = self._sampler.energy_j(index, start, end)
+            if joules is not None:
+                energy[index] = joules
         return energy or None
 
     def get_power(self, time: Optional[float] = None) -> Optional[Dict[int, float]]:

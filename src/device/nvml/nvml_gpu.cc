@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "device/nvml/nvml_error.h"
+
 namespace zeus {
 
 using namespace nvml;
@@ -97,16 +99,24 @@ Result<std::unique_ptr<NvmlGpu>> NvmlGpu::open(std::shared_ptr<NvmlLibrary> libr
   unsigned int arch_code = 0;
   auto arch = gpu->call(api.device_get_architecture, "nvmlDeviceGetArchitecture",
                         "reading the architecture", &arch_code);
-  if (arch) {
-    gpu->architecture_ = architecture_from_nvml(arch_code);
-    gpu->has_energy_counter_ =
-        arch_code >= kNvmlArchVolta && api.device_get_total_energy_consumption != nullptr;
-  } else if (api.device_get_total_energy_consumption != nullptr) {
-    // Architecture unknown (old driver): trust the counter if it answers.
+  if (arch) gpu->architecture_ = architecture_from_nvml(arch_code);
+  if (api.device_get_total_energy_consumption == nullptr) {
+    gpu->energy_counter_missing_ = "the driver lacks nvmlDeviceGetTotalEnergyConsumption";
+  } else if (arch && arch_code < kNvmlArchVolta) {
+    gpu->energy_counter_missing_ = "NVML provides one from Volta on";
+  } else {
+    // Probe the counter as Python Zeus does (probe item B3): some boards and vGPUs answer
+    // NOT_SUPPORTED on Volta and newer. Other failures (a transient error) leave the counter to
+    // report them at the first real read; with an unknown architecture only a success counts.
     unsigned long long energy_mj = 0;
-    gpu->has_energy_counter_ =
-        api.device_get_total_energy_consumption(handle, &energy_mj) == kNvmlSuccess;
+    const nvmlReturn_t rc = api.device_get_total_energy_consumption(handle, &energy_mj);
+    if (rc == kNvmlErrorNotSupported || rc == kNvmlErrorFunctionNotFound ||
+        (!arch && rc != kNvmlSuccess)) {
+      gpu->energy_counter_missing_ =
+          "nvmlDeviceGetTotalEnergyConsumption answers " + nvml_return_name(rc);
+    }
   }
+  gpu->has_energy_counter_ = gpu->energy_counter_missing_.empty();
   return gpu;
 }
 
@@ -212,9 +222,8 @@ Result<uint64_t> NvmlGpu::total_energy_mj() {
   if (!has_energy_counter_) {
     return fail(ErrorCode::kNotSupported,
                 "GPU " + std::to_string(index_) + " (" + name_ + ", " +
-                    architecture_name(architecture_) +
-                    ") has no energy counter: NVML provides one from Volta on with a driver that "
-                    "has nvmlDeviceGetTotalEnergyConsumption; measure by sampling power instead");
+                    architecture_name(architecture_) + ") has no energy counter (" +
+                    energy_counter_missing_ + "); measure by sampling power instead");
   }
   unsigned long long energy_mj = 0;
   ZEUS_TRY(call(library_->api().device_get_total_energy_consumption,
@@ -312,18 +321,26 @@ Result<void> NvmlGpu::reset_memory_clocks() {
               "nvmlDeviceResetMemoryLockedClocks", "resetting the memory clocks");
 }
 
-Result<std::vector<std::unique_ptr<Gpu>>> open_nvml_gpus(const std::string& library_path) {
+Result<std::vector<std::unique_ptr<Gpu>>> open_nvml_gpus(const std::string& library_path,
+                                                         std::vector<SkippedGpu>* skipped) {
   auto library = NvmlLibrary::load(library_path);
   if (!library) return fail(library.error());
   unsigned int count = 0;
   ZEUS_TRY((*library)->check((*library)->api().device_get_count(&count), "counting the GPUs"));
   std::vector<std::unique_ptr<Gpu>> gpus;
   gpus.reserve(count);
+  std::optional<Error> first_error;
   for (unsigned int index = 0; index < count; ++index) {
     auto gpu = NvmlGpu::open(*library, static_cast<int>(index));
-    if (!gpu) return fail(gpu.error());
-    gpus.push_back(std::move(*gpu));
+    if (gpu) {
+      gpus.push_back(std::move(*gpu));
+      continue;
+    }
+    // Probe item B1: one lost or unopenable GPU must not hide the healthy ones.
+    if (!first_error) first_error = gpu.error();
+    if (skipped != nullptr) skipped->push_back({static_cast<int>(index), gpu.error().message});
   }
+  if (gpus.empty() && first_error) return fail(*first_error);  // none usable: say why
   return gpus;
 }
 

@@ -30,7 +30,8 @@ namespace zeus {
 class NvmlGpu final : public Gpu {
  public:
   // Describes the GPU with NVML index `index`, whose handle is `handle`; reads its name, UUID
-  // and architecture. Fails when NVML cannot report the name or UUID.
+  // and architecture, and probes the energy counter (NOT_SUPPORTED on a Volta+ GPU means none:
+  // its power is sampled). Fails when NVML cannot report the name or UUID.
   static Result<std::unique_ptr<NvmlGpu>> open(std::shared_ptr<nvml::NvmlLibrary> library,
                                                int index);
 
@@ -87,6 +88,7 @@ class NvmlGpu final : public Gpu {
   std::string uuid_;
   GpuArchitecture architecture_ = GpuArchitecture::kUnknown;
   bool has_energy_counter_ = false;
+  std::string energy_counter_missing_;  // why there is no counter; empty when there is one
   // False once the driver showed it lacks the power fields; then GetPowerUsage is used.
   std::atomic<bool> power_fields_usable_{true};
 
@@ -95,9 +97,17 @@ class NvmlGpu final : public Gpu {
   std::optional<uint32_t> default_limit_mw_;   // guarded by mutex_
 };
 
-// Every GPU NVML sees, in NVML index order (physical_index() = NVML index), sharing one loaded
-// library. Unavailable when the library cannot be loaded or nvmlInit fails; an empty vector
-// when the driver reports no GPU.
-Result<std::vector<std::unique_ptr<Gpu>>> open_nvml_gpus(const std::string& library_path);
+// A GPU the driver lists but that could not be opened (lost, no permission, ...), and why.
+struct SkippedGpu {
+  int physical_index = 0;
+  std::string reason;
+};
+
+// Every GPU NVML sees that can be opened, in NVML index order (physical_index() = NVML index),
+// sharing one loaded library. A GPU that cannot be opened is left out and listed in `*skipped`
+// (when given); when none can be opened, the first one's error is returned. Unavailable when the
+// library cannot be loaded or nvmlInit fails; an empty vector when the driver reports no GPU.
+Result<std::vector<std::unique_ptr<Gpu>>> open_nvml_gpus(
+    const std::string& library_path, std::vector<SkippedGpu>* skipped = nullptr);
 
 }  // namespace zeus

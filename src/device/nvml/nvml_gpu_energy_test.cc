@@ -139,3 +139,29 @@ TEST(NvmlGpuEnergyTest, ConcurrentReadsAndSetsAreSafe) {
 
 }  // namespace
 }  // namespace zeus
+
+namespace zeus {
+namespace {
+
+// Probe item B3: a Hopper whose counter answers NOT_SUPPORTED (vGPU, some boards) has no counter:
+// the probe at open says so, and its power is sampled instead of every read failing.
+TEST(NvmlGpuEnergyTest, B3_CounterAnsweringNotSupportedOnVoltaPlusIsProbedAtOpen) {
+  FakeNvmlDevice device = FakeNvmlDevice::h100();
+  device.errors["nvmlDeviceGetTotalEnergyConsumption"] = 3;  // NVML_ERROR_NOT_SUPPORTED
+  FakeNvmlEnvironment fake({device, FakeNvmlDevice::h100()});
+  auto gpus = open_fake();
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(gpus[0]->architecture(), GpuArchitecture::kHopper);
+  EXPECT_FALSE(gpus[0]->has_energy_counter());
+  auto energy = gpus[0]->total_energy_mj();
+  ASSERT_FALSE(energy.has_value());
+  EXPECT_EQ(energy.error().code, ErrorCode::kNotSupported);
+  EXPECT_NE(energy.error().message.find("NVML_ERROR_NOT_SUPPORTED"), std::string::npos)
+      << energy.error().message;
+  EXPECT_NE(energy.error().message.find("sampling power"), std::string::npos);
+  EXPECT_TRUE(gpus[0]->instant_power_mw().has_value());
+  EXPECT_TRUE(gpus[1]->has_energy_counter());
+}
+
+}  // namespace
+}  // namespace zeus
