@@ -195,14 +195,15 @@ HttpResponse ZeusdService::gpu_route(const HttpRequest& request, const Peer& pee
                               (request.method == "DELETE" && methods->del);
   if (!allowed_method)
     return error_response(405, request.method + " is not a method of /gpu/{i}/" + knob);
+  // Over TCP no allow-list entry can grant a change, so that is what a TCP peer is told.
+  if (!is_get && !peer.unix_socket) {
+    return error_response(403,
+                          "zeusd's TCP port is read-only: changes need zeusd's Unix socket (the "
+                          "lease is tied to the client's process, which TCP cannot identify)");
+  }
   const Capability capability = is_get ? Capability::kGpuRead : Capability::kGpuControl;
   if (!allow_.allows(capability, peer))
     return error_response(403, not_allowed_message(capability, peer));
-  if (!is_get && !peer.unix_socket) {
-    return error_response(403,
-                          "changes need zeusd's Unix socket (the lease is tied to the client's "
-                          "process, which TCP cannot identify)");
-  }
   const auto index = parse_index(index_text, devices_.gpus.size());
   if (!index) {
     return error_response(404, "unknown GPU '" + index_text.substr(0, 32) +
