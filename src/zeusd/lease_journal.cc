@@ -200,8 +200,14 @@ JournalContents LeaseJournal::read() {
   if (fd < 0 && errno == ENOENT) return contents;
   std::string text;
   std::string damage;
+  if (fd < 0 && errno != ELOOP) {
+    // Unreadable is not damaged: the file stays where it is for a zeusd that can read it.
+    contents.problem = "cannot read the lease journal " + path_ + ": " + errno_text() +
+                       " (run zeusd as root); the leases it holds are not restored now";
+    return contents;
+  }
   if (fd < 0) {
-    damage = errno == ELOOP ? "it is a symbolic link" : "cannot open it: " + errno_text();
+    damage = "it is a symbolic link";
   } else {
     struct stat info {};
     if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {

@@ -147,6 +147,15 @@ TEST_F(LeaseJournalTest, A7_ASymlinkOrDirectoryAtThePathIsNotFollowed) {
   EXPECT_EQ(LeaseJournal(victim, "boot-1").read().leases.size(), 1u);
 }
 
+TEST_F(LeaseJournalTest, A7_AnUnreadableJournalIsReportedButNotSetAside) {
+  std::ofstream(dir_ + "/file") << "not a directory";
+  const JournalContents read = LeaseJournal(dir_ + "/file/zeusd-leases.json", "boot-1").read();
+  EXPECT_TRUE(read.leases.empty());
+  EXPECT_NE(read.problem.find("cannot read the lease journal"), std::string::npos) << read.problem;
+  EXPECT_TRUE(set_aside().empty());
+  EXPECT_TRUE(fs::is_regular_file(dir_ + "/file"));
+}
+
 TEST_F(LeaseJournalTest, A7_AnUnwritableJournalIsAnErrorNamingTheFix) {
   LeaseJournal journal(dir_ + "/missing/zeusd-leases.json", "boot-1");
   auto written = journal.write({full_lease()});

@@ -84,11 +84,8 @@ std::unique_ptr<zeus::zeusd::LeaseJournal> open_lease_journal(const Args& args) 
     return nullptr;
   }
   std::string path = args.lease_journal;
-  if (path.empty()) {
-    path = (args.socket_path.empty() ? std::string("/run/zeusd")
-                                     : zeus::zeusd::directory_of(args.socket_path)) +
-           "/zeusd-leases.json";
-  }
+  if (path.empty() && args.socket_path.empty()) return nullptr;  // TCP only: no changes, no leases
+  if (path.empty()) path = zeus::zeusd::directory_of(args.socket_path) + "/zeusd-leases.json";
   auto safe = zeus::zeusd::ensure_root_only_directory(
       zeus::zeusd::directory_of(path), "the lease journal's directory",
       "anyone who can write it can plant leases that zeusd restores as root",
@@ -240,8 +237,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--lease-journal", args.lease_journal,
                  "File recording every lease, so that a restarted zeusd restores (or re-adopts) "
-                 "what a crashed one left (default: zeusd-leases.json beside the socket; 'none': "
-                 "in memory only). Its directory must be writable by root only");
+                 "what a crashed one left (default: zeusd-leases.json beside the socket, none without "
+                 "a socket; 'none': in memory only). Its directory must be writable by root only");
   app.add_option("--log-level", args.log_level,
                  "debug|info|warning|error (default info: every change is logged)");
   app.footer(
