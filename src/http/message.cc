@@ -94,8 +94,9 @@ std::pair<int, std::string> status_of_parse_error(const boost::system::error_cod
   if (ec == bhttp::error::bad_transfer_encoding) {
     // Beast reports this for Transfer-Encoding next to Content-Length, or chunked twice: framing
     // that two parsers may read differently (request smuggling), so malformed, not unsupported.
-    return {400, "malformed HTTP request: Transfer-Encoding conflicts with Content-Length or "
-                 "repeats chunked (send one of them, once)"};
+    return {400,
+            "malformed HTTP request: Transfer-Encoding conflicts with Content-Length or "
+            "repeats chunked (send one of them, once)"};
   }
   return {400, "malformed HTTP request: " + ec.message()};
 }

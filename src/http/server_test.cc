@@ -90,7 +90,8 @@ TEST(HttpServerTest, C11_NegativeHugeOrConflictingContentLengthGetsAPrompt400) {
   }
   // Equal duplicates are one length (RFC 9110 8.6), and the request is served.
   RawSocket s = RawSocket::tcp(r.port);
-  ASSERT_TRUE(s.send("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"));
+  ASSERT_TRUE(
+      s.send("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"));
   const std::string answer = s.read(3, "abc 127.0.0.1");
   EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
 }

@@ -60,10 +60,10 @@ Result<Lease> decode_lease(const json& entry, size_t number) {
     lease.gpu_uuid = it->get<std::string>();
   }
   auto restores = entry.find("restores");
-  if (restores == entry.end() || !restores->is_object()) return invalid("restores must be an object");
+  if (restores == entry.end() || !restores->is_object())
+    return invalid("restores must be an object");
   if (restores->contains("power_limit_mw")) {
-    auto limit =
-        unsigned_field(*restores, "power_limit_mw", std::numeric_limits<uint32_t>::max());
+    auto limit = unsigned_field(*restores, "power_limit_mw", std::numeric_limits<uint32_t>::max());
     if (!limit) return invalid("restores.power_limit_mw must be a limit in mW");
     lease.saved.power_limit_mw = static_cast<uint32_t>(*limit);
   }
@@ -71,12 +71,13 @@ Result<Lease> decode_lease(const json& entry, size_t number) {
     if (!it->is_boolean()) return invalid("restores.persistence_mode must be true or false");
     lease.saved.persistence_mode = it->get<bool>();
   }
-  for (const auto& [key, flag] : {std::pair{"sm_clocks_locked", &lease.saved.sm_clocks_locked},
-                                  std::pair{"memory_clocks_locked",
-                                            &lease.saved.memory_clocks_locked}}) {
+  for (const auto& [key, flag] :
+       {std::pair{"sm_clocks_locked", &lease.saved.sm_clocks_locked},
+        std::pair{"memory_clocks_locked", &lease.saved.memory_clocks_locked}}) {
     auto it = restores->find(key);
     if (it == restores->end()) continue;
-    if (!it->is_boolean()) return invalid(std::string("restores.") + key + " must be true or false");
+    if (!it->is_boolean())
+      return invalid(std::string("restores.") + key + " must be true or false");
     *flag = it->get<bool>();
   }
   return lease;
@@ -102,12 +103,9 @@ json lease_to_json(const Lease& lease) {
   if (lease.saved.persistence_mode) restores["persistence_mode"] = *lease.saved.persistence_mode;
   restores["sm_clocks_locked"] = lease.saved.sm_clocks_locked;
   restores["memory_clocks_locked"] = lease.saved.memory_clocks_locked;
-  return json{{"gpu", lease.gpu},
-              {"gpu_uuid", lease.gpu_uuid},
-              {"pid", lease.pid},
-              {"pid_start_ticks", lease.pid_start_ticks},
-              {"uid", lease.uid},
-              {"restores", restores}};
+  return json{{"gpu", lease.gpu}, {"gpu_uuid", lease.gpu_uuid},
+              {"pid", lease.pid}, {"pid_start_ticks", lease.pid_start_ticks},
+              {"uid", lease.uid}, {"restores", restores}};
 }
 
 std::string encode_journal(const std::vector<Lease>& leases, const std::string& boot_id) {
@@ -124,8 +122,8 @@ Result<JournalContents> decode_journal(std::string_view text) {
     return fail(ErrorCode::kInvalidArgument, "not a JSON object");
   auto format = document.find("format");
   if (format == document.end() || !format->is_string() || *format != kFormat)
-    return fail(ErrorCode::kInvalidArgument, "not a zeusd lease journal (no \"format\": \"" +
-                                                 std::string(kFormat) + "\")");
+    return fail(ErrorCode::kInvalidArgument,
+                "not a zeusd lease journal (no \"format\": \"" + std::string(kFormat) + "\")");
   auto version = document.find("version");
   if (version == document.end() || !version->is_number_integer() || *version != kVersion) {
     return fail(ErrorCode::kInvalidArgument,
@@ -145,9 +143,8 @@ Result<JournalContents> decode_journal(std::string_view text) {
     auto lease = decode_lease((*leases)[i], i);
     if (!lease) return fail(lease.error());
     if (!gpus.insert(lease->gpu).second) {
-      return fail(ErrorCode::kInvalidArgument,
-                  "lease " + std::to_string(i) + ": GPU " + std::to_string(lease->gpu) +
-                      " is leased twice");
+      return fail(ErrorCode::kInvalidArgument, "lease " + std::to_string(i) + ": GPU " +
+                                                   std::to_string(lease->gpu) + " is leased twice");
     }
     contents.leases.push_back(std::move(*lease));
   }

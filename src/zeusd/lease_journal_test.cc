@@ -99,16 +99,21 @@ TEST_F(LeaseJournalTest, A7_DamagedJournalIsReportedAndSetAsideNeverThrown) {
       {R"({"format": "zeusd-leases", "version": 2, "leases": []})", "journal version 2"},
       {R"({"format": "zeusd-leases", "version": 1, "leases": {}})", "leases must be an array"},
       {R"({"format": "zeusd-leases", "version": 1, "leases": [{"gpu": -1, "pid": 3, "uid": 0,
-          "restores": {}}]})", "gpu must be a GPU index"},
+          "restores": {}}]})",
+       "gpu must be a GPU index"},
       {R"({"format": "zeusd-leases", "version": 1, "leases": [{"gpu": 0, "pid": 0, "uid": 0,
-          "restores": {}}]})", "pid must be a positive integer"},
+          "restores": {}}]})",
+       "pid must be a positive integer"},
       {R"({"format": "zeusd-leases", "version": 1, "leases": [{"gpu": 0, "pid": 3, "uid": 0,
-          "restores": {"power_limit_mw": "700000"}}]})", "power_limit_mw must be a limit in mW"},
+          "restores": {"power_limit_mw": "700000"}}]})",
+       "power_limit_mw must be a limit in mW"},
       {R"({"format": "zeusd-leases", "version": 1, "leases": [{"gpu": 0, "pid": 3, "uid": 0,
-          "restores": {"sm_clocks_locked": 1}}]})", "sm_clocks_locked must be true or false"},
+          "restores": {"sm_clocks_locked": 1}}]})",
+       "sm_clocks_locked must be true or false"},
       {R"({"format": "zeusd-leases", "version": 1, "leases": [
           {"gpu": 0, "pid": 3, "uid": 0, "restores": {}},
-          {"gpu": 0, "pid": 4, "uid": 0, "restores": {}}]})", "GPU 0 is leased twice"},
+          {"gpu": 0, "pid": 4, "uid": 0, "restores": {}}]})",
+       "GPU 0 is leased twice"},
   };
   for (const auto& [text, reason] : cases) {
     fs::remove_all(dir_);

@@ -18,8 +18,9 @@ RecoveryPlan plan_recovery(const JournalContents& journal, const std::string& bo
       plan.restore.push_back({lease, holder + " exited while zeusd was down"});
     } else if (lease.pid_start_ticks != 0 && *ticks != lease.pid_start_ticks) {
       plan.restore.push_back(
-          {lease, holder + " exited while zeusd was down (its pid now belongs to a process "
-                           "started at tick " +
+          {lease, holder +
+                      " exited while zeusd was down (its pid now belongs to a process "
+                      "started at tick " +
                       std::to_string(*ticks) + ", not " + std::to_string(lease.pid_start_ticks) +
                       ")"});
     } else {

@@ -45,8 +45,7 @@ void ZeusdService::recover() {
       // Watching can still find the holder gone (it exited since the plan): restore it then.
       auto watched = watcher_.watch(lease->pid);
       const auto ticks = watcher_.start_ticks(lease->pid);
-      if (!watched || !ticks ||
-          (lease->pid_start_ticks != 0 && *ticks != lease->pid_start_ticks)) {
+      if (!watched || !ticks || (lease->pid_start_ticks != 0 && *ticks != lease->pid_start_ticks)) {
         to_restore.push_back({*lease, "pid " + std::to_string(lease->pid) + " (uid " +
                                           std::to_string(lease->uid) + ") exited"});
         continue;

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <memory>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -237,8 +237,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--lease-journal", args.lease_journal,
                  "File recording every lease, so that a restarted zeusd restores (or re-adopts) "
-                 "what a crashed one left (default: zeusd-leases.json beside the socket, none without "
-                 "a socket; 'none': in memory only). Its directory must be writable by root only");
+                 "what a crashed one left (default: zeusd-leases.json beside the socket, none "
+                 "without a socket; 'none': in memory only). Its directory must be root's only");
   app.add_option("--log-level", args.log_level,
                  "debug|info|warning|error (default info: every change is logged)");
   app.footer(
