@@ -1,6 +1,7 @@
 #include "zeusd/lease_journal.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -153,6 +154,33 @@ Result<JournalContents> decode_journal(std::string_view text) {
 
 LeaseJournal::LeaseJournal(std::string path, std::string boot_id)
     : path_(std::move(path)), boot_id_(std::move(boot_id)) {}
+
+LeaseJournal::~LeaseJournal() {
+  if (lock_fd_ >= 0) close(lock_fd_);
+}
+
+Result<void> LeaseJournal::lock() {
+  if (lock_fd_ >= 0) return ok();
+  const std::string lock_path = path_ + ".lock";
+  const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return fail(ErrorCode::kUnavailable,
+                "cannot open " + lock_path + ": " + errno_text() +
+                    " (zeusd needs a directory only root can write for --lease-journal)");
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const bool held = errno == EWOULDBLOCK;
+    const std::string why = errno_text();
+    close(fd);
+    return fail(ErrorCode::kUnavailable,
+                held ? "another zeusd is already serving (it holds the lease journal " + path_ +
+                           "); stop it first, or give this one its own --socket and "
+                           "--lease-journal"
+                     : "cannot lock " + lock_path + ": " + why);
+  }
+  lock_fd_ = fd;
+  return ok();
+}
 
 Result<void> LeaseJournal::write(const std::vector<Lease>& leases) {
   const std::string text = encode_journal(leases, boot_id_);

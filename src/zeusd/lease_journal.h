@@ -54,8 +54,15 @@ class LeaseJournal {
  public:
   // `boot_id` stamps what write() records (a seam for tests; zeusd passes current_boot_id()).
   LeaseJournal(std::string path, std::string boot_id);
+  ~LeaseJournal();  // releases the lock
+  LeaseJournal(const LeaseJournal&) = delete;
+  LeaseJournal& operator=(const LeaseJournal&) = delete;
 
   const std::string& path() const { return path_; }
+  // Takes the journal for this process (an flock on <path>.lock, released at exit, even by
+  // SIGKILL), so that a second zeusd never replays or overwrites the leases of a live one.
+  // Unavailable when another process holds it.
+  Result<void> lock();
   // Replaces the journal's contents with `leases`, atomically and durably. Unchanged contents are
   // not written again.
   Result<void> write(const std::vector<Lease>& leases);
@@ -67,6 +74,7 @@ class LeaseJournal {
   std::string path_;
   std::string boot_id_;
   std::string last_written_;  // the text the file holds, when this process wrote it
+  int lock_fd_ = -1;
 };
 
 }  // namespace zeus::zeusd

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -159,6 +160,21 @@ TEST_F(LeaseJournalTest, A7_AnUnreadableJournalIsReportedButNotSetAside) {
   EXPECT_NE(read.problem.find("cannot read the lease journal"), std::string::npos) << read.problem;
   EXPECT_TRUE(set_aside().empty());
   EXPECT_TRUE(fs::is_regular_file(dir_ + "/file"));
+}
+
+TEST_F(LeaseJournalTest, A7_OneZeusdAtATimeHoldsTheJournal) {
+  auto first = std::make_unique<LeaseJournal>(path_, "boot-1");
+  ASSERT_TRUE(first->lock().has_value());
+  // A second zeusd (here: another open file description) is refused before it reads anything.
+  LeaseJournal second(path_, "boot-1");
+  auto refused = second.lock();
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(
+      refused.error().message.find("another zeusd is already serving (it holds the lease journal"),
+      std::string::npos)
+      << refused.error().message;
+  first.reset();  // the first one exits
+  EXPECT_TRUE(second.lock().has_value());
 }
 
 TEST_F(LeaseJournalTest, A7_AnUnwritableJournalIsAnErrorNamingTheFix) {

@@ -50,6 +50,12 @@ void ZeusdService::recover() {
                                           std::to_string(lease->uid) + ") exited"});
         continue;
       }
+      if (leases_.find(lease->gpu) != nullptr) {  // a journal naming one GPU twice (by UUID)
+        log_error("zeusd: the lease journal holds a second lease on GPU " +
+                  std::to_string(lease->gpu) + " (pid " + std::to_string(lease->pid) +
+                  "); it is dropped, the first is kept");
+        continue;
+      }
       leases_.adopt(*lease);
       log_info("zeusd: re-adopted the lease of pid " + std::to_string(lease->pid) + " (uid " +
                std::to_string(lease->uid) + ") on GPU " + std::to_string(lease->gpu) +

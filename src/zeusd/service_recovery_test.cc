@@ -204,6 +204,23 @@ TEST_F(ServiceRecoveryTest, A7_LeaseFindsItsGpuByUuidWhenIndicesChange) {
   EXPECT_NE(log().find("GPU-gone), which this machine no longer has"), std::string::npos) << log();
 }
 
+TEST_F(ServiceRecoveryTest, A7_AJournalNamingOneGpuTwiceNeverCrashesZeusd) {
+  Lease first, second;
+  first.gpu = 0;
+  second.gpu = 1;
+  first.gpu_uuid = second.gpu_uuid = "GPU-replay-1";  // both are GPU 1 by UUID
+  first.pid = 4242;
+  second.pid = 4243;
+  first.saved.power_limit_mw = second.saved.power_limit_mw = 280000;
+  ASSERT_TRUE(LeaseJournal(journal_path_, current_boot_id()).write({first, second}).has_value());
+  processes_.live = {{4242, 0}, {4243, 0}};
+  auto zeusd = start_zeusd();
+  zeusd->recover();
+  ASSERT_EQ(zeusd->leases().size(), 1u);
+  EXPECT_EQ(zeusd->leases()[0].pid, 4242);
+  EXPECT_NE(log().find("second lease on GPU 1"), std::string::npos) << log();
+}
+
 TEST_F(ServiceRecoveryTest, A7_DamagedJournalIsReportedAndZeusdStillServes) {
   { std::ofstream(journal_path_) << "{\"format\": \"zeusd-leases\", \"vers"; }
   processes_.live = {{4242, 777}};

@@ -91,8 +91,10 @@ std::unique_ptr<zeus::zeusd::LeaseJournal> open_lease_journal(const Args& args) 
       "anyone who can write it can plant leases that zeusd restores as root",
       args.allow_unsafe_socket_dir);
   if (!safe) die(safe.error().message + " (--lease-journal " + path + ")");
+  auto journal = std::make_unique<zeus::zeusd::LeaseJournal>(path, zeus::zeusd::current_boot_id());
+  if (auto locked = journal->lock(); !locked) die(locked.error().message);
   zeus::log_info("zeusd: lease journal " + path);
-  return std::make_unique<zeus::zeusd::LeaseJournal>(path, zeus::zeusd::current_boot_id());
+  return journal;
 }
 
 int run(const Args& args) {
