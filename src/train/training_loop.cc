@@ -95,9 +95,20 @@ Result<ReportDecision> TrainingLoop::report_metric(double metric) {
   auto measured = monitor_.end_window(kEpochWindow);
   epoch_open_ = false;
   if (!measured) return fail(measured.error());
-  if (power_limit_) ZEUS_TRY(power_limit_->on_epoch_end());
   time_s_ += measured->time_s;
   for (const auto& [index, joules] : measured->gpu_energy_j) energy_j_ += joules;
+  // Whatever fails from here leaves the epoch unreported and measuring: its window opens again,
+  // so the next report_metric() reports this epoch, with the time and energy measured until then
+  // (the totals keep what was measured so far).
+  auto reopen_epoch = [this] {
+    if (monitor_.begin_window(kEpochWindow)) epoch_open_ = true;
+  };
+  if (power_limit_) {
+    if (auto ended = power_limit_->on_epoch_end(); !ended) {
+      reopen_epoch();
+      return fail(ended.error());
+    }
+  }
   TrialReport report{.job_id = trial_.job_id,
                      .batch_size = trial_.batch_size,
                      .trial_number = trial_.trial_number,
@@ -107,10 +118,7 @@ Result<ReportDecision> TrainingLoop::report_metric(double metric) {
                      .current_epoch = epochs_done_ + 1};
   auto decision = service_.report(report);
   if (!decision) {
-    // The epoch stays unreported and measuring: its window opens again, so the next
-    // report_metric() reports this epoch, with the time and energy measured until then (the
-    // totals keep what was measured so far).
-    if (monitor_.begin_window(kEpochWindow)) epoch_open_ = true;
+    reopen_epoch();
     return fail(decision.error());
   }
   ++epochs_done_;
