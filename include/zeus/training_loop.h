@@ -61,7 +61,9 @@ class TrainingLoop {
   // Forward each training step's begin/end (drives the power-limit optimizer).
   Result<void> on_step_begin();
   Result<void> on_step_end();
-  // Ends the epoch after evaluation: reports cumulative time/energy and `metric`.
+  // Ends the epoch after evaluation: reports cumulative time/energy and `metric`. On failure
+  // nothing is lost: a non-finite metric is refused before the epoch ends, and a report that
+  // fails leaves the epoch open, to be reported by the next call.
   Result<ReportDecision> report_metric(double metric);
 
   // The epochs to train: `for (int epoch : loop.epochs())`, numbered from 0.

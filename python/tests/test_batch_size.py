@@ -69,6 +69,52 @@ def test_trial_that_misses_the_target_raises_train_fail(fake_nvml):
         run_trial("memory://", job("py-fail", max_epochs=2), [0.1, 0.2])
 
 
+class _FlakyService:
+    """Forwards to the real service; its next `failures` reports fail like an unreachable server."""
+
+    def __init__(self, inner, failures):
+        self.inner, self.failures, self.epochs = inner, failures, []
+
+    def report(self, *args):
+        if self.failures:
+            self.failures -= 1
+            raise zeus_cpp.UnavailableError("cannot reach the batch-size server")
+        self.epochs.append(args[-1])
+        return self.inner.report(*args)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_b8_on_evaluate_recovers_after_a_bad_metric(fake_nvml):
+    bso = BatchSizeOptimizer(ZeusMonitor(sync_execution_with=None), "memory://", job("py-b8-nan"))
+    bso.get_batch_size()
+    bso.on_train_begin()
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(zeus_cpp.InvalidArgumentError, match="finite"):
+            bso.on_evaluate(bad)
+    assert bso.cur_epoch == 0
+    answer = bso.on_evaluate(0.2)  # the epoch is still open and reports as usual
+    assert answer is not None and not answer.stop_train and bso.cur_epoch == 1
+    assert bso.on_evaluate(0.6).converged
+
+
+def test_b8_on_evaluate_reports_the_epoch_again_after_a_failed_report(fake_nvml):
+    bso = BatchSizeOptimizer(ZeusMonitor(sync_execution_with=None), "memory://", job("py-b8-down"))
+    bso.get_batch_size()
+    bso.on_train_begin()
+    bso._service = flaky = _FlakyService(bso._service, failures=1)
+    with pytest.raises(zeus_cpp.UnavailableError):
+        bso.on_evaluate(0.2)
+    assert bso.cur_epoch == 0
+    time_after_failure = bso.running_time
+    answer = bso.on_evaluate(0.2)  # reported again: epoch 1, still measured
+    assert not answer.stop_train and bso.cur_epoch == 1
+    assert bso.running_time > time_after_failure
+    assert bso.on_evaluate(0.6).converged
+    assert flaky.epochs == [1, 2]
+
+
 def test_recurrences_against_zeus_serve(fake_nvml, server):
     # Each recurrence is a new client; pruning goes from the default downward, then upward.
     sizes = []

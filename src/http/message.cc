@@ -92,7 +92,11 @@ std::pair<int, std::string> status_of_parse_error(const boost::system::error_cod
   }
   if (ec == bhttp::error::bad_version) return {505, "only HTTP/1.0 and HTTP/1.1 are served"};
   if (ec == bhttp::error::bad_transfer_encoding) {
-    return {501, "unsupported Transfer-Encoding (only chunked is understood)"};
+    // Beast reports this for Transfer-Encoding next to Content-Length, or chunked twice: framing
+    // that two parsers may read differently (request smuggling), so malformed, not unsupported.
+    return {400,
+            "malformed HTTP request: Transfer-Encoding conflicts with Content-Length or "
+            "repeats chunked (send one of them, once)"};
   }
   return {400, "malformed HTTP request: " + ec.message()};
 }

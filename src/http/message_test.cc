@@ -68,6 +68,24 @@ TEST(ParseRequestTest, MalformedRequestsAre4xxOr5xxWithAMessage) {
   }
 }
 
+TEST(ParseRequestTest, C11_NegativeHugeOrConflictingContentLengthIs400) {
+  for (const std::string header :
+       {"Content-Length: -5\r\n", "Content-Length: 99999999999999999999\r\n",
+        "Content-Length: 3\r\nContent-Length: 5\r\n", "Content-Length: 3, 5\r\n",
+        "Content-Length: 3\r\nTransfer-Encoding: chunked\r\n",
+        "Transfer-Encoding: chunked\r\nContent-Length: 3\r\n"}) {
+    // Decided from the head alone: the body has not arrived.
+    ParsedRequest p = parse_request("POST / HTTP/1.1\r\n" + header + "\r\n", {});
+    EXPECT_FALSE(p.complete) << header;
+    EXPECT_EQ(p.error_status, 400) << header << " -> " << p.error;
+    EXPECT_NE(p.error.find("malformed HTTP request"), std::string::npos) << p.error;
+  }
+  // A length too large for the limit but well-formed is 413, also from the head alone.
+  EXPECT_EQ(parse_request("POST / HTTP/1.1\r\nContent-Length: 10000000000000000000\r\n\r\n", {})
+                .error_status,
+            413);
+}
+
 TEST(ParseRequestTest, HttpOneZeroClosesUnlessAskedToKeepAlive) {
   EXPECT_FALSE(parse_request("GET / HTTP/1.0\r\n\r\n", {}).request.keep_alive);
   EXPECT_TRUE(parse_request("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", {}).request.keep_alive);

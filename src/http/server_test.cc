@@ -73,6 +73,29 @@ TEST(HttpServerTest, ExpectContinueGets100BeforeTheBody) {
   EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
 }
 
+TEST(HttpServerTest, C11_NegativeHugeOrConflictingContentLengthGetsAPrompt400) {
+  // The header timeout is far away: only the Content-Length itself can trigger these answers.
+  ServerOptions options;
+  options.header_timeout_s = 30;
+  options.body_timeout_s = 30;
+  Running r = start(options, HttpServer::blocking(echo));
+  for (const std::string header :
+       {"Content-Length: -5\r\n", "Content-Length: 99999999999999999999\r\n",
+        "Content-Length: 3\r\nContent-Length: 5\r\n", "Content-Length: 3, 5\r\n",
+        "Content-Length: 3\r\nTransfer-Encoding: chunked\r\n"}) {
+    RawSocket s = RawSocket::tcp(r.port);
+    ASSERT_TRUE(s.send("POST /x HTTP/1.1\r\nHost: x\r\n" + header + "\r\nabc"));
+    const std::string answer = s.read(3, "\r\n\r\n");
+    EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << header << " -> " << answer;
+  }
+  // Equal duplicates are one length (RFC 9110 8.6), and the request is served.
+  RawSocket s = RawSocket::tcp(r.port);
+  ASSERT_TRUE(
+      s.send("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc"));
+  const std::string answer = s.read(3, "abc 127.0.0.1");
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+}
+
 TEST(HttpServerTest, SlowHeadersGet408AndIdleConnectionsClose) {
   ServerOptions options;
   options.header_timeout_s = 0.3;

@@ -1,5 +1,6 @@
 #include "zeus/training_loop.h"
 
+#include <cmath>
 #include <string>
 
 #include "zeus/log.h"
@@ -85,22 +86,42 @@ Result<ReportDecision> TrainingLoop::report_metric(double metric) {
     return fail(ErrorCode::kInvalidArgument,
                 "report_metric() outside an epoch: call it once per epoch of epochs()");
   }
+  // Checked before the epoch ends, so that a bad metric changes nothing (probe item B8).
+  if (!std::isfinite(metric)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "the metric must be a finite number, got " + std::to_string(metric) +
+                    " (the epoch stays open: report it again with a finite metric)");
+  }
   auto measured = monitor_.end_window(kEpochWindow);
   epoch_open_ = false;
   if (!measured) return fail(measured.error());
-  if (power_limit_) ZEUS_TRY(power_limit_->on_epoch_end());
   time_s_ += measured->time_s;
   for (const auto& [index, joules] : measured->gpu_energy_j) energy_j_ += joules;
-  ++epochs_done_;
+  // Whatever fails from here leaves the epoch unreported and measuring: its window opens again,
+  // so the next report_metric() reports this epoch, with the time and energy measured until then
+  // (the totals keep what was measured so far).
+  auto reopen_epoch = [this] {
+    if (monitor_.begin_window(kEpochWindow)) epoch_open_ = true;
+  };
+  if (power_limit_) {
+    if (auto ended = power_limit_->on_epoch_end(); !ended) {
+      reopen_epoch();
+      return fail(ended.error());
+    }
+  }
   TrialReport report{.job_id = trial_.job_id,
                      .batch_size = trial_.batch_size,
                      .trial_number = trial_.trial_number,
                      .time_s = time_s_,
                      .energy_j = energy_j_,
                      .metric = metric,
-                     .current_epoch = epochs_done_};
+                     .current_epoch = epochs_done_ + 1};
   auto decision = service_.report(report);
-  if (!decision) return fail(decision.error());
+  if (!decision) {
+    reopen_epoch();
+    return fail(decision.error());
+  }
+  ++epochs_done_;
   last_decision_ = *decision;
   if (decision->stop_train) {
     stopped_ = true;

@@ -162,6 +162,67 @@ TEST_F(TrainingLoopTest, ReportOutsideAnEpochIsAnError) {
   EXPECT_EQ(report.error().code, ErrorCode::kInvalidArgument);
 }
 
+// Forwards to a service; its next `failures` reports fail as an unreachable server would.
+class FlakyService final : public BatchSizeService {
+ public:
+  explicit FlakyService(BatchSizeService& inner) : inner_(inner) {}
+  Result<JobSpec> register_job(const JobSpec& spec) override { return inner_.register_job(spec); }
+  Result<TrialId> next_batch_size(std::string_view job_id) override {
+    return inner_.next_batch_size(job_id);
+  }
+  Result<ReportDecision> report(const TrialReport& report) override {
+    if (failures > 0) {
+      --failures;
+      return fail(ErrorCode::kUnavailable, "cannot reach the batch-size server");
+    }
+    reported_epochs.push_back(report.current_epoch);
+    return inner_.report(report);
+  }
+  Result<void> end_trial(const TrialId& trial) override { return inner_.end_trial(trial); }
+  int failures = 0;
+  std::vector<int> reported_epochs;
+
+ private:
+  BatchSizeService& inner_;
+};
+
+TEST_F(TrainingLoopTest, B8_AFailedReportLeavesTheEpochToReportAgain) {
+  FlakyService flaky(*service_);
+  TrainingLoopOptions o = options();
+  o.optimize_power_limit = false;
+  auto loop = TrainingLoop::create(flaky, *monitor_, devices_, clock_, o);
+  ASSERT_TRUE(loop.has_value()) << loop.error().to_string();
+  TrainingLoop& l = **loop;
+  const double energy_before_j = *gpu_->total_energy_mj() / 1000.0;
+  const double start_s = clock_.now_s();
+  ASSERT_TRUE(l.next_epoch());
+  clock_.advance_s(10);
+  // A bad metric is refused before anything changes.
+  auto refused = l.report_metric(std::nan(""));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("finite"), std::string::npos);
+  // The server cannot be reached: the epoch stays unreported and measuring.
+  flaky.failures = 1;
+  auto lost = l.report_metric(0.1);
+  ASSERT_FALSE(lost.has_value());
+  EXPECT_EQ(lost.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(l.epochs_done(), 0);
+  clock_.advance_s(1);
+  // Reported again: epoch 1, with all the time and energy measured so far.
+  auto reported = l.report_metric(0.2);
+  ASSERT_TRUE(reported.has_value()) << reported.error().to_string();
+  EXPECT_EQ(l.epochs_done(), 1);
+  EXPECT_EQ(flaky.reported_epochs, std::vector<int>{1});
+  EXPECT_NEAR(l.time_s(), clock_.now_s() - start_s, 1e-6);
+  EXPECT_NEAR(l.energy_j(), *gpu_->total_energy_mj() / 1000.0 - energy_before_j, 1e-3);
+  // And training goes on as usual.
+  ASSERT_TRUE(l.next_epoch());
+  clock_.advance_s(10);
+  ASSERT_TRUE(l.report_metric(0.3).has_value());
+  EXPECT_EQ(flaky.reported_epochs, (std::vector<int>{1, 2}));
+}
+
 TEST_F(TrainingLoopTest, BadJobSpecIsRejectedBeforeTraining) {
   TrainingLoopOptions o = options();
   o.job.default_batch_size = 48;  // not in the list

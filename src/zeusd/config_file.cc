@@ -22,7 +22,7 @@ constexpr Key kKeys[] = {
     {"nvml-path", false, false},   {"powercap-root", false, false},
     {"log-level", false, false},   {"max-connections", false, true},
     {"max-connections-per-user", false, true}, {"request-timeout", false, true},
-    {"idle-timeout", false, true},
+    {"idle-timeout", false, true}, {"lease-journal", false, false},
 };
 
 std::string at(std::string_view source, const toml::source_region& where) {

@@ -1,8 +1,11 @@
 // discover_devices(): discover() with privileged calls routed through zeusd.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <memory>
 
 #include "zeus/zeusd_client.h"
+#include "zeusd/allow_list.h"
 #include "zeusd/zeusd_devices.h"
 
 namespace zeus {
@@ -85,7 +88,19 @@ Result<Devices> discover_devices(const DiscoverOptions& options,
       }
       summary += ", " + std::to_string(devices->cpus.size()) + " CPU package(s) read through zeusd";
     } else {
-      summary += ", CPUs not read through zeusd (this user is not on its cpu-read allow-list)";
+      // Not on zeusd's cpu-read list: where RAPL cannot be read here either, the reason given is
+      // zeusd's refusal with its fix, not the local advice to "run as root or use zeusd" given to
+      // someone who already uses zeusd (probe item C7).
+      const std::string fix =
+          "the operator adds it with: zeusd --allow cpu-read=" + zeusd::user_name(getuid());
+      for (auto& backend : devices->backends) {
+        if (backend.backend == "rapl" && !backend.used && devices->cpus.empty()) {
+          backend.detail = "reading RAPL energy needs root, and zeusd (" + *zeusd_socket_path +
+                           ") does not let this user read it: " + fix;
+        }
+      }
+      summary += ", CPUs not read through zeusd (this user is not on its cpu-read allow-list; " +
+                 fix + ")";
     }
   }
   devices->backends.push_back({"zeusd", true, summary});

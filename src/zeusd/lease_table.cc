@@ -23,6 +23,11 @@ Lease& LeaseTable::acquire(int gpu, int pid, uint32_t uid) {
   return it->second;
 }
 
+void LeaseTable::adopt(const Lease& lease) {
+  const bool inserted = leases_.emplace(lease.gpu, lease).second;
+  ZEUS_CHECK(inserted, "GPU " + std::to_string(lease.gpu) + " is leased already");
+}
+
 std::vector<Lease> LeaseTable::release_all_of(int pid) {
   std::vector<Lease> released;
   for (auto it = leases_.begin(); it != leases_.end();) {

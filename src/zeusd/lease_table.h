@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace zeus::zeusd {
@@ -25,6 +26,8 @@ struct SavedGpuState {
   std::optional<bool> persistence_mode;
   bool sm_clocks_locked = false;      // restore = reset_sm_clocks()
   bool memory_clocks_locked = false;  // restore = reset_memory_clocks()
+
+  bool operator==(const SavedGpuState&) const = default;
 };
 
 struct Lease {
@@ -32,6 +35,13 @@ struct Lease {
   int pid = 0;  // the holder
   uint32_t uid = 0;
   SavedGpuState saved;
+  // The holder's start time (process_identity.h; 0: unknown), so that a restarted zeusd can tell
+  // the holder from a later process with the same pid; and the GPU's UUID, so that the lease
+  // finds its GPU when indices change. Both recorded in the lease journal (lease_journal.h).
+  uint64_t pid_start_ticks = 0;
+  std::string gpu_uuid;
+
+  bool operator==(const Lease&) const = default;
 };
 
 class LeaseTable {
@@ -41,6 +51,9 @@ class LeaseTable {
   // The lease on `gpu`, created for `pid` when there is none. A lease held by another pid is a
   // caller bug (ZEUS_CHECK): check find() first.
   Lease& acquire(int gpu, int pid, uint32_t uid);
+  // Takes over a lease read back from the journal (a restarted zeusd re-adopting a live holder);
+  // the GPU must be free (ZEUS_CHECK).
+  void adopt(const Lease& lease);
   // Drops the lease on `gpu` without restoring anything (a change that failed right after the
   // lease was taken).
   void erase(int gpu) { leases_.erase(gpu); }

@@ -16,9 +16,11 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "zeus/result.h"
+#include "zeusd/process_identity.h"
 
 namespace zeus::zeusd {
 
@@ -27,6 +29,9 @@ class ProcessWatcher {
   virtual ~ProcessWatcher() = default;
   // Starts watching `pid` (again: no effect). NotFound when it has already exited.
   virtual Result<void> watch(int pid) = 0;
+  // The start time of the live process `pid` (process_identity.h), nullopt when none runs: with
+  // the pid it names the process across a zeusd restart (a seam for tests).
+  virtual std::optional<uint64_t> start_ticks(int pid) { return process_start_ticks(pid); }
 };
 
 // A watcher that never reports an exit (for tests and the fuzzer, which have no clients to lose).

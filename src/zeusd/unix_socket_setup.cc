@@ -38,6 +38,31 @@ std::string unsafe_socket_directory_reason(const std::string& directory) {
   return "";
 }
 
+std::string directory_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+Result<void> ensure_root_only_directory(const std::string& directory, const std::string& what,
+                                        const std::string& risk, bool allow_unsafe) {
+  struct stat info {};
+  if (stat(directory.c_str(), &info) != 0 && mkdir(directory.c_str(), 0755) != 0) {
+    return fail(ErrorCode::kPermissionDenied,
+                "cannot create " + what + " " + directory + ": " + errno_text());
+  }
+  if (const std::string why = unsafe_socket_directory_reason(directory); !why.empty()) {
+    const std::string message = what + " " + directory + " is unsafe: " + why + "; " + risk +
+                                " — use a directory only root can write, such as /run/zeusd";
+    if (!allow_unsafe) {
+      return fail(ErrorCode::kPermissionDenied,
+                  message + " (or --allow-unsafe-socket-dir to start anyway)");
+    }
+    log_warning(message + " (starting anyway: --allow-unsafe-socket-dir)");
+  }
+  return ok();
+}
+
 Result<int> bind_unix_socket(const UnixSocketOptions& options) {
   const std::string& path = options.path;
   sockaddr_un address{};
@@ -49,26 +74,12 @@ Result<int> bind_unix_socket(const UnixSocketOptions& options) {
   address.sun_family = AF_UNIX;
   std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
   // The directory (e.g. /run/zeusd) is created root-only when missing, and must be safe.
-  const size_t slash = path.rfind('/');
-  const std::string directory = slash == std::string::npos ? "."
-                                : slash == 0               ? "/"
-                                                           : path.substr(0, slash);
+  auto safe = ensure_root_only_directory(
+      directory_of(path), "the socket's directory",
+      "anyone who can write it can replace the socket (or squat its path)",
+      options.allow_unsafe_directory);
+  if (!safe) return fail(safe.error());
   struct stat info {};
-  if (stat(directory.c_str(), &info) != 0 && mkdir(directory.c_str(), 0755) != 0) {
-    return fail(ErrorCode::kPermissionDenied,
-                "cannot create the socket's directory " + directory + ": " + errno_text());
-  }
-  if (const std::string why = unsafe_socket_directory_reason(directory); !why.empty()) {
-    const std::string message =
-        "the socket's directory " + directory + " is unsafe: " + why +
-        "; anyone who can write it can replace the socket (or squat its path) — use a "
-        "directory only root can write, such as /run/zeusd";
-    if (!options.allow_unsafe_directory) {
-      return fail(ErrorCode::kPermissionDenied,
-                  message + " (or --allow-unsafe-socket-dir to start anyway)");
-    }
-    log_warning(message + " (starting anyway: --allow-unsafe-socket-dir)");
-  }
   // A socket file nobody answers on is stale (zeusd was killed): replace it.
   if (lstat(path.c_str(), &info) == 0) {
     if (!S_ISSOCK(info.st_mode)) {

@@ -35,6 +35,16 @@ struct UnixSocketOptions {
 // The listening socket (SOCK_CLOEXEC), bound at `path` with the options' owner, group and mode.
 Result<int> bind_unix_socket(const UnixSocketOptions& options);
 
+// The directory holding `path` ("." for a bare name, "/" for one at the root).
+std::string directory_of(const std::string& path);
+
+// Creates `directory` (0755) when missing and checks it is safe for what a root daemon keeps
+// there (unsafe_socket_directory_reason): PermissionDenied naming it, `what` it holds ("the
+// socket's directory") and `risk` (what anyone who can write it could do), or only a warning
+// with `allow_unsafe`.
+Result<void> ensure_root_only_directory(const std::string& directory, const std::string& what,
+                                        const std::string& risk, bool allow_unsafe);
+
 // Why `directory` is unsafe for a root daemon's socket ("" when it is safe): writable by group
 // or others, or owned by someone other than root or this process's user.
 std::string unsafe_socket_directory_reason(const std::string& directory);

@@ -347,6 +347,61 @@ TEST_F(ZeusdEndToEnd, PowerLimitOptimizerRunsUnprivilegedThroughZeusd) {
   EXPECT_TRUE(limit_becomes(0, 700000, 1.0));  // the optimizer's exit (and the lease) put it back
 }
 
+TEST_F(ZeusdEndToEnd, C7_UserRefusedCpuReadByZeusdIsToldToAskForTheAllowEntry) {
+  // User "daemon" (uid 1) uses zeusd but is not on its cpu-read list, and cannot read RAPL here.
+  const std::string socket = socket_path_;
+  const std::string powercap = tree_.root();
+  const int code = run_as(1, [&] {
+    auto devices = discover_devices(fake_options(powercap), socket);
+    if (!devices || !devices->cpus.empty()) return 2;
+    for (const auto& backend : devices->backends) {
+      if (backend.backend != "rapl") continue;
+      // What `zeus measure --cpus` prints as the reason.
+      if (backend.detail.find("zeusd --allow cpu-read=daemon") == std::string::npos) return 3;
+      if (backend.detail.find("run as root or use zeusd") != std::string::npos) return 4;
+      return 0;
+    }
+    return 5;
+  });
+  EXPECT_EQ(code, 0);
+}
+
+TEST_F(ZeusdEndToEnd, C7_OptimizerRefusedByZeusdIsNotToldToLetZeusdDoIt) {
+  // User "bin" (uid 2) may read GPUs through zeusd but is not on its gpu-control list.
+  const std::string socket = socket_path_;
+  const std::string powercap = tree_.root();
+  const int code = run_as(2, [&] {
+    auto devices = discover_devices(fake_options(powercap), socket);
+    if (!devices || devices->gpus.size() != 2) return 2;
+    SystemClock clock;
+    EnergyMonitorOptions monitor_options;
+    monitor_options.gpu_indices = std::vector<int>{0};
+    auto monitor = EnergyMonitor::create(*devices, clock, monitor_options);
+    if (!monitor) return 3;
+    PowerLimitOptimizerOptions options;
+    options.warmup_steps = 1;
+    options.profile_steps = 1;
+    options.handle_signals = false;
+    auto optimizer = PowerLimitOptimizer::create(**monitor, *devices, clock, options);
+    Result<void> failed = ok();
+    if (!optimizer) {
+      failed = fail(optimizer.error());
+    } else {
+      for (int step = 0; step < 10 && failed; ++step) {
+        failed = (*optimizer)->on_step_begin();
+        if (failed) failed = (*optimizer)->on_step_end();
+      }
+    }
+    if (failed || failed.error().code != ErrorCode::kPermissionDenied) return 4;
+    const std::string& message = failed.error().message;
+    if (message.find("zeusd --allow gpu-control=bin") == std::string::npos) return 5;
+    if (message.find("let the zeusd daemon do it") != std::string::npos) return 6;
+    return 0;
+  });
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(limit_mw(0), 700000u);
+}
+
 TEST_F(ZeusdEndToEnd, BadInputNeverCrashesTheDaemon) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"garbage\r\n\r\n", "HTTP/1.1 400"},

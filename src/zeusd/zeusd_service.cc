@@ -108,8 +108,9 @@ json nullable(const Result<T>& value) {
 
 }  // namespace
 
-ZeusdService::ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& watcher)
-    : devices_(devices), allow_(std::move(allow)), watcher_(watcher) {}
+ZeusdService::ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& watcher,
+                           LeaseJournal* journal)
+    : devices_(devices), allow_(std::move(allow)), watcher_(watcher), journal_(journal) {}
 
 HttpResponse ZeusdService::handle(const HttpRequest& request, const Peer& peer) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -173,15 +174,7 @@ HttpResponse ZeusdService::list_leases(const Peer& peer) {
     return error_response(403, not_allowed_message(Capability::kGpuRead, peer));
   }
   json list = json::array();
-  for (const Lease& lease : leases_.list()) {
-    json saved = json::object();
-    if (lease.saved.power_limit_mw) saved["power_limit_mw"] = *lease.saved.power_limit_mw;
-    if (lease.saved.persistence_mode) saved["persistence_mode"] = *lease.saved.persistence_mode;
-    saved["sm_clocks_locked"] = lease.saved.sm_clocks_locked;
-    saved["memory_clocks_locked"] = lease.saved.memory_clocks_locked;
-    list.push_back(
-        {{"gpu", lease.gpu}, {"pid", lease.pid}, {"uid", lease.uid}, {"restores", saved}});
-  }
+  for (const Lease& lease : leases_.list()) list.push_back(lease_to_json(lease));
   return json_response(200, json{{"leases", list}});
 }
 
@@ -202,14 +195,15 @@ HttpResponse ZeusdService::gpu_route(const HttpRequest& request, const Peer& pee
                               (request.method == "DELETE" && methods->del);
   if (!allowed_method)
     return error_response(405, request.method + " is not a method of /gpu/{i}/" + knob);
+  // Over TCP no allow-list entry can grant a change, so that is what a TCP peer is told.
+  if (!is_get && !peer.unix_socket) {
+    return error_response(403,
+                          "zeusd's TCP port is read-only: changes need zeusd's Unix socket (the "
+                          "lease is tied to the client's process, which TCP cannot identify)");
+  }
   const Capability capability = is_get ? Capability::kGpuRead : Capability::kGpuControl;
   if (!allow_.allows(capability, peer))
     return error_response(403, not_allowed_message(capability, peer));
-  if (!is_get && !peer.unix_socket) {
-    return error_response(403,
-                          "changes need zeusd's Unix socket (the lease is tied to the client's "
-                          "process, which TCP cannot identify)");
-  }
   const auto index = parse_index(index_text, devices_.gpus.size());
   if (!index) {
     return error_response(404, "unknown GPU '" + index_text.substr(0, 32) +
@@ -303,38 +297,65 @@ HttpResponse ZeusdService::gpu_change(const HttpRequest& request, const Peer& pe
                                    std::to_string(held->uid) + ") until that process exits");
   }
   const bool new_lease = held == nullptr;
+  const std::string who = peer.description();
   if (new_lease) {
     auto watched = watcher_.watch(peer.pid);
     if (!watched)
       return error_response(400, "cannot tie the change to the client: " + watched.error().message);
   }
   Lease& lease = leases_.acquire(index, peer.pid, peer.uid);
-  const std::string who = peer.description();
-  Result<void> applied = ok();
-  std::string change;
+  const Lease lease_before = lease;
+  // Puts the lease table back as it was before this request (the change was not made).
+  auto undo_lease = [&] {
+    if (new_lease) {
+      leases_.erase(index);
+    } else {
+      *leases_.find(index) = lease_before;
+    }
+  };
+  if (new_lease) {
+    lease.pid_start_ticks = watcher_.start_ticks(peer.pid).value_or(0);
+    lease.gpu_uuid = gpu.uuid();
+  }
+  // 1. What to put back: the first change of each knob saves the knob's value.
+  const bool sm = knob == "sm_clocks";
+  uint32_t before_mw = 0;
   if (knob == "power_limit") {
     auto before = gpu.power_limit_mw();
     if (!before) {
-      if (new_lease) leases_.erase(index);
+      undo_lease();
       return device_error(before.error(), what + " power limit");
     }
-    if (!lease.saved.power_limit_mw) lease.saved.power_limit_mw = *before;
-    if (reset) {
-      applied = gpu.reset_power_limit();
-      change = "reset power limit (was " + std::to_string(*before) + " mW)";
-    } else {
-      applied = gpu.set_power_limit_mw(value_a);
-      change =
-          "set power limit " + std::to_string(*before) + " -> " + std::to_string(value_a) + " mW";
-    }
+    before_mw = *before;
+    if (!lease.saved.power_limit_mw) lease.saved.power_limit_mw = before_mw;
   } else if (knob == "persistence_mode") {
     auto before = gpu.persistence_mode();
     if (before && !lease.saved.persistence_mode) lease.saved.persistence_mode = *before;
+  } else {
+    (sm ? lease.saved.sm_clocks_locked : lease.saved.memory_clocks_locked) = true;
+  }
+  // 2. On disk before the GPU changes, so that a zeusd killed now still restores it.
+  if (auto recorded = record_leases(); !recorded) {
+    undo_lease();
+    log_error("zeusd: " + who + ": " + what + " not changed: " + recorded.error().message);
+    return error_response(500, what + " was not changed: " + recorded.error().message);
+  }
+  // 3. The change.
+  Result<void> applied = ok();
+  std::string change;
+  if (knob == "power_limit") {
+    if (reset) {
+      applied = gpu.reset_power_limit();
+      change = "reset power limit (was " + std::to_string(before_mw) + " mW)";
+    } else {
+      applied = gpu.set_power_limit_mw(value_a);
+      change =
+          "set power limit " + std::to_string(before_mw) + " -> " + std::to_string(value_a) + " mW";
+    }
+  } else if (knob == "persistence_mode") {
     applied = gpu.set_persistence_mode(enabled);
     change = std::string("set persistence mode ") + (enabled ? "on" : "off");
   } else {
-    const bool sm = knob == "sm_clocks";
-    (sm ? lease.saved.sm_clocks_locked : lease.saved.memory_clocks_locked) = true;
     const char* name = sm ? "SM" : "memory";
     if (reset) {
       applied = sm ? gpu.reset_sm_clocks() : gpu.reset_memory_clocks();
@@ -348,7 +369,10 @@ HttpResponse ZeusdService::gpu_change(const HttpRequest& request, const Peer& pe
   }
   if (!applied) {
     log_warning("zeusd: " + who + " failed to change " + what + ": " + applied.error().message);
-    if (new_lease) leases_.erase(index);
+    if (new_lease) {
+      leases_.erase(index);
+      record_leases_or_log();
+    }
     return device_error(applied.error(), what);
   }
   log_info("zeusd: " + who + " " + change + " on " + what + " (restored when pid " +
@@ -415,11 +439,25 @@ void ZeusdService::on_process_exit(int pid) {
     restore(lease,
             "pid " + std::to_string(pid) + " (uid " + std::to_string(lease.uid) + ") exited");
   }
+  record_leases_or_log();
 }
 
 void ZeusdService::restore_all() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const Lease& lease : leases_.release_all()) restore(lease, "zeusd is stopping");
+  record_leases_or_log();
+}
+
+Result<void> ZeusdService::record_leases() {
+  if (journal_ == nullptr) return ok();
+  return journal_->write(leases_.list());
+}
+
+void ZeusdService::record_leases_or_log() {
+  if (auto recorded = record_leases(); !recorded) {
+    log_error("zeusd: " + recorded.error().message +
+              " (a zeusd restarted now may restore settings again; that is harmless)");
+  }
 }
 
 std::vector<Lease> ZeusdService::leases() const {

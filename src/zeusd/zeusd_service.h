@@ -23,18 +23,23 @@
 // process, 501 not supported by the device, 503 device unavailable, 500 anything else.
 // Every change is logged (info) with who asked (uid, user, pid) and the old and new values.
 // Leases: see lease_table.h; a change needs the client's pid (Unix socket), so TCP is read-only.
+// With a lease journal (lease_journal.h), every lease is on disk before its change reaches the
+// GPU, and recover() at start restores or re-adopts what a crashed zeusd left (probe item A7).
 // Thread-safety: handle(), on_process_exit() and restore_all() may be called from any thread;
 // one mutex serialises them (device calls are short).
 //
-//   zeus::zeusd::ZeusdService service(devices, allow, watcher);
+//   zeus::zeusd::ZeusdService service(devices, allow, watcher, &journal);
+//   service.recover();  // before serving
 //   zeus::zeusd::HttpResponse response = service.handle(request, peer);
 #pragma once
 
 #include <mutex>
+#include <optional>
 
 #include "zeus/device.h"
 #include "zeusd/allow_list.h"
 #include "http/message.h"
+#include "zeusd/lease_journal.h"
 #include "zeusd/lease_table.h"
 #include "zeusd/process_watcher.h"
 
@@ -45,9 +50,17 @@ using HttpResponse = http::HttpResponse;
 
 class ZeusdService {
  public:
-  // `devices` and `watcher` must outlive the service; the watcher is told about every process
-  // that takes a lease and must call on_process_exit() when it exits.
-  ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& watcher);
+  // `devices`, `watcher` and `journal` must outlive the service; the watcher is told about every
+  // process that takes a lease and must call on_process_exit() when it exits. Without a journal
+  // (nullptr) leases live in memory only.
+  ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& watcher,
+               LeaseJournal* journal = nullptr);
+
+  // At start, before serving: reads the journal a previous zeusd left, restores the leases whose
+  // process is gone, re-adopts (and watches) those whose process still runs, and reports a damaged
+  // journal; then warns about each GPU whose power limit differs from its default with no lease.
+  // Everything is logged; nothing here stops zeusd from starting.
+  void recover();
 
   // Answers one request from `peer`. Never throws, whatever the request holds.
   HttpResponse handle(const HttpRequest& request, const Peer& peer);
@@ -68,10 +81,18 @@ class ZeusdService {
                           const std::string& knob);
   HttpResponse cpu_route(const HttpRequest& request, const Peer& peer, const std::string& index);
   void restore(const Lease& lease, const std::string& why);
+  // Writes the lease table to the journal (no-op without one).
+  Result<void> record_leases();
+  // record_leases(), logging a failure (after a restore, when nothing can be undone).
+  void record_leases_or_log();
+  // The index of the lease's GPU now (found by UUID when recorded), or nullopt when it is gone.
+  std::optional<int> gpu_of(const Lease& lease) const;
+  void warn_about_unleased_changes();
 
   Devices& devices_;
   const AllowList allow_;
   ProcessWatcher& watcher_;
+  LeaseJournal* journal_;
   mutable std::mutex mutex_;
   LeaseTable leases_;  // guarded by mutex_
 };

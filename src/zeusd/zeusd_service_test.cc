@@ -270,6 +270,22 @@ TEST_F(ZeusdServiceTest, ChangesNeedAProcessToTieTheLeaseTo) {
   EXPECT_TRUE(service_->leases().empty());
 }
 
+TEST_F(ZeusdServiceTest, C7_TcpPeerRefusedGpuControlIsToldTcpIsReadOnlyNotToGetAllowed) {
+  // uid 3000 is on no allow-list; over TCP no --allow entry could ever grant a change.
+  Peer tcp = peer(kStranger, -1, {kReaderGroup});
+  tcp.unix_socket = false;
+  for (const char* method : {"POST", "DELETE"}) {
+    HttpResponse response =
+        call(tcp, method, "/gpu/0/power_limit", R"({"power_limit_mw": 200000})");
+    EXPECT_EQ(response.status, 403);
+    const std::string message = body_of(response)["message"];
+    EXPECT_NE(message.find("TCP port is read-only"), std::string::npos) << message;
+    EXPECT_NE(message.find("Unix socket"), std::string::npos) << message;
+    EXPECT_EQ(message.find("--allow"), std::string::npos) << message;
+  }
+  EXPECT_EQ(limit_mw(0), 300000u);
+}
+
 TEST_F(ZeusdServiceTest, DeviceErrorsMapToStatuses) {
   gpus_[0]->set_deny_control(true);
   HttpResponse response =

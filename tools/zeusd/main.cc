@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,7 +20,10 @@
 #include "zeus/log.h"
 #include "zeusd/allow_list.h"
 #include "zeusd/config_file.h"
+#include "zeusd/lease_journal.h"
+#include "zeusd/process_identity.h"
 #include "zeusd/process_watcher.h"
+#include "zeusd/unix_socket_setup.h"
 #include "zeusd/zeusd_server.h"
 #include "zeusd/zeusd_service.h"
 
@@ -40,6 +44,7 @@ struct Args {
   size_t max_connections_per_user = 256;
   double request_timeout_s = 10;
   double idle_timeout_s = 300;
+  std::string lease_journal;  // empty: beside the socket; "none": in memory only
 };
 
 [[noreturn]] void die(const std::string& message) {
@@ -67,6 +72,29 @@ uint32_t resolve_group(const std::string& name) {
   const group* entry = getgrnam(name.c_str());
   if (!entry) die("--socket-group '" + name + "' is not a group of this machine");
   return entry->gr_gid;
+}
+
+// The lease journal (probe item A7): by default beside the socket, whose directory is root's.
+// Its directory must be as safe as the socket's: zeusd acts as root on what the journal says.
+std::unique_ptr<zeus::zeusd::LeaseJournal> open_lease_journal(const Args& args) {
+  if (args.lease_journal == "none") {
+    zeus::log_warning(
+        "zeusd: --lease-journal none: leases live in memory only, so a zeusd crash leaves the "
+        "GPUs its clients changed as they are");
+    return nullptr;
+  }
+  std::string path = args.lease_journal;
+  if (path.empty() && args.socket_path.empty()) return nullptr;  // TCP only: no changes, no leases
+  if (path.empty()) path = zeus::zeusd::directory_of(args.socket_path) + "/zeusd-leases.json";
+  auto safe = zeus::zeusd::ensure_root_only_directory(
+      zeus::zeusd::directory_of(path), "the lease journal's directory",
+      "anyone who can write it can plant leases that zeusd restores as root",
+      args.allow_unsafe_socket_dir);
+  if (!safe) die(safe.error().message + " (--lease-journal " + path + ")");
+  auto journal = std::make_unique<zeus::zeusd::LeaseJournal>(path, zeus::zeusd::current_boot_id());
+  if (auto locked = journal->lock(); !locked) die(locked.error().message);
+  zeus::log_info("zeusd: lease journal " + path);
+  return journal;
 }
 
 int run(const Args& args) {
@@ -128,10 +156,13 @@ int run(const Args& args) {
   sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  const std::unique_ptr<zeus::zeusd::LeaseJournal> journal = open_lease_journal(args);
   zeus::zeusd::PidfdWatcher watcher;
-  zeus::zeusd::ZeusdService service(*devices, std::move(allow), watcher);
+  zeus::zeusd::ZeusdService service(*devices, std::move(allow), watcher, journal.get());
   auto started = watcher.start([&service](int pid) { service.on_process_exit(pid); });
   if (!started) die(started.error().message);
+  // What a crashed or killed zeusd left: restored or re-adopted before any client is served.
+  service.recover();
   auto server = zeus::zeusd::ZeusdServer::start(
       options, [&service](const zeus::zeusd::HttpRequest& request, const zeus::zeusd::Peer& peer) {
         return service.handle(request, peer);
@@ -206,6 +237,10 @@ int main(int argc, char** argv) {
                  "Seconds a kept-alive connection may stay idle before zeusd closes it")
       ->check(CLI::Range(0.001, 86400.0))
       ->capture_default_str();
+  app.add_option("--lease-journal", args.lease_journal,
+                 "File recording every lease, so that a restarted zeusd restores (or re-adopts) "
+                 "what a crashed one left (default: zeusd-leases.json beside the socket, none "
+                 "without a socket; 'none': in memory only). Its directory must be root's only");
   app.add_option("--log-level", args.log_level,
                  "debug|info|warning|error (default info: every change is logged)");
   app.footer(

@@ -11,8 +11,11 @@ std::string describe_range(const PowerLimitRangeMw& r) {
 }
 
 Error with_context(Error error, const std::string& context) {
+  // A refusal by zeusd already names its own fix (the operator's --allow); the hint about root
+  // and zeusd is for a job that changes the GPU itself.
+  const bool from_zeusd = error.message.rfind("zeusd: ", 0) == 0;
   error.message = context + ": " + error.message;
-  if (error.code == ErrorCode::kPermissionDenied &&
+  if (error.code == ErrorCode::kPermissionDenied && !from_zeusd &&
       error.message.find("CAP_SYS_ADMIN") == std::string::npos) {
     error.message +=
         " (changing GPU power limits or clocks needs root or CAP_SYS_ADMIN: run as root, "

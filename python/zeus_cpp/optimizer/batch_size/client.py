@@ -13,6 +13,7 @@ Talks to `zeus serve` with the C++ HTTP client (the wire protocol of the Python 
 from __future__ import annotations
 
 import atexit
+import math
 from typing import Optional
 
 from zeus_cpp import _zeus_cpp
@@ -145,32 +146,52 @@ class BatchSizeOptimizer:
     def on_evaluate(self, metric: float) -> Optional[ReportResponse]:
         """Reports this epoch (cumulative time and energy, and `metric`); stops when told to.
 
+        A call that fails leaves the optimizer as it was: a bad metric is refused before the
+        epoch ends, and a report the service did not take (server unreachable, 503) leaves the
+        epoch unreported with its window open again, so the next on_evaluate() reports it, with
+        the time and energy measured until then.
+
         Returns:
             The service's answer (None once training has finished).
 
         Raises:
             ZeusBSOOperationOrderError: get_batch_size was not called first.
             ZeusBSOTrainFailError: the trial ended without converging.
+            InvalidArgumentError: `metric` is not a finite number.
+            UnavailableError: the service could not be reached (call again to report the epoch).
         """
         if self.current_batch_size == 0:
             raise ZeusBSOOperationOrderError("Call get_batch_size to set the batch size first")
         if self.training_finished:
             return None
-        self.cur_epoch += 1
+        metric = float(metric)
+        if not math.isfinite(metric):
+            from zeus_cpp import InvalidArgumentError
+
+            raise InvalidArgumentError(
+                f"metric must be a finite number, got {metric} (the epoch is still open: "
+                "call on_evaluate again with a finite metric)"
+            )
         measurement = self.monitor.end_window(_WINDOW)
         self.running_time += measurement.time
         self.consumed_energy += measurement.total_energy
-        response = ReportResponse(
-            *self._service.report(
-                self.job.job_id,
-                self.current_batch_size,
-                self.trial_number,
-                self.running_time,
-                self.consumed_energy,
-                float(metric),
-                self.cur_epoch,
+        try:
+            response = ReportResponse(
+                *self._service.report(
+                    self.job.job_id,
+                    self.current_batch_size,
+                    self.trial_number,
+                    self.running_time,
+                    self.consumed_energy,
+                    metric,
+                    self.cur_epoch + 1,
+                )
             )
-        )
+        except BaseException:
+            # Not reported: measure on, so that the next call reports this epoch.
+            self.monitor.begin_window(_WINDOW)
+            raise
+        self.cur_epoch += 1
         if not response.stop_train:
             self.monitor.begin_window(_WINDOW)
         else:

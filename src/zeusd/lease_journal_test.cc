@@ -1,0 +1,189 @@
+#include "zeusd/lease_journal.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace zeus::zeusd {
+namespace {
+
+namespace fs = std::filesystem;
+
+class LeaseJournalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir_template[] = "/tmp/zeusd_journal_XXXXXX";
+    ASSERT_NE(mkdtemp(dir_template), nullptr);
+    dir_ = dir_template;
+    path_ = dir_ + "/zeusd-leases.json";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void put(const std::string& text) const { std::ofstream(path_) << text; }
+  std::string contents() const {
+    std::ifstream in(path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  // The files set aside as damaged.
+  std::vector<std::string> set_aside() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      const std::string name = entry.path().filename();
+      if (name.rfind("zeusd-leases.json.damaged-", 0) == 0) names.push_back(name);
+    }
+    return names;
+  }
+
+  static Lease full_lease() {
+    Lease lease;
+    lease.gpu = 1;
+    lease.gpu_uuid = "GPU-00000000-fake-0000-0000-000000000001";
+    lease.pid = 4242;
+    lease.pid_start_ticks = 239855;
+    lease.uid = 1000;
+    lease.saved.power_limit_mw = 700000;
+    lease.saved.persistence_mode = false;
+    lease.saved.sm_clocks_locked = true;
+    lease.saved.memory_clocks_locked = true;
+    return lease;
+  }
+
+  std::string dir_;
+  std::string path_;
+};
+
+TEST_F(LeaseJournalTest, A7_EveryKnobAndTheHolderSurviveARoundTrip) {
+  Lease partial;
+  partial.gpu = 0;
+  partial.pid = 7;
+  partial.saved.power_limit_mw = 250000;
+  LeaseJournal journal(path_, "boot-1");
+  ASSERT_TRUE(journal.write({partial, full_lease()}).has_value());
+  const JournalContents read = LeaseJournal(path_, "boot-2").read();
+  EXPECT_EQ(read.problem, "");
+  EXPECT_EQ(read.boot_id, "boot-1");
+  ASSERT_EQ(read.leases.size(), 2u);
+  EXPECT_EQ(read.leases[0], partial);
+  EXPECT_EQ(read.leases[1], full_lease());
+  // Root only: zeusd acts on what it reads.
+  struct stat info {};
+  ASSERT_EQ(stat(path_.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  // No leases: an empty list, not a missing file.
+  ASSERT_TRUE(journal.write({}).has_value());
+  EXPECT_TRUE(LeaseJournal(path_, "boot-1").read().leases.empty());
+  EXPECT_FALSE(fs::exists(path_ + ".tmp"));
+}
+
+TEST_F(LeaseJournalTest, A7_MissingJournalIsAnEmptyOne) {
+  const JournalContents read = LeaseJournal(path_, "boot-1").read();
+  EXPECT_EQ(read.problem, "");
+  EXPECT_TRUE(read.leases.empty());
+}
+
+TEST_F(LeaseJournalTest, A7_DamagedJournalIsReportedAndSetAsideNeverThrown) {
+  const std::string good = encode_journal({full_lease()}, "boot-1");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "not a JSON object"},
+      {good.substr(0, good.size() / 2), "not a JSON object"},  // a torn write
+      {std::string("\0\xff\xfe garbage", 12), "not a JSON object"},
+      {std::string(100000, '['), "not a JSON object"},
+      {R"({"format": "something-else", "version": 1, "leases": []})", "not a zeusd lease journal"},
+      {R"({"format": "zeusd-leases", "version": 2, "leases": []})", "journal version 2"},
+      {R"({"format": "zeusd-leases", "version": 1, "leases": {}})", "leases must be an array"},
+      {R"({"format": "zeusd-leases", "version": 1, "leases": [{"gpu": -1, "pid": 3, "uid": 0,
+          "restores": {}}]})",
+       "gpu must be a GPU index"},
+      {R"({"format": "zeusd-leases", "version": 1, "leases": [{"gpu": 0, "pid": 0, "uid": 0,
+          "restores": {}}]})",
+       "pid must be a positive integer"},
+      {R"({"format": "zeusd-leases", "version": 1, "leases": [{"gpu": 0, "pid": 3, "uid": 0,
+          "restores": {"power_limit_mw": "700000"}}]})",
+       "power_limit_mw must be a limit in mW"},
+      {R"({"format": "zeusd-leases", "version": 1, "leases": [{"gpu": 0, "pid": 3, "uid": 0,
+          "restores": {"sm_clocks_locked": 1}}]})",
+       "sm_clocks_locked must be true or false"},
+      {R"({"format": "zeusd-leases", "version": 1, "leases": [
+          {"gpu": 0, "pid": 3, "uid": 0, "restores": {}},
+          {"gpu": 0, "pid": 4, "uid": 0, "restores": {}}]})",
+       "GPU 0 is leased twice"},
+  };
+  for (const auto& [text, reason] : cases) {
+    fs::remove_all(dir_);
+    fs::create_directory(dir_);
+    put(text);
+    LeaseJournal journal(path_, "boot-1");
+    const JournalContents read = journal.read();
+    EXPECT_TRUE(read.leases.empty());
+    EXPECT_NE(read.problem.find("is damaged ("), std::string::npos) << read.problem;
+    EXPECT_NE(read.problem.find(reason), std::string::npos)
+        << text.substr(0, 80) << " -> " << read.problem;
+    EXPECT_NE(read.problem.find("set aside as " + path_ + ".damaged-"), std::string::npos);
+    EXPECT_FALSE(fs::exists(path_));
+    EXPECT_EQ(set_aside().size(), 1u);
+    // The next write starts a fresh journal.
+    ASSERT_TRUE(journal.write({full_lease()}).has_value());
+    EXPECT_EQ(LeaseJournal(path_, "boot-1").read().leases.size(), 1u);
+  }
+}
+
+TEST_F(LeaseJournalTest, A7_ASymlinkOrDirectoryAtThePathIsNotFollowed) {
+  const std::string victim = dir_ + "/victim";
+  std::ofstream(victim) << encode_journal({full_lease()}, "boot-1");
+  ASSERT_EQ(symlink(victim.c_str(), path_.c_str()), 0);
+  JournalContents read = LeaseJournal(path_, "boot-1").read();
+  EXPECT_TRUE(read.leases.empty());
+  EXPECT_NE(read.problem.find("symbolic link"), std::string::npos) << read.problem;
+  fs::remove(path_);
+  fs::create_directory(path_);
+  read = LeaseJournal(path_, "boot-1").read();
+  EXPECT_NE(read.problem.find("not a regular file"), std::string::npos) << read.problem;
+  // A link planted at the temporary path is replaced, never written through.
+  fs::remove_all(path_);
+  ASSERT_EQ(symlink(victim.c_str(), (path_ + ".tmp").c_str()), 0);
+  ASSERT_TRUE(LeaseJournal(path_, "boot-1").write({}).has_value());
+  EXPECT_EQ(LeaseJournal(victim, "boot-1").read().leases.size(), 1u);
+}
+
+TEST_F(LeaseJournalTest, A7_AnUnreadableJournalIsReportedButNotSetAside) {
+  std::ofstream(dir_ + "/file") << "not a directory";
+  const JournalContents read = LeaseJournal(dir_ + "/file/zeusd-leases.json", "boot-1").read();
+  EXPECT_TRUE(read.leases.empty());
+  EXPECT_NE(read.problem.find("cannot read the lease journal"), std::string::npos) << read.problem;
+  EXPECT_TRUE(set_aside().empty());
+  EXPECT_TRUE(fs::is_regular_file(dir_ + "/file"));
+}
+
+TEST_F(LeaseJournalTest, A7_OneZeusdAtATimeHoldsTheJournal) {
+  auto first = std::make_unique<LeaseJournal>(path_, "boot-1");
+  ASSERT_TRUE(first->lock().has_value());
+  // A second zeusd (here: another open file description) is refused before it reads anything.
+  LeaseJournal second(path_, "boot-1");
+  auto refused = second.lock();
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(
+      refused.error().message.find("another zeusd is already serving (it holds the lease journal"),
+      std::string::npos)
+      << refused.error().message;
+  first.reset();  // the first one exits
+  EXPECT_TRUE(second.lock().has_value());
+}
+
+TEST_F(LeaseJournalTest, A7_AnUnwritableJournalIsAnErrorNamingTheFix) {
+  LeaseJournal journal(dir_ + "/missing/zeusd-leases.json", "boot-1");
+  auto written = journal.write({full_lease()});
+  ASSERT_FALSE(written.has_value());
+  EXPECT_EQ(written.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(written.error().message.find("--lease-journal"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zeus::zeusd

@@ -1,0 +1,72 @@
+#include "zeusd/lease_recovery.h"
+
+#include <map>
+
+#include <gtest/gtest.h>
+
+namespace zeus::zeusd {
+namespace {
+
+Lease lease(int gpu, int pid, uint64_t ticks) {
+  Lease l;
+  l.gpu = gpu;
+  l.pid = pid;
+  l.uid = 1000;
+  l.pid_start_ticks = ticks;
+  l.saved.power_limit_mw = 700000;
+  return l;
+}
+
+// Live processes: pid -> start ticks.
+StartTicksLookup processes(std::map<int, uint64_t> live) {
+  return [live](int pid) -> std::optional<uint64_t> {
+    auto it = live.find(pid);
+    if (it == live.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(LeaseRecovery, A7_LeaseOfAGoneProcessIsRestored) {
+  JournalContents journal{"boot-1", {lease(1, 4242, 777)}, ""};
+  const RecoveryPlan plan = plan_recovery(journal, "boot-1", processes({}));
+  ASSERT_EQ(plan.restore.size(), 1u);
+  EXPECT_TRUE(plan.adopt.empty());
+  EXPECT_EQ(plan.restore[0].lease, journal.leases[0]);
+  EXPECT_NE(plan.restore[0].why.find("pid 4242 (uid 1000) exited"), std::string::npos);
+}
+
+TEST(LeaseRecovery, A7_LeaseOfALiveProcessIsReadopted) {
+  JournalContents journal{"boot-1", {lease(0, 10, 5), lease(1, 4242, 777)}, ""};
+  const RecoveryPlan plan = plan_recovery(journal, "boot-1", processes({{4242, 777}}));
+  ASSERT_EQ(plan.adopt.size(), 1u);
+  EXPECT_EQ(plan.adopt[0], journal.leases[1]);
+  ASSERT_EQ(plan.restore.size(), 1u);
+  EXPECT_EQ(plan.restore[0].lease.pid, 10);
+}
+
+TEST(LeaseRecovery, A7_ReusedPidCountsAsGone) {
+  JournalContents journal{"boot-1", {lease(1, 4242, 777)}, ""};
+  const RecoveryPlan plan = plan_recovery(journal, "boot-1", processes({{4242, 90000}}));
+  EXPECT_TRUE(plan.adopt.empty());
+  ASSERT_EQ(plan.restore.size(), 1u);
+  EXPECT_NE(plan.restore[0].why.find("now belongs to a process started at tick 90000, not 777"),
+            std::string::npos)
+      << plan.restore[0].why;
+}
+
+TEST(LeaseRecovery, A7_AfterARebootEveryLeaseIsRestored) {
+  JournalContents journal{"boot-1", {lease(1, 4242, 777)}, ""};
+  const RecoveryPlan plan = plan_recovery(journal, "boot-2", processes({{4242, 777}}));
+  EXPECT_TRUE(plan.adopt.empty());
+  ASSERT_EQ(plan.restore.size(), 1u);
+  EXPECT_NE(plan.restore[0].why.find("rebooted"), std::string::npos);
+}
+
+TEST(LeaseRecovery, A7_UnknownStartTimeTrustsThePidAlone) {
+  JournalContents journal{"", {lease(1, 4242, 0)}, ""};
+  EXPECT_EQ(plan_recovery(journal, "boot-1", processes({{4242, 31}})).adopt.size(), 1u);
+  EXPECT_EQ(plan_recovery(journal, "boot-1", processes({})).restore.size(), 1u);
+}
+
+}  // namespace
+}  // namespace zeus::zeusd
