@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -25,7 +26,7 @@ struct BsoArgs {
   std::string spec_file;
   JobSpec spec;
   std::string job_id;
-  std::string batch_sizes;
+  std::optional<std::vector<int>> batch_sizes;
   std::string beta = "2.0";
   int64_t seed = 0;
   // next / report / end / show / delete
@@ -60,12 +61,12 @@ JobSpec spec_from_args(const BsoArgs& args, const CLI::App& cmd) {
     }
     return value_or_die(job_spec_from_json(read_file_or_die(args.spec_file)), args.spec_file);
   }
-  if (args.batch_sizes.empty() || cmd.count("--max-power") == 0) {
+  if (!args.batch_sizes || cmd.count("--max-power") == 0) {
     die("register needs --spec FILE, or --prefix, --batch-sizes, --default-batch-size and "
         "--max-power");
   }
   JobSpec spec = args.spec;
-  spec.batch_sizes = parse_index_list(args.batch_sizes, "--batch-sizes");
+  spec.batch_sizes = *args.batch_sizes;
   if (cmd.count("--default-batch-size") == 0) die("register needs --default-batch-size");
   if (!args.job_id.empty()) spec.job_id = args.job_id;
   if (args.beta == "null" || args.beta == "none") {
@@ -73,7 +74,9 @@ JobSpec spec_from_args(const BsoArgs& args, const CLI::App& cmd) {
   } else {
     char* end = nullptr;
     spec.beta_knob = std::strtod(args.beta.c_str(), &end);
-    if (end == args.beta.c_str() || *end != '\0') die("--beta must be a number or 'none'");
+    if (end == args.beta.c_str() || *end != '\0') {
+      die("--beta '" + echo_value(args.beta) + "' is not a number or 'none'", 2);
+    }
   }
   if (cmd.count("--seed") > 0) spec.mab_seed = args.seed;
   return value_or_die(validate_job_spec(spec));
@@ -150,7 +153,12 @@ void add_bso_command(CLI::App& app) {
   reg->add_option("--spec", args->spec_file, "job spec JSON file (REFERENCE.md §3 fields)");
   reg->add_option("--prefix", args->spec.job_id_prefix, "job_id_prefix");
   reg->add_option("--job-id", args->job_id, "job id (default: generated from the prefix)");
-  reg->add_option("--batch-sizes", args->batch_sizes, "batch sizes to choose from, e.g. 32,64,128");
+  add_parsed_option(
+      *reg, "--batch-sizes", args->batch_sizes,
+      [](const std::string& text) {
+        return parse_int_list(text, "--batch-sizes", "batch sizes like 32,64,128");
+      },
+      "batch sizes to choose from, e.g. 32,64,128");
   reg->add_option("--default-batch-size", args->spec.default_batch_size, "one of --batch-sizes");
   reg->add_option("--max-power", args->spec.max_power_w, "W: max power limit x number of GPUs");
   reg->add_option("--number-of-gpus", args->spec.number_of_gpus)->capture_default_str();

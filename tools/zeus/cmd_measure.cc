@@ -2,6 +2,7 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "child_process.h"
 #include "cli_util.h"
@@ -14,7 +15,7 @@ namespace zeus::cli {
 namespace {
 
 struct MeasureArgs {
-  std::string gpus;
+  std::optional<std::vector<int>> gpus;
   bool cpus = false;
   bool no_cpus = false;
   bool json = false;
@@ -31,9 +32,9 @@ void run_measure(const MeasureArgs& args) {
   if (args.command.empty()) die("no command to measure: write it after --, e.g. zeus measure -- python train.py");
   Devices devices = discover_or_die(true, !args.no_cpus);
   EnergyMonitorOptions options;
-  if (!args.gpus.empty()) {
-    options.gpu_indices = parse_index_list(args.gpus, "--gpus");
-    if (devices.gpus.empty()) die("--gpus " + args.gpus + " asks for GPUs, but none was found: " + gpu_backend_reasons(devices));
+  if (args.gpus) {
+    options.gpu_indices = *args.gpus;
+    if (devices.gpus.empty()) die("--gpus asks for GPUs, but none was found: " + gpu_backend_reasons(devices));
   }
   if (args.no_cpus) {
     options.cpu_indices = std::vector<int>{};
@@ -108,9 +109,13 @@ void run_measure(const MeasureArgs& args) {
 void add_measure_command(CLI::App& app) {
   auto args = std::make_shared<MeasureArgs>();
   auto* cmd = app.add_subcommand("measure", "Run a command and report its time and energy");
-  cmd->add_option("--gpus", args->gpus, "GPU indices to measure, e.g. 0,1 (default: all visible)");
-  cmd->add_flag("--cpus", args->cpus, "Require CPU/DRAM energy (RAPL); error if it cannot be read");
-  cmd->add_flag("--no-cpus", args->no_cpus, "Do not measure CPUs");
+  add_parsed_option(
+      *cmd, "--gpus", args->gpus,
+      [](const std::string& text) { return parse_int_list(text, "--gpus", kGpuIndices); },
+      "GPU indices to measure, e.g. 0,1 (default: all visible)");
+  CLI::Option* cpus =
+      cmd->add_flag("--cpus", args->cpus, "Require CPU/DRAM energy (RAPL); error if it cannot be read");
+  cmd->add_flag("--no-cpus", args->no_cpus, "Do not measure CPUs")->excludes(cpus);
   cmd->add_flag("--json", args->json,
                 "Print one JSON object on stdout: command, exit_code, time_s, gpu_energy_j, "
                 "cpu_energy_j, dram_energy_j, total_energy_j, average_power_w");

@@ -35,8 +35,14 @@ void add_selection_options(CLI::App& command, PloArgs& args) {
 }
 
 void print_selection(const PowerProfile& profile, const PloArgs& args, CLI::App& command) {
+  if (command.count("--eta") > 0 && args.selector.rfind("zeus:", 0) == 0) {
+    die("the eta is given twice, in --selector " + echo_value(args.selector) + " and in --eta: "
+            "give one (--selector zeus --eta E, or --selector zeus:E)",
+        2);
+  }
   if (command.count("--eta") > 0 && args.selector != "zeus") {
-    die("--eta applies to --selector zeus only (got --selector " + args.selector + ")");
+    die("--eta applies to --selector zeus only (got --selector " + echo_value(args.selector) + ")",
+        2);
   }
   const PowerLimitSelector selector =
       value_or_die(PowerLimitSelector::parse(args.selector, args.eta));

@@ -1,6 +1,7 @@
 // zeus: measure GPU/CPU energy and optimise training jobs from the command line.
 #include <iostream>
 
+#include "cli_util.h"
 #include "commands.h"
 
 // The exit status of a command line zeus cannot parse (as most Unix tools use).
@@ -30,8 +31,8 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // A usage error exits 2, which cannot be mistaken for CLI11's 100+ codes or, under `zeus
     // measure`, for the command's own status (probe item C4).
-    std::cerr << "zeus: " << e.what() << " (see zeus " << (argc > 1 ? std::string(argv[1]) + " " : "")
-              << "--help)\n";
+    std::cerr << "zeus: " << zeus::cli::bound_message(e.what(), zeus::cli::kMaxErrorBytes)
+              << " (see zeus " << (argc > 1 ? std::string(argv[1]) + " " : "") << "--help)\n";
     return kUsageErrorExit;
   }
   return 0;
