@@ -12,6 +12,14 @@ void die(const std::string& message, int exit_code) {
   throw CLI::RuntimeError(exit_code);
 }
 
+bool report_lost_stdout() {
+  std::cout.flush();
+  if (std::cout.good()) return false;
+  std::cerr << "zeus: writing to stdout failed (was the reading end of the pipe closed?); "
+               "the output is incomplete\n";
+  return true;
+}
+
 Devices discover_or_die(bool want_gpus, bool want_cpus) {
   DiscoverOptions options = DiscoverOptions::from_environment();
   options.want_gpus = want_gpus;

@@ -21,6 +21,10 @@ inline constexpr std::size_t kMaxErrorBytes = 2048;
 // `exit_code`.
 [[noreturn]] void die(const std::string& message, int exit_code = 1);
 
+// Flushes stdout; when a write to it failed (a closed pipe, a full disk), says so on stderr and
+// returns true.
+bool report_lost_stdout();
+
 // Registers option `name` whose text `parse` (a function of cli_parse.h, bound to its rules)
 // reads into `target`. A value it rejects is a usage error: exit 2 with parse's message.
 template <typename T, typename Parse>

@@ -27,6 +27,9 @@ struct MeasureArgs {
 // Exit statuses of zeus itself when the command's own cannot be used (documented in --help).
 constexpr int kNothingToMeasureExit = 69;  // EX_UNAVAILABLE: no GPU and no readable RAPL
 constexpr int kEnergyLostExit = 74;        // EX_IOERR: the command succeeded, the last reading failed
+// As a shell: 127 when the command does not exist, 126 when it exists but cannot be executed.
+constexpr int kCommandNotFoundExit = 127;
+constexpr int kCannotExecuteExit = 126;
 
 void run_measure(const MeasureArgs& args) {
   if (args.command.empty()) die("no command to measure: write it after --, e.g. zeus measure -- python train.py");
@@ -69,7 +72,11 @@ void run_measure(const MeasureArgs& args) {
   value_or_die(monitor->begin_window("zeus_measure"));
   const auto started_at = std::chrono::steady_clock::now();
   auto started = ChildProcess::start(args.command);
-  if (!started) die(started.error().message, 127);
+  if (!started) {
+    die(started.error().message, started.error().code == ErrorCode::kNotFound
+                                     ? kCommandNotFoundExit
+                                     : kCannotExecuteExit);
+  }
   ChildProcess child = std::move(*started);
   const int exit_code = child.wait();
   auto ended = monitor->end_window("zeus_measure");
@@ -131,7 +138,8 @@ void add_measure_command(CLI::App& app) {
       "prints what was measured. CPUs are measured when RAPL is readable (root since Linux\n"
       "5.10). zeus's own exit statuses: 69 when nothing can be measured (no GPU, no readable\n"
       "RAPL; the command is not run), 74 when the command succeeded but the last energy\n"
-      "reading failed (its time is still printed). Examples:\n"
+      "reading failed (its time is still printed), 126 when the command cannot be executed and\n"
+      "127 when it is not found (as a shell). Examples:\n"
       "  zeus measure -- python train.py --epochs 1\n"
       "  zeus measure --gpus 0 --json -- ./bench | jq .total_energy_j");
   cmd->callback([args] { run_measure(*args); });
