@@ -1,6 +1,7 @@
 #include "cli_util.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "zeus/zeusd_client.h"
@@ -10,6 +11,13 @@ namespace zeus::cli {
 void die(const std::string& message, int exit_code) {
   std::cerr << "zeus: " << bound_message(message, kMaxErrorBytes) << "\n";
   throw CLI::RuntimeError(exit_code);
+}
+
+void die_if_directory(const std::string& path, const std::string& what, const std::string& fix) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) {
+    die(what + " '" + echo_value(path) + "' is a directory; " + fix);
+  }
 }
 
 bool report_lost_stdout() {

@@ -21,6 +21,10 @@ inline constexpr std::size_t kMaxErrorBytes = 2048;
 // `exit_code`.
 [[noreturn]] void die(const std::string& message, int exit_code = 1);
 
+// die() when `path` is a directory: "<what> '<path>' is a directory; <fix>" (a directory opens as
+// a stream that reads nothing, which would otherwise read as an empty file).
+void die_if_directory(const std::string& path, const std::string& what, const std::string& fix);
+
 // Flushes stdout; when a write to it failed (a closed pipe, a full disk), says so on stderr and
 // returns true.
 bool report_lost_stdout();

@@ -137,6 +137,7 @@ void add_plo_command(CLI::App& app) {
   replay->footer("Example:\n  zeus plo replay --log 'V100+bert-base-uncased+gpu0.csv' --selector "
                  "time --json");
   replay->callback([replay_args, replay] {
+    die_if_directory(replay_args->path, "--log", "give the monitor's CSV log file");
     const PowerProfile profile =
         value_or_die(power_profile_from_monitor_log(replay_args->path));
     print_selection(profile, *replay_args, *replay, "'" + echo_value(replay_args->path) + "'");
@@ -150,6 +151,7 @@ void add_plo_command(CLI::App& app) {
   add_selection_options(*show, *show_args);
   show->footer("Example:\n  zeus plo show profile.json --selector slowdown:1.05");
   show->callback([show_args, show] {
+    die_if_directory(show_args->path, "the profile", "give the profile JSON file");
     const PowerProfile profile = value_or_die(load_power_profile(show_args->path));
     print_selection(profile, *show_args, *show, "'" + echo_value(show_args->path) + "'");
   });
