@@ -39,6 +39,25 @@ std::string default_server() {
   return env != nullptr && *env != '\0' ? env : "http://127.0.0.1:8000";
 }
 
+// The fix for a refused request, from what this command sent (probe item C5): the server's
+// message says whether a token was missing or wrong; this names the flag that gives it.
+std::string token_hint(const BsoArgs& args) {
+  return args.token_file.empty()
+             ? " (pass the file that holds the server's token: --token-file FILE)"
+             : " (--token-file '" + echo_value(args.token_file) +
+                   "' does not hold the token the server was started with)";
+}
+
+// The value of a Result of a request, or die() with its error and, when the server refused
+// the token, the fix.
+template <typename T>
+T answer_or_die(Result<T> result, const BsoArgs& args, const std::string& context) {
+  if (!result && result.error().code == ErrorCode::kPermissionDenied) {
+    die(context + ": " + result.error().message + token_hint(args));
+  }
+  return value_or_die(std::move(result), context);
+}
+
 std::unique_ptr<BsoHttpClient> connect(const BsoArgs& args) {
   BsoHttpClientOptions options;
   if (!args.token_file.empty()) options.token = read_token_file_or_die(args.token_file);
@@ -92,8 +111,9 @@ void print_job(const std::string& text) {
     die("the service sent an unreadable job: " + text.substr(0, 200));
   }
   const nlohmann::json& s = v["job"];
-  std::cout << "job " << s.value("job_id", "") << "  (" << s.value("gpu_model", "") << ", max power "
-            << cost_text(s["max_power"]) << " W, eta " << s["eta_knob"].dump() << ", beta "
+  const std::string gpu_model = s.value("gpu_model", "");
+  std::cout << "job " << s.value("job_id", "") << "  (" << (gpu_model.empty() ? "" : gpu_model + ", ")
+            << "max power " << cost_text(s["max_power"]) << " W, eta " << s["eta_knob"].dump() << ", beta "
             << s["beta_knob"].dump() << ")\n";
   std::cout << "phase: "
             << (v.value("phase", "") == "pruning"
@@ -150,7 +170,9 @@ void add_bso_command(CLI::App& app) {
   CLI::App* reg = bso->add_subcommand(
       "register", "Register a job from a JSON spec (--spec) or flags; prints the stored job");
   add_connection_options(*reg, *args);
-  reg->add_option("--spec", args->spec_file, "job spec JSON file (REFERENCE.md §3 fields)");
+  reg->add_option("--spec", args->spec_file,
+                  "job spec JSON file: the fields of the flags below, named as in docs/server.md "
+                  "(\"job spec\")");
   reg->add_option("--prefix", args->spec.job_id_prefix, "job_id_prefix");
   reg->add_option("--job-id", args->job_id, "job id (default: generated from the prefix)");
   add_parsed_option(
@@ -172,7 +194,7 @@ void add_bso_command(CLI::App& app) {
   reg->add_option("--seed", args->seed, "mab_seed: reproducible batch-size draws");
   reg->callback([args, reg] {
     const JobSpec spec = spec_from_args(*args, *reg);
-    const JobSpec stored = value_or_die(connect(*args)->register_job(spec), "register");
+    const JobSpec stored = answer_or_die(connect(*args)->register_job(spec), *args, "register");
     std::cout << job_spec_to_json(stored) << std::endl;
   });
 
@@ -181,7 +203,7 @@ void add_bso_command(CLI::App& app) {
   add_connection_options(*next, *args);
   next->add_option("--job-id", args->report.job_id, "the job")->required();
   next->callback([args] {
-    const TrialId t = value_or_die(connect(*args)->next_batch_size(args->report.job_id), "next");
+    const TrialId t = answer_or_die(connect(*args)->next_batch_size(args->report.job_id), *args, "next");
     std::cout << trial_id_to_json(t) << std::endl;
   });
 
@@ -194,7 +216,7 @@ void add_bso_command(CLI::App& app) {
   report->add_option("--metric", args->report.metric, "latest validation metric")->required();
   report->add_option("--epoch", args->report.current_epoch, "epochs finished")->required();
   report->callback([args] {
-    const ReportDecision d = value_or_die(connect(*args)->report(args->report), "report");
+    const ReportDecision d = answer_or_die(connect(*args)->report(args->report), *args, "report");
     std::cout << report_decision_to_json(d) << std::endl;
   });
 
@@ -203,7 +225,7 @@ void add_bso_command(CLI::App& app) {
   add_trial_options(*end, *args);
   end->callback([args] {
     const TrialReport& r = args->report;
-    value_or_die(connect(*args)->end_trial({r.job_id, r.batch_size, r.trial_number}), "end");
+    answer_or_die(connect(*args)->end_trial({r.job_id, r.batch_size, r.trial_number}), *args, "end");
   });
 
   CLI::App* show = bso->add_subcommand("show", "Show a job: beliefs per batch size and trials");
@@ -212,7 +234,7 @@ void add_bso_command(CLI::App& app) {
   show->add_flag("--json", args->json, "print the service's JSON (GET /jobs/{job_id})");
   show->callback([args] {
     const std::string text =
-        value_or_die(connect(*args)->get_job_json(args->report.job_id), "show");
+        answer_or_die(connect(*args)->get_job_json(args->report.job_id), *args, "show");
     if (args->json) {
       std::cout << text << std::endl;
     } else {
@@ -224,7 +246,7 @@ void add_bso_command(CLI::App& app) {
   add_connection_options(*del, *args);
   del->add_option("--job-id", args->report.job_id, "the job")->required();
   del->callback([args] {
-    value_or_die(connect(*args)->delete_job(args->report.job_id), "delete");
+    answer_or_die(connect(*args)->delete_job(args->report.job_id), *args, "delete");
   });
 }
 
