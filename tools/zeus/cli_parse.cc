@@ -87,7 +87,8 @@ Result<uint64_t> parse_count(std::string_view text, std::string_view option, uin
   if (error == std::errc::result_out_of_range || value > max) {
     return usage(quoted(option, text) + " is too large: at most " + std::to_string(max));
   }
-  if (stop != text.data() + text.size()) return usage(quoted(option, text) + " is not a whole number");
+  if (stop != text.data() + text.size())
+    return usage(quoted(option, text) + " is not a whole number");
   if (value < min) {
     return usage(quoted(option, text) + " is too small: at least " + std::to_string(min));
   }

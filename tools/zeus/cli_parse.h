@@ -43,8 +43,8 @@ Result<uint64_t> parse_count(std::string_view text, std::string_view option, uin
 
 // What parse_seconds() accepts.
 struct SecondsRule {
-  double min_s = 0.0;          // smallest accepted value other than 0
-  bool zero_allowed = false;   // whether "0" is accepted (e.g. "0 = until Ctrl-C")
+  double min_s = 0.0;         // smallest accepted value other than 0
+  bool zero_allowed = false;  // whether "0" is accepted (e.g. "0 = until Ctrl-C")
 };
 
 // A duration: a finite number of seconds, optionally with a unit (ms, s, m, h): "10", "2.5s",

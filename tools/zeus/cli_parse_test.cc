@@ -70,8 +70,10 @@ TEST(CliParse, C12_EchoedValuesAreBounded) {
   ASSERT_FALSE(error);
   EXPECT_LT(error.error().message.size(), 200u);
   // A library's message that quotes a long value in full comes out bounded.
-  const std::string bounded = bound_message("unknown workload '" + long_value + "' (use cifar100)", 2048);
-  EXPECT_EQ(bounded, "unknown workload '" + std::string(80, 'x') + "\u2026(100000 bytes)' (use cifar100)");
+  const std::string bounded =
+      bound_message("unknown workload '" + long_value + "' (use cifar100)", 2048);
+  EXPECT_EQ(bounded,
+            "unknown workload '" + std::string(80, 'x') + "\u2026(100000 bytes)' (use cifar100)");
   EXPECT_LE(bound_message(long_value, 2048).size(), 2048u + 20);
   // A value echo_value() has cut already is not cut again.
   const std::string once = "--gpus '" + echo_value(long_value) + "' is bad";

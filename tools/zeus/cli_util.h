@@ -38,7 +38,9 @@ CLI::Option* add_parsed_option(CLI::App& cmd, const std::string& name, T& target
       name,
       [&target, parse](const std::string& text) {
         auto value = parse(text);
-        if (!value) throw CLI::ValidationError(bound_message(value.error().message, kMaxErrorBytes));
+        if (!value) {
+          throw CLI::ValidationError(bound_message(value.error().message, kMaxErrorBytes));
+        }
         target = std::move(*value);
       },
       help);

@@ -112,8 +112,9 @@ void print_job(const std::string& text) {
   }
   const nlohmann::json& s = v["job"];
   const std::string gpu_model = s.value("gpu_model", "");
-  std::cout << "job " << s.value("job_id", "") << "  (" << (gpu_model.empty() ? "" : gpu_model + ", ")
-            << "max power " << cost_text(s["max_power"]) << " W, eta " << s["eta_knob"].dump() << ", beta "
+  std::cout << "job " << s.value("job_id", "") << "  ("
+            << (gpu_model.empty() ? "" : gpu_model + ", ") << "max power "
+            << cost_text(s["max_power"]) << " W, eta " << s["eta_knob"].dump() << ", beta "
             << s["beta_knob"].dump() << ")\n";
   std::cout << "phase: "
             << (v.value("phase", "") == "pruning"
@@ -203,7 +204,8 @@ void add_bso_command(CLI::App& app) {
   add_connection_options(*next, *args);
   next->add_option("--job-id", args->report.job_id, "the job")->required();
   next->callback([args] {
-    const TrialId t = answer_or_die(connect(*args)->next_batch_size(args->report.job_id), *args, "next");
+    const TrialId t =
+        answer_or_die(connect(*args)->next_batch_size(args->report.job_id), *args, "next");
     std::cout << trial_id_to_json(t) << std::endl;
   });
 
@@ -225,7 +227,8 @@ void add_bso_command(CLI::App& app) {
   add_trial_options(*end, *args);
   end->callback([args] {
     const TrialReport& r = args->report;
-    answer_or_die(connect(*args)->end_trial({r.job_id, r.batch_size, r.trial_number}), *args, "end");
+    answer_or_die(connect(*args)->end_trial({r.job_id, r.batch_size, r.trial_number}), *args,
+                  "end");
   });
 
   CLI::App* show = bso->add_subcommand("show", "Show a job: beliefs per batch size and trials");

@@ -37,7 +37,9 @@ void run_measure(const MeasureArgs& args) {
   EnergyMonitorOptions options;
   if (args.gpus) {
     options.gpu_indices = *args.gpus;
-    if (devices.gpus.empty()) die("--gpus asks for GPUs, but none was found: " + gpu_backend_reasons(devices));
+    if (devices.gpus.empty()) {
+      die("--gpus asks for GPUs, but none was found: " + gpu_backend_reasons(devices));
+    }
   }
   if (args.no_cpus) {
     options.cpu_indices = std::vector<int>{};
@@ -120,8 +122,8 @@ void add_measure_command(CLI::App& app) {
       *cmd, "--gpus", args->gpus,
       [](const std::string& text) { return parse_int_list(text, "--gpus", kGpuIndices); },
       "GPU indices to measure, e.g. 0,1 (default: all visible)");
-  CLI::Option* cpus =
-      cmd->add_flag("--cpus", args->cpus, "Require CPU/DRAM energy (RAPL); error if it cannot be read");
+  CLI::Option* cpus = cmd->add_flag("--cpus", args->cpus,
+                                    "Require CPU/DRAM energy (RAPL); error if it cannot be read");
   cmd->add_flag("--no-cpus", args->no_cpus, "Do not measure CPUs")->excludes(cpus);
   cmd->add_flag("--json", args->json,
                 "Print one JSON object on stdout: command, exit_code, time_s, gpu_energy_j, "

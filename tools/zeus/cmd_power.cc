@@ -50,7 +50,9 @@ void run_power(const PowerArgs& args) {
     double due_s = start_s + static_cast<double>(k) * args.interval_s;
     const bool last = bounded && due_s >= start_s + args.duration_s - 1e-9;
     if (last) due_s = start_s + args.duration_s;
-    while (!g_stop.load() && clock.now_s() < due_s) clock.sleep_for_s(std::min(0.05, due_s - clock.now_s()));
+    while (!g_stop.load() && clock.now_s() < due_s) {
+      clock.sleep_for_s(std::min(0.05, due_s - clock.now_s()));
+    }
     if (g_stop.load()) break;
     const double t_s = clock.now_s() - start_s;
     nlohmann::json row;
