@@ -181,7 +181,8 @@ void add_bso_command(CLI::App& app) {
       [](const std::string& text) {
         return parse_int_list(text, "--batch-sizes", "batch sizes like 32,64,128");
       },
-      "batch sizes to choose from, e.g. 32,64,128");
+      "batch sizes to choose from, e.g. 32,64,128")
+      ->type_name("LIST");
   reg->add_option("--default-batch-size", args->spec.default_batch_size, "one of --batch-sizes");
   reg->add_option("--max-power", args->spec.max_power_w, "W: max power limit x number of GPUs");
   reg->add_option("--number-of-gpus", args->spec.number_of_gpus)->capture_default_str();

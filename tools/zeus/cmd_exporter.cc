@@ -73,7 +73,8 @@ void add_exporter_command(CLI::App& app) {
   add_parsed_option(
       *cmd, "--duration", args->duration_s,
       [](const std::string& text) { return parse_seconds(text, "--duration", {0.01, true}); },
-      "Stop after this time: seconds, or 500ms, 2m, 1h. 0 (the default): until Ctrl-C");
+      "Stop after this time: seconds, or 500ms, 2m, 1h. 0 (the default): until Ctrl-C")
+      ->type_name("TIME");
   cmd->footer(
       "Metrics: zeus_gpu_energy_joules_total{gpu,uuid,model} (counter), zeus_gpu_power_watts,\n"
       "zeus_gpu_power_limit_watts, zeus_cpu_energy_joules_total{package,zone} (counter).\n"

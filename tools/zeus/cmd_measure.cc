@@ -121,7 +121,8 @@ void add_measure_command(CLI::App& app) {
   add_parsed_option(
       *cmd, "--gpus", args->gpus,
       [](const std::string& text) { return parse_int_list(text, "--gpus", kGpuIndices); },
-      "GPU indices to measure, e.g. 0,1 (default: all visible)");
+      "GPU indices to measure, e.g. 0,1 (default: all visible)")
+      ->type_name("LIST");
   CLI::Option* cpus = cmd->add_flag("--cpus", args->cpus,
                                     "Require CPU/DRAM energy (RAPL); error if it cannot be read");
   cmd->add_flag("--no-cpus", args->no_cpus, "Do not measure CPUs")->excludes(cpus);

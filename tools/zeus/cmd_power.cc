@@ -93,16 +93,19 @@ void add_power_command(CLI::App& app) {
   add_parsed_option(
       *cmd, "--interval", args->interval_s,
       [](const std::string& text) { return parse_seconds(text, "--interval", {0.01, false}); },
-      "Time between readings: seconds, or 500ms, 2m, 1h (default 1; at least 0.01 s)");
+      "Time between readings: seconds, or 500ms, 2m, 1h (default 1; at least 0.01 s)")
+      ->type_name("TIME");
   add_parsed_option(
       *cmd, "--duration", args->duration_s,
       [](const std::string& text) { return parse_seconds(text, "--duration", {0.01, true}); },
       "Stop after this time: seconds, or 500ms, 2m, 1h; the last reading and the totals are "
-      "taken at that time, even when --interval is longer. 0 (the default): until Ctrl-C");
+      "taken at that time, even when --interval is longer. 0 (the default): until Ctrl-C")
+      ->type_name("TIME");
   add_parsed_option(
       *cmd, "--gpus", args->gpus,
       [](const std::string& text) { return parse_int_list(text, "--gpus", kGpuIndices); },
-      "GPU indices, e.g. 0,1 (default: all visible)");
+      "GPU indices, e.g. 0,1 (default: all visible)")
+      ->type_name("LIST");
   cmd->add_flag("--json", args->json,
                 "One JSON object per reading {time_s, power_w: {\"0\": W}}, then a summary object "
                 "with the keys of 'zeus measure --json' and \"summary\": true");

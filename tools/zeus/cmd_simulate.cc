@@ -201,15 +201,18 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--beta", args->beta, "early stop at beta x min cost; >= 1, 0 = never (default 2)");
   add_parsed_option(*cmd, "--seeds", args->seeds, count_in("--seeds", 1, kMaxSeeds),
                     "number of seeds, 1 to " + std::to_string(kMaxSeeds) +
-                        "; mean and spread over them (default 10)");
+                        "; mean and spread over them (default 10)")
+      ->type_name("INT");
   add_parsed_option(
       *cmd, "--seed", args->seed,
       [](const std::string& text) { return parse_count(text, "--seed", 0, UINT64_MAX); },
-      "first seed, 0 to 2^64 - 1 (default 1)");
+      "first seed, 0 to 2^64 - 1 (default 1)")
+      ->type_name("UINT");
   add_parsed_option(*cmd, "--recurrences", args->recurrences,
                     count_in("--recurrences", 0, kMaxRecurrences),
                     "recurrences per workload, at most " + std::to_string(kMaxRecurrences) +
-                        " (default 0 = 2 x |B| x |P|)");
+                        " (default 0 = 2 x |B| x |P|)")
+      ->type_name("INT");
   cmd->add_option("--fidelity", args->fidelity, "epoch (closed form per epoch; default) or step");
   cmd->add_flag("--json", args->json, "print machine-readable JSON instead of the table");
   cmd->add_option("--report", args->report_dir, "write a Markdown/HTML report with CSV data and SVG figures to DIR");
@@ -234,7 +237,8 @@ void add_simulate_command(CLI::App& app) {
   add_parsed_option(*cmd, "--phase-recurrences", args->drift.phase_recurrences,
                     count_in("--phase-recurrences", 0, kMaxRecurrences),
                     "drift: recurrences per phase, at most " + std::to_string(kMaxRecurrences) +
-                        " (default: --recurrences, or 2 x |B| x |P|)");
+                        " (default: --recurrences, or 2 x |B| x |P|)")
+      ->type_name("INT");
   cmd->add_option("--window", args->drift.window_size, "drift: window of newest costs for the windowed Zeus (default 5)");
   cmd->callback([args] { run_simulate(*args); });
 }
