@@ -12,6 +12,18 @@ cat > "$ZEUS_FAKE_NVML_STATE" <<JSON
 {"devices": [{"power_draw_mw": 250000, "min_limit_mw": 100000, "max_limit_mw": 300000}]}
 JSON
 
+# Probe item D3: a flag without its value and a non-numeric --target are usage errors (exit 2),
+# not silently ignored or read as 0.
+for bad in "--store" "--target abc" "--target 0.9x" "--max-epochs" "--max-epochs 0" "--bogus 1"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$EXAMPLE" $bad > /dev/null 2> "$work/usage.txt"
+  rc=$?
+  set -e
+  [ "$rc" = 2 ] || { echo "FAIL: '$bad' exited $rc, expected 2: $(cat "$work/usage.txt")" >&2; exit 1; }
+  grep -q "^usage: zeus_libtorch_example" "$work/usage.txt" || { echo "FAIL: '$bad' prints no usage" >&2; exit 1; }
+done
+
 "$EXAMPLE" --store "$work/bso.db" > "$work/run1.txt"
 "$EXAMPLE" --store "$work/bso.db" > "$work/run2.txt"
 cat "$work/run1.txt" "$work/run2.txt"

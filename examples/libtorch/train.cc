@@ -3,9 +3,12 @@
 // paper's Listing 1) gets the batch size from the batch-size optimizer and stops at the target.
 //
 // Usage: zeus_libtorch_example [--store sqlite-path] [--target 0.9] [--max-epochs 8]
+// (README.md next to this file: how to build and run it, and what it shows).
 // Devices come from the environment (ZEUS_NVML_PATH, CUDA_VISIBLE_DEVICES); the job trains on
 // the CPU (synthetic data) while Zeus controls GPU 0. Prints one line per epoch and a summary:
 //   batch_size 32 / optimal_power_limit_w 200 / converged yes / energy_j 12.3 / time_s 0.8
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -30,16 +33,49 @@ struct Args {
   int max_epochs = 8;
 };
 
+constexpr const char* kUsage =
+    "usage: zeus_libtorch_example [--store SQLITE_PATH] [--target ACCURACY] [--max-epochs N]";
+
+[[noreturn]] void usage_error(const std::string& problem) {
+  std::cerr << "zeus_libtorch_example: " << problem << "\n" << kUsage << "\n";
+  std::exit(2);
+}
+
+// The whole of `text` as a finite number, or a usage error naming `flag`.
+double number_or_exit(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value)) {
+    usage_error(flag + " '" + text + "' is not a number");
+  }
+  return value;
+}
+
 Args parse_args(int argc, char** argv) {
   Args args;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--store") args.store_path = argv[i + 1];
-    else if (flag == "--target") args.target = std::atof(argv[i + 1]);
-    else if (flag == "--max-epochs") args.max_epochs = std::atoi(argv[i + 1]);
-    else {
-      std::cerr << "unknown flag " << flag << "\n";
-      std::exit(2);
+    if (flag == "--help" || flag == "-h") {
+      std::cout << kUsage << "\n";
+      std::exit(0);
+    }
+    if (flag != "--store" && flag != "--target" && flag != "--max-epochs") {
+      usage_error("unknown flag " + flag);
+    }
+    if (i + 1 >= argc) usage_error(flag + " needs a value");
+    const std::string value = argv[i + 1];
+    if (flag == "--store") {
+      if (value.empty()) usage_error("--store needs a path");
+      args.store_path = value;
+    } else if (flag == "--target") {
+      args.target = number_or_exit(flag, value);
+    } else {
+      const double epochs = number_or_exit(flag, value);
+      if (!(epochs >= 1 && epochs <= 10000 && std::floor(epochs) == epochs)) {
+        usage_error("--max-epochs '" + value + "' is not a whole number from 1 to 10000");
+      }
+      args.max_epochs = static_cast<int>(epochs);
     }
   }
   return args;

@@ -25,8 +25,8 @@ tl::unexpected<Error> http_error(int status, const std::string& body, const std:
   if (status == 400 || status == 409 || status == 413 || status == 405) {
     code = ErrorCode::kInvalidArgument;
   } else if (status == 401 || status == 403) {
-    code = ErrorCode::kPermissionDenied;
-    message += " (pass the server's token: --token-file or BsoHttpClientOptions::token)";
+    code = ErrorCode::kPermissionDenied;  // the server's message says whether a token was missing
+                                          // or wrong; the caller names how to give it
   } else if (status == 404) {
     code = ErrorCode::kNotFound;
   } else if (status == 503) {

@@ -150,8 +150,11 @@ ApiResponse Api::dispatch(const ApiRequest& request, std::string_view route) {
     return method_not_allowed(method, route, allowed);
   }
   if (mutating && !authorized(request)) {
-    ApiResponse r = error_answer(401, "this server needs a token: send the header "
-                                      "'Authorization: Bearer <token>' (zeus bso --token-file)");
+    // A missing token and a wrong one need different fixes (probe item C5).
+    ApiResponse r = error_answer(
+        401, request.authorization.empty()
+                 ? "this server needs a token: send the header 'Authorization: Bearer <token>'"
+                 : "the bearer token sent does not match this server's token");
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
     return r;
   }

@@ -31,5 +31,5 @@ PY
 set +e
 "$zeus" power --interval 0 2> "$dir/err.txt"; code=$?
 set -e
-[ "$code" = 1 ] && grep -q "interval" "$dir/err.txt" || { echo "bad --interval accepted"; exit 1; }
+[ "$code" = 2 ] && grep -q "interval" "$dir/err.txt" || { echo "bad --interval accepted"; exit 1; }
 echo "power e2e ok"

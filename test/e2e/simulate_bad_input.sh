@@ -22,7 +22,7 @@ expect_error "eta must be in [0, 1]" --eta 1.5
 expect_error "beta must be >= 1" --beta 0.5
 expect_error "unknown workload 'mnist'" --workload mnist
 expect_error "unknown GPU 'h100'" --gpu h100
-expect_error "seeds must be >= 1" --seeds 0
+expect_error "seeds '0' is too small: at least 1" --seeds 0
 
 mkdir -p "$tmp/data"
 cp "$ZEUS_SOURCE_DIR/data/summary_train.csv" "$tmp/data/"

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +21,8 @@ constexpr int kNumForwarded = sizeof(kForwarded) / sizeof(kForwarded[0]);
 // Signals the caller ignored when zeus started (nohup, `trap '' HUP`, background jobs): zeus
 // leaves them ignored, and so does the command (probe item A8).
 bool g_ignored[kNumForwarded] = {};
+// SIGPIPE as zeus found it (ignore_sigpipe()): what the command gets back.
+bool g_sigpipe_ignored = false;
 
 // Signals from another process (kill) are forwarded; signals the kernel generated from the
 // terminal (Ctrl-C, Ctrl-\) already reached the child, which shares zeus's process group.
@@ -66,6 +69,7 @@ Result<ChildProcess> ChildProcess::start(const std::vector<std::string>& argv) {
   if (pid == 0) {
     // The dispositions zeus found on entry: ignored stays ignored, the rest default.
     for (int k = 0; k < kNumForwarded; ++k) signal(kForwarded[k], g_ignored[k] ? SIG_IGN : SIG_DFL);
+    signal(SIGPIPE, g_sigpipe_ignored ? SIG_IGN : SIG_DFL);
     close(error_pipe[0]);
     execvp(args[0], args.data());
     const int err = errno;
@@ -87,7 +91,12 @@ Result<ChildProcess> ChildProcess::start(const std::vector<std::string>& argv) {
     const ErrorCode code = exec_errno == ENOENT   ? ErrorCode::kNotFound
                            : exec_errno == EACCES ? ErrorCode::kPermissionDenied
                                                   : ErrorCode::kInternal;
-    return fail(code, "cannot run '" + argv[0] + "': " + std::strerror(exec_errno) +
+    // execve says EACCES for a directory; say what a shell says (probe item B12).
+    struct stat st{};
+    const bool directory = exec_errno == EACCES && argv[0].find('/') != std::string::npos &&
+                           stat(argv[0].c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    return fail(code, "cannot run '" + argv[0] + "': " +
+                          (directory ? "is a directory" : std::strerror(exec_errno)) +
                           (exec_errno == ENOENT ? " (is it installed and on PATH?)" : ""));
   }
   return ChildProcess(pid);
@@ -102,6 +111,10 @@ int ChildProcess::wait() {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;
+}
+
+void ChildProcess::ignore_sigpipe() {
+  g_sigpipe_ignored = signal(SIGPIPE, SIG_IGN) == SIG_IGN;
 }
 
 bool ChildProcess::interrupted() { return g_interrupted.load(); }

@@ -13,11 +13,16 @@ namespace zeus::cli {
 
 class ChildProcess {
  public:
-  // Starts argv[0] (searched on PATH). NotFound / PermissionDenied when it cannot be executed.
+  // Starts argv[0] (searched on PATH). NotFound when there is no such command; PermissionDenied
+  // (not executable, a directory) or Internal (not a program) when it cannot be executed.
   static Result<ChildProcess> start(const std::vector<std::string>& argv);
 
   // Waits for the child; its exit code, or 128 + signal number when a signal ended it.
   int wait();
+
+  // Makes zeus ignore SIGPIPE (its writes then fail with EPIPE, which it reports) while the
+  // commands it starts get back the disposition zeus started with. Call once, first in main().
+  static void ignore_sigpipe();
 
   // True when SIGINT/SIGTERM/SIGHUP reached zeus while the child ran.
   static bool interrupted();

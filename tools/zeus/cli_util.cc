@@ -1,6 +1,7 @@
 #include "cli_util.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "zeus/zeusd_client.h"
@@ -8,24 +9,23 @@
 namespace zeus::cli {
 
 void die(const std::string& message, int exit_code) {
-  std::cerr << "zeus: " << message << "\n";
+  std::cerr << "zeus: " << bound_message(message, kMaxErrorBytes) << "\n";
   throw CLI::RuntimeError(exit_code);
 }
 
-std::vector<int> parse_index_list(const std::string& text, const std::string& option) {
-  std::vector<int> indices;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string item = text.substr(start, comma - start);
-    if (item.empty() || item.size() > 6 || item.find_first_not_of("0123456789") != std::string::npos) {
-      die(option + " '" + text + "' is not a list of indices like 0,1");
-    }
-    indices.push_back(std::stoi(item));
-    start = comma + 1;
+void die_if_directory(const std::string& path, const std::string& what, const std::string& fix) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) {
+    die(what + " '" + echo_value(path) + "' is a directory; " + fix);
   }
-  return indices;
+}
+
+bool report_lost_stdout() {
+  std::cout.flush();
+  if (std::cout.good()) return false;
+  std::cerr << "zeus: writing to stdout failed (was the reading end of the pipe closed?); "
+               "the output is incomplete\n";
+  return true;
 }
 
 Devices discover_or_die(bool want_gpus, bool want_cpus) {

@@ -1,5 +1,5 @@
-// Helpers shared by the `zeus` subcommands: one-line errors, index lists, device discovery,
-// number formatting.
+// Helpers shared by the `zeus` subcommands: one-line errors, options read by the parsers of
+// cli_parse.h, device discovery, number formatting.
 #pragma once
 
 #include <string>
@@ -7,13 +7,47 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli_parse.h"
 #include "zeus/device.h"
 #include "zeus/result.h"
 
 namespace zeus::cli {
 
-// Prints "zeus: <message>" on stderr and ends the command with `exit_code`.
+// The most bytes of one error message. die() passes every message through bound_message(), so no
+// error repeats unbounded input, even when a library's message quotes it (probe item C12).
+inline constexpr std::size_t kMaxErrorBytes = 2048;
+
+// Prints "zeus: <message>" on stderr (through bound_message()) and ends the command with
+// `exit_code`.
 [[noreturn]] void die(const std::string& message, int exit_code = 1);
+
+// die() when `path` is a directory: "<what> '<path>' is a directory; <fix>" (a directory opens as
+// a stream that reads nothing, which would otherwise read as an empty file).
+void die_if_directory(const std::string& path, const std::string& what, const std::string& fix);
+
+// Flushes stdout; when a write to it failed (a closed pipe, a full disk), says so on stderr and
+// returns true.
+bool report_lost_stdout();
+
+// Registers option `name` whose text `parse` (a function of cli_parse.h, bound to its rules)
+// reads into `target`. A value it rejects is a usage error: exit 2 with parse's message.
+template <typename T, typename Parse>
+CLI::Option* add_parsed_option(CLI::App& cmd, const std::string& name, T& target, Parse parse,
+                               const std::string& help) {
+  return cmd.add_option_function<std::string>(
+      name,
+      [&target, parse](const std::string& text) {
+        auto value = parse(text);
+        if (!value) {
+          throw CLI::ValidationError(bound_message(value.error().message, kMaxErrorBytes));
+        }
+        target = std::move(*value);
+      },
+      help);
+}
+
+// "GPU indices like 0,1": what --gpus takes, for parse_int_list().
+inline constexpr std::string_view kGpuIndices = "GPU indices like 0,1";
 
 // The value of a Result, or die() with its error.
 template <typename T>
@@ -21,9 +55,6 @@ T value_or_die(Result<T> result, const std::string& context = "") {
   if (!result) die((context.empty() ? "" : context + ": ") + result.error().message);
   if constexpr (!std::is_void_v<T>) return std::move(*result);
 }
-
-// Parses "0,1,3" into indices; die() on anything else.
-std::vector<int> parse_index_list(const std::string& text, const std::string& option);
 
 // discover() with the environment's options; die() on a malformed CUDA_VISIBLE_DEVICES etc.
 Devices discover_or_die(bool want_gpus = true, bool want_cpus = true);

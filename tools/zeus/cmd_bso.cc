@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -25,7 +26,7 @@ struct BsoArgs {
   std::string spec_file;
   JobSpec spec;
   std::string job_id;
-  std::string batch_sizes;
+  std::optional<std::vector<int>> batch_sizes;
   std::string beta = "2.0";
   int64_t seed = 0;
   // next / report / end / show / delete
@@ -36,6 +37,25 @@ struct BsoArgs {
 std::string default_server() {
   const char* env = std::getenv("ZEUS_BSO_SERVER");
   return env != nullptr && *env != '\0' ? env : "http://127.0.0.1:8000";
+}
+
+// The fix for a refused request, from what this command sent (probe item C5): the server's
+// message says whether a token was missing or wrong; this names the flag that gives it.
+std::string token_hint(const BsoArgs& args) {
+  return args.token_file.empty()
+             ? " (pass the file that holds the server's token: --token-file FILE)"
+             : " (--token-file '" + echo_value(args.token_file) +
+                   "' does not hold the token the server was started with)";
+}
+
+// The value of a Result of a request, or die() with its error and, when the server refused
+// the token, the fix.
+template <typename T>
+T answer_or_die(Result<T> result, const BsoArgs& args, const std::string& context) {
+  if (!result && result.error().code == ErrorCode::kPermissionDenied) {
+    die(context + ": " + result.error().message + token_hint(args));
+  }
+  return value_or_die(std::move(result), context);
 }
 
 std::unique_ptr<BsoHttpClient> connect(const BsoArgs& args) {
@@ -60,12 +80,12 @@ JobSpec spec_from_args(const BsoArgs& args, const CLI::App& cmd) {
     }
     return value_or_die(job_spec_from_json(read_file_or_die(args.spec_file)), args.spec_file);
   }
-  if (args.batch_sizes.empty() || cmd.count("--max-power") == 0) {
+  if (!args.batch_sizes || cmd.count("--max-power") == 0) {
     die("register needs --spec FILE, or --prefix, --batch-sizes, --default-batch-size and "
         "--max-power");
   }
   JobSpec spec = args.spec;
-  spec.batch_sizes = parse_index_list(args.batch_sizes, "--batch-sizes");
+  spec.batch_sizes = *args.batch_sizes;
   if (cmd.count("--default-batch-size") == 0) die("register needs --default-batch-size");
   if (!args.job_id.empty()) spec.job_id = args.job_id;
   if (args.beta == "null" || args.beta == "none") {
@@ -73,7 +93,9 @@ JobSpec spec_from_args(const BsoArgs& args, const CLI::App& cmd) {
   } else {
     char* end = nullptr;
     spec.beta_knob = std::strtod(args.beta.c_str(), &end);
-    if (end == args.beta.c_str() || *end != '\0') die("--beta must be a number or 'none'");
+    if (end == args.beta.c_str() || *end != '\0') {
+      die("--beta '" + echo_value(args.beta) + "' is not a number or 'none'", 2);
+    }
   }
   if (cmd.count("--seed") > 0) spec.mab_seed = args.seed;
   return value_or_die(validate_job_spec(spec));
@@ -89,7 +111,9 @@ void print_job(const std::string& text) {
     die("the service sent an unreadable job: " + text.substr(0, 200));
   }
   const nlohmann::json& s = v["job"];
-  std::cout << "job " << s.value("job_id", "") << "  (" << s.value("gpu_model", "") << ", max power "
+  const std::string gpu_model = s.value("gpu_model", "");
+  std::cout << "job " << s.value("job_id", "") << "  ("
+            << (gpu_model.empty() ? "" : gpu_model + ", ") << "max power "
             << cost_text(s["max_power"]) << " W, eta " << s["eta_knob"].dump() << ", beta "
             << s["beta_knob"].dump() << ")\n";
   std::cout << "phase: "
@@ -147,10 +171,18 @@ void add_bso_command(CLI::App& app) {
   CLI::App* reg = bso->add_subcommand(
       "register", "Register a job from a JSON spec (--spec) or flags; prints the stored job");
   add_connection_options(*reg, *args);
-  reg->add_option("--spec", args->spec_file, "job spec JSON file (REFERENCE.md §3 fields)");
+  reg->add_option("--spec", args->spec_file,
+                  "job spec JSON file: the fields of the flags below, named as in docs/server.md "
+                  "(\"job spec\")");
   reg->add_option("--prefix", args->spec.job_id_prefix, "job_id_prefix");
   reg->add_option("--job-id", args->job_id, "job id (default: generated from the prefix)");
-  reg->add_option("--batch-sizes", args->batch_sizes, "batch sizes to choose from, e.g. 32,64,128");
+  add_parsed_option(
+      *reg, "--batch-sizes", args->batch_sizes,
+      [](const std::string& text) {
+        return parse_int_list(text, "--batch-sizes", "batch sizes like 32,64,128");
+      },
+      "batch sizes to choose from, e.g. 32,64,128")
+      ->type_name("LIST");
   reg->add_option("--default-batch-size", args->spec.default_batch_size, "one of --batch-sizes");
   reg->add_option("--max-power", args->spec.max_power_w, "W: max power limit x number of GPUs");
   reg->add_option("--number-of-gpus", args->spec.number_of_gpus)->capture_default_str();
@@ -164,7 +196,7 @@ void add_bso_command(CLI::App& app) {
   reg->add_option("--seed", args->seed, "mab_seed: reproducible batch-size draws");
   reg->callback([args, reg] {
     const JobSpec spec = spec_from_args(*args, *reg);
-    const JobSpec stored = value_or_die(connect(*args)->register_job(spec), "register");
+    const JobSpec stored = answer_or_die(connect(*args)->register_job(spec), *args, "register");
     std::cout << job_spec_to_json(stored) << std::endl;
   });
 
@@ -173,7 +205,8 @@ void add_bso_command(CLI::App& app) {
   add_connection_options(*next, *args);
   next->add_option("--job-id", args->report.job_id, "the job")->required();
   next->callback([args] {
-    const TrialId t = value_or_die(connect(*args)->next_batch_size(args->report.job_id), "next");
+    const TrialId t =
+        answer_or_die(connect(*args)->next_batch_size(args->report.job_id), *args, "next");
     std::cout << trial_id_to_json(t) << std::endl;
   });
 
@@ -186,7 +219,7 @@ void add_bso_command(CLI::App& app) {
   report->add_option("--metric", args->report.metric, "latest validation metric")->required();
   report->add_option("--epoch", args->report.current_epoch, "epochs finished")->required();
   report->callback([args] {
-    const ReportDecision d = value_or_die(connect(*args)->report(args->report), "report");
+    const ReportDecision d = answer_or_die(connect(*args)->report(args->report), *args, "report");
     std::cout << report_decision_to_json(d) << std::endl;
   });
 
@@ -195,7 +228,8 @@ void add_bso_command(CLI::App& app) {
   add_trial_options(*end, *args);
   end->callback([args] {
     const TrialReport& r = args->report;
-    value_or_die(connect(*args)->end_trial({r.job_id, r.batch_size, r.trial_number}), "end");
+    answer_or_die(connect(*args)->end_trial({r.job_id, r.batch_size, r.trial_number}), *args,
+                  "end");
   });
 
   CLI::App* show = bso->add_subcommand("show", "Show a job: beliefs per batch size and trials");
@@ -204,7 +238,7 @@ void add_bso_command(CLI::App& app) {
   show->add_flag("--json", args->json, "print the service's JSON (GET /jobs/{job_id})");
   show->callback([args] {
     const std::string text =
-        value_or_die(connect(*args)->get_job_json(args->report.job_id), "show");
+        answer_or_die(connect(*args)->get_job_json(args->report.job_id), *args, "show");
     if (args->json) {
       std::cout << text << std::endl;
     } else {
@@ -216,7 +250,7 @@ void add_bso_command(CLI::App& app) {
   add_connection_options(*del, *args);
   del->add_option("--job-id", args->report.job_id, "the job")->required();
   del->callback([args] {
-    value_or_die(connect(*args)->delete_job(args->report.job_id), "delete");
+    answer_or_die(connect(*args)->delete_job(args->report.job_id), *args, "delete");
   });
 }
 

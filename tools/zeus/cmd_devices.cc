@@ -98,6 +98,10 @@ void print_text(const nlohmann::json& report) {
                 << watts_text(limits["default"]) << ")\n";
     }
     std::cout << "  power draw       " << watts_text(g["power_w"]) << "\n";
+    const auto& persistence = g["persistence_mode"];
+    const char* mode =
+        persistence.is_boolean() ? (persistence.get<bool>() ? "on" : "off") : "-";
+    std::cout << "  persistence mode " << mode << "\n";
     std::cout << "  SM clocks        "
               << range_text(g["sm_clocks_mhz"].get<std::vector<uint32_t>>(), "MHz") << "\n";
     std::cout << "  memory clocks    "

@@ -21,11 +21,10 @@ void request_stop(int) { g_stop.store(true); }
 
 struct ExporterArgs {
   ExporterOptions options;
-  double duration_s = 0.0;
+  double duration_s = 0.0;  // 0: until Ctrl-C
 };
 
 void run_exporter(const ExporterArgs& args) {
-  if (args.duration_s < 0) die("--duration must not be negative");
   Devices devices = discover_or_die(true, true);
   if (devices.gpus.empty() && devices.cpus.empty()) {
     die("no GPU or CPU to export: " + gpu_backend_reasons(devices) +
@@ -71,8 +70,11 @@ void add_exporter_command(CLI::App& app) {
   cmd->add_option("--push-interval", args->options.push_interval_s,
                   "Seconds between pushes (default 10)");
   cmd->add_option("--job", args->options.push_job, "Pushgateway job label (default zeus)");
-  cmd->add_option("--duration", args->duration_s,
-                  "Stop after this many seconds (default: until Ctrl-C)");
+  add_parsed_option(
+      *cmd, "--duration", args->duration_s,
+      [](const std::string& text) { return parse_seconds(text, "--duration", {0.01, true}); },
+      "Stop after this time: seconds, or 500ms, 2m, 1h. 0 (the default): until Ctrl-C")
+      ->type_name("TIME");
   cmd->footer(
       "Metrics: zeus_gpu_energy_joules_total{gpu,uuid,model} (counter), zeus_gpu_power_watts,\n"
       "zeus_gpu_power_limit_watts, zeus_cpu_energy_joules_total{package,zone} (counter).\n"

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "child_process.h"
 #include "cli_util.h"
@@ -14,7 +15,7 @@ namespace zeus::cli {
 namespace {
 
 struct MeasureArgs {
-  std::string gpus;
+  std::optional<std::vector<int>> gpus;
   bool cpus = false;
   bool no_cpus = false;
   bool json = false;
@@ -26,14 +27,19 @@ struct MeasureArgs {
 // Exit statuses of zeus itself when the command's own cannot be used (documented in --help).
 constexpr int kNothingToMeasureExit = 69;  // EX_UNAVAILABLE: no GPU and no readable RAPL
 constexpr int kEnergyLostExit = 74;        // EX_IOERR: the command succeeded, the last reading failed
+// As a shell: 127 when the command does not exist, 126 when it exists but cannot be executed.
+constexpr int kCommandNotFoundExit = 127;
+constexpr int kCannotExecuteExit = 126;
 
 void run_measure(const MeasureArgs& args) {
   if (args.command.empty()) die("no command to measure: write it after --, e.g. zeus measure -- python train.py");
   Devices devices = discover_or_die(true, !args.no_cpus);
   EnergyMonitorOptions options;
-  if (!args.gpus.empty()) {
-    options.gpu_indices = parse_index_list(args.gpus, "--gpus");
-    if (devices.gpus.empty()) die("--gpus " + args.gpus + " asks for GPUs, but none was found: " + gpu_backend_reasons(devices));
+  if (args.gpus) {
+    options.gpu_indices = *args.gpus;
+    if (devices.gpus.empty()) {
+      die("--gpus asks for GPUs, but none was found: " + gpu_backend_reasons(devices));
+    }
   }
   if (args.no_cpus) {
     options.cpu_indices = std::vector<int>{};
@@ -68,7 +74,11 @@ void run_measure(const MeasureArgs& args) {
   value_or_die(monitor->begin_window("zeus_measure"));
   const auto started_at = std::chrono::steady_clock::now();
   auto started = ChildProcess::start(args.command);
-  if (!started) die(started.error().message, 127);
+  if (!started) {
+    die(started.error().message, started.error().code == ErrorCode::kNotFound
+                                     ? kCommandNotFoundExit
+                                     : kCannotExecuteExit);
+  }
   ChildProcess child = std::move(*started);
   const int exit_code = child.wait();
   auto ended = monitor->end_window("zeus_measure");
@@ -108,9 +118,14 @@ void run_measure(const MeasureArgs& args) {
 void add_measure_command(CLI::App& app) {
   auto args = std::make_shared<MeasureArgs>();
   auto* cmd = app.add_subcommand("measure", "Run a command and report its time and energy");
-  cmd->add_option("--gpus", args->gpus, "GPU indices to measure, e.g. 0,1 (default: all visible)");
-  cmd->add_flag("--cpus", args->cpus, "Require CPU/DRAM energy (RAPL); error if it cannot be read");
-  cmd->add_flag("--no-cpus", args->no_cpus, "Do not measure CPUs");
+  add_parsed_option(
+      *cmd, "--gpus", args->gpus,
+      [](const std::string& text) { return parse_int_list(text, "--gpus", kGpuIndices); },
+      "GPU indices to measure, e.g. 0,1 (default: all visible)")
+      ->type_name("LIST");
+  CLI::Option* cpus = cmd->add_flag("--cpus", args->cpus,
+                                    "Require CPU/DRAM energy (RAPL); error if it cannot be read");
+  cmd->add_flag("--no-cpus", args->no_cpus, "Do not measure CPUs")->excludes(cpus);
   cmd->add_flag("--json", args->json,
                 "Print one JSON object on stdout: command, exit_code, time_s, gpu_energy_j, "
                 "cpu_energy_j, dram_energy_j, total_energy_j, average_power_w");
@@ -126,7 +141,8 @@ void add_measure_command(CLI::App& app) {
       "prints what was measured. CPUs are measured when RAPL is readable (root since Linux\n"
       "5.10). zeus's own exit statuses: 69 when nothing can be measured (no GPU, no readable\n"
       "RAPL; the command is not run), 74 when the command succeeded but the last energy\n"
-      "reading failed (its time is still printed). Examples:\n"
+      "reading failed (its time is still printed), 126 when the command cannot be executed and\n"
+      "127 when it is not found (as a shell). Examples:\n"
       "  zeus measure -- python train.py --epochs 1\n"
       "  zeus measure --gpus 0 --json -- ./bench | jq .total_energy_j");
   cmd->callback([args] { run_measure(*args); });

@@ -1,6 +1,8 @@
 // zeus plo: the power-limit optimizer's selection, offline: `replay` a monitor log of a JIT
 // profiling run, or `show` a saved profile, and print the chosen limit with the table of energy,
 // time and cost per limit.
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <string>
 
@@ -34,9 +36,16 @@ void add_selection_options(CLI::App& command, PloArgs& args) {
                    "[{\"power_limit_w\", \"energy_j\", \"time_s\", \"cost\"}]}");
 }
 
-void print_selection(const PowerProfile& profile, const PloArgs& args, CLI::App& command) {
+void print_selection(const PowerProfile& profile, const PloArgs& args, CLI::App& command,
+                     const std::string& source) {
+  if (command.count("--eta") > 0 && args.selector.rfind("zeus:", 0) == 0) {
+    die("the eta is given twice, in --selector " + echo_value(args.selector) + " and in --eta: "
+            "give one (--selector zeus --eta E, or --selector zeus:E)",
+        2);
+  }
   if (command.count("--eta") > 0 && args.selector != "zeus") {
-    die("--eta applies to --selector zeus only (got --selector " + args.selector + ")");
+    die("--eta applies to --selector zeus only (got --selector " + echo_value(args.selector) + ")",
+        2);
   }
   const PowerLimitSelector selector =
       value_or_die(PowerLimitSelector::parse(args.selector, args.eta));
@@ -47,6 +56,17 @@ void print_selection(const PowerProfile& profile, const PloArgs& args, CLI::App&
         "energy, time or slowdown:<factor>)");
   }
   const auto costs = value_or_die(selector.costs(profile.measurements, max_power_w));
+  // Each row is finite, but a cost can still overflow (1e308 J, or 1e-308 s as the fastest
+  // time); choosing among infinities would be no choice (probe item B12).
+  for (size_t i = 0; i < costs.size(); ++i) {
+    if (!std::isfinite(costs[i])) {
+      const KnobMeasurement& m = profile.measurements[i];
+      char numbers[96];
+      std::snprintf(numbers, sizeof(numbers), "%g J, %g s", m.energy_j, m.time_s);
+      die("the " + std::string(selector.name()) + " cost of setting " + std::to_string(m.setting) +
+          " (" + numbers + ") is not a finite number; check the measurements of " + source);
+    }
+  }
   const uint32_t optimum = value_or_die(selector.select(profile.measurements, max_power_w));
   const std::string setting_key = power ? "power_limit_w" : "sm_clock_mhz";
 
@@ -117,9 +137,10 @@ void add_plo_command(CLI::App& app) {
   replay->footer("Example:\n  zeus plo replay --log 'V100+bert-base-uncased+gpu0.csv' --selector "
                  "time --json");
   replay->callback([replay_args, replay] {
+    die_if_directory(replay_args->path, "--log", "give the monitor's CSV log file");
     const PowerProfile profile =
         value_or_die(power_profile_from_monitor_log(replay_args->path));
-    print_selection(profile, *replay_args, *replay);
+    print_selection(profile, *replay_args, *replay, "'" + echo_value(replay_args->path) + "'");
   });
 
   auto show_args = std::make_shared<PloArgs>();
@@ -130,8 +151,9 @@ void add_plo_command(CLI::App& app) {
   add_selection_options(*show, *show_args);
   show->footer("Example:\n  zeus plo show profile.json --selector slowdown:1.05");
   show->callback([show_args, show] {
+    die_if_directory(show_args->path, "the profile", "give the profile JSON file");
     const PowerProfile profile = value_or_die(load_power_profile(show_args->path));
-    print_selection(profile, *show_args, *show);
+    print_selection(profile, *show_args, *show, "'" + echo_value(show_args->path) + "'");
   });
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli_util.h"
 #include "commands.h"
@@ -19,18 +20,16 @@ void request_stop(int) { g_stop.store(true); }
 
 struct PowerArgs {
   double interval_s = 1.0;
-  double duration_s = 0.0;
-  std::string gpus;
+  double duration_s = 0.0;  // 0: until Ctrl-C
+  std::optional<std::vector<int>> gpus;
   bool json = false;
 };
 
 void run_power(const PowerArgs& args) {
-  if (!(args.interval_s >= 0.01)) die("--interval must be at least 0.01 s");
-  if (args.duration_s < 0) die("--duration must not be negative");
   Devices devices = discover_or_die(true, true);
   if (devices.gpus.empty()) die("no GPU found: " + gpu_backend_reasons(devices));
   EnergyMonitorOptions options;
-  if (!args.gpus.empty()) options.gpu_indices = parse_index_list(args.gpus, "--gpus");
+  if (args.gpus) options.gpu_indices = *args.gpus;
   SystemClock clock;
   auto monitor = value_or_die(EnergyMonitor::create(devices, clock, options));
   const std::vector<int> indices = monitor->gpu_indices();
@@ -38,15 +37,22 @@ void run_power(const PowerArgs& args) {
   signal(SIGTERM, request_stop);
   value_or_die(monitor->begin_window("zeus_power"));
   const double start_s = clock.now_s();
-  double next_s = start_s;
+  const bool bounded = args.duration_s > 0;
   if (!args.json) {
     std::cout << pad_left("time_s", 9);
     for (int i : indices) std::cout << pad_left("gpu" + std::to_string(i) + "_w", 9);
     std::cout << std::endl;
   }
-  while (!g_stop.load()) {
-    next_s += args.interval_s;
-    while (!g_stop.load() && clock.now_s() < next_s) clock.sleep_for_s(std::min(0.05, next_s - clock.now_s()));
+  // Reading k is due k intervals after the start (no drift from adding up intervals); with
+  // --duration the last one is due exactly at the deadline, even when an interval is longer
+  // (probe item B10).
+  for (uint64_t k = 1; !g_stop.load(); ++k) {
+    double due_s = start_s + static_cast<double>(k) * args.interval_s;
+    const bool last = bounded && due_s >= start_s + args.duration_s - 1e-9;
+    if (last) due_s = start_s + args.duration_s;
+    while (!g_stop.load() && clock.now_s() < due_s) {
+      clock.sleep_for_s(std::min(0.05, due_s - clock.now_s()));
+    }
     if (g_stop.load()) break;
     const double t_s = clock.now_s() - start_s;
     nlohmann::json row;
@@ -65,7 +71,7 @@ void run_power(const PowerArgs& args) {
     } else {
       std::cout << std::endl;
     }
-    if (args.duration_s > 0 && t_s >= args.duration_s - 1e-9) break;
+    if (last) break;
   }
   auto measurement = value_or_die(monitor->end_window("zeus_power"));
   if (args.json) {
@@ -82,10 +88,24 @@ void run_power(const PowerArgs& args) {
 
 void add_power_command(CLI::App& app) {
   auto args = std::make_shared<PowerArgs>();
-  auto* cmd = app.add_subcommand("power", "Show live GPU power until Ctrl-C, then energy totals");
-  cmd->add_option("--interval", args->interval_s, "Seconds between readings (default 1)");
-  cmd->add_option("--duration", args->duration_s, "Stop after this many seconds (default: until Ctrl-C)");
-  cmd->add_option("--gpus", args->gpus, "GPU indices, e.g. 0,1 (default: all visible)");
+  auto* cmd = app.add_subcommand(
+      "power", "Show live GPU power until Ctrl-C (or for --duration), then energy totals");
+  add_parsed_option(
+      *cmd, "--interval", args->interval_s,
+      [](const std::string& text) { return parse_seconds(text, "--interval", {0.01, false}); },
+      "Time between readings: seconds, or 500ms, 2m, 1h (default 1; at least 0.01 s)")
+      ->type_name("TIME");
+  add_parsed_option(
+      *cmd, "--duration", args->duration_s,
+      [](const std::string& text) { return parse_seconds(text, "--duration", {0.01, true}); },
+      "Stop after this time: seconds, or 500ms, 2m, 1h; the last reading and the totals are "
+      "taken at that time, even when --interval is longer. 0 (the default): until Ctrl-C")
+      ->type_name("TIME");
+  add_parsed_option(
+      *cmd, "--gpus", args->gpus,
+      [](const std::string& text) { return parse_int_list(text, "--gpus", kGpuIndices); },
+      "GPU indices, e.g. 0,1 (default: all visible)")
+      ->type_name("LIST");
   cmd->add_flag("--json", args->json,
                 "One JSON object per reading {time_s, power_w: {\"0\": W}}, then a summary object "
                 "with the keys of 'zeus measure --json' and \"summary\": true");

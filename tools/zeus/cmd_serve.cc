@@ -1,6 +1,6 @@
-// zeus serve: the batch-size optimizer as an HTTP service (REFERENCE.md §3) over SQLite,
-// PostgreSQL or memory, with the dashboard at / and Prometheus metrics at /metrics. Runs until
-// SIGINT or SIGTERM, then finishes the requests in flight and exits 0.
+// zeus serve: the batch-size optimizer as an HTTP service (routes and bodies: docs/server.md)
+// over SQLite, PostgreSQL or memory, with the dashboard at / and Prometheus metrics at /metrics.
+// Runs until SIGINT or SIGTERM, then finishes the requests in flight and exits 0.
 #include <signal.h>
 
 #include <iostream>

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_util.h"
 #include "commands.h"
 #include "simulate_json.h"
 #include "zeus/sim_experiments.h"
@@ -47,10 +48,19 @@ struct SimulateArgs {
   std::string pareto = "measured";
 };
 
-[[noreturn]] void die(const Error& error) {
-  std::cerr << "zeus: " << error.message << "\n";
-  throw CLI::RuntimeError(1);
+// Bounds of the sizes a run may ask for (probe item B9): a simulation's time and memory grow with
+// seeds x recurrences; these allow 100x the defaults and still end in minutes.
+constexpr uint64_t kMaxSeeds = 1000;
+constexpr uint64_t kMaxRecurrences = 100000;
+
+// Reads a count option into an int within [min, max].
+auto count_in(const char* option, uint64_t min, uint64_t max) {
+  return [option, min, max](const std::string& text) {
+    return parse_count(text, option, min, max).map([](uint64_t v) { return static_cast<int>(v); });
+  };
 }
+
+[[noreturn]] void die(const Error& error) { zeus::cli::die(error.message); }
 
 std::string default_data_dir() {
   if (const char* env = std::getenv("ZEUS_DATA_DIR"); env && *env) return env;
@@ -97,6 +107,12 @@ void run_perseus(const SimulateArgs& args) {
 }
 
 void run_simulate(const SimulateArgs& args) {
+  if (args.seed > UINT64_MAX - static_cast<uint64_t>(args.seeds - 1)) {
+    zeus::cli::die("--seed " + std::to_string(args.seed) + " with --seeds " +
+                       std::to_string(args.seeds) + " runs past the last seed, " +
+                       std::to_string(UINT64_MAX) + ": give a smaller --seed",
+                   2);
+  }
   if (args.experiment == "perseus") {
     run_perseus(args);
     return;
@@ -183,9 +199,20 @@ void add_simulate_command(CLI::App& app) {
                   "workload(s): cifar100, imagenet, squad, librispeech, movielens-1m, sentiment140 (default: all six)");
   cmd->add_option("--eta", args->eta, "energy/time knob in [0, 1] (default 0.5)");
   cmd->add_option("--beta", args->beta, "early stop at beta x min cost; >= 1, 0 = never (default 2)");
-  cmd->add_option("--seeds", args->seeds, "number of seeds; mean and spread over them (default 10)");
-  cmd->add_option("--seed", args->seed, "first seed (default 1)");
-  cmd->add_option("--recurrences", args->recurrences, "recurrences per workload (default 0 = 2 x |B| x |P|)");
+  add_parsed_option(*cmd, "--seeds", args->seeds, count_in("--seeds", 1, kMaxSeeds),
+                    "number of seeds, 1 to " + std::to_string(kMaxSeeds) +
+                        "; mean and spread over them (default 10)")
+      ->type_name("INT");
+  add_parsed_option(
+      *cmd, "--seed", args->seed,
+      [](const std::string& text) { return parse_count(text, "--seed", 0, UINT64_MAX); },
+      "first seed, 0 to 2^64 - 1 (default 1)")
+      ->type_name("UINT");
+  add_parsed_option(*cmd, "--recurrences", args->recurrences,
+                    count_in("--recurrences", 0, kMaxRecurrences),
+                    "recurrences per workload, at most " + std::to_string(kMaxRecurrences) +
+                        " (default 0 = 2 x |B| x |P|)")
+      ->type_name("INT");
   cmd->add_option("--fidelity", args->fidelity, "epoch (closed form per epoch; default) or step");
   cmd->add_flag("--json", args->json, "print machine-readable JSON instead of the table");
   cmd->add_option("--report", args->report_dir, "write a Markdown/HTML report with CSV data and SVG figures to DIR");
@@ -207,8 +234,11 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--overlaps", args->overlaps, "concurrent: mean submissions in flight (default 1 2 4 8)");
   cmd->add_option("--drift-workload", args->drift.workload, "drift: the workload (default imagenet)");
   cmd->add_option("--drift-targets", args->drift.targets, "drift: one target metric per phase (default 0.65 0.5)");
-  cmd->add_option("--phase-recurrences", args->drift.phase_recurrences,
-                  "drift: recurrences per phase (default: --recurrences, or 2 x |B| x |P|)");
+  add_parsed_option(*cmd, "--phase-recurrences", args->drift.phase_recurrences,
+                    count_in("--phase-recurrences", 0, kMaxRecurrences),
+                    "drift: recurrences per phase, at most " + std::to_string(kMaxRecurrences) +
+                        " (default: --recurrences, or 2 x |B| x |P|)")
+      ->type_name("INT");
   cmd->add_option("--window", args->drift.window_size, "drift: window of newest costs for the windowed Zeus (default 5)");
   cmd->callback([args] { run_simulate(*args); });
 }

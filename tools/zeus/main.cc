@@ -1,12 +1,21 @@
 // zeus: measure GPU/CPU energy and optimise training jobs from the command line.
 #include <iostream>
 
+#include "child_process.h"
+#include "cli_util.h"
 #include "commands.h"
 
 // The exit status of a command line zeus cannot parse (as most Unix tools use).
 constexpr int kUsageErrorExit = 2;
 
+// zeus's status when its own output could not be written (EX_IOERR, as `zeus measure` uses).
+constexpr int kOutputLostExit = 74;
+
 int main(int argc, char** argv) {
+  // A reader that goes away (`zeus ... | head -1`) must not kill zeus with SIGPIPE before it
+  // reports a measured command's status: zeus ignores SIGPIPE and reports failed writes; the
+  // commands it runs get the disposition zeus started with (probe item B12).
+  zeus::cli::ChildProcess::ignore_sigpipe();
   CLI::App app{
       "Zeus: measure and optimise the energy of GPU/CPU work (NSDI '23, in C++).\n"
       "Run 'zeus <command> --help' for each command's options and examples."};
@@ -25,14 +34,18 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {
-    return e.get_exit_code();  // a command ended itself (its message is already printed)
+    // A command ended itself (its message is already printed); `zeus measure` ends with the
+    // command's status, which a failed write must not replace.
+    if (e.get_exit_code() == 0) return zeus::cli::report_lost_stdout() ? kOutputLostExit : 0;
+    zeus::cli::report_lost_stdout();
+    return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // A usage error exits 2, which cannot be mistaken for CLI11's 100+ codes or, under `zeus
     // measure`, for the command's own status (probe item C4).
-    std::cerr << "zeus: " << e.what() << " (see zeus " << (argc > 1 ? std::string(argv[1]) + " " : "")
-              << "--help)\n";
+    std::cerr << "zeus: " << zeus::cli::bound_message(e.what(), zeus::cli::kMaxErrorBytes)
+              << " (see zeus " << (argc > 1 ? std::string(argv[1]) + " " : "") << "--help)\n";
     return kUsageErrorExit;
   }
-  return 0;
+  return zeus::cli::report_lost_stdout() ? kOutputLostExit : 0;
 }

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -102,6 +103,14 @@ Result<PowerProfile> power_profile_from_monitor_log(const std::string& path) {
                                           "' is not a non-negative number");
       }
       m.energy_j += energy_j;
+    }
+    // Finite fields can still add up, or divide, to infinity (1e308 J in 1e-308 s): no cost
+    // could be computed from such a row (probe item B12).
+    if (!std::isfinite(m.energy_j) || !std::isfinite(m.energy_j / m.time_s)) {
+      char numbers[96];
+      std::snprintf(numbers, sizeof(numbers), "%g J in %g s", m.energy_j, m.time_s);
+      return malformed(line_number, std::string("energy and elapsed_time give no finite power (") +
+                                        numbers + ")");
     }
     by_setting[setting] = {line_number, m};
   }

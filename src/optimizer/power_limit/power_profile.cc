@@ -17,8 +17,7 @@ using nlohmann::json;
 
 tl::unexpected<Error> damaged(std::string_view source, const std::string& problem) {
   return fail(ErrorCode::kInvalidArgument,
-              std::string(source) + " is not a valid power profile: " + problem +
-                  " (delete it to profile again)");
+              std::string(source) + " is not a valid power profile: " + problem);
 }
 
 // A JSON number holding a non-negative integer that fits uint32_t (300 or 300.0).
