@@ -9,8 +9,10 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "store/postgres_transaction.h"
 #include "store/test_postgres.h"
@@ -143,6 +145,63 @@ TEST_F(PostgresStoreTest, WritersOfOneJobTakeTurns) {
   EXPECT_EQ(stored[1].trial_number, 2);
 }
 
+// Two replicas' groups lock two jobs in opposite orders (k1 then k2, k2 then k1). A group waits
+// only for its first lock, so this is no deadlock, which PostgreSQL would find only after
+// deadlock_timeout (1 s) while both groups stand still.
+TEST_F(PostgresStoreTest, GroupsOfTwoReplicasDoNotDeadlock) {
+  std::unique_ptr<Store> replicas[2] = {open(2), open(2)};
+  ASSERT_NE(replicas[0], nullptr);
+  ASSERT_NE(replicas[1], nullptr);
+  for (const char* id : {"k1", "k2"}) {
+    JobRecord job{*validate_job_spec(spec(id)), "state"};
+    ASSERT_TRUE(replicas[0]->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  }
+  std::atomic<int> first_reads{0};
+  std::atomic<bool> timing{false};
+  std::chrono::steady_clock::time_point both_read;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      Store& store = *replicas[r];
+      const std::string first = r == 0 ? "k1" : "k2", second = r == 0 ? "k2" : "k1";
+      std::atomic<int> queued{0};
+      std::vector<std::thread> callers;
+      // Touches no table; the two callers queue behind it and then run as one group.
+      ASSERT_TRUE(store.transact([&](StoreTransaction&) -> Result<void> {
+        callers.emplace_back([&] {
+          ++queued;
+          Result<void> res = store.transact([&](StoreTransaction& tx) -> Result<void> {
+            Result<std::optional<JobRecord>> j = tx.get_job(first);
+            if (!j) return fail(j.error());
+            if (first_reads++ < 2) {  // the groups' first items hold k1 and k2 at once
+              while (first_reads < 2) std::this_thread::yield();
+              if (!timing.exchange(true)) both_read = std::chrono::steady_clock::now();
+            }
+            return ok();
+          });
+          EXPECT_TRUE(res.has_value()) << res.error().to_string();
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // first before second
+        callers.emplace_back([&] {
+          ++queued;
+          Result<void> res = store.transact([&](StoreTransaction& tx) -> Result<void> {
+            Result<std::optional<JobRecord>> j = tx.get_job(second);
+            return j ? ok() : fail(j.error());
+          });
+          EXPECT_TRUE(res.has_value()) << res.error().to_string();
+        });
+        while (queued < 2) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        return ok();
+      }));
+      for (std::thread& t : callers) t.join();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  ASSERT_TRUE(timing.load());
+  EXPECT_LT(std::chrono::steady_clock::now() - both_read, std::chrono::milliseconds(800));
+}
+
 // Two stores stand for two server replicas; 12 threads run whole job lifecycles on two jobs.
 // Every answered next_batch_size has its own trial number (dense per job), every answered final
 // report is stored as answered, and no pruning slot (round, batch size) is dispatched twice.
@@ -257,6 +316,52 @@ TEST_F(PostgresStoreTest, ReplacesAConnectionTheServerClosed) {
     EXPECT_EQ(tx.get_trials("k1")->size(), 1u);
     return ok();
   }));
+}
+
+// The server closes the pooled connection, and the next use is a group: its rollback must not
+// let libpqxx reconnect the connection silently (a new session without the PREPAREd statements
+// and the search_path) and put it back in the pool, where every later EXECUTE would fail.
+TEST_F(PostgresStoreTest, AGroupOnAClosedConnectionLeavesNoUnpreparedConnection) {
+  const std::string app = schema_ + "_app";
+  std::unique_ptr<Store> store = open(1, url_ + "?application_name=" + app);
+  ASSERT_NE(store, nullptr);
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  std::atomic<int> queued{0};
+  std::vector<std::thread> writers;
+  // Runs alone and touches no table; while it runs, two writers queue up (one group after it),
+  // and the server closes the connection they will get.
+  Result<void> first = store->transact([&](StoreTransaction&) -> Result<void> {
+    for (int n = 1; n <= 2; ++n) {
+      writers.emplace_back([&, n] {
+        ++queued;
+        Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
+          Result<std::optional<JobRecord>> j = tx.get_job("k1");
+          if (!j) return fail(j.error());
+          return tx.put_trial(dispatched("k1", n));
+        });
+        EXPECT_TRUE(r.has_value()) << r.error().to_string();
+      });
+    }
+    while (queued < 2) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    testing_pg::exec(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" + app +
+        "'");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    return ok();
+  });
+  ASSERT_TRUE(first.has_value()) << first.error().to_string();
+  for (std::thread& t : writers) t.join();
+  for (int k = 0; k < 3; ++k) {  // and the pool serves later transactions
+    Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
+      Result<std::vector<Trial>> t = tx.get_trials("k1");
+      if (!t) return fail(t.error());
+      EXPECT_EQ(t->size(), 2u);
+      return ok();
+    });
+    EXPECT_TRUE(r.has_value()) << r.error().to_string();
+  }
 }
 
 TEST_F(PostgresStoreTest, UnreachableServerIsUnavailableAndHidesThePassword) {
