@@ -6,8 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <bit>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -287,6 +291,107 @@ TEST_F(PostgresStoreTest, TwoReplicasNeverDuplicateLoseOrPruneTwice) {
   EXPECT_EQ(trials_total, by_trial.size());
 }
 
+// Callers that read their job first hold their trial back until COMMIT; every third fails after
+// writing, so a group drops its held-back write (drop_item_writes) and commits the others'.
+TEST_F(PostgresStoreTest, AGroupDropsAFailedCallersHeldBackWrites) {
+  std::unique_ptr<Store> store = open(2);
+  ASSERT_NE(store, nullptr);
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  std::vector<std::thread> threads;
+  std::atomic<int> failed{0};
+  for (int n = 1; n <= 30; ++n) {
+    threads.emplace_back([&, n] {
+      Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
+        Result<std::optional<JobRecord>> j = tx.get_job("k1");
+        if (!j) return fail(j.error());
+        ZEUS_TRY(tx.put_trial(dispatched("k1", n)));
+        if (n % 3 == 0) return fail(ErrorCode::kInvalidArgument, "refused after writing");
+        return ok();
+      });
+      if (!r) ++failed;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failed.load(), 10);
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
+    Result<std::vector<Trial>> ts = tx.get_trials("k1");
+    if (!ts) return fail(ts.error());
+    EXPECT_EQ(ts->size(), 20u);
+    for (const Trial& t : *ts) EXPECT_NE(t.trial_number % 3, 0) << t.trial_number;
+    return ok();
+  }));
+}
+
+// Doubles read back bit for bit, the special ones included (a NaN reads back as the positive
+// quiet NaN: PostgreSQL keeps no NaN sign or payload).
+TEST_F(PostgresStoreTest, SpecialDoublesRoundTripBitForBit) {
+  std::unique_ptr<Store> store = open();
+  ASSERT_NE(store, nullptr);
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  using L = std::numeric_limits<double>;
+  const std::vector<double> values = {
+      L::infinity(),    -L::infinity(), L::quiet_NaN(), -L::quiet_NaN(), -0.0,      L::denorm_min(),
+      -L::denorm_min(), L::min() / 3,   L::max(),       L::lowest(),     1.0 / 3.0, 1e-310};
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
+    for (size_t i = 0; i < values.size(); ++i) {
+      Trial t = dispatched("k1", static_cast<int>(i) + 1);
+      t.time_s = t.energy_j = t.cost = t.metric = t.dispatched_unix_s = values[i];
+      ZEUS_TRY(tx.put_trial(t));
+    }
+    return ok();
+  }));
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
+    Result<std::vector<Trial>> ts = tx.get_trials("k1");
+    if (!ts) return fail(ts.error());
+    EXPECT_EQ(ts->size(), values.size());
+    for (size_t i = 0; i < ts->size() && i < values.size(); ++i) {
+      const double want = std::isnan(values[i]) ? L::quiet_NaN() : values[i];
+      for (double got : {(*ts)[i].time_s, (*ts)[i].energy_j, (*ts)[i].cost, (*ts)[i].metric,
+                         (*ts)[i].dispatched_unix_s}) {
+        EXPECT_EQ(std::bit_cast<uint64_t>(got), std::bit_cast<uint64_t>(want)) << values[i];
+      }
+    }
+    return ok();
+  }));
+}
+
+// A statement that fails in the middle of a round trip (here the server refuses a job id that is
+// not UTF-8, with held-back writes before it) fails the transaction even when fn swallows the
+// error; nothing of it is stored and the connection goes back to the pool usable (pool of 1).
+TEST_F(PostgresStoreTest, AFailedStatementRollsBackAndLeavesTheConnectionClean) {
+  std::unique_ptr<Store> store = open(1);
+  ASSERT_NE(store, nullptr);
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  for (bool swallow : {false, true}) {
+    Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
+      Result<std::optional<JobRecord>> j = tx.get_job("k1");
+      if (!j) return fail(j.error());
+      ZEUS_TRY(tx.put_trial(dispatched("k1", 1)));  // held back
+      Result<std::optional<JobRecord>> bad = tx.get_job("k\xff");
+      EXPECT_FALSE(bad.has_value());
+      if (!bad && !swallow) return fail(bad.error());
+      EXPECT_FALSE(tx.put_trial(dispatched("k1", 2)).has_value());  // the transaction is aborted
+      return ok();
+    });
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, ErrorCode::kInternal) << r.error().to_string();
+    ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
+      Result<std::vector<Trial>> ts = tx.get_trials("k1");
+      if (!ts) return fail(ts.error());
+      EXPECT_TRUE(ts->empty());
+      return ok();
+    }));
+  }
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
+    Result<std::optional<JobRecord>> j = tx.get_job("k1");
+    if (!j) return fail(j.error());
+    return tx.put_trial(dispatched("k1", 1));
+  }));
+}
+
 TEST_F(PostgresStoreTest, RefusesANewerSchema) {
   ASSERT_NE(open(), nullptr);
   testing_pg::exec("UPDATE " + schema_ + ".zeus_schema SET version = 99");
@@ -362,6 +467,26 @@ TEST_F(PostgresStoreTest, AGroupOnAClosedConnectionLeavesNoUnpreparedConnection)
     });
     EXPECT_TRUE(r.has_value()) << r.error().to_string();
   }
+}
+
+// The same for a transaction that only writes: nothing reached the server before the connection
+// was found closed, so it runs again on a new one (not an in-doubt COMMIT).
+TEST_F(PostgresStoreTest, AWriteOnlyTransactionReplacesAConnectionTheServerClosed) {
+  const std::string app = schema_ + "_app";
+  std::unique_ptr<Store> store = open(1, url_ + "?application_name=" + app);
+  ASSERT_NE(store, nullptr);
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  testing_pg::exec(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" + app +
+      "'");
+  job.rng_state = "state 2";
+  Result<void> r = store->transact([&](StoreTransaction& tx) { return tx.put_job(job); });
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
+    EXPECT_EQ(tx.get_job("k1")->value().rng_state, "state 2");
+    return ok();
+  }));
 }
 
 TEST_F(PostgresStoreTest, UnreachableServerIsUnavailableAndHidesThePassword) {

@@ -218,6 +218,19 @@ Result<void> PostgresTransaction::commit() {
     ended_ = true;
     return ok();
   }
+  if (!begun_) {
+    // Write-only: BEGIN and the writes go first, so that a connection found broken now (closed by
+    // the server while idle in the pool) broke before COMMIT, and transact runs fn again on a new
+    // one, instead of an in-doubt COMMIT. One more round trip, for transactions that read nothing.
+    const Result<void> sent = guard("writing", [&]() -> Result<void> {
+      send("");
+      return ok();
+    });
+    if (!sent) {
+      rollback();
+      return fail(*database_error_);
+    }
+  }
   try {
     send("COMMIT");
     ended_ = true;

@@ -11,7 +11,8 @@
 // reads its job and writes a trial costs two round trips: "BEGIN; lock; read" and
 // "writes; COMMIT". Statements are prepared once per connection (prepare_statements) and run as
 // EXECUTE with literals quoted by libpq. A write whose effect must be known at once (a trial of
-// a job not read in this transaction, a delete) is sent at once.
+// a job not read in this transaction, a delete) is sent at once. A transaction that reads nothing
+// sends its writes, then COMMIT (so that a connection closed while idle is found before COMMIT).
 //
 // Groups: several callers' work can share one transaction (postgres_store.cc's group commit).
 // begin_item() marks where a caller's work starts; when it fails, drop_item_writes() takes its
