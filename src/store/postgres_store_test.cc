@@ -1,6 +1,6 @@
 // PostgresStore beyond the shared contract: persistence, writers of one job taking turns, two
-// stores (replicas) driving the same jobs, schema version, reconnects and errors. Runs on the
-// test cluster (test_postgres.h), one schema per test.
+// stores (replicas) driving the same jobs, groups, doubles. Runs on the test cluster
+// (test_postgres.h), one schema per test; failure paths are in postgres_store_errors_test.cc.
 #include "zeus/postgres_store.h"
 
 #include <gtest/gtest.h>
@@ -18,60 +18,15 @@
 #include <thread>
 #include <vector>
 
-#include "store/postgres_transaction.h"
-#include "store/test_postgres.h"
+#include "store/postgres_store_fixture.h"
 #include "zeus/batch_size_optimizer.h"
 
 namespace zeus {
 namespace {
 
-class PostgresStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    url_ = testing_pg::url();
-    ASSERT_FALSE(url_.empty());
-    schema_ = testing_pg::unique_schema();
-  }
-  void TearDown() override {
-    if (!url_.empty()) testing_pg::drop_schema(schema_);
-  }
-
-  std::unique_ptr<Store> open(int pool_size = 4, const std::string& url = "") {
-    PostgresStoreOptions options;
-    options.schema = schema_;
-    options.pool_size = pool_size;
-    Result<std::unique_ptr<Store>> s = open_postgres_store(url.empty() ? url_ : url, options);
-    EXPECT_TRUE(s.has_value()) << s.error().to_string();
-    return s ? std::move(*s) : nullptr;
-  }
-
-  std::string url_;
-  std::string schema_;
-};
-
-JobSpec spec(const std::string& id) {
-  JobSpec s;
-  s.job_id = id;
-  s.job_id_prefix = "k";
-  s.batch_sizes = {16, 32, 64, 128};
-  s.default_batch_size = 32;
-  s.eta_knob = 0.5;
-  s.max_power_w = 300;
-  s.target_metric = 0.9;
-  s.max_epochs = 6;
-  s.mab_seed = 7;
-  return s;
-}
-
-Trial dispatched(const std::string& job_id, int number) {
-  Trial t;
-  t.job_id = job_id;
-  t.trial_number = number;
-  t.batch_size = 32;
-  t.status = TrialStatus::kDispatched;
-  t.dispatched_unix_s = 1.7e9 + 1.0 / 3.0;
-  return t;
-}
+using testing_pg::dispatched;
+using testing_pg::PostgresStoreTest;
+using testing_pg::spec;
 
 TEST_F(PostgresStoreTest, ReopenedStoreHoldsCommittedJobsAndTrials) {
   {
@@ -98,8 +53,6 @@ TEST_F(PostgresStoreTest, ReopenedStoreHoldsCommittedJobsAndTrials) {
   EXPECT_EQ(bso.next_batch_size("k1")->trial_number, 3);
 }
 
-// fn reads the trials; before it writes, another store (another replica) commits a trial with
-// the same number. PostgreSQL aborts fn's transaction; the store runs fn again on fresh data.
 // Two replicas write the same job at once: the second waits for the first's job lock, then reads
 // what it committed (without the lock both would read no trial and write trial 1).
 TEST_F(PostgresStoreTest, WritersOfOneJobTakeTurns) {
@@ -355,175 +308,6 @@ TEST_F(PostgresStoreTest, SpecialDoublesRoundTripBitForBit) {
     }
     return ok();
   }));
-}
-
-// A statement that fails in the middle of a round trip (here the server refuses a job id that is
-// not UTF-8, with held-back writes before it) fails the transaction even when fn swallows the
-// error; nothing of it is stored and the connection goes back to the pool usable (pool of 1).
-TEST_F(PostgresStoreTest, AFailedStatementRollsBackAndLeavesTheConnectionClean) {
-  std::unique_ptr<Store> store = open(1);
-  ASSERT_NE(store, nullptr);
-  JobRecord job{*validate_job_spec(spec("k1")), "state"};
-  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
-  for (bool swallow : {false, true}) {
-    Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
-      Result<std::optional<JobRecord>> j = tx.get_job("k1");
-      if (!j) return fail(j.error());
-      ZEUS_TRY(tx.put_trial(dispatched("k1", 1)));  // held back
-      Result<std::optional<JobRecord>> bad = tx.get_job("k\xff");
-      EXPECT_FALSE(bad.has_value());
-      if (!bad && !swallow) return fail(bad.error());
-      EXPECT_FALSE(tx.put_trial(dispatched("k1", 2)).has_value());  // the transaction is aborted
-      return ok();
-    });
-    ASSERT_FALSE(r.has_value());
-    EXPECT_EQ(r.error().code, ErrorCode::kInternal) << r.error().to_string();
-    ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
-      Result<std::vector<Trial>> ts = tx.get_trials("k1");
-      if (!ts) return fail(ts.error());
-      EXPECT_TRUE(ts->empty());
-      return ok();
-    }));
-  }
-  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
-    Result<std::optional<JobRecord>> j = tx.get_job("k1");
-    if (!j) return fail(j.error());
-    return tx.put_trial(dispatched("k1", 1));
-  }));
-}
-
-TEST_F(PostgresStoreTest, RefusesANewerSchema) {
-  ASSERT_NE(open(), nullptr);
-  testing_pg::exec("UPDATE " + schema_ + ".zeus_schema SET version = 99");
-  PostgresStoreOptions options;
-  options.schema = schema_;
-  Result<std::unique_ptr<Store>> s = open_postgres_store(url_, options);
-  ASSERT_FALSE(s.has_value());
-  EXPECT_EQ(s.error().code, ErrorCode::kNotSupported);
-  EXPECT_NE(s.error().message.find("schema version 99"), std::string::npos) << s.error().message;
-}
-
-// A server-side kill of the store's connection between transactions costs nothing: the next
-// transaction runs on a new connection.
-TEST_F(PostgresStoreTest, ReplacesAConnectionTheServerClosed) {
-  const std::string app = schema_ + "_app";
-  std::unique_ptr<Store> store = open(1, url_ + "?application_name=" + app);
-  ASSERT_NE(store, nullptr);
-  JobRecord job{*validate_job_spec(spec("k1")), "state"};
-  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
-  testing_pg::exec(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" + app +
-      "'");
-  Result<void> r =
-      store->transact([&](StoreTransaction& tx) { return tx.put_trial(dispatched("k1", 1)); });
-  ASSERT_TRUE(r.has_value()) << r.error().to_string();
-  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
-    EXPECT_EQ(tx.get_trials("k1")->size(), 1u);
-    return ok();
-  }));
-}
-
-// The server closes the pooled connection, and the next use is a group: its rollback must not
-// let libpqxx reconnect the connection silently (a new session without the PREPAREd statements
-// and the search_path) and put it back in the pool, where every later EXECUTE would fail.
-TEST_F(PostgresStoreTest, AGroupOnAClosedConnectionLeavesNoUnpreparedConnection) {
-  const std::string app = schema_ + "_app";
-  std::unique_ptr<Store> store = open(1, url_ + "?application_name=" + app);
-  ASSERT_NE(store, nullptr);
-  JobRecord job{*validate_job_spec(spec("k1")), "state"};
-  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
-  std::atomic<int> queued{0};
-  std::vector<std::thread> writers;
-  // Runs alone and touches no table; while it runs, two writers queue up (one group after it),
-  // and the server closes the connection they will get.
-  Result<void> first = store->transact([&](StoreTransaction&) -> Result<void> {
-    for (int n = 1; n <= 2; ++n) {
-      writers.emplace_back([&, n] {
-        ++queued;
-        Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
-          Result<std::optional<JobRecord>> j = tx.get_job("k1");
-          if (!j) return fail(j.error());
-          return tx.put_trial(dispatched("k1", n));
-        });
-        EXPECT_TRUE(r.has_value()) << r.error().to_string();
-      });
-    }
-    while (queued < 2) std::this_thread::yield();
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    testing_pg::exec(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" + app +
-        "'");
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    return ok();
-  });
-  ASSERT_TRUE(first.has_value()) << first.error().to_string();
-  for (std::thread& t : writers) t.join();
-  for (int k = 0; k < 3; ++k) {  // and the pool serves later transactions
-    Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
-      Result<std::vector<Trial>> t = tx.get_trials("k1");
-      if (!t) return fail(t.error());
-      EXPECT_EQ(t->size(), 2u);
-      return ok();
-    });
-    EXPECT_TRUE(r.has_value()) << r.error().to_string();
-  }
-}
-
-// The same for a transaction that only writes: nothing reached the server before the connection
-// was found closed, so it runs again on a new one (not an in-doubt COMMIT).
-TEST_F(PostgresStoreTest, AWriteOnlyTransactionReplacesAConnectionTheServerClosed) {
-  const std::string app = schema_ + "_app";
-  std::unique_ptr<Store> store = open(1, url_ + "?application_name=" + app);
-  ASSERT_NE(store, nullptr);
-  JobRecord job{*validate_job_spec(spec("k1")), "state"};
-  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
-  testing_pg::exec(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" + app +
-      "'");
-  job.rng_state = "state 2";
-  Result<void> r = store->transact([&](StoreTransaction& tx) { return tx.put_job(job); });
-  ASSERT_TRUE(r.has_value()) << r.error().to_string();
-  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
-    EXPECT_EQ(tx.get_job("k1")->value().rng_state, "state 2");
-    return ok();
-  }));
-}
-
-TEST_F(PostgresStoreTest, UnreachableServerIsUnavailableAndHidesThePassword) {
-  Result<std::unique_ptr<Store>> s =
-      open_postgres_store("postgresql://zeus:sekrit@127.0.0.1:1/zeus?connect_timeout=2");
-  ASSERT_FALSE(s.has_value());
-  EXPECT_EQ(s.error().code, ErrorCode::kUnavailable);
-  EXPECT_EQ(s.error().message.find("sekrit"), std::string::npos) << s.error().message;
-  EXPECT_NE(s.error().message.find("zeus:***@127.0.0.1:1"), std::string::npos) << s.error().message;
-  // C10: libpq's several lines ("could not connect…", "Is the server running…?") come as one.
-  EXPECT_EQ(s.error().message.find('\n'), std::string::npos) << s.error().message;
-  EXPECT_NE(s.error().message.find("; "), std::string::npos) << s.error().message;
-}
-
-// C10: a database error's DETAIL and HINT lines join its first line.
-TEST(DatabaseMessage, C10_LibpqLinesBecomeOne) {
-  const std::runtime_error e(
-      "ERROR:  relation \"x\" does not exist\nLINE 1: SELECT 1 FROM x\n\t^\n  HINT:  create it\n");
-  EXPECT_EQ(store::database_message(e),
-            "ERROR:  relation \"x\" does not exist; LINE 1: SELECT 1 FROM x; ^; HINT:  create it");
-}
-
-TEST_F(PostgresStoreTest, RejectsBadOptions) {
-  PostgresStoreOptions options;
-  options.pool_size = 0;
-  EXPECT_EQ(open_postgres_store(url_, options).error().code, ErrorCode::kInvalidArgument);
-  options.pool_size = 1;
-  options.schema = "x; DROP TABLE jobs";
-  EXPECT_EQ(open_postgres_store(url_, options).error().code, ErrorCode::kInvalidArgument);
-}
-
-TEST(RedactDatabaseUrl, HidesOnlyThePassword) {
-  EXPECT_EQ(redact_database_url("postgresql://u:p@h:5/db"), "postgresql://u:***@h:5/db");
-  EXPECT_EQ(redact_database_url("postgres://u@h/db?x=1"), "postgres://u@h/db?x=1");
-  EXPECT_EQ(redact_database_url("postgresql://h:5432/db"), "postgresql://h:5432/db");
-  EXPECT_EQ(redact_database_url("host=h password=secret dbname=d"), "host=h password=*** dbname=d");
-  EXPECT_EQ(redact_database_url("password='a b' host=h"), "password=*** host=h");
 }
 
 }  // namespace
