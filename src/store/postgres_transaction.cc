@@ -182,11 +182,21 @@ void PostgresTransaction::hold(const std::string& statement) {
 void PostgresTransaction::lock_job(std::string_view job_id) {
   if (locked_.count(job_id)) return;
   locked_.emplace(job_id);
-  hold(std::string("SELECT pg_advisory_xact_lock(") + kJobLockSpace + ", hashtext(" +
-       quote(job_id) + "))");
+  const std::string key = std::string(kJobLockSpace) + ", hashtext(" + quote(job_id) + ")";
+  // A group waits only for its first lock: waiting for another while holding one could deadlock
+  // with another replica's group locking the same jobs in the other order (found only after
+  // deadlock_timeout, 1 s). A later lock that is busy fails the statement (division by zero)
+  // instead, and the group's callers run alone.
+  if (grouped_ && any_lock_) {
+    hold("SELECT 1 / pg_try_advisory_xact_lock(" + key + ")::int");
+  } else {
+    hold("SELECT pg_advisory_xact_lock(" + key + ")");
+  }
+  any_lock_ = true;
 }
 
 void PostgresTransaction::begin_item() {
+  grouped_ = true;
   item_mark_ = held_.size();
   item_locked_ = locked_;
   item_existing_ = existing_;
@@ -207,6 +217,19 @@ Result<void> PostgresTransaction::commit() {
   if (!begun_ && held_.empty()) {  // nothing was read or written
     ended_ = true;
     return ok();
+  }
+  if (!begun_) {
+    // Write-only: BEGIN and the writes go first, so that a connection found broken now (closed by
+    // the server while idle in the pool) broke before COMMIT, and transact runs fn again on a new
+    // one, instead of an in-doubt COMMIT. One more round trip, for transactions that read nothing.
+    const Result<void> sent = guard("writing", [&]() -> Result<void> {
+      send("");
+      return ok();
+    });
+    if (!sent) {
+      rollback();
+      return fail(*database_error_);
+    }
   }
   try {
     send("COMMIT");

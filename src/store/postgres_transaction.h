@@ -11,7 +11,8 @@
 // reads its job and writes a trial costs two round trips: "BEGIN; lock; read" and
 // "writes; COMMIT". Statements are prepared once per connection (prepare_statements) and run as
 // EXECUTE with literals quoted by libpq. A write whose effect must be known at once (a trial of
-// a job not read in this transaction, a delete) is sent at once.
+// a job not read in this transaction, a delete) is sent at once. A transaction that reads nothing
+// sends its writes, then COMMIT (so that a connection closed while idle is found before COMMIT).
 //
 // Groups: several callers' work can share one transaction (postgres_store.cc's group commit).
 // begin_item() marks where a caller's work starts; when it fails, drop_item_writes() takes its
@@ -59,7 +60,7 @@ class PostgresTransaction final : public StoreTransaction {
   Result<std::optional<std::pair<JobRecord, std::vector<Trial>>>> get_job_with_trials(
       std::string_view job_id) override;
 
-  // A caller's work starts here (groups).
+  // A caller's work starts here (groups; a group waits only for its first job lock).
   void begin_item();
   // Takes the current caller's held-back writes out; false when some already reached the server
   // (the transaction must then be rolled back whole).
@@ -93,6 +94,8 @@ class PostgresTransaction final : public StoreTransaction {
   bool ended_ = false;                           // committed or rolled back
   std::set<std::string, std::less<>> locked_;    // jobs whose lock is taken (or held back)
   std::set<std::string, std::less<>> existing_;  // jobs known to exist, under their lock
+  bool grouped_ = false;   // begin_item was called: several callers share this transaction
+  bool any_lock_ = false;  // a job lock was taken or held back (and maybe dropped since)
   // The current item (groups): where it began, and what to put back when its writes are dropped.
   size_t item_mark_ = 0;
   std::set<std::string, std::less<>> item_locked_, item_existing_;

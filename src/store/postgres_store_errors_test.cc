@@ -1,0 +1,194 @@
+// PostgresStore's failure paths: a statement failing mid round trip, connections the server
+// closed (alone, in a group, write-only), the schema version, bad options, unreachable servers and
+// libpq's messages. Runs on the test cluster (test_postgres.h), one schema per test.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "store/postgres_store_fixture.h"
+#include "store/postgres_transaction.h"
+#include "zeus/postgres_store.h"
+
+namespace zeus {
+namespace {
+
+using testing_pg::dispatched;
+using testing_pg::PostgresStoreTest;
+using testing_pg::spec;
+
+// A statement that fails in the middle of a round trip (here the server refuses a job id that is
+// not UTF-8, with held-back writes before it) fails the transaction even when fn swallows the
+// error; nothing of it is stored and the connection goes back to the pool usable (pool of 1).
+TEST_F(PostgresStoreTest, AFailedStatementRollsBackAndLeavesTheConnectionClean) {
+  std::unique_ptr<Store> store = open(1);
+  ASSERT_NE(store, nullptr);
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  for (bool swallow : {false, true}) {
+    Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
+      Result<std::optional<JobRecord>> j = tx.get_job("k1");
+      if (!j) return fail(j.error());
+      ZEUS_TRY(tx.put_trial(dispatched("k1", 1)));  // held back
+      Result<std::optional<JobRecord>> bad = tx.get_job("k\xff");
+      EXPECT_FALSE(bad.has_value());
+      if (!bad && !swallow) return fail(bad.error());
+      EXPECT_FALSE(tx.put_trial(dispatched("k1", 2)).has_value());  // the transaction is aborted
+      return ok();
+    });
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, ErrorCode::kInternal) << r.error().to_string();
+    ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
+      Result<std::vector<Trial>> ts = tx.get_trials("k1");
+      if (!ts) return fail(ts.error());
+      EXPECT_TRUE(ts->empty());
+      return ok();
+    }));
+  }
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
+    Result<std::optional<JobRecord>> j = tx.get_job("k1");
+    if (!j) return fail(j.error());
+    return tx.put_trial(dispatched("k1", 1));
+  }));
+}
+
+TEST_F(PostgresStoreTest, RefusesANewerSchema) {
+  ASSERT_NE(open(), nullptr);
+  testing_pg::exec("UPDATE " + schema_ + ".zeus_schema SET version = 99");
+  PostgresStoreOptions options;
+  options.schema = schema_;
+  Result<std::unique_ptr<Store>> s = open_postgres_store(url_, options);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kNotSupported);
+  EXPECT_NE(s.error().message.find("schema version 99"), std::string::npos) << s.error().message;
+}
+
+// A server-side kill of the store's connection between transactions costs nothing: the next
+// transaction runs on a new connection.
+TEST_F(PostgresStoreTest, ReplacesAConnectionTheServerClosed) {
+  const std::string app = schema_ + "_app";
+  std::unique_ptr<Store> store = open(1, url_ + "?application_name=" + app);
+  ASSERT_NE(store, nullptr);
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  testing_pg::exec(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" + app +
+      "'");
+  Result<void> r =
+      store->transact([&](StoreTransaction& tx) { return tx.put_trial(dispatched("k1", 1)); });
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
+    EXPECT_EQ(tx.get_trials("k1")->size(), 1u);
+    return ok();
+  }));
+}
+
+// The server closes the pooled connection, and the next use is a group: its rollback must not
+// let libpqxx reconnect the connection silently (a new session without the PREPAREd statements
+// and the search_path) and put it back in the pool, where every later EXECUTE would fail.
+TEST_F(PostgresStoreTest, AGroupOnAClosedConnectionLeavesNoUnpreparedConnection) {
+  const std::string app = schema_ + "_app";
+  std::unique_ptr<Store> store = open(1, url_ + "?application_name=" + app);
+  ASSERT_NE(store, nullptr);
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  std::atomic<int> queued{0};
+  std::vector<std::thread> writers;
+  // Runs alone and touches no table; while it runs, two writers queue up (one group after it),
+  // and the server closes the connection they will get.
+  Result<void> first = store->transact([&](StoreTransaction&) -> Result<void> {
+    for (int n = 1; n <= 2; ++n) {
+      writers.emplace_back([&, n] {
+        ++queued;
+        Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
+          Result<std::optional<JobRecord>> j = tx.get_job("k1");
+          if (!j) return fail(j.error());
+          return tx.put_trial(dispatched("k1", n));
+        });
+        EXPECT_TRUE(r.has_value()) << r.error().to_string();
+      });
+    }
+    while (queued < 2) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    testing_pg::exec(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" + app +
+        "'");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    return ok();
+  });
+  ASSERT_TRUE(first.has_value()) << first.error().to_string();
+  for (std::thread& t : writers) t.join();
+  for (int k = 0; k < 3; ++k) {  // and the pool serves later transactions
+    Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
+      Result<std::vector<Trial>> t = tx.get_trials("k1");
+      if (!t) return fail(t.error());
+      EXPECT_EQ(t->size(), 2u);
+      return ok();
+    });
+    EXPECT_TRUE(r.has_value()) << r.error().to_string();
+  }
+}
+
+// The same for a transaction that only writes: nothing reached the server before the connection
+// was found closed, so it runs again on a new one (not an in-doubt COMMIT).
+TEST_F(PostgresStoreTest, AWriteOnlyTransactionReplacesAConnectionTheServerClosed) {
+  const std::string app = schema_ + "_app";
+  std::unique_ptr<Store> store = open(1, url_ + "?application_name=" + app);
+  ASSERT_NE(store, nullptr);
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  testing_pg::exec(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" + app +
+      "'");
+  job.rng_state = "state 2";
+  Result<void> r = store->transact([&](StoreTransaction& tx) { return tx.put_job(job); });
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  ASSERT_TRUE(store->transact([&](StoreTransaction& tx) -> Result<void> {
+    EXPECT_EQ(tx.get_job("k1")->value().rng_state, "state 2");
+    return ok();
+  }));
+}
+
+TEST_F(PostgresStoreTest, UnreachableServerIsUnavailableAndHidesThePassword) {
+  Result<std::unique_ptr<Store>> s =
+      open_postgres_store("postgresql://zeus:sekrit@127.0.0.1:1/zeus?connect_timeout=2");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(s.error().message.find("sekrit"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("zeus:***@127.0.0.1:1"), std::string::npos) << s.error().message;
+  // C10: libpq's several lines ("could not connect…", "Is the server running…?") come as one.
+  EXPECT_EQ(s.error().message.find('\n'), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("; "), std::string::npos) << s.error().message;
+}
+
+// C10: a database error's DETAIL and HINT lines join its first line.
+TEST(DatabaseMessage, C10_LibpqLinesBecomeOne) {
+  const std::runtime_error e(
+      "ERROR:  relation \"x\" does not exist\nLINE 1: SELECT 1 FROM x\n\t^\n  HINT:  create it\n");
+  EXPECT_EQ(store::database_message(e),
+            "ERROR:  relation \"x\" does not exist; LINE 1: SELECT 1 FROM x; ^; HINT:  create it");
+}
+
+TEST_F(PostgresStoreTest, RejectsBadOptions) {
+  PostgresStoreOptions options;
+  options.pool_size = 0;
+  EXPECT_EQ(open_postgres_store(url_, options).error().code, ErrorCode::kInvalidArgument);
+  options.pool_size = 1;
+  options.schema = "x; DROP TABLE jobs";
+  EXPECT_EQ(open_postgres_store(url_, options).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(RedactDatabaseUrl, HidesOnlyThePassword) {
+  EXPECT_EQ(redact_database_url("postgresql://u:p@h:5/db"), "postgresql://u:***@h:5/db");
+  EXPECT_EQ(redact_database_url("postgres://u@h/db?x=1"), "postgres://u@h/db?x=1");
+  EXPECT_EQ(redact_database_url("postgresql://h:5432/db"), "postgresql://h:5432/db");
+  EXPECT_EQ(redact_database_url("host=h password=secret dbname=d"), "host=h password=*** dbname=d");
+  EXPECT_EQ(redact_database_url("password='a b' host=h"), "password=*** host=h");
+}
+
+}  // namespace
+}  // namespace zeus
