@@ -5,8 +5,7 @@
 // transaction-scoped advisory lock) before it first reads or writes the job: transactions on the
 // same job, in this process or another replica, take turns; on different jobs they never wait
 // for each other. A request costs two round trips (BEGIN, lock and read together; the writes with
-// COMMIT), and concurrent requests of this process share one transaction and one WAL flush (group
-// commit). When PostgreSQL aborts a transaction all the same — a deadlock 40P01 between replicas
+// COMMIT); concurrent transactions run in parallel on the pool's connections. When PostgreSQL aborts a transaction all the same — a deadlock 40P01 between replicas
 // that lock two jobs in opposite orders, or a serialization failure 40001 — the store rolls back
 // and runs fn again, with a short random back-off, until it commits or retry_timeout_s has
 // passed. So fn MAY RUN MORE THAN ONCE: it must have no effect

@@ -1,6 +1,6 @@
 // PostgresStore's failure paths: a statement failing mid round trip, connections the server
-// closed (alone, in a group, write-only), the schema version, bad options, unreachable servers and
-// libpq's messages. Runs on the test cluster (test_postgres.h), one schema per test.
+// closed (while in use, while idle, write-only), the schema version, bad options, unreachable
+// servers and libpq's messages. Runs on the test cluster (test_postgres.h), one schema per test.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -87,10 +87,10 @@ TEST_F(PostgresStoreTest, ReplacesAConnectionTheServerClosed) {
   }));
 }
 
-// The server closes the pooled connection, and the next use is a group: its rollback must not
+// The server closes the pooled connection while two writers wait for it: their rollback must not
 // let libpqxx reconnect the connection silently (a new session without the PREPAREd statements
 // and the search_path) and put it back in the pool, where every later EXECUTE would fail.
-TEST_F(PostgresStoreTest, AGroupOnAClosedConnectionLeavesNoUnpreparedConnection) {
+TEST_F(PostgresStoreTest, AClosedPooledConnectionLeavesNoUnpreparedConnection) {
   const std::string app = schema_ + "_app";
   std::unique_ptr<Store> store = open(1, url_ + "?application_name=" + app);
   ASSERT_NE(store, nullptr);
@@ -98,8 +98,8 @@ TEST_F(PostgresStoreTest, AGroupOnAClosedConnectionLeavesNoUnpreparedConnection)
   ASSERT_TRUE(store->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
   std::atomic<int> queued{0};
   std::vector<std::thread> writers;
-  // Runs alone and touches no table; while it runs, two writers queue up (one group after it),
-  // and the server closes the connection they will get.
+  // Holds the only connection and touches no table; while it runs, two writers queue up for the
+  // connection, and the server closes it.
   Result<void> first = store->transact([&](StoreTransaction&) -> Result<void> {
     for (int n = 1; n <= 2; ++n) {
       writers.emplace_back([&, n] {

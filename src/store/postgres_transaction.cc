@@ -167,9 +167,7 @@ pqxx::result PostgresTransaction::send(const std::string& statement) {
   if (!begun_) text = "BEGIN;";
   text += held_;
   text += statement;
-  if (item_writes_held_) item_writes_sent_ = true;
   held_.clear();
-  item_mark_ = 0;
   begun_ = true;  // sent: a failure below still leaves a transaction to roll back
   return tx_.exec(text);
 }
@@ -182,34 +180,8 @@ void PostgresTransaction::hold(const std::string& statement) {
 void PostgresTransaction::lock_job(std::string_view job_id) {
   if (locked_.count(job_id)) return;
   locked_.emplace(job_id);
-  const std::string key = std::string(kJobLockSpace) + ", hashtext(" + quote(job_id) + ")";
-  // A group waits only for its first lock: waiting for another while holding one could deadlock
-  // with another replica's group locking the same jobs in the other order (found only after
-  // deadlock_timeout, 1 s). A later lock that is busy fails the statement (division by zero)
-  // instead, and the group's callers run alone.
-  if (grouped_ && any_lock_) {
-    hold("SELECT 1 / pg_try_advisory_xact_lock(" + key + ")::int");
-  } else {
-    hold("SELECT pg_advisory_xact_lock(" + key + ")");
-  }
-  any_lock_ = true;
-}
-
-void PostgresTransaction::begin_item() {
-  grouped_ = true;
-  item_mark_ = held_.size();
-  item_locked_ = locked_;
-  item_existing_ = existing_;
-  item_writes_held_ = item_writes_sent_ = false;
-}
-
-bool PostgresTransaction::drop_item_writes() {
-  if (item_writes_sent_ || database_error_) return false;
-  held_.resize(item_mark_);
-  locked_ = item_locked_;
-  existing_ = item_existing_;
-  item_writes_held_ = false;
-  return true;
+  hold(std::string("SELECT pg_advisory_xact_lock(") + kJobLockSpace + ", hashtext(" +
+       quote(job_id) + "))");
 }
 
 Result<void> PostgresTransaction::commit() {
@@ -317,7 +289,6 @@ Result<void> PostgresTransaction::put_job(const JobRecord& job) {
     lock_job(id);
     hold(std::string("EXECUTE ") + kPutJob + "(" + quote(id) + ", " +
          quote(job_spec_to_json(job.spec)) + ", " + quote(job.rng_state) + ")");
-    item_writes_held_ = true;
     existing_.emplace(id);
     return ok();
   });
@@ -326,7 +297,6 @@ Result<void> PostgresTransaction::put_job(const JobRecord& job) {
 Result<bool> PostgresTransaction::delete_job(std::string_view job_id) {
   return guard("deleting job '" + std::string(job_id) + "'", [&]() -> Result<bool> {
     lock_job(job_id);
-    item_writes_held_ = true;  // sent below
     const pqxx::result r = send(std::string("EXECUTE ") + kDeleteJob + "(" + quote(job_id) + ")");
     if (auto it = existing_.find(job_id); it != existing_.end()) existing_.erase(it);
     return r.affected_rows() > 0;
@@ -363,7 +333,6 @@ Result<void> PostgresTransaction::put_trial(const Trial& t) {
                      quote(double_text(t.cost)) + ", " + std::to_string(t.epochs) + ", " +
                      quote(double_text(t.metric)) + ", " + quote(double_text(t.dispatched_unix_s)) +
                      ")";
-                 item_writes_held_ = true;
                  if (existing_.count(t.job_id)) {  // the job exists and stays (its lock is ours)
                    hold(statement);
                    return ok();

@@ -14,10 +14,6 @@
 // a job not read in this transaction, a delete) is sent at once. A transaction that reads nothing
 // sends its writes, then COMMIT (so that a connection closed while idle is found before COMMIT).
 //
-// Groups: several callers' work can share one transaction (postgres_store.cc's group commit).
-// begin_item() marks where a caller's work starts; when it fails, drop_item_writes() takes its
-// held-back writes out, which works as long as none of them reached the server.
-//
 // Database errors become Results and are remembered (the transaction is then aborted), with
 // whether running the work again may succeed (deadlock, serialization failure: kRetry; a lost
 // connection before COMMIT: kReconnect).
@@ -60,12 +56,6 @@ class PostgresTransaction final : public StoreTransaction {
   Result<std::optional<std::pair<JobRecord, std::vector<Trial>>>> get_job_with_trials(
       std::string_view job_id) override;
 
-  // A caller's work starts here (groups; a group waits only for its first job lock).
-  void begin_item();
-  // Takes the current caller's held-back writes out; false when some already reached the server
-  // (the transaction must then be rolled back whole).
-  bool drop_item_writes();
-
   // Sends what is held back and COMMIT. kUnavailable "in doubt" when the connection broke during
   // COMMIT (whether it was stored is unknown: never run again).
   Result<void> commit();
@@ -94,13 +84,6 @@ class PostgresTransaction final : public StoreTransaction {
   bool ended_ = false;                           // committed or rolled back
   std::set<std::string, std::less<>> locked_;    // jobs whose lock is taken (or held back)
   std::set<std::string, std::less<>> existing_;  // jobs known to exist, under their lock
-  bool grouped_ = false;   // begin_item was called: several callers share this transaction
-  bool any_lock_ = false;  // a job lock was taken or held back (and maybe dropped since)
-  // The current item (groups): where it began, and what to put back when its writes are dropped.
-  size_t item_mark_ = 0;
-  std::set<std::string, std::less<>> item_locked_, item_existing_;
-  bool item_writes_held_ = false;  // a write of the current item is in held_
-  bool item_writes_sent_ = false;  // a write of the current item reached the server
   Abort abort_ = Abort::kNone;
   std::optional<Error> database_error_;
 };
