@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -62,8 +63,16 @@ auto count_in(const char* option, uint64_t min, uint64_t max) {
 
 [[noreturn]] void die(const Error& error) { zeus::cli::die(error.message); }
 
+// ZEUS_DATA_DIR, else the data installed beside this binary (<prefix>/share/zeus/data for
+// <prefix>/bin/zeus), else the source tree's data/ (a zeus run from its build tree).
 std::string default_data_dir() {
   if (const char* env = std::getenv("ZEUS_DATA_DIR"); env && *env) return env;
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path installed = exe.parent_path() / ZEUS_INSTALLED_DATA_FROM_BIN;
+    if (std::filesystem::is_directory(installed, ec)) return installed.lexically_normal().string();
+  }
   return ZEUS_DATA_DIR;
 }
 
@@ -193,7 +202,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("experiment", args->experiment, "the experiment (default headline)")
       ->check(CLI::IsMember({"headline", "pareto", "search-path", "eta-sweep", "beta-sweep", "ablation", "gpus", "drift",
                              "concurrent", "perseus"}));
-  cmd->add_option("--data", args->data_dir, "folder with summary_train.csv and summary_power_<gpu>.csv (default: the bundled data/)");
+  cmd->add_option("--data", args->data_dir, "folder with summary_train.csv and summary_power_<gpu>.csv (default: $ZEUS_DATA_DIR, else the data installed with zeus, <prefix>/share/zeus/data, else the source tree's data/)");
   cmd->add_option("--gpu", args->gpu, "v100 (default), a40, rtx6000 or p100");
   cmd->add_option("--workload", args->workloads,
                   "workload(s): cifar100, imagenet, squad, librispeech, movielens-1m, sentiment140 (default: all six)");
