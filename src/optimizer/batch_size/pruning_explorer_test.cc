@@ -154,5 +154,33 @@ TEST(PruningExplorerTest, InconsistentHistoryIsAnError) {
   EXPECT_NE(d.error().message.find("16"), std::string::npos);
 }
 
+TEST(PruningExplorerTest, PruneFactorSkipsSurvivorsObservedWellAboveTheBest) {
+  // Round 1: everything converges; 8 (cost 160) and 128 (151) are over 1.5 × 100.
+  const std::vector<PruningObservation> round1 = {
+      {32, C, 100}, {16, C, 120}, {8, C, 160}, {64, C, 140}, {128, C, 151}};
+  auto with_factor = [](const std::vector<PruningObservation>& h, std::optional<double> factor) {
+    Result<PruningDecision> d = next_pruning_step(kSizes, 32, 2, h, factor);
+    EXPECT_TRUE(d.has_value());
+    return d.value_or(PruningDecision{});
+  };
+  // Round 2 starts at the cheapest (32), goes down to 16, then (8 skipped) up to 64, then done.
+  std::vector<PruningObservation> h = round1;
+  expect_explore(with_factor(h, 1.5), 32, 2);
+  h.push_back({32, C, 100});
+  expect_explore(with_factor(h, 1.5), 16, 2);
+  h.push_back({16, C, 110});
+  expect_explore(with_factor(h, 1.5), 64, 2);
+  h.push_back({64, C, 130});
+  PruningDecision d = with_factor(h, 1.5);
+  EXPECT_EQ(d.action, PruningAction::kDone);
+  EXPECT_EQ(d.arms, (std::vector<int>{16, 32, 64}));
+  // Without the factor (upstream) round 2 re-runs 8 after 16.
+  expect_explore(with_factor({round1.begin(), round1.end()}, std::nullopt), 32, 2);
+  std::vector<PruningObservation> up = round1;
+  up.push_back({32, C, 100});
+  up.push_back({16, C, 110});
+  expect_explore(with_factor(up, std::nullopt), 8, 2);
+}
+
 }  // namespace
 }  // namespace zeus::bso
