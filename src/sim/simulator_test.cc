@@ -48,13 +48,28 @@ TEST(Simulator, OracleMinimisesExpectedCostWithFailingPathsAsRetries) {
   EXPECT_EQ(fastest.p, 1);
   EXPECT_NEAR(fastest.cost_j, 300.0 * 5.0 * 16.0 / 3.0, 1e-9);
 
-  auto history = simulate(trace, PolicyKind::kOracle, SimOptions{});
+  auto history = simulate(trace, PolicyKind::kOracleExpected, SimOptions{});
   ASSERT_TRUE(history.has_value());
   for (const RunRecord& run : history->runs) {
     EXPECT_EQ(run.b, 2);
     EXPECT_EQ(run.p, 0);
     EXPECT_EQ(run.epochs, run.reached ? 2 : 10);
   }
+  // The paper's Oracle only takes a (b, p) whose every path reaches: b=16 (paths {4, 4}) at
+  // 200 W (2250 J per epoch), 9000 J per recurrence — above the expected optimum's 6400 J.
+  Expectation paper = oracle_all_paths_optimum(trace, 0.5);
+  EXPECT_EQ(paper.b, 1);
+  EXPECT_EQ(paper.p, 1);
+  EXPECT_DOUBLE_EQ(paper.cost_j, 9000.0);
+  EXPECT_GT(paper.cost_j, best.cost_j);
+  auto paper_history = simulate(trace, PolicyKind::kOracle, SimOptions{});
+  ASSERT_TRUE(paper_history.has_value());
+  for (const RunRecord& run : paper_history->runs) {
+    EXPECT_EQ(run.b, 1);
+    EXPECT_TRUE(run.reached);
+  }
+  EXPECT_EQ(policy_name(PolicyKind::kOracleExpected), "Oracle (expected)");
+  EXPECT_EQ(*parse_policy("Oracle (expected)"), PolicyKind::kOracleExpected);
 }
 
 TEST(Simulator, GridSearchVisitsDownThenUpHighToLowAndPrunes) {
@@ -120,10 +135,10 @@ TEST(Simulator, SameSeedGivesIdenticalHistoryAndSeedsDiffer) {
   SimOptions options;
   options.seed = 42;
   options.recurrences = 50;
-  auto a = simulate(trace, PolicyKind::kOracle, options);
-  auto b = simulate(trace, PolicyKind::kOracle, options);
+  auto a = simulate(trace, PolicyKind::kOracleExpected, options);
+  auto b = simulate(trace, PolicyKind::kOracleExpected, options);
   options.seed = 43;
-  auto c = simulate(trace, PolicyKind::kOracle, options);
+  auto c = simulate(trace, PolicyKind::kOracleExpected, options);
   ASSERT_TRUE(a && b && c);
   ASSERT_EQ(a->runs.size(), b->runs.size());
   bool differs = a->runs.size() != c->runs.size();
