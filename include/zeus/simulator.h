@@ -5,7 +5,7 @@
 // metric (at most SimOptions::max_tries runs). A run samples one training path of its batch size
 // with the simulator's seeded RNG and costs, per epoch, eta*energy + (1 - eta)*MAXPOWER*time.
 // Policies: Default (b0 at the maximum power limit), Grid Search with pruning, Zeus (the
-// batch-size optimizer's cores + JIT power-limit choice), Oracle (the best (b, p) in expectation).
+// batch-size optimizer's cores + JIT power-limit choice), the two Oracles (below).
 // Units: time s, energy J, cost J, power W. Same trace + policy + options => identical history.
 // Thread-safety: simulate() touches no shared state; call it from several threads at will.
 // Failure: kInvalidArgument for eta outside [0, 1], beta < 1 (other than 0 = no early stop),

@@ -118,6 +118,45 @@ TEST(Simulator, EarlyStopTruncatesTheRunAtBetaTimesMinCost) {
   EXPECT_FALSE(full->runs[2].early_stopped);
 }
 
+TEST(Simulator, EarlyStopModesEndTheRunAtTheirEpoch) {
+  // b=8 @ 200 W costs 3360 J per epoch and never reaches the target; bound 2 x 9000 = 18000 J.
+  WorkloadTrace trace = toy_trace("2,2");
+  RunPlan plan;
+  plan.b = 0;
+  plan.p = 1;
+  plan.beta = 2.0;
+  plan.min_cost_j = 9000.0;
+  plan.early_stop = EarlyStopMode::kAfterCrossing;
+  RunRecord after = replay_run_epochs(trace, plan, 12, 0.5);
+  EXPECT_EQ(after.epochs, 6);  // 20160 J: the crossing epoch is paid
+  // Predictive and the original's known epoch cost stop before it: 5 epochs, 16800 J.
+  for (EarlyStopMode mode : {EarlyStopMode::kPredictive, EarlyStopMode::kKnownEpochCost}) {
+    plan.early_stop = mode;
+    RunRecord run = replay_run_epochs(trace, plan, 12, 0.5);
+    EXPECT_EQ(run.epochs, 5);
+    EXPECT_DOUBLE_EQ(run.cost_j, 16800.0);
+    EXPECT_TRUE(run.early_stopped);
+    EXPECT_FALSE(run.reached);
+  }
+  // With the first epoch profiling (3630 J, the mean over the limits) both still stop after 5.
+  plan.profile_power = true;
+  for (EarlyStopMode mode : {EarlyStopMode::kPredictive, EarlyStopMode::kKnownEpochCost}) {
+    plan.early_stop = mode;
+    RunRecord run = replay_run_epochs(trace, plan, 12, 0.5);
+    EXPECT_EQ(run.epochs, 5);
+    EXPECT_DOUBLE_EQ(run.cost_j, 3630.0 + 4 * 3360.0);
+  }
+  // The original does not start a run whose first epoch alone would cross the bound.
+  plan.min_cost_j = 1000.0;
+  plan.early_stop = EarlyStopMode::kKnownEpochCost;
+  RunRecord skipped = replay_run_epochs(trace, plan, 12, 0.5);
+  EXPECT_EQ(skipped.epochs, 0);
+  EXPECT_EQ(skipped.cost_j, 0.0);
+  EXPECT_TRUE(skipped.early_stopped);
+  plan.early_stop = EarlyStopMode::kPredictive;  // ours runs the first epoch, then stops
+  EXPECT_EQ(replay_run_epochs(trace, plan, 12, 0.5).epochs, 1);
+}
+
 TEST(Simulator, ProfilingFirstEpochIsTheMeanOverPowerLimits) {
   WorkloadTrace trace = toy_trace();
   RunPlan plan;
