@@ -46,6 +46,7 @@ struct ZeusRules {
   std::optional<double> prune_factor = 1.5;
   double mab_min_relative_sd = 0.0;
   std::optional<double> pruning_beta;  // the spec's pruning_beta_knob (null: beta)
+  int pruning_stop_after_rises = 3;    // the spec's field of that name (0: off)
   // Upstream's simulator: min_cost is the least *recurrence* cost (its failed runs included),
   // and a run whose first epoch alone would cross β·min_cost is not run: the bandit observes
   // 100·β·min_cost for it and the recurrence retries at no cost (with kKnownEpochCost only).
@@ -54,7 +55,7 @@ struct ZeusRules {
 // Named configurations: "zeus" (our defaults, above) and "upstream" (the original's rules: early
 // stop before the crossing epoch with the epoch's cost known, its pruning and bandit, its
 // bookkeeping). "preset,key=value,..." overrides fields: early_stop=predictive|after-crossing|
-// known-epoch-cost, prune_factor=X|off, pruning_beta=X|off, mab_min_relative_sd=X,
+// known-epoch-cost, prune_factor=X|off, pruning_beta=X|off, stop_after_rises=N, mab_min_relative_sd=X,
 // upstream_bookkeeping=0|1.
 // kInvalidArgument naming the bad part and the valid ones.
 Result<ZeusRules> parse_zeus_rules(std::string_view text);

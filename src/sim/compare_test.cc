@@ -67,18 +67,22 @@ TEST(ZeusRules, PresetsAndOverrides) {
   EXPECT_EQ(zeus->early_stop, EarlyStopMode::kPredictive);
   EXPECT_EQ(zeus->prune_factor, 1.5);
   EXPECT_FALSE(zeus->upstream_bookkeeping);
+  EXPECT_EQ(zeus->pruning_stop_after_rises, 3);
   auto upstream = parse_zeus_rules("upstream");
   ASSERT_TRUE(upstream.has_value());
   EXPECT_EQ(upstream->early_stop, EarlyStopMode::kKnownEpochCost);
   EXPECT_FALSE(upstream->prune_factor.has_value());
   EXPECT_TRUE(upstream->upstream_bookkeeping);
-  auto mixed = parse_zeus_rules("zeus,early_stop=after-crossing,prune_factor=off,mab_min_relative_sd=0.2");
+  EXPECT_EQ(upstream->pruning_stop_after_rises, 0);
+  auto mixed = parse_zeus_rules(
+      "zeus,early_stop=after-crossing,prune_factor=off,stop_after_rises=0,mab_min_relative_sd=0.2");
   ASSERT_TRUE(mixed.has_value());
   EXPECT_EQ(mixed->early_stop, EarlyStopMode::kAfterCrossing);
   EXPECT_FALSE(mixed->prune_factor.has_value());
   EXPECT_EQ(mixed->mab_min_relative_sd, 0.2);
   EXPECT_EQ(zeus_rules_text(*mixed),
-            "early_stop=after-crossing,prune_factor=off,pruning_beta=off,mab_min_relative_sd=0.2,"
+            "early_stop=after-crossing,prune_factor=off,pruning_beta=off,stop_after_rises=0,"
+            "mab_min_relative_sd=0.2,"
             "upstream_bookkeeping=0");
   EXPECT_EQ(*parse_zeus_rules("zeus,prune_factor=1.25")->prune_factor, 1.25);
   for (const char* bad : {"zeuss", "zeus,early_stop=never", "zeus,prune_factor=0.5", "zeus,colour=red",

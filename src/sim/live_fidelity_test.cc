@@ -62,7 +62,8 @@ void expect_live_optimizer_agrees(const WorkloadTrace& trace, const SimOptions& 
 TEST(LiveFidelity, TheLiveOptimizerMakesTheSimulatorsDecisionsOnEveryWorkload) {
   auto traces = load_workload_traces(bundled_data(), "v100", {});
   ASSERT_TRUE(traces.has_value()) << traces.error().to_string();
-  for (const char* rules : {"zeus", "zeus,early_stop=after-crossing,prune_factor=off", "zeus,mab_min_relative_sd=0.1"}) {
+  for (const char* rules : {"zeus", "zeus,early_stop=after-crossing,prune_factor=off,stop_after_rises=0",
+                            "zeus,mab_min_relative_sd=0.1,pruning_beta=1.5"}) {
     for (const WorkloadTrace& trace : *traces) {
       for (uint64_t seed = 1; seed <= 2; ++seed) {
         SimOptions options;

@@ -43,6 +43,7 @@ JobSpec zeus_job_spec(const WorkloadTrace& trace, const SimOptions& options) {
   spec.prune_factor = options.zeus.prune_factor;
   spec.mab_min_relative_sd = options.zeus.mab_min_relative_sd;
   if (spec.beta_knob) spec.pruning_beta_knob = options.zeus.pruning_beta;
+  spec.pruning_stop_after_rises = options.zeus.pruning_stop_after_rises;
   return spec;
 }
 

@@ -29,6 +29,7 @@ Result<ZeusRules> parse_zeus_rules(std::string_view text) {
   if (preset == "upstream") {
     rules.early_stop = EarlyStopMode::kKnownEpochCost;
     rules.prune_factor.reset();
+    rules.pruning_stop_after_rises = 0;
     rules.mab_min_relative_sd = 0.0;
     rules.upstream_bookkeeping = true;
   } else if (preset != "zeus") {
@@ -50,6 +51,13 @@ Result<ZeusRules> parse_zeus_rules(std::string_view text) {
       if (!parse_early_stop_mode(value, &rules.early_stop)) {
         return bad("early_stop=" + value + ": use predictive, after-crossing or known-epoch-cost");
       }
+    } else if (key == "stop_after_rises") {
+      char* end = nullptr;
+      const long n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || n < 0 || n > 1000) {
+        return bad("stop_after_rises=" + value + ": use a whole number >= 0 (0 = off)");
+      }
+      rules.pruning_stop_after_rises = static_cast<int>(n);
     } else if (key == "pruning_beta") {
       if (value == "off") {
         rules.pruning_beta.reset();
@@ -85,7 +93,7 @@ Result<ZeusRules> parse_zeus_rules(std::string_view text) {
       rules.mab_min_relative_sd = x;
     } else {
       return bad("unknown key '" + std::string(key) +
-                 "'; use early_stop, prune_factor, pruning_beta, mab_min_relative_sd or upstream_bookkeeping");
+                 "'; use early_stop, prune_factor, pruning_beta, stop_after_rises, mab_min_relative_sd or upstream_bookkeeping");
     }
   }
   return rules;
@@ -99,6 +107,7 @@ std::string zeus_rules_text(const ZeusRules& rules) {
   return "early_stop=" + std::string(early_stop_mode_name(rules.early_stop)) +
          ",prune_factor=" + (rules.prune_factor ? std::string(factor) : std::string("off")) +
          ",pruning_beta=" + (rules.pruning_beta ? std::string(pbeta) : std::string("off")) +
+         ",stop_after_rises=" + std::to_string(rules.pruning_stop_after_rises) +
          ",mab_min_relative_sd=" + sd +
          ",upstream_bookkeeping=" + (rules.upstream_bookkeeping ? "1" : "0");
 }

@@ -133,6 +133,7 @@ Result<JobSpec> job_spec_from_json(std::string_view text) {
   }
   ZEUS_TRY(read_optional(j, "prune_factor", &s.prune_factor, what));
   ZEUS_TRY(read_optional(j, "pruning_beta_knob", &s.pruning_beta_knob, what));
+  ZEUS_TRY(read(j, "pruning_stop_after_rises", false, &s.pruning_stop_after_rises, what));
   ZEUS_TRY(read(j, "mab_min_relative_sd", false, &s.mab_min_relative_sd, what));
   return validate_job_spec(std::move(s));
 }
@@ -159,6 +160,7 @@ std::string job_spec_to_json(const JobSpec& s) {
             {"early_stop", std::string(early_stop_mode_name(s.early_stop))},
             {"prune_factor", nullable(s.prune_factor)},
             {"pruning_beta_knob", nullable(s.pruning_beta_knob)},
+            {"pruning_stop_after_rises", s.pruning_stop_after_rises},
             {"mab_min_relative_sd", s.mab_min_relative_sd}};
   return j.dump();
 }

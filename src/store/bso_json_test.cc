@@ -38,11 +38,11 @@ TEST(BsoJsonTest, JobSpecEchoesEveryWireField) {
         "target_metric", "higher_is_better_metric", "max_epochs", "num_pruning_rounds",
         "window_size", "mab_prior_mean", "mab_prior_precision", "mab_num_explorations",
         "mab_seed", "max_power", "number_of_gpus", "gpu_model", "early_stop",
-        "prune_factor", "pruning_beta_knob", "mab_min_relative_sd"}) {
+        "prune_factor", "pruning_beta_knob", "pruning_stop_after_rises", "mab_min_relative_sd"}) {
     EXPECT_TRUE(j.contains(field)) << field;
   }
   EXPECT_TRUE(j["job_id"].is_null());
-  EXPECT_EQ(j.size(), 22u);
+  EXPECT_EQ(j.size(), 23u);
 }
 
 TEST(BsoJsonTest, OurFieldsAreOptionalAndRoundTrip) {
@@ -52,11 +52,13 @@ TEST(BsoJsonTest, OurFieldsAreOptionalAndRoundTrip) {
   EXPECT_EQ(s->early_stop, EarlyStopMode::kPredictive);
   EXPECT_EQ(s->prune_factor, 1.5);
   EXPECT_FALSE(s->pruning_beta_knob.has_value());
+  EXPECT_EQ(s->pruning_stop_after_rises, 3);
   EXPECT_EQ(s->mab_min_relative_sd, 0.0);
   JobSpec other = *s;
   other.early_stop = EarlyStopMode::kAfterCrossing;
   other.prune_factor.reset();
   other.pruning_beta_knob = 1.5;
+  other.pruning_stop_after_rises = 2;
   other.mab_min_relative_sd = 0.25;
   Result<JobSpec> back = job_spec_from_json(job_spec_to_json(other));
   ASSERT_TRUE(back.has_value()) << back.error().to_string();

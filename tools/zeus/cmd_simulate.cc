@@ -229,7 +229,8 @@ void add_simulate_command(CLI::App& app) {
                   "Zeus's rules: zeus (default: ours) or upstream (the original's: early stop before the\n"
                   "crossing epoch with its cost known, every survivor re-run, its bandit and bookkeeping), then\n"
                   "optional ,key=value overrides: early_stop=predictive|after-crossing|known-epoch-cost,\n"
-                  "prune_factor=X|off, pruning_beta=X|off, mab_min_relative_sd=X, upstream_bookkeeping=0|1");
+                  "prune_factor=X|off, pruning_beta=X|off, stop_after_rises=N, mab_min_relative_sd=X,\n"
+                  "upstream_bookkeeping=0|1");
   cmd->add_option("--early-stop", args->early_stop,
                   "Zeus's early stop: predictive (default: stop when the cost so far plus the next epoch's\n"
                   "expected cost would exceed beta x min cost; saves the crossing epoch) or after-crossing\n"

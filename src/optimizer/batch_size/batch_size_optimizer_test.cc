@@ -23,6 +23,7 @@ JobSpec spec3() {
   // Zeus 0.16's rules, which these tests pin; ours are tested below (PredictiveEarlyStop...).
   s.early_stop = EarlyStopMode::kAfterCrossing;
   s.prune_factor.reset();
+  s.pruning_stop_after_rises = 0;
   return s;
 }
 

@@ -103,6 +103,10 @@ Result<JobSpec> validate_job_spec(JobSpec spec) {
     return invalid("pruning_beta_knob " + show(*spec.pruning_beta_knob) +
                    " must be > 0 (or null to use beta_knob)");
   }
+  if (spec.pruning_stop_after_rises < 0) {
+    return invalid("pruning_stop_after_rises " + std::to_string(spec.pruning_stop_after_rises) +
+                   " must be >= 0 (0 = off)");
+  }
   if (!(spec.mab_min_relative_sd >= 0.0 && std::isfinite(spec.mab_min_relative_sd))) {
     return invalid("mab_min_relative_sd " + show(spec.mab_min_relative_sd) +
                    " must be >= 0 (0 = the sample variance alone)");
@@ -141,6 +145,7 @@ std::string job_spec_difference(const JobSpec& a, const JobSpec& b) {
   ZEUS_DIFF(early_stop)
   ZEUS_DIFF(prune_factor)
   ZEUS_DIFF(pruning_beta_knob)
+  ZEUS_DIFF(pruning_stop_after_rises)
   ZEUS_DIFF(mab_min_relative_sd)
 #undef ZEUS_DIFF
   return "";

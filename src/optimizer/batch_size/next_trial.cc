@@ -22,7 +22,7 @@ std::vector<PruningObservation> pruning_history(std::span<const Trial> trials) {
 Result<PruningDecision> pruning_step(const JobSpec& spec, std::span<const Trial> trials) {
   const std::vector<PruningObservation> pruning = pruning_history(trials);
   return next_pruning_step(spec.batch_sizes, spec.default_batch_size, spec.num_pruning_rounds,
-                           pruning, spec.prune_factor);
+                           pruning, spec.prune_factor, spec.pruning_stop_after_rises);
 }
 
 Belief spec_arm_belief(const JobSpec& spec, std::span<const double> costs) {

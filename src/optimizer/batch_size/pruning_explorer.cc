@@ -9,7 +9,8 @@ namespace zeus::bso {
 Result<PruningDecision> next_pruning_step(std::span<const int> batch_sizes, int default_batch_size,
                                           int num_pruning_rounds,
                                           std::span<const PruningObservation> history,
-                                          std::optional<double> skip_over_factor) {
+                                          std::optional<double> skip_over_factor,
+                                          int stop_after_rises) {
   // Best batch size known so far: the cheapest converged pruning step.
   int best_known = default_batch_size;
   double best_known_cost = std::numeric_limits<double>::infinity();
@@ -45,8 +46,11 @@ Result<PruningDecision> next_pruning_step(std::span<const int> batch_sizes, int 
     ZEUS_CHECK(it != space.end(), "the round's default batch size is one of its candidates");
     const long start = it - space.begin();
     // Direction 0 walks start, start−1, ..., 0; direction 1 walks start+1, ..., end.
+    double default_cost = std::numeric_limits<double>::quiet_NaN();  // this round's, once run
     for (int direction = 0; direction < 2; ++direction) {
       const long step = direction == 0 ? -1 : 1;
+      double previous_cost = direction == 0 ? std::numeric_limits<double>::quiet_NaN() : default_cost;
+      int rises = 0;
       for (long i = direction == 0 ? start : start + 1;
            i >= 0 && i < static_cast<long>(space.size()); i += step) {
         const int bs = space[static_cast<size_t>(i)];
@@ -70,6 +74,9 @@ Result<PruningDecision> next_pruning_step(std::span<const int> batch_sizes, int 
           return decision;
         }
         if (o.status != TrialStatus::kConverged) break;
+        if (bs == round_default) default_cost = o.cost;
+        rises = o.cost > previous_cost ? rises + 1 : 0;  // false against NaN
+        previous_cost = o.cost;
         survivors.push_back(bs);
         survivor_costs.push_back(o.cost);
         least_cost = std::min(least_cost, o.cost);
@@ -77,6 +84,7 @@ Result<PruningDecision> next_pruning_step(std::span<const int> batch_sizes, int 
           best_round_cost = o.cost;
           next_default = bs;
         }
+        if (stop_after_rises > 0 && rises >= stop_after_rises) break;
       }
     }
     if (survivors.empty()) {

@@ -13,6 +13,9 @@
 // survivors whose converged cost in the previous round exceeds skip_over_factor × the least
 // converged cost of the earlier rounds (never the round's default): re-running a batch size
 // already observed well above the best is where most of pruning's regret went.
+// With stop_after_rises > 0 (the spec's pruning_stop_after_rises), a direction also ends after
+// that many consecutive converged explorations each costlier than the one before it (going up,
+// the first is compared with the round's default).
 // Pure: no state. Fails (kInternal) only when the history does not follow the exploration order.
 //
 //   std::vector<PruningObservation> done = {{32, TrialStatus::kConverged, 100.0}};
@@ -53,6 +56,7 @@ struct PruningDecision {
 Result<PruningDecision> next_pruning_step(std::span<const int> batch_sizes, int default_batch_size,
                                           int num_pruning_rounds,
                                           std::span<const PruningObservation> history,
-                                          std::optional<double> skip_over_factor = std::nullopt);
+                                          std::optional<double> skip_over_factor = std::nullopt,
+                                          int stop_after_rises = 0);
 
 }  // namespace zeus::bso
