@@ -1,6 +1,9 @@
 // zeus simulate compare: two configurations of the Zeus policy on the same seeds (sim_compare.h).
 #include <cmath>
 #include <cstdio>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "sim/appendf.h"
 #include "sim/parallel.h"
