@@ -240,3 +240,39 @@ TEST(ZeusPolicy, ProfilesEachNewBatchSizeOnceAndConvergesToTheCheapest) {
 
 }  // namespace
 }  // namespace zeus::sim
+
+namespace zeus::sim {
+namespace {
+
+TEST(ZeusPolicy, UpstreamBookkeepingTakesTheLeastRecurrenceCost) {
+  // A recurrence whose first run fails (1000 J) and second converges (3000 J): the original's
+  // simulator bounds later runs by its total, 4000 J; ours by the converged run, 3000 J.
+  WorkloadTrace trace = testing::toy_trace("2,2");
+  for (const char* rules : {"upstream", "zeus"}) {
+    SimOptions options;
+    options.zeus = *parse_zeus_rules(rules);
+    auto policy = make_policy(PolicyKind::kZeus, trace, options);
+    ASSERT_TRUE(policy.has_value());
+    Rng rng(1);
+    RunRecord failed;
+    failed.recurrence = 0;
+    failed.epochs = 3;
+    failed.cost_j = 1000.0;
+    RunPlan first = (*policy)->plan(rng);
+    EXPECT_FALSE(first.min_cost_j.has_value());
+    (*policy)->observe(first, failed);
+    RunRecord converged = failed;
+    converged.reached = true;
+    converged.cost_j = 3000.0;
+    RunPlan second = (*policy)->plan(rng);
+    (*policy)->observe(second, converged);
+    RunPlan third = (*policy)->plan(rng);
+    ASSERT_TRUE(third.min_cost_j.has_value());
+    EXPECT_EQ(*third.min_cost_j, std::string(rules) == "upstream" ? 4000.0 : 3000.0) << rules;
+    EXPECT_EQ(third.early_stop, std::string(rules) == "upstream" ? EarlyStopMode::kKnownEpochCost
+                                                                 : EarlyStopMode::kPredictive);
+  }
+}
+
+}  // namespace
+}  // namespace zeus::sim
