@@ -23,7 +23,19 @@
 
 namespace zeus {
 
-// Configuration of a recurring job. Defaults follow REFERENCE.md §3.
+// When an over-budget trial stops (the rules are in src/optimizer/batch_size/early_stop.h).
+enum class EarlyStopMode {
+  kPredictive,     // "predictive": stop when cost so far + expected next epoch > β·min_cost
+  kAfterCrossing,  // "after-crossing": stop after the epoch that crossed β·min_cost (Zeus 0.16)
+  kKnownEpochCost,  // "known-epoch-cost": upstream's legacy simulator; simulation only
+};
+std::string_view early_stop_mode_name(EarlyStopMode mode);
+// Inverse of early_stop_mode_name; false on an unknown name.
+bool parse_early_stop_mode(std::string_view name, EarlyStopMode* out);
+
+// Configuration of a recurring job. Defaults follow REFERENCE.md §3; the fields after
+// gpu_model are ours (optional on the wire; a Zeus 0.16 client that omits them gets the
+// defaults below, documented in docs/simulate.md, which measured them).
 struct JobSpec {
   std::optional<std::string> job_id;   // null: generated at registration as prefix + random hex
   std::string job_id_prefix;           // job_id must start with it
@@ -43,6 +55,23 @@ struct JobSpec {
   double max_power_w = 0.0;            // > 0; W, already × number_of_gpus
   int number_of_gpus = 1;              // >= 1
   std::string gpu_model;
+  EarlyStopMode early_stop = EarlyStopMode::kPredictive;  // kKnownEpochCost is refused
+  // Pruning rounds after the first re-run only the survivors whose converged cost in the
+  // previous round is within prune_factor × the least converged cost so far (>= 1; null = every
+  // survivor, as upstream). β reproduces "skip what already exceeds the early-stop bound"; the
+  // default 1.5 was measured on the six paper workloads (docs/simulate.md).
+  std::optional<double> prune_factor = 1.5;
+  // The early-stop β of pruning explorations (> 0; null = beta_knob): an exploration costing more
+  // than pruning_beta_knob × the least converged cost so far is stopped and pruned.
+  std::optional<double> pruning_beta_knob;
+  // A direction of a pruning round stops after this many consecutive converged explorations each
+  // costlier than the one before (the cost is typically convex in b: the minimum lies behind);
+  // 0 = off (upstream: a direction stops only at a batch size that does not converge). The default
+  // 3 was measured on the six paper workloads (docs/simulate.md).
+  int pruning_stop_after_rises = 3;
+  // Per-observation standard deviation of a bandit arm at least this fraction of its mean cost
+  // (>= 0; 0 = upstream: the sample variance, which two equal costs collapse to zero).
+  double mab_min_relative_sd = 0.0;
 
   bool operator==(const JobSpec&) const = default;
 };

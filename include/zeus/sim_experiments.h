@@ -32,6 +32,7 @@ struct ExperimentOptions {
   int seeds = 10;                      // >= 1
   // Called after each simulated (workload, policy, seed) with (done, total); may be empty.
   std::function<void(int, int)> progress;
+  int threads = 0;  // seeds run on this many threads (0: all cores); results do not depend on it
 };
 
 // Mean and standard deviation (population) over seeds.
@@ -46,7 +47,8 @@ struct PolicyHeadline {
   PolicyKind policy = PolicyKind::kDefault;
   Stat last5_energy_ratio, last5_time_ratio;  // last five recurrences, against Default
   Stat cum_energy_ratio, cum_time_ratio;      // all recurrences, against Default
-  Stat cum_regret_j;                          // sum of (recurrence cost - Oracle's expected cost)
+  Stat cum_regret_j;  // sum of (recurrence cost - Oracle (expected)'s expected cost), the floor
+  Stat cum_regret_vs_oracle_j;  // the same against the (paper's) Oracle's expected cost
   Stat last5_energy_j;                        // absolute (J, sum of the five), convergence check
   Stat last5_time_s;                          // absolute (s, sum of the five)
   int converged_batch_size = 0;               // most frequent (b, p) of the last recurrence
@@ -59,9 +61,12 @@ struct WorkloadHeadline {
   int recurrences = 0;
   int default_batch_size = 0;
   double max_power_limit_w = 0.0;
-  Expectation oracle;  // the Oracle's (b, p) and expected recurrence cost
+  Expectation oracle;  // Oracle (expected)'s (b, p) and expected recurrence cost: regret's floor
   int oracle_batch_size = 0;
   double oracle_power_limit_w = 0.0;
+  Expectation oracle_all_paths;  // the (paper's) Oracle: every path of its (b, p) reaches the target
+  int oracle_all_paths_batch_size = 0;
+  double oracle_all_paths_power_limit_w = 0.0;
   std::vector<PolicyHeadline> policies;  // in all_policies() order
 };
 

@@ -5,7 +5,7 @@
 // metric (at most SimOptions::max_tries runs). A run samples one training path of its batch size
 // with the simulator's seeded RNG and costs, per epoch, eta*energy + (1 - eta)*MAXPOWER*time.
 // Policies: Default (b0 at the maximum power limit), Grid Search with pruning, Zeus (the
-// batch-size optimizer's cores + JIT power-limit choice), Oracle (the best (b, p) in expectation).
+// batch-size optimizer's cores + JIT power-limit choice), the two Oracles (below).
 // Units: time s, energy J, cost J, power W. Same trace + policy + options => identical history.
 // Thread-safety: simulate() touches no shared state; call it from several threads at will.
 // Failure: kInvalidArgument for eta outside [0, 1], beta < 1 (other than 0 = no early stop),
@@ -20,18 +20,47 @@
 #include <string_view>
 #include <vector>
 
+#include "zeus/bso_types.h"
 #include "zeus/result.h"
 #include "zeus/sim_trace.h"
 
 namespace zeus::sim {
 
-enum class PolicyKind { kDefault, kGridSearch, kZeus, kOracle };
-// "Default", "GridSearch", "Zeus", "Oracle" (the keys of the JSON output).
+// Two oracles, both knowing every path of every (b, p) in advance and running one of them every
+// recurrence. kOracle (the paper's comparison point, what an exhaustive grid search converges to):
+// the least expected cost among the (b, p) whose every training path reaches the target.
+// kOracleExpected: the least expected cost over every (b, p), a path that misses the target
+// charged as a failed run (max_epochs epochs) plus a retry — lower or equal, and a riskier choice.
+enum class PolicyKind { kDefault, kGridSearch, kZeus, kOracle, kOracleExpected };
+// "Default", "GridSearch", "Zeus", "Oracle", "Oracle (expected)" (the keys of the JSON output).
 std::string_view policy_name(PolicyKind policy);
 // Parses a policy name (case-sensitive, as above); kInvalidArgument otherwise.
 Result<PolicyKind> parse_policy(std::string_view name);
-// All four, in report order: Default, GridSearch, Zeus, Oracle.
+// All five, in report order: Default, GridSearch, Zeus, Oracle, Oracle (expected).
 const std::vector<PolicyKind>& all_policies();
+
+// The rules of the Zeus policy: the batch-size optimizer's own spec fields (zeus/bso_types.h),
+// plus what the simulator needs to model upstream's legacy simulator (zeus/_legacy/simulate.py).
+struct ZeusRules {
+  EarlyStopMode early_stop = EarlyStopMode::kPredictive;
+  std::optional<double> prune_factor = 1.5;
+  double mab_min_relative_sd = 0.0;
+  std::optional<double> pruning_beta;  // the spec's pruning_beta_knob (null: beta)
+  int pruning_stop_after_rises = 3;    // the spec's field of that name (0: off)
+  // Upstream's simulator: min_cost is the least *recurrence* cost (its failed runs included),
+  // and a run whose first epoch alone would cross β·min_cost is not run: the bandit observes
+  // 100·β·min_cost for it and the recurrence retries at no cost (with kKnownEpochCost only).
+  bool upstream_bookkeeping = false;
+};
+// Named configurations: "zeus" (our defaults, above) and "upstream" (the original's rules: early
+// stop before the crossing epoch with the epoch's cost known, its pruning and bandit, its
+// bookkeeping). "preset,key=value,..." overrides fields: early_stop=predictive|after-crossing|
+// known-epoch-cost, prune_factor=X|off, pruning_beta=X|off, stop_after_rises=N, mab_min_relative_sd=X,
+// upstream_bookkeeping=0|1.
+// kInvalidArgument naming the bad part and the valid ones.
+Result<ZeusRules> parse_zeus_rules(std::string_view text);
+// The canonical text of `rules` ("early_stop=predictive,prune_factor=1.5,...").
+std::string zeus_rules_text(const ZeusRules& rules);
 
 // epoch: closed form per epoch (sweeps). step: iteration by iteration on a ReplayGpu with a
 // FakeClock, measured by the real EnergyMonitor and steered by the real PowerLimitOptimizer.
@@ -53,6 +82,7 @@ struct SimOptions {
   // Step fidelity: iterations per epoch; 0 = 50 x |P| + 1, the least that lets the JIT profiler
   // (1 wait + 10 warm-up + 40 profiled steps per limit) finish within the first epoch.
   int steps_per_epoch = 0;
+  ZeusRules zeus;  // the Zeus policy's rules (default: ours)
 };
 
 // kInvalidArgument naming the bad option and its valid range.
@@ -102,8 +132,11 @@ struct Expectation {
   double time_s = 0.0, energy_j = 0.0, cost_j = 0.0;  // per recurrence; +inf if never reached
 };
 Expectation expected_recurrence(const WorkloadTrace& trace, int b, int p, double eta);
-// The Oracle's configuration: argmin expected recurrence cost over every (b, p) with
+// The configuration of Oracle (expected): argmin expected recurrence cost over every (b, p) with
 // reach_probability > 0 (ties: larger power limit, then smaller batch size).
 Expectation oracle_optimum(const WorkloadTrace& trace, double eta);
+// The configuration of Oracle (the paper's): the same argmin over the (b, p) whose every path
+// reaches the target (reach_probability 1); if none does, over those of the highest probability.
+Expectation oracle_all_paths_optimum(const WorkloadTrace& trace, double eta);
 
 }  // namespace zeus::sim

@@ -96,7 +96,13 @@ TEST_F(BsoServerTest, RegisterEchoesEverySpecField201Then200Then409) {
   json job = register_job();
   const json sent = json::parse(kSpec);
   for (const auto& item : sent.items()) EXPECT_EQ(job[item.key()], item.value()) << item.key();
-  EXPECT_EQ(job.size(), sent.size());
+  // Plus our optional rule fields with their defaults (zeus/bso_types.h), which Zeus 0.16
+  // clients ignore.
+  for (const char* ours : {"early_stop", "prune_factor", "pruning_beta_knob",
+                           "pruning_stop_after_rises", "mab_min_relative_sd"}) {
+    EXPECT_TRUE(job.contains(ours)) << ours;
+  }
+  EXPECT_EQ(job.size(), sent.size() + 5);
   expect(send("POST", "/jobs", kSpec), 200);
   // A generated job_id starts with the prefix and is returned, never null.
   json anonymous = sent;

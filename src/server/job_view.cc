@@ -71,20 +71,17 @@ void add_to_totals(const std::vector<Trial>& trials, StoreTotals* totals) {
 Result<JobView> make_job_view(const JobSpec& spec, std::vector<Trial> trials) {
   JobView view;
   view.spec = spec;
-  const std::vector<bso::PruningObservation> pruning = bso::pruning_history(trials);
-  Result<bso::PruningDecision> step = bso::next_pruning_step(
-      spec.batch_sizes, spec.default_batch_size, spec.num_pruning_rounds, pruning);
+  Result<bso::PruningDecision> step = bso::pruning_step(spec, trials);
   if (!step) return fail(step.error());
   view.pruning = step->action != bso::PruningAction::kDone;
   view.pruning_round = view.pruning ? step->round : 0;
-  const bso::Prior prior{spec.mab_prior_mean, spec.mab_prior_precision};
   for (int batch_size : spec.batch_sizes) {
     std::vector<double> costs;
     for (const Trial& t : trials) {
       if (t.ended() && t.batch_size == batch_size) costs.push_back(t.cost);
     }
     const std::span<const double> window = bso::newest_costs(costs, spec.window_size);
-    const bso::Belief belief = bso::arm_belief(window, prior);
+    const bso::Belief belief = bso::spec_arm_belief(spec, costs);
     ArmView arm;
     arm.batch_size = batch_size;
     arm.is_arm = !view.pruning &&

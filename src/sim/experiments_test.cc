@@ -22,16 +22,24 @@ TEST_F(ExperimentsTest, HeadlineRatiosAreAgainstDefaultAndOracleMatchesOptimum) 
   ASSERT_EQ(result->workloads.size(), 1u);
   const WorkloadHeadline& w = result->workloads[0];
   EXPECT_EQ(w.recurrences, 2 * 3 * 3);
-  ASSERT_EQ(w.policies.size(), 4u);
+  ASSERT_EQ(w.policies.size(), 5u);
   EXPECT_EQ(w.policies[0].policy, PolicyKind::kDefault);
   EXPECT_DOUBLE_EQ(w.policies[0].cum_energy_ratio.mean, 1.0);
   EXPECT_DOUBLE_EQ(w.policies[0].last5_time_ratio.mean, 1.0);
   EXPECT_EQ(w.policies[0].converged_batch_size, 32);
   EXPECT_DOUBLE_EQ(w.policies[0].converged_power_limit_w, 250.0);
   const PolicyHeadline& oracle = w.policies[3];
-  EXPECT_EQ(oracle.converged_batch_size, w.oracle_batch_size);
-  EXPECT_DOUBLE_EQ(oracle.converged_power_limit_w, w.oracle_power_limit_w);
+  EXPECT_EQ(oracle.policy, PolicyKind::kOracle);
+  EXPECT_EQ(oracle.converged_batch_size, w.oracle_all_paths_batch_size);
+  EXPECT_DOUBLE_EQ(oracle.converged_power_limit_w, w.oracle_all_paths_power_limit_w);
+  const PolicyHeadline& expected = w.policies[4];
+  EXPECT_EQ(expected.policy, PolicyKind::kOracleExpected);
+  EXPECT_EQ(expected.converged_batch_size, w.oracle_batch_size);
+  EXPECT_DOUBLE_EQ(expected.converged_power_limit_w, w.oracle_power_limit_w);
   EXPECT_EQ(w.oracle_batch_size, 64);  // fewest epochs and fastest epochs
+  EXPECT_EQ(w.oracle_all_paths_batch_size, 64);  // and every path of 64 reaches the target
+  // The regret against the (costlier or equal) paper's Oracle is lower or equal.
+  EXPECT_LE(w.policies[2].cum_regret_vs_oracle_j.mean, w.policies[2].cum_regret_j.mean + 1e-6);
   // Default always exceeds the Oracle's expectation here: its regret is positive and grows.
   EXPECT_GT(w.policies[0].cum_regret_j.mean, 0.0);
   EXPECT_LT(w.policies[0].mean_cum_regret_j.front(), w.policies[0].mean_cum_regret_j.back());

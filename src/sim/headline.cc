@@ -5,6 +5,7 @@
 #include <map>
 
 #include "sim/appendf.h"
+#include "sim/parallel.h"
 #include "zeus/sim_experiments.h"
 
 namespace zeus::sim {
@@ -14,16 +15,18 @@ struct Totals {
   double last5_energy_j = 0.0, last5_time_s = 0.0, energy_j = 0.0, time_s = 0.0, regret_j = 0.0;
 };
 
+// One seed's totals; regret_curve[i] = regret after recurrence i.
 Totals totals_of(const History& history, double oracle_cost_j, std::vector<double>* regret_curve) {
   Totals t;
   const std::size_t n = history.recurrences.size();
   const std::size_t last5_begin = n > 5 ? n - 5 : 0;
+  regret_curve->assign(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     const RecurrenceRecord& r = history.recurrences[i];
     t.energy_j += r.energy_j;
     t.time_s += r.time_s;
     t.regret_j += r.cost_j - oracle_cost_j;
-    (*regret_curve)[i] += t.regret_j;
+    (*regret_curve)[i] = t.regret_j;
     if (i >= last5_begin) {
       t.last5_energy_j += r.energy_j;
       t.last5_time_s += r.time_s;
@@ -68,28 +71,50 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
     w.oracle = oracle_optimum(trace, options.sim.eta);
     w.oracle_batch_size = trace.batch_sizes[static_cast<std::size_t>(w.oracle.b)];
     w.oracle_power_limit_w = trace.power_limits_w[static_cast<std::size_t>(w.oracle.p)];
+    w.oracle_all_paths = oracle_all_paths_optimum(trace, options.sim.eta);
+    w.oracle_all_paths_batch_size = trace.batch_sizes[static_cast<std::size_t>(w.oracle_all_paths.b)];
+    w.oracle_all_paths_power_limit_w = trace.power_limits_w[static_cast<std::size_t>(w.oracle_all_paths.p)];
     // totals[policy][seed]
     std::vector<std::vector<Totals>> totals(policies.size());
     for (std::size_t k = 0; k < policies.size(); ++k) {
       PolicyHeadline ph;
       ph.policy = policies[k];
+      const std::size_t n = static_cast<std::size_t>(options.seeds);
+      std::vector<std::vector<double>> curves(n);
+      std::vector<std::pair<int, int>> last_configs(n);
+      std::vector<Error> errors(n);
+      std::vector<char> failed(n, 0);
+      totals[k].resize(n);
+      parallel_for(
+          options.seeds, options.threads,
+          [&](int s) {
+            const std::size_t i = static_cast<std::size_t>(s);
+            SimOptions sim = options.sim;
+            sim.seed = options.sim.seed + static_cast<uint64_t>(s);
+            auto history = simulate(trace, policies[k], sim);
+            if (!history) {
+              failed[i] = 1;
+              errors[i] = history.error();
+              return;
+            }
+            totals[k][i] = totals_of(*history, w.oracle.cost_j, &curves[i]);
+            last_configs[i] = {history->recurrences.back().b, history->recurrences.back().p};
+          },
+          options.progress, done, total);
+      done += options.seeds;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (failed[i]) return fail(errors[i]);
+      }
       ph.mean_cum_regret_j.assign(static_cast<std::size_t>(w.recurrences), 0.0);
       std::map<std::pair<int, int>, int> last_config_count;
-      std::pair<int, int> first_config{-1, -1};
-      for (int s = 0; s < options.seeds; ++s) {
-        SimOptions sim = options.sim;
-        sim.seed = options.sim.seed + static_cast<uint64_t>(s);
-        auto history = simulate(trace, policies[k], sim);
-        if (!history) return fail(history.error());
-        totals[k].push_back(totals_of(*history, w.oracle.cost_j, &ph.mean_cum_regret_j));
-        const RecurrenceRecord& last = history->recurrences.back();
-        const std::pair<int, int> config{last.b, last.p};
-        if (s == 0) first_config = config;
-        ++last_config_count[config];
-        if (options.progress) options.progress(++done, total);
+      for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t r = 0; r < ph.mean_cum_regret_j.size() && r < curves[i].size(); ++r) {
+          ph.mean_cum_regret_j[r] += curves[i][r];
+        }
+        ++last_config_count[last_configs[i]];
       }
       for (double& v : ph.mean_cum_regret_j) v /= options.seeds;
-      std::pair<int, int> mode = first_config;
+      std::pair<int, int> mode = last_configs[0];
       for (const auto& [config, count] : last_config_count) {
         if (count > last_config_count[mode]) mode = config;
       }
@@ -99,7 +124,8 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
     }
     // Ratios against Default of the same seed.
     for (std::size_t k = 0; k < policies.size(); ++k) {
-      std::vector<double> l5e, l5t, ce, ct, regret, l5abs, l5time;
+      std::vector<double> l5e, l5t, ce, ct, regret, regret_paper, l5abs, l5time;
+      const double paper_offset_j = w.recurrences * (w.oracle_all_paths.cost_j - w.oracle.cost_j);
       for (int s = 0; s < options.seeds; ++s) {
         const Totals& mine = totals[k][static_cast<std::size_t>(s)];
         const Totals& base = totals[0][static_cast<std::size_t>(s)];
@@ -108,6 +134,7 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
         ce.push_back(mine.energy_j / base.energy_j);
         ct.push_back(mine.time_s / base.time_s);
         regret.push_back(mine.regret_j);
+        regret_paper.push_back(mine.regret_j - paper_offset_j);
         l5abs.push_back(mine.last5_energy_j);
         l5time.push_back(mine.last5_time_s);
       }
@@ -117,6 +144,7 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
       ph.cum_energy_ratio = stat_of(ce);
       ph.cum_time_ratio = stat_of(ct);
       ph.cum_regret_j = stat_of(regret);
+      ph.cum_regret_vs_oracle_j = stat_of(regret_paper);
       ph.last5_energy_j = stat_of(l5abs);
       ph.last5_time_s = stat_of(l5time);
     }
@@ -130,19 +158,41 @@ std::string format_headline_table(const HeadlineResult& result) {
   appendf(out, "headline: gpu %s, eta %.2f, beta %.2f, %d seed(s) from %llu\n", result.gpu.c_str(),
           result.eta, result.beta, result.seeds,
           static_cast<unsigned long long>(result.first_seed));
-  appendf(out, "%-14s %-11s %5s %12s %10s %12s %10s %14s  %s\n", "workload", "policy", "recur",
+  appendf(out, "%-14s %-17s %5s %12s %10s %12s %10s %14s  %s\n", "workload", "policy", "recur",
           "last5_energy", "last5_time", "cum_energy", "cum_time", "cum_regret_MJ",
           "converged (b, W)");
   for (const WorkloadHeadline& w : result.workloads) {
     for (const PolicyHeadline& p : w.policies) {
-      appendf(out, "%-14s %-11s %5d %12.3f %10.3f %12.3f %10.3f %14.3f  (%d, %.0f)\n",
+      appendf(out, "%-14s %-17s %5d %12.3f %10.3f %12.3f %10.3f %14.3f  (%d, %.0f)\n",
               w.name.c_str(), std::string(policy_name(p.policy)).c_str(), w.recurrences,
               p.last5_energy_ratio.mean, p.last5_time_ratio.mean, p.cum_energy_ratio.mean,
               p.cum_time_ratio.mean, p.cum_regret_j.mean / 1e6, p.converged_batch_size,
               p.converged_power_limit_w);
     }
   }
-  out += "ratios: against Default, mean over seeds; cum_regret: sum of (cost - Oracle's expected cost)\n";
+  out += "ratios: against Default, mean over seeds; cum_regret: sum of (cost - Oracle (expected)'s expected cost)\n";
+  appendf(out, "\nZeus's gap to each Oracle (Oracle: best (b, p) whose every path reaches the target, the paper's;\n"
+               "Oracle (expected): best expected cost over every (b, p), failed paths charged with a retry)\n");
+  appendf(out, "%-14s %-13s %-13s %19s %19s %24s %24s\n", "workload", "Oracle (b,W)", "expected (b,W)",
+          "last5_E / Oracle", "last5_E / expected", "cum_regret_MJ vs Oracle", "cum_regret_MJ vs expected");
+  for (const WorkloadHeadline& w : result.workloads) {
+    const PolicyHeadline* zeus = nullptr;
+    const PolicyHeadline* oracle = nullptr;
+    const PolicyHeadline* expected = nullptr;
+    for (const PolicyHeadline& p : w.policies) {
+      if (p.policy == PolicyKind::kZeus) zeus = &p;
+      if (p.policy == PolicyKind::kOracle) oracle = &p;
+      if (p.policy == PolicyKind::kOracleExpected) expected = &p;
+    }
+    if (!zeus || !oracle || !expected) continue;
+    char paper[32], floor[32];
+    std::snprintf(paper, sizeof paper, "(%d, %.0f)", w.oracle_all_paths_batch_size, w.oracle_all_paths_power_limit_w);
+    std::snprintf(floor, sizeof floor, "(%d, %.0f)", w.oracle_batch_size, w.oracle_power_limit_w);
+    appendf(out, "%-14s %-13s %-13s %19.4f %19.4f %24.3f %24.3f\n", w.name.c_str(), paper, floor,
+            zeus->last5_energy_j.mean / oracle->last5_energy_j.mean,
+            zeus->last5_energy_j.mean / expected->last5_energy_j.mean, zeus->cum_regret_vs_oracle_j.mean / 1e6,
+            zeus->cum_regret_j.mean / 1e6);
+  }
   return out;
 }
 

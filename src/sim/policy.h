@@ -23,10 +23,12 @@ struct RunPlan {
   int b = 0;  // batch-size index
   int p = 0;  // power-limit index used after the first epoch (and for it when !profile_power)
   bool profile_power = false;  // the first epoch is sliced across every power limit (JIT)
-  // Early stop (the batch-size optimizer's rule): the run stops after the epoch at which its
-  // cumulative cost exceeds beta x min_cost_j. Either one unset: no early stop.
+  // Early stop (the batch-size optimizer's rule, bso::decide_stop in mode `early_stop`): against
+  // beta x min_cost_j. Either one unset: no early stop.
   std::optional<double> beta;
   std::optional<double> min_cost_j;  // least cost of a run that reached the target so far
+  EarlyStopMode early_stop = EarlyStopMode::kAfterCrossing;
+  std::optional<double> prior_epoch_cost_j;  // bso::prior_epoch_cost of the batch size
   int ticket = -1;  // the policy's own id of this run (observe() gets the plan back)
   bool best_known_answer = false;  // Zeus: asked while a pruning step ran; got the best size known
 };
@@ -54,8 +56,16 @@ namespace zeus::sim {
 
 // Factories of the individual policies (one file each).
 std::unique_ptr<Policy> make_default_policy(const WorkloadTrace& trace);
-std::unique_ptr<Policy> make_oracle_policy(const WorkloadTrace& trace, const SimOptions& options);
+// all_paths: the paper's Oracle (oracle_all_paths_optimum); else Oracle (expected).
+std::unique_ptr<Policy> make_oracle_policy(const WorkloadTrace& trace, const SimOptions& options,
+                                           bool all_paths);
 std::unique_ptr<Policy> make_grid_search_policy(const WorkloadTrace& trace, const SimOptions& options);
 Result<std::unique_ptr<Policy>> make_zeus_policy(const WorkloadTrace& trace, const SimOptions& options);
+
+// The job spec the Zeus policy gives the batch-size optimizer's cores for `trace` (its rules,
+// knobs and MAXPOWER), and the seed of its bandit's random stream (a live optimizer registered
+// with this spec and mab_seed = zeus_bandit_seed(options.seed) makes the same decisions).
+JobSpec zeus_job_spec(const WorkloadTrace& trace, const SimOptions& options);
+uint64_t zeus_bandit_seed(uint64_t seed);
 
 }  // namespace zeus::sim

@@ -14,6 +14,7 @@ std::string_view policy_name(PolicyKind policy) {
     case PolicyKind::kGridSearch: return "GridSearch";
     case PolicyKind::kZeus: return "Zeus";
     case PolicyKind::kOracle: return "Oracle";
+    case PolicyKind::kOracleExpected: return "Oracle (expected)";
   }
   return "?";
 }
@@ -23,12 +24,13 @@ Result<PolicyKind> parse_policy(std::string_view name) {
     if (policy_name(kind) == name) return kind;
   }
   return fail(ErrorCode::kInvalidArgument,
-              "unknown policy '" + std::string(name) + "' (use Default, GridSearch, Zeus or Oracle)");
+              "unknown policy '" + std::string(name) +
+                  "' (use Default, GridSearch, Zeus, Oracle or 'Oracle (expected)')");
 }
 
 const std::vector<PolicyKind>& all_policies() {
   static const std::vector<PolicyKind> kAll = {PolicyKind::kDefault, PolicyKind::kGridSearch, PolicyKind::kZeus,
-                                               PolicyKind::kOracle};
+                                               PolicyKind::kOracle, PolicyKind::kOracleExpected};
   return kAll;
 }
 
@@ -118,7 +120,7 @@ Result<History> simulate_phases(std::span<const Phase> phases, PolicyKind kind, 
   int index = 0;
   for (std::size_t k = 0; k < phases.size(); ++k) {
     const WorkloadTrace& trace = *phases[k].trace;
-    if (k > 0 && kind == PolicyKind::kOracle) {
+    if (k > 0 && (kind == PolicyKind::kOracle || kind == PolicyKind::kOracleExpected)) {
       policy = make_policy(kind, trace, options);
       if (!policy) return fail(policy.error());
     }

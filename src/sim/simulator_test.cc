@@ -48,13 +48,28 @@ TEST(Simulator, OracleMinimisesExpectedCostWithFailingPathsAsRetries) {
   EXPECT_EQ(fastest.p, 1);
   EXPECT_NEAR(fastest.cost_j, 300.0 * 5.0 * 16.0 / 3.0, 1e-9);
 
-  auto history = simulate(trace, PolicyKind::kOracle, SimOptions{});
+  auto history = simulate(trace, PolicyKind::kOracleExpected, SimOptions{});
   ASSERT_TRUE(history.has_value());
   for (const RunRecord& run : history->runs) {
     EXPECT_EQ(run.b, 2);
     EXPECT_EQ(run.p, 0);
     EXPECT_EQ(run.epochs, run.reached ? 2 : 10);
   }
+  // The paper's Oracle only takes a (b, p) whose every path reaches: b=16 (paths {4, 4}) at
+  // 200 W (2250 J per epoch), 9000 J per recurrence — above the expected optimum's 6400 J.
+  Expectation paper = oracle_all_paths_optimum(trace, 0.5);
+  EXPECT_EQ(paper.b, 1);
+  EXPECT_EQ(paper.p, 1);
+  EXPECT_DOUBLE_EQ(paper.cost_j, 9000.0);
+  EXPECT_GT(paper.cost_j, best.cost_j);
+  auto paper_history = simulate(trace, PolicyKind::kOracle, SimOptions{});
+  ASSERT_TRUE(paper_history.has_value());
+  for (const RunRecord& run : paper_history->runs) {
+    EXPECT_EQ(run.b, 1);
+    EXPECT_TRUE(run.reached);
+  }
+  EXPECT_EQ(policy_name(PolicyKind::kOracleExpected), "Oracle (expected)");
+  EXPECT_EQ(*parse_policy("Oracle (expected)"), PolicyKind::kOracleExpected);
 }
 
 TEST(Simulator, GridSearchVisitsDownThenUpHighToLowAndPrunes) {
@@ -103,6 +118,45 @@ TEST(Simulator, EarlyStopTruncatesTheRunAtBetaTimesMinCost) {
   EXPECT_FALSE(full->runs[2].early_stopped);
 }
 
+TEST(Simulator, EarlyStopModesEndTheRunAtTheirEpoch) {
+  // b=8 @ 200 W costs 3360 J per epoch and never reaches the target; bound 2 x 9000 = 18000 J.
+  WorkloadTrace trace = toy_trace("2,2");
+  RunPlan plan;
+  plan.b = 0;
+  plan.p = 1;
+  plan.beta = 2.0;
+  plan.min_cost_j = 9000.0;
+  plan.early_stop = EarlyStopMode::kAfterCrossing;
+  RunRecord after = replay_run_epochs(trace, plan, 12, 0.5);
+  EXPECT_EQ(after.epochs, 6);  // 20160 J: the crossing epoch is paid
+  // Predictive and the original's known epoch cost stop before it: 5 epochs, 16800 J.
+  for (EarlyStopMode mode : {EarlyStopMode::kPredictive, EarlyStopMode::kKnownEpochCost}) {
+    plan.early_stop = mode;
+    RunRecord run = replay_run_epochs(trace, plan, 12, 0.5);
+    EXPECT_EQ(run.epochs, 5);
+    EXPECT_DOUBLE_EQ(run.cost_j, 16800.0);
+    EXPECT_TRUE(run.early_stopped);
+    EXPECT_FALSE(run.reached);
+  }
+  // With the first epoch profiling (3630 J, the mean over the limits) both still stop after 5.
+  plan.profile_power = true;
+  for (EarlyStopMode mode : {EarlyStopMode::kPredictive, EarlyStopMode::kKnownEpochCost}) {
+    plan.early_stop = mode;
+    RunRecord run = replay_run_epochs(trace, plan, 12, 0.5);
+    EXPECT_EQ(run.epochs, 5);
+    EXPECT_DOUBLE_EQ(run.cost_j, 3630.0 + 4 * 3360.0);
+  }
+  // The original does not start a run whose first epoch alone would cross the bound.
+  plan.min_cost_j = 1000.0;
+  plan.early_stop = EarlyStopMode::kKnownEpochCost;
+  RunRecord skipped = replay_run_epochs(trace, plan, 12, 0.5);
+  EXPECT_EQ(skipped.epochs, 0);
+  EXPECT_EQ(skipped.cost_j, 0.0);
+  EXPECT_TRUE(skipped.early_stopped);
+  plan.early_stop = EarlyStopMode::kPredictive;  // ours runs the first epoch, then stops
+  EXPECT_EQ(replay_run_epochs(trace, plan, 12, 0.5).epochs, 1);
+}
+
 TEST(Simulator, ProfilingFirstEpochIsTheMeanOverPowerLimits) {
   WorkloadTrace trace = toy_trace();
   RunPlan plan;
@@ -120,10 +174,10 @@ TEST(Simulator, SameSeedGivesIdenticalHistoryAndSeedsDiffer) {
   SimOptions options;
   options.seed = 42;
   options.recurrences = 50;
-  auto a = simulate(trace, PolicyKind::kOracle, options);
-  auto b = simulate(trace, PolicyKind::kOracle, options);
+  auto a = simulate(trace, PolicyKind::kOracleExpected, options);
+  auto b = simulate(trace, PolicyKind::kOracleExpected, options);
   options.seed = 43;
-  auto c = simulate(trace, PolicyKind::kOracle, options);
+  auto c = simulate(trace, PolicyKind::kOracleExpected, options);
   ASSERT_TRUE(a && b && c);
   ASSERT_EQ(a->runs.size(), b->runs.size());
   bool differs = a->runs.size() != c->runs.size();
@@ -182,6 +236,42 @@ TEST(ZeusPolicy, ProfilesEachNewBatchSizeOnceAndConvergesToTheCheapest) {
   ASSERT_TRUE(again.has_value());
   ASSERT_EQ(again->runs.size(), history->runs.size());
   for (std::size_t i = 0; i < history->runs.size(); ++i) EXPECT_EQ(again->runs[i].b, history->runs[i].b);
+}
+
+}  // namespace
+}  // namespace zeus::sim
+
+namespace zeus::sim {
+namespace {
+
+TEST(ZeusPolicy, UpstreamBookkeepingTakesTheLeastRecurrenceCost) {
+  // A recurrence whose first run fails (1000 J) and second converges (3000 J): the original's
+  // simulator bounds later runs by its total, 4000 J; ours by the converged run, 3000 J.
+  WorkloadTrace trace = testing::toy_trace("2,2");
+  for (const char* rules : {"upstream", "zeus"}) {
+    SimOptions options;
+    options.zeus = *parse_zeus_rules(rules);
+    auto policy = make_policy(PolicyKind::kZeus, trace, options);
+    ASSERT_TRUE(policy.has_value());
+    Rng rng(1);
+    RunRecord failed;
+    failed.recurrence = 0;
+    failed.epochs = 3;
+    failed.cost_j = 1000.0;
+    RunPlan first = (*policy)->plan(rng);
+    EXPECT_FALSE(first.min_cost_j.has_value());
+    (*policy)->observe(first, failed);
+    RunRecord converged = failed;
+    converged.reached = true;
+    converged.cost_j = 3000.0;
+    RunPlan second = (*policy)->plan(rng);
+    (*policy)->observe(second, converged);
+    RunPlan third = (*policy)->plan(rng);
+    ASSERT_TRUE(third.min_cost_j.has_value());
+    EXPECT_EQ(*third.min_cost_j, std::string(rules) == "upstream" ? 4000.0 : 3000.0) << rules;
+    EXPECT_EQ(third.early_stop, std::string(rules) == "upstream" ? EarlyStopMode::kKnownEpochCost
+                                                                 : EarlyStopMode::kPredictive);
+  }
 }
 
 }  // namespace

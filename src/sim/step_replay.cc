@@ -86,6 +86,10 @@ RunRecord replay_run_steps(const WorkloadTrace& trace, const RunPlan& plan, int 
   run.b = plan.b;
   run.profiled = plan.profile_power;
   const EpochJudge judge(trace, plan, target_epoch, eta);
+  if (judge.skips_run(run)) {
+    run.p = plan.p;
+    return run;
+  }
   for (int epoch = 1; epoch <= trace.workload.max_epochs; ++epoch) {
     checked(monitor->begin_window("epoch"), "begin epoch window");
     for (int step = 0; step < steps; ++step) {

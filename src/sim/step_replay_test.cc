@@ -55,20 +55,24 @@ TEST(StepFidelity, TheRealProfilerPicksTheClosedFormsLimitInTheFirstEpoch) {
 TEST(StepFidelity, BothFidelitiesAgreeWithinOnePercentOnEveryWorkload) {
   auto traces = load_workload_traces(bundled_data(), "v100", {});
   ASSERT_TRUE(traces.has_value()) << traces.error().to_string();
-  for (const WorkloadTrace& trace : *traces) {
-    double epoch_cost_j = 0.0, step_cost_j = 0.0;
-    for (uint64_t seed = 1; seed <= 2; ++seed) {
-      SimOptions options;
-      options.seed = seed;
-      options.recurrences = 20;
-      auto epoch = simulate(trace, PolicyKind::kZeus, options);
-      options.fidelity = Fidelity::kStep;
-      auto step = simulate(trace, PolicyKind::kZeus, options);
-      ASSERT_TRUE(epoch && step);
-      epoch_cost_j += epoch->total_cost_j();
-      step_cost_j += step->total_cost_j();
+  // Ours (predictive early stop, round-2 skip), Zeus 0.16's stop, and the original's rules.
+  for (const char* rules : {"zeus", "zeus,early_stop=after-crossing", "upstream"}) {
+    for (const WorkloadTrace& trace : *traces) {
+      double epoch_cost_j = 0.0, step_cost_j = 0.0;
+      for (uint64_t seed = 1; seed <= 2; ++seed) {
+        SimOptions options;
+        options.seed = seed;
+        options.recurrences = 20;
+        options.zeus = *parse_zeus_rules(rules);
+        auto epoch = simulate(trace, PolicyKind::kZeus, options);
+        options.fidelity = Fidelity::kStep;
+        auto step = simulate(trace, PolicyKind::kZeus, options);
+        ASSERT_TRUE(epoch && step);
+        epoch_cost_j += epoch->total_cost_j();
+        step_cost_j += step->total_cost_j();
+      }
+      EXPECT_NEAR(step_cost_j / epoch_cost_j, 1.0, 0.01) << trace.workload.name << " " << rules;
     }
-    EXPECT_NEAR(step_cost_j / epoch_cost_j, 1.0, 0.01) << trace.workload.name;
   }
 }
 

@@ -11,6 +11,8 @@
 #include <limits>
 #include <vector>
 
+#include "optimizer/batch_size/early_stop.h"
+#include "optimizer/batch_size/next_epoch_cost.h"
 #include "optimizer/batch_size/next_trial.h"
 #include "sim/policy.h"
 #include "zeus/bso_types.h"
@@ -22,7 +24,9 @@ namespace {
 constexpr int kNumPruningRounds = 2;  // REFERENCE.md §3 defaults
 constexpr int kNumExplorations = 2;
 
-JobSpec spec_for(const WorkloadTrace& trace, const SimOptions& options) {
+}  // namespace
+
+JobSpec zeus_job_spec(const WorkloadTrace& trace, const SimOptions& options) {
   JobSpec spec;
   spec.job_id = "sim";
   spec.batch_sizes = trace.batch_sizes;
@@ -35,17 +39,29 @@ JobSpec spec_for(const WorkloadTrace& trace, const SimOptions& options) {
   spec.window_size = options.window_size;
   spec.mab_num_explorations = kNumExplorations;
   spec.max_power_w = trace.max_power_w;
+  spec.early_stop = options.zeus.early_stop;
+  spec.prune_factor = options.zeus.prune_factor;
+  spec.mab_min_relative_sd = options.zeus.mab_min_relative_sd;
+  if (spec.beta_knob) spec.pruning_beta_knob = options.zeus.pruning_beta;
+  spec.pruning_stop_after_rises = options.zeus.pruning_stop_after_rises;
   return spec;
 }
+
+uint64_t zeus_bandit_seed(uint64_t seed) {
+  uint64_t state = seed ^ 0x5a17ee5ULL;
+  return bso::splitmix64(&state);
+}
+
+namespace {
 
 class ZeusPolicy final : public Policy {
  public:
   ZeusPolicy(const WorkloadTrace& trace, const SimOptions& options, PowerLimitSelector selector)
       : trace_(trace),
         options_(options),
-        spec_(spec_for(trace, options)),
+        spec_(zeus_job_spec(trace, options)),
         selector_(selector),
-        rng_(derive_seed(options.seed)),
+        rng_(zeus_bandit_seed(options.seed)),
         chosen_p_(static_cast<std::size_t>(trace.num_batch_sizes()), -1) {}
 
   RunPlan plan(Rng&) override {
@@ -63,8 +79,10 @@ class ZeusPolicy final : public Policy {
     plan.best_known_answer = decision->kind == TrialKind::kConcurrent;
     plan.b = trace_.batch_index(decision->batch_size);
     ZEUS_CHECK(plan.b >= 0, "the batch-size optimizer chose a batch size outside the trace");
-    plan.beta = spec_.beta_knob;
+    plan.beta = bso::stop_rule_of(spec_, trial.kind).beta;
     if (min_cost_j_ < std::numeric_limits<double>::infinity()) plan.min_cost_j = min_cost_j_;
+    plan.early_stop = spec_.early_stop;
+    plan.prior_epoch_cost_j = bso::prior_epoch_cost(trials_, trial.batch_size);
     int& p = chosen_p_[static_cast<std::size_t>(plan.b)];
     if (p < 0) {
       p = options_.jit_profiling ? jit_power_limit(plan.b) : trace_.num_power_limits() - 1;
@@ -83,16 +101,24 @@ class ZeusPolicy final : public Policy {
     trial.time_s = run.time_s;
     trial.energy_j = run.energy_j;
     trial.epochs = run.epochs;
-    if (run.reached && run.cost_j < min_cost_j_) min_cost_j_ = run.cost_j;
+    if (!options_.zeus.upstream_bookkeeping) {
+      if (run.reached && run.cost_j < min_cost_j_) min_cost_j_ = run.cost_j;
+      return;
+    }
+    // Upstream's simulator: a run not started (its first epoch alone would cross the bound) is
+    // observed as 100·β·min_cost; min_cost is the least total cost of a recurrence.
+    if (run.epochs == 0) trial.cost = 100.0 * spec_.beta_knob.value_or(1.0) * min_cost_j_;
+    if (run.recurrence != recurrence_) {
+      recurrence_ = run.recurrence;
+      recurrence_cost_j_ = 0.0;
+    }
+    recurrence_cost_j_ += run.cost_j;
+    if (run.reached && recurrence_cost_j_ < min_cost_j_) min_cost_j_ = recurrence_cost_j_;
   }
 
   void adopt_power_limit(int b, int p) override { chosen_p_[static_cast<std::size_t>(b)] = p; }
 
  private:
-  static uint64_t derive_seed(uint64_t seed) {
-    uint64_t state = seed ^ 0x5a17ee5ULL;
-    return bso::splitmix64(&state);
-  }
 
   // The power-limit optimizer's choice from the JIT profile of batch size b: per limit, one
   // epoch's energy and time.
@@ -120,6 +146,8 @@ class ZeusPolicy final : public Policy {
   std::vector<int> chosen_p_;  // per batch-size index; -1 until profiled
   std::vector<KnobMeasurement> measurements_;
   double min_cost_j_ = std::numeric_limits<double>::infinity();
+  int recurrence_ = -1;            // upstream bookkeeping: the recurrence being summed
+  double recurrence_cost_j_ = 0.0;
 };
 
 }  // namespace

@@ -124,6 +124,17 @@ Result<JobSpec> job_spec_from_json(std::string_view text) {
   ZEUS_TRY(read(j, "max_power", true, &s.max_power_w, what));
   ZEUS_TRY(read(j, "number_of_gpus", false, &s.number_of_gpus, what));
   ZEUS_TRY(read(j, "gpu_model", false, &s.gpu_model, what));
+  // Ours, optional (a Zeus 0.16 client omits them and gets the defaults of zeus/bso_types.h).
+  std::string early_stop(early_stop_mode_name(s.early_stop));
+  ZEUS_TRY(read(j, "early_stop", false, &early_stop, what));
+  if (!parse_early_stop_mode(early_stop, &s.early_stop)) {
+    return bad(what, "field 'early_stop' is '" + early_stop +
+                         "'; use 'predictive' (default) or 'after-crossing'");
+  }
+  ZEUS_TRY(read_optional(j, "prune_factor", &s.prune_factor, what));
+  ZEUS_TRY(read_optional(j, "pruning_beta_knob", &s.pruning_beta_knob, what));
+  ZEUS_TRY(read(j, "pruning_stop_after_rises", false, &s.pruning_stop_after_rises, what));
+  ZEUS_TRY(read(j, "mab_min_relative_sd", false, &s.mab_min_relative_sd, what));
   return validate_job_spec(std::move(s));
 }
 
@@ -145,7 +156,12 @@ std::string job_spec_to_json(const JobSpec& s) {
             {"mab_seed", nullable(s.mab_seed)},
             {"max_power", s.max_power_w},
             {"number_of_gpus", s.number_of_gpus},
-            {"gpu_model", s.gpu_model}};
+            {"gpu_model", s.gpu_model},
+            {"early_stop", std::string(early_stop_mode_name(s.early_stop))},
+            {"prune_factor", nullable(s.prune_factor)},
+            {"pruning_beta_knob", nullable(s.pruning_beta_knob)},
+            {"pruning_stop_after_rises", s.pruning_stop_after_rises},
+            {"mab_min_relative_sd", s.mab_min_relative_sd}};
   return j.dump();
 }
 

@@ -37,11 +37,43 @@ TEST(BsoJsonTest, JobSpecEchoesEveryWireField) {
        {"job_id", "job_id_prefix", "batch_sizes", "default_batch_size", "eta_knob", "beta_knob",
         "target_metric", "higher_is_better_metric", "max_epochs", "num_pruning_rounds",
         "window_size", "mab_prior_mean", "mab_prior_precision", "mab_num_explorations",
-        "mab_seed", "max_power", "number_of_gpus", "gpu_model"}) {
+        "mab_seed", "max_power", "number_of_gpus", "gpu_model", "early_stop",
+        "prune_factor", "pruning_beta_knob", "pruning_stop_after_rises", "mab_min_relative_sd"}) {
     EXPECT_TRUE(j.contains(field)) << field;
   }
   EXPECT_TRUE(j["job_id"].is_null());
-  EXPECT_EQ(j.size(), 18u);
+  EXPECT_EQ(j.size(), 23u);
+}
+
+TEST(BsoJsonTest, OurFieldsAreOptionalAndRoundTrip) {
+  // A Zeus 0.16 client sends none of them: the documented defaults.
+  Result<JobSpec> s = job_spec_from_json(kMinimal);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->early_stop, EarlyStopMode::kPredictive);
+  EXPECT_EQ(s->prune_factor, 1.5);
+  EXPECT_FALSE(s->pruning_beta_knob.has_value());
+  EXPECT_EQ(s->pruning_stop_after_rises, 3);
+  EXPECT_EQ(s->mab_min_relative_sd, 0.0);
+  JobSpec other = *s;
+  other.early_stop = EarlyStopMode::kAfterCrossing;
+  other.prune_factor.reset();
+  other.pruning_beta_knob = 1.5;
+  other.pruning_stop_after_rises = 2;
+  other.mab_min_relative_sd = 0.25;
+  Result<JobSpec> back = job_spec_from_json(job_spec_to_json(other));
+  ASSERT_TRUE(back.has_value()) << back.error().to_string();
+  EXPECT_EQ(*back, other);
+  EXPECT_NE(nlohmann::json::parse(job_spec_to_json(other)).dump().find("after-crossing"),
+            std::string::npos);
+  const std::string bad = R"({"job_id_prefix":"a","batch_sizes":[8],"default_batch_size":8,)"
+                          R"("max_power":1,"early_stop":"sometimes"})";
+  Result<JobSpec> refused = job_spec_from_json(bad);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("'predictive' (default) or 'after-crossing'"),
+            std::string::npos);
+  const std::string sim_only = R"({"job_id_prefix":"a","batch_sizes":[8],"default_batch_size":8,)"
+                               R"("max_power":1,"early_stop":"known-epoch-cost"})";
+  ASSERT_FALSE(job_spec_from_json(sim_only).has_value());
 }
 
 TEST(BsoJsonTest, JobSpecErrorsNameTheField) {

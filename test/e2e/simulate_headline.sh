@@ -19,11 +19,13 @@ assert doc["experiment"] == "headline" and doc["gpu"] == "v100" and doc["eta"] =
 assert doc["seeds"] == 2
 names = [w["name"] for w in doc["workloads"]]
 assert names == ["cifar100", "imagenet", "squad", "librispeech", "movielens-1m", "sentiment140"], names
-keys = ["last5_energy_ratio", "last5_time_ratio", "cum_energy_ratio", "cum_time_ratio", "cum_regret"]
+keys = ["last5_energy_ratio", "last5_time_ratio", "cum_energy_ratio", "cum_time_ratio", "cum_regret",
+        "cum_regret_vs_oracle"]
 for w in doc["workloads"]:
-    assert list(w) == ["name", "recurrences", "policies"], list(w)
+    assert list(w) == ["name", "recurrences", "oracle", "oracle_expected", "policies"], list(w)
+    assert w["oracle"]["cost_j"] >= w["oracle_expected"]["cost_j"], w["name"]
     assert w["recurrences"] > 0
-    assert list(w["policies"]) == ["Default", "GridSearch", "Zeus", "Oracle"], list(w["policies"])
+    assert list(w["policies"]) == ["Default", "GridSearch", "Zeus", "Oracle", "Oracle (expected)"], list(w["policies"])
     for name, p in w["policies"].items():
         assert list(p) == keys, (name, list(p))
     d = w["policies"]["Default"]

@@ -14,7 +14,7 @@ if command -v gnuplot > /dev/null; then
   grep -q "<svg" "$tmp/headline/energy_last5.svg" || { echo "FAIL: energy_last5.svg not rendered"; exit 1; }
   grep -q "<svg" "$tmp/headline/regret_librispeech.svg"
 fi
-grep -q "Convergence: Zeus against the Oracle" "$tmp/headline/index.md"
+grep -q "Convergence: Zeus against each Oracle" "$tmp/headline/index.md"
 
 "$ZEUS" simulate pareto --workload squad --report "$tmp/pareto" > /dev/null
 test -s "$tmp/pareto/pareto_squad.csv"

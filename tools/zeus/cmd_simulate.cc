@@ -47,6 +47,10 @@ struct SimulateArgs {
   std::vector<int> microbatches;
   std::vector<double> slowdowns;
   std::string pareto = "measured";
+  std::string rules = "zeus";
+  std::string early_stop;
+  std::string compare_a = "zeus", compare_b = "upstream";
+  int threads = 0;
 };
 
 // Bounds of the sizes a run may ask for (probe item B9): a simulation's time and memory grow with
@@ -60,6 +64,9 @@ auto count_in(const char* option, uint64_t min, uint64_t max) {
     return parse_count(text, option, min, max).map([](uint64_t v) { return static_cast<int>(v); });
   };
 }
+
+// The Zeus rules of --rules, with --early-stop applied on top.
+sim::ZeusRules zeus_rules_of(const std::string& text, const std::string& early_stop);
 
 [[noreturn]] void die(const Error& error) { zeus::cli::die(error.message); }
 
@@ -115,6 +122,14 @@ void run_perseus(const SimulateArgs& args) {
   if (!report.empty()) std::cout << "report: " << report.string() << "/index.md\n";
 }
 
+[[noreturn]] void die(const Error& error);
+
+sim::ZeusRules zeus_rules_of(const std::string& text, const std::string& early_stop) {
+  auto rules = sim::parse_zeus_rules(early_stop.empty() ? text : text + ",early_stop=" + early_stop);
+  if (!rules) die(rules.error());
+  return *rules;
+}
+
 void run_simulate(const SimulateArgs& args) {
   if (args.seed > UINT64_MAX - static_cast<uint64_t>(args.seeds - 1)) {
     zeus::cli::die("--seed " + std::to_string(args.seed) + " with --seeds " +
@@ -138,6 +153,8 @@ void run_simulate(const SimulateArgs& args) {
   options.sim.early_stopping = !args.no_early_stop;
   options.sim.pruning = !args.no_pruning;
   options.sim.jit_profiling = !args.no_jit;
+  options.sim.zeus = zeus_rules_of(args.rules, args.early_stop);
+  options.threads = args.threads;
   auto fidelity = sim::parse_fidelity(args.fidelity);
   if (!fidelity) die(fidelity.error());
   options.sim.fidelity = *fidelity;
@@ -156,7 +173,15 @@ void run_simulate(const SimulateArgs& args) {
     if (want_report) report = write(*result, args.report_dir, report_options);
   };
   const std::string& e = args.experiment;
-  if (e == "headline") {
+  if (e == "compare") {
+    sim::CompareOptions compare;
+    compare.experiment = options;
+    compare.a = zeus_rules_of(args.compare_a, args.early_stop);
+    compare.b = zeus_rules_of(args.compare_b, "");
+    compare.a_label = args.compare_a;
+    compare.b_label = args.compare_b;
+    run(sim::run_compare(compare), sim::format_compare_table, compare_json, sim::write_compare_report);
+  } else if (e == "headline") {
     run(sim::run_headline(options), sim::format_headline_table, headline_json, sim::write_headline_report);
   } else if (e == "pareto") {
     run(sim::run_pareto(options), sim::format_pareto_table, pareto_json, sim::write_pareto_report);
@@ -190,7 +215,13 @@ void add_simulate_command(CLI::App& app) {
       "Replay the measured traces of the Zeus paper (§6) and compare Default, Grid Search, Zeus and the\n"
       "Oracle. Experiments: headline (default; Fig. 6/7), pareto (Fig. 2/5), search-path (Fig. 8),\n"
       "eta-sweep (Fig. 11), beta-sweep (Fig. 12), ablation (Fig. 13), gpus (Fig. 14), drift (§6.4),\n"
-      "concurrent (§6.3), perseus (the Perseus paper's emulation: Table 6, Fig. 7).\n"
+      "concurrent (§6.3), perseus (the Perseus paper's emulation: Table 6, Fig. 7), compare (two\n"
+      "configurations of Zeus's rules on the same seeds: mean ± standard error and the paired\n"
+      "difference's standard error, per workload).\n"
+      "Oracles: 'Oracle' is the paper's comparison point, what an exhaustive grid search converges to:\n"
+      "the (b, p) of least expected cost among those whose every training path reaches the target.\n"
+      "'Oracle (expected)' takes the least expected cost over every (b, p), a path that misses the\n"
+      "target charged as a failed run plus a retry (lower or equal; the floor cum_regret is taken from).\n"
       "Documentation of every output key: docs/simulate.md.\n"
       "Examples:\n"
       "  zeus simulate                          # headline on V100, eta 0.5, beta 2, 10 seeds\n"
@@ -198,10 +229,12 @@ void add_simulate_command(CLI::App& app) {
       "  zeus simulate pareto --gpu a40 --report /tmp/zeus-report\n"
       "  zeus simulate drift --drift-workload cifar100 --drift-targets 0.35 0.6 --window 8\n"
       "  zeus simulate concurrent --overlaps 1 4 16 --workload imagenet\n"
-      "  zeus simulate perseus --gpus a100_sxm --microbatches 12 96 --report /tmp/perseus");
+      "  zeus simulate perseus --gpus a100_sxm --microbatches 12 96 --report /tmp/perseus\n"
+      "  zeus simulate compare --a zeus --b upstream --seeds 1000\n"
+      "  zeus simulate compare --a zeus,prune_factor=off --b zeus --seeds 1000");
   cmd->add_option("experiment", args->experiment, "the experiment (default headline)")
       ->check(CLI::IsMember({"headline", "pareto", "search-path", "eta-sweep", "beta-sweep", "ablation", "gpus", "drift",
-                             "concurrent", "perseus"}));
+                             "concurrent", "perseus", "compare"}));
   cmd->add_option("--data", args->data_dir, "folder with summary_train.csv and summary_power_<gpu>.csv (default: $ZEUS_DATA_DIR, else the data installed with zeus, <prefix>/share/zeus/data, else the source tree's data/)");
   cmd->add_option("--gpu", args->gpu, "v100 (default), a40, rtx6000 or p100");
   cmd->add_option("--workload", args->workloads,
@@ -228,6 +261,21 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_flag("--no-early-stop", args->no_early_stop, "ablation: no early stopping (Zeus, Grid Search)");
   cmd->add_flag("--no-pruning", args->no_pruning, "ablation: no pruning (Zeus, Grid Search)");
   cmd->add_flag("--no-jit", args->no_jit, "ablation: no JIT power profiling (Zeus runs at max power)");
+  cmd->add_option("--rules", args->rules,
+                  "Zeus's rules: zeus (default: ours) or upstream (the original's: early stop before the\n"
+                  "crossing epoch with its cost known, every survivor re-run, its bandit and bookkeeping), then\n"
+                  "optional ,key=value overrides: early_stop=predictive|after-crossing|known-epoch-cost,\n"
+                  "prune_factor=X|off, pruning_beta=X|off, stop_after_rises=N, mab_min_relative_sd=X,\n"
+                  "upstream_bookkeeping=0|1");
+  cmd->add_option("--early-stop", args->early_stop,
+                  "Zeus's early stop: predictive (default: stop when the cost so far plus the next epoch's\n"
+                  "expected cost would exceed beta x min cost; saves the crossing epoch) or after-crossing\n"
+                  "(Zeus 0.16's server: stop after the epoch that crossed it; never cuts a run that would\n"
+                  "have converged within the bound, pays up to one extra epoch per early stop)")
+      ->check(CLI::IsMember({"predictive", "after-crossing"}));
+  cmd->add_option("--a", args->compare_a, "compare: configuration A (a --rules text; default zeus)");
+  cmd->add_option("--b", args->compare_b, "compare: configuration B (a --rules text; default upstream)");
+  cmd->add_option("--threads", args->threads, "threads for the seeds (default 0 = all cores)");
   cmd->add_option("--etas", args->etas, "eta-sweep: the etas (default 0, 0.1, ..., 1)");
   cmd->add_option("--betas", args->betas, "beta-sweep: the betas (default 1.5, 2, ..., 5)");
   cmd->add_option("--gpus", args->gpus,

@@ -26,11 +26,43 @@ Json headline_json(const sim::HeadlineResult& r) {
       jp["cum_energy_ratio"] = p.cum_energy_ratio.mean;
       jp["cum_time_ratio"] = p.cum_time_ratio.mean;
       jp["cum_regret"] = p.cum_regret_j.mean;
+      jp["cum_regret_vs_oracle"] = p.cum_regret_vs_oracle_j.mean;
       policies[std::string(sim::policy_name(p.policy))] = jp;
     }
+    jw["oracle"] = Json{{"batch_size", w.oracle_all_paths_batch_size},
+                        {"power_limit", w.oracle_all_paths_power_limit_w},
+                        {"cost_j", w.oracle_all_paths.cost_j}};
+    jw["oracle_expected"] = Json{{"batch_size", w.oracle_batch_size},
+                                 {"power_limit", w.oracle_power_limit_w},
+                                 {"cost_j", w.oracle.cost_j}};
     jw["policies"] = policies;
     out["workloads"].push_back(jw);
   }
+  return out;
+}
+
+Json compare_json(const sim::CompareResult& r) {
+  Json out;
+  out["experiment"] = "compare";
+  out["gpu"] = r.gpu;
+  out["eta"] = r.eta;
+  out["beta"] = r.beta;
+  out["seeds"] = r.seeds;
+  out["a"] = Json{{"label", r.a_label}, {"rules", r.a_rules}};
+  out["b"] = Json{{"label", r.b_label}, {"rules", r.b_rules}};
+  auto paired = [](const sim::PairedStat& s) {
+    return Json{{"mean_a", s.mean_a}, {"se_a", s.se_a}, {"mean_b", s.mean_b}, {"se_b", s.se_b},
+                {"mean_diff", s.mean_diff}, {"se_diff", s.se_diff}};
+  };
+  out["workloads"] = Json::array();
+  for (const sim::WorkloadComparison& w : r.workloads) {
+    out["workloads"].push_back(Json{{"name", w.name},
+                                    {"recurrences", w.recurrences},
+                                    {"cum_energy_ratio", paired(w.cum_energy_ratio)},
+                                    {"cum_regret", paired(w.cum_regret_j)},
+                                    {"last5_energy_ratio", paired(w.last5_energy_ratio)}});
+  }
+  out["mean_relative_regret_diff"] = r.mean_relative_regret_diff;
   return out;
 }
 

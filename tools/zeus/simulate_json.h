@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zeus/sim_compare.h"
 #include "zeus/sim_concurrent.h"
 #include "zeus/sim_drift.h"
 #include "zeus/sim_experiments.h"
@@ -20,5 +21,6 @@ nlohmann::ordered_json search_path_json(const sim::SearchPathResult& result);
 nlohmann::ordered_json drift_json(const sim::DriftResult& result);
 nlohmann::ordered_json concurrent_json(const sim::ConcurrentResult& result);
 nlohmann::ordered_json perseus_json(const sim::PerseusEmulationResult& result);
+nlohmann::ordered_json compare_json(const sim::CompareResult& result);
 
 }  // namespace zeus::cli

@@ -5,8 +5,10 @@
 #include <random>
 #include <sstream>
 
+#include "optimizer/batch_size/cost.h"
 #include "optimizer/batch_size/early_stop.h"
 #include "optimizer/batch_size/gpu_translation.h"
+#include "optimizer/batch_size/next_epoch_cost.h"
 #include "optimizer/batch_size/next_trial.h"
 #include "optimizer/batch_size/rng.h"
 
@@ -91,6 +93,10 @@ std::string stop_message(const JobSpec& spec, const bso::StopDecisionCore& d, in
   if (d.converged) {
     return "train succeeded: reached target metric " + fmt(spec.target_metric) + " at cost " +
            fmt(d.cost) + " J";
+  }
+  if (d.next_epoch_over_bound) {
+    return "cost " + fmt(d.cost) + " J plus the next epoch's expected cost would exceed beta_knob × "
+           "min_cost = " + fmt(d.cost_bound) + " J: stopped early (early_stop 'predictive')";
   }
   if (!d.within_bound) {
     return "cost " + fmt(d.cost) + " J exceeded beta_knob × min_cost = " + fmt(d.cost_bound) +
@@ -204,16 +210,17 @@ Result<ReportDecision> BatchSizeOptimizer::report(const TrialReport& report) {
       out = stored_outcome(trial);
       return ok();
     }
-    bso::StopRule rule;
-    rule.eta = spec.eta_knob;
-    rule.beta = spec.beta_knob;
-    rule.max_power_w = spec.max_power_w;
-    rule.target_metric = spec.target_metric;
-    rule.higher_is_better_metric = spec.higher_is_better_metric;
-    rule.max_epochs = spec.max_epochs;
+    const bso::StopRule rule = bso::stop_rule_of(spec, trial.kind);
+    bso::EpochCostEvidence evidence;
+    evidence.cost_j = bso::zeus_cost(report.energy_j, report.time_s, rule.eta, rule.max_power_w);
+    evidence.epochs = report.current_epoch;
+    evidence.previous_cost_j = trial.cost;  // the trial's previous report (0, 0 before one)
+    evidence.previous_epochs = trial.epochs;
+    evidence.prior_epoch_cost_j = bso::prior_epoch_cost(trials, trial.batch_size);
     const bso::StopDecisionCore d = bso::decide_stop(
         rule, bso::min_converged_cost(trials),
-        {report.time_s, report.energy_j, report.metric, report.current_epoch});
+        {report.time_s, report.energy_j, report.metric, report.current_epoch,
+         bso::expected_next_epoch_cost(evidence)});
     trial.time_s = report.time_s;
     trial.energy_j = report.energy_j;
     trial.metric = report.metric;

@@ -20,6 +20,10 @@ JobSpec spec3() {
   s.target_metric = 0.9;
   s.max_epochs = 10;
   s.mab_seed = 7;
+  // Zeus 0.16's rules, which these tests pin; ours are tested below (PredictiveEarlyStop...).
+  s.early_stop = EarlyStopMode::kAfterCrossing;
+  s.prune_factor.reset();
+  s.pruning_stop_after_rises = 0;
   return s;
 }
 
@@ -139,6 +143,29 @@ TEST_F(BatchSizeOptimizerTest, ReportKeepsTrainingThenStopsEarlyOverBetaTimesMin
   EXPECT_FALSE(d->converged);
   EXPECT_NE(d->message.find("exceeded beta_knob"), std::string::npos) << d->message;
   EXPECT_EQ(snapshot("job-a").trials[1].status, TrialStatus::kNotConverged);
+}
+
+TEST_F(BatchSizeOptimizerTest, PredictiveEarlyStopStopsBeforeTheEpochThatWouldCross) {
+  JobSpec s = spec3();
+  s.early_stop = EarlyStopMode::kPredictive;
+  ASSERT_TRUE(bso_.register_job(s).has_value());
+  run("job-a", 100);  // min cost 100, bound 200
+  TrialId t = *bso_.next_batch_size("job-a");
+  // Epoch 1 costs 60: 60 + 60 <= 200, keep training.
+  Result<ReportDecision> d = bso_.report({"job-a", t.batch_size, t.trial_number, 1, 60, 0.5, 1});
+  ASSERT_TRUE(d.has_value());
+  EXPECT_FALSE(d->stop_train);
+  // Epoch 2 costs 70 (the last interval): 130 + 70 = 200, still within.
+  d = bso_.report({"job-a", t.batch_size, t.trial_number, 2, 130, 0.5, 2});
+  EXPECT_FALSE(d->stop_train);
+  // Epoch 3 costs 40: 170 + 40 > 200, stop now rather than after crossing.
+  d = bso_.report({"job-a", t.batch_size, t.trial_number, 3, 170, 0.5, 3});
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->stop_train);
+  EXPECT_FALSE(d->converged);
+  EXPECT_NE(d->message.find("next epoch's expected cost"), std::string::npos) << d->message;
+  EXPECT_EQ(snapshot("job-a").trials[1].status, TrialStatus::kNotConverged);
+  EXPECT_EQ(snapshot("job-a").trials[1].cost, 170);
 }
 
 TEST_F(BatchSizeOptimizerTest, BadReportsAreClearErrorsAndChangeNothing) {

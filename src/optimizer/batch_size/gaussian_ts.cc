@@ -1,10 +1,11 @@
 #include "optimizer/batch_size/gaussian_ts.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace zeus::bso {
 
-Belief arm_belief(std::span<const double> costs, const Prior& prior) {
+Belief arm_belief(std::span<const double> costs, const Prior& prior, double min_relative_sd) {
   Belief belief;
   belief.num_observations = static_cast<int>(costs.size());
   if (costs.empty()) {
@@ -18,8 +19,9 @@ Belief arm_belief(std::span<const double> costs, const Prior& prior) {
   const double mean = sum / n;
   double squares = 0.0;
   for (double c : costs) squares += (c - mean) * (c - mean);
-  const double variance = squares / n;
-  if (costs.size() == 1 || variance == 0.0) {
+  const double floor = (min_relative_sd * mean) * (min_relative_sd * mean);
+  const double variance = std::max(squares / n, floor);
+  if ((costs.size() == 1 && floor == 0.0) || variance == 0.0) {
     belief.mean_cost = mean;
     belief.precision = std::numeric_limits<double>::infinity();
     return belief;

@@ -39,8 +39,11 @@ inline std::span<const double> newest_costs(std::span<const double> costs, int w
   return costs.subspan(costs.size() - static_cast<size_t>(window_size));
 }
 
-// The posterior belief of one arm. With no costs it is the prior itself.
-Belief arm_belief(std::span<const double> costs, const Prior& prior);
+// The posterior belief of one arm. With no costs it is the prior itself. min_relative_sd > 0
+// floors the per-observation variance at (min_relative_sd · mean)², so that one observation, or
+// two that happen to agree, leave the arm uncertain instead of exact (the spec's
+// mab_min_relative_sd; 0 = upstream's rule above).
+Belief arm_belief(std::span<const double> costs, const Prior& prior, double min_relative_sd = 0.0);
 
 // Index of the arm to pull. Arms with fewer than num_explorations observations, or with no
 // observation and a flat prior (nothing to sample from), are explored first, one picked

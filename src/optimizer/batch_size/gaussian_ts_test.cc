@@ -54,6 +54,22 @@ TEST(GaussianTsTest, ZeroVarianceIsExactlyTheMeanEvenWithAPrior) {
   EXPECT_EQ(b.precision, kInf);
 }
 
+TEST(GaussianTsTest, MinRelativeSdFloorsTheVariance) {
+  // Two equal costs: exact under upstream's rule; with a 10 % floor, v = (0.1·100)² = 100,
+  // precision = 2/100.
+  const std::vector<double> equal = {100, 100};
+  EXPECT_TRUE(arm_belief(equal, {}).exact());
+  Belief b = arm_belief(equal, {}, 0.1);
+  EXPECT_DOUBLE_EQ(b.precision, 0.02);
+  EXPECT_DOUBLE_EQ(b.mean_cost, 100);
+  // One observation is uncertain too: precision 1/100.
+  const std::vector<double> one = {100};
+  EXPECT_DOUBLE_EQ(arm_belief(one, {}, 0.1).precision, 0.01);
+  // A sample variance above the floor is kept: v = 25 > (0.01·105)².
+  const std::vector<double> spread = {100, 110};
+  EXPECT_DOUBLE_EQ(arm_belief(spread, {}, 0.01).precision, 0.08);
+}
+
 TEST(GaussianTsTest, NoObservationIsThePrior) {
   Belief b = arm_belief({}, {42, 0.5});
   EXPECT_EQ(b.mean_cost, 42);

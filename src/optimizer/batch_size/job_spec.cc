@@ -24,6 +24,8 @@ std::string show(const std::optional<T>& value) {
   return value ? show(*value) : std::string("null");
 }
 
+std::string show(EarlyStopMode mode) { return std::string(early_stop_mode_name(mode)); }
+
 std::string show(const std::vector<int>& values) {
   std::string out = "[";
   for (size_t i = 0; i < values.size(); ++i) {
@@ -88,6 +90,27 @@ Result<JobSpec> validate_job_spec(JobSpec spec) {
   if (spec.number_of_gpus < 1) {
     return invalid("number_of_gpus " + std::to_string(spec.number_of_gpus) + " must be >= 1");
   }
+  if (spec.early_stop == EarlyStopMode::kKnownEpochCost) {
+    return invalid("early_stop 'known-epoch-cost' needs each epoch's cost in advance (simulation "
+                   "only); use 'predictive' or 'after-crossing'");
+  }
+  if (spec.prune_factor && !(*spec.prune_factor >= 1.0 && std::isfinite(*spec.prune_factor))) {
+    return invalid("prune_factor " + show(*spec.prune_factor) +
+                   " must be >= 1 (or null to re-run every survivor in later pruning rounds)");
+  }
+  if (spec.pruning_beta_knob &&
+      !(*spec.pruning_beta_knob > 0.0 && std::isfinite(*spec.pruning_beta_knob))) {
+    return invalid("pruning_beta_knob " + show(*spec.pruning_beta_knob) +
+                   " must be > 0 (or null to use beta_knob)");
+  }
+  if (spec.pruning_stop_after_rises < 0) {
+    return invalid("pruning_stop_after_rises " + std::to_string(spec.pruning_stop_after_rises) +
+                   " must be >= 0 (0 = off)");
+  }
+  if (!(spec.mab_min_relative_sd >= 0.0 && std::isfinite(spec.mab_min_relative_sd))) {
+    return invalid("mab_min_relative_sd " + show(spec.mab_min_relative_sd) +
+                   " must be >= 0 (0 = the sample variance alone)");
+  }
   if (spec.job_id) {
     if (spec.job_id->empty()) return invalid("job_id is empty; use null to have one generated");
     if (spec.job_id->rfind(spec.job_id_prefix, 0) != 0) {
@@ -119,8 +142,36 @@ std::string job_spec_difference(const JobSpec& a, const JobSpec& b) {
   ZEUS_DIFF(max_power_w)
   ZEUS_DIFF(number_of_gpus)
   ZEUS_DIFF(gpu_model)
+  ZEUS_DIFF(early_stop)
+  ZEUS_DIFF(prune_factor)
+  ZEUS_DIFF(pruning_beta_knob)
+  ZEUS_DIFF(pruning_stop_after_rises)
+  ZEUS_DIFF(mab_min_relative_sd)
 #undef ZEUS_DIFF
   return "";
+}
+
+std::string_view early_stop_mode_name(EarlyStopMode mode) {
+  switch (mode) {
+    case EarlyStopMode::kPredictive:
+      return "predictive";
+    case EarlyStopMode::kAfterCrossing:
+      return "after-crossing";
+    case EarlyStopMode::kKnownEpochCost:
+      return "known-epoch-cost";
+  }
+  return "unknown";
+}
+
+bool parse_early_stop_mode(std::string_view name, EarlyStopMode* out) {
+  for (EarlyStopMode m : {EarlyStopMode::kPredictive, EarlyStopMode::kAfterCrossing,
+                          EarlyStopMode::kKnownEpochCost}) {
+    if (early_stop_mode_name(m) == name) {
+      *out = m;
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string_view trial_kind_name(TrialKind kind) {

@@ -19,11 +19,20 @@ std::vector<PruningObservation> pruning_history(std::span<const Trial> trials) {
   return pruning;
 }
 
+Result<PruningDecision> pruning_step(const JobSpec& spec, std::span<const Trial> trials) {
+  const std::vector<PruningObservation> pruning = pruning_history(trials);
+  return next_pruning_step(spec.batch_sizes, spec.default_batch_size, spec.num_pruning_rounds,
+                           pruning, spec.prune_factor, spec.pruning_stop_after_rises);
+}
+
+Belief spec_arm_belief(const JobSpec& spec, std::span<const double> costs) {
+  const Prior prior{spec.mab_prior_mean, spec.mab_prior_precision};
+  return arm_belief(newest_costs(costs, spec.window_size), prior, spec.mab_min_relative_sd);
+}
+
 Result<NextTrialDecision> decide_next_trial(const JobSpec& spec, std::span<const Trial> trials,
                                             Rng& rng) {
-  const std::vector<PruningObservation> pruning = pruning_history(trials);
-  Result<PruningDecision> step = next_pruning_step(spec.batch_sizes, spec.default_batch_size,
-                                                   spec.num_pruning_rounds, pruning);
+  Result<PruningDecision> step = pruning_step(spec, trials);
   if (!step) return fail(step.error());
   NextTrialDecision next;
   if (step->action == PruningAction::kExplore || step->action == PruningAction::kUseBestKnown) {
@@ -41,12 +50,9 @@ Result<NextTrialDecision> decide_next_trial(const JobSpec& spec, std::span<const
       if (arms[i] == t.batch_size) costs[i].push_back(t.cost);
     }
   }
-  const Prior prior{spec.mab_prior_mean, spec.mab_prior_precision};
   std::vector<Belief> beliefs;
   beliefs.reserve(arms.size());
-  for (const std::vector<double>& c : costs) {
-    beliefs.push_back(arm_belief(newest_costs(c, spec.window_size), prior));
-  }
+  for (const std::vector<double>& c : costs) beliefs.push_back(spec_arm_belief(spec, c));
   next.batch_size = arms[choose_arm(beliefs, spec.mab_num_explorations, rng)];
   next.kind = TrialKind::kMab;
   return next;

@@ -19,6 +19,7 @@
 #include <span>
 #include <vector>
 
+#include "optimizer/batch_size/gaussian_ts.h"
 #include "optimizer/batch_size/pruning_explorer.h"
 #include "optimizer/batch_size/rng.h"
 #include "zeus/bso_types.h"
@@ -36,6 +37,13 @@ struct NextTrialDecision {
 // running, in trial order (failed ones are no exploration). Shared by every caller of the
 // explorer (this decision, the dashboard's job view), so they agree on the stage.
 std::vector<PruningObservation> pruning_history(std::span<const Trial> trials);
+
+// The pruning explorer's step for a job: its spec's knobs (prune_factor included) over
+// pruning_history(trials). Shared by decide_next_trial and the dashboard's job view.
+Result<PruningDecision> pruning_step(const JobSpec& spec, std::span<const Trial> trials);
+
+// An arm's belief from its costs under the spec's prior, window and variance floor.
+Belief spec_arm_belief(const JobSpec& spec, std::span<const double> costs);
 
 // spec must be validated; trials in ascending trial_number.
 Result<NextTrialDecision> decide_next_trial(const JobSpec& spec, std::span<const Trial> trials,

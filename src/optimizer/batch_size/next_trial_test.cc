@@ -159,7 +159,8 @@ TEST(NextTrialTest, NoSequenceOfInterruptionsRemovesABatchSize) {
         if (t.status != TrialStatus::kFailed) done.push_back({t.batch_size, t.status, t.cost});
       }
       Result<PruningDecision> end =
-          next_pruning_step(spec.batch_sizes, spec.default_batch_size, 2, done);
+          next_pruning_step(spec.batch_sizes, spec.default_batch_size, 2, done, spec.prune_factor,
+                            spec.pruning_stop_after_rises);
       EXPECT_TRUE(end.has_value());
       EXPECT_EQ(end->action, PruningAction::kDone) << "seed " << seed;
       return end->arms;

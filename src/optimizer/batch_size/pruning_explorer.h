@@ -9,6 +9,13 @@
 // batch size known so far (cheapest converged pruning trial; the default before any). After the
 // rounds, the survivors become the bandit's arms. A round with no survivor ends pruning: the arms
 // are the previous round's survivors (after the first round: the default batch size alone).
+// With skip_over_factor set (the spec's prune_factor), a round after the first leaves out the
+// survivors whose converged cost in the previous round exceeds skip_over_factor × the least
+// converged cost of the earlier rounds (never the round's default): re-running a batch size
+// already observed well above the best is where most of pruning's regret went.
+// With stop_after_rises > 0 (the spec's pruning_stop_after_rises), a direction also ends after
+// that many consecutive converged explorations each costlier than the one before it (going up,
+// the first is compared with the round's default).
 // Pure: no state. Fails (kInternal) only when the history does not follow the exploration order.
 //
 //   std::vector<PruningObservation> done = {{32, TrialStatus::kConverged, 100.0}};
@@ -16,6 +23,7 @@
 //   // d->action == PruningAction::kExplore, d->batch_size == 16, d->round == 1
 #pragma once
 
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -47,6 +55,8 @@ struct PruningDecision {
 // batch_sizes: sorted ascending and containing default_batch_size (validate_job_spec ensures it).
 Result<PruningDecision> next_pruning_step(std::span<const int> batch_sizes, int default_batch_size,
                                           int num_pruning_rounds,
-                                          std::span<const PruningObservation> history);
+                                          std::span<const PruningObservation> history,
+                                          std::optional<double> skip_over_factor = std::nullopt,
+                                          int stop_after_rises = 0);
 
 }  // namespace zeus::bso

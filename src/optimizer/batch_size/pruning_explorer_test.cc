@@ -154,5 +154,57 @@ TEST(PruningExplorerTest, InconsistentHistoryIsAnError) {
   EXPECT_NE(d.error().message.find("16"), std::string::npos);
 }
 
+TEST(PruningExplorerTest, PruneFactorSkipsSurvivorsObservedWellAboveTheBest) {
+  // Round 1: everything converges; 8 (cost 160) and 128 (151) are over 1.5 × 100.
+  const std::vector<PruningObservation> round1 = {
+      {32, C, 100}, {16, C, 120}, {8, C, 160}, {64, C, 140}, {128, C, 151}};
+  auto with_factor = [](const std::vector<PruningObservation>& h, std::optional<double> factor) {
+    Result<PruningDecision> d = next_pruning_step(kSizes, 32, 2, h, factor);
+    EXPECT_TRUE(d.has_value());
+    return d.value_or(PruningDecision{});
+  };
+  // Round 2 starts at the cheapest (32), goes down to 16, then (8 skipped) up to 64, then done.
+  std::vector<PruningObservation> h = round1;
+  expect_explore(with_factor(h, 1.5), 32, 2);
+  h.push_back({32, C, 100});
+  expect_explore(with_factor(h, 1.5), 16, 2);
+  h.push_back({16, C, 110});
+  expect_explore(with_factor(h, 1.5), 64, 2);
+  h.push_back({64, C, 130});
+  PruningDecision d = with_factor(h, 1.5);
+  EXPECT_EQ(d.action, PruningAction::kDone);
+  EXPECT_EQ(d.arms, (std::vector<int>{16, 32, 64}));
+  // Without the factor (upstream) round 2 re-runs 8 after 16.
+  expect_explore(with_factor({round1.begin(), round1.end()}, std::nullopt), 32, 2);
+  std::vector<PruningObservation> up = round1;
+  up.push_back({32, C, 100});
+  up.push_back({16, C, 110});
+  expect_explore(with_factor(up, std::nullopt), 8, 2);
+}
+
+TEST(PruningExplorerTest, StopAfterRisesEndsADirectionPastTheMinimum) {
+  const std::vector<int> sizes = {8, 16, 32, 64, 128, 256};
+  auto next = [&](const std::vector<PruningObservation>& h, int rises) {
+    Result<PruningDecision> d = next_pruning_step(sizes, 128, 1, h, std::nullopt, rises);
+    EXPECT_TRUE(d.has_value());
+    return d.value_or(PruningDecision{});
+  };
+  // Down from 128: 100, 64: 90, 32: 95 (rise 1), 16: 120 (rise 2) -> with 2 rises 8 is skipped.
+  const std::vector<PruningObservation> down = {{128, C, 100}, {64, C, 90}, {32, C, 95}, {16, C, 120}};
+  expect_explore(next(down, 0), 8, 1);
+  expect_explore(next(down, 2), 256, 1);
+  // Up, the first step is compared with the round's default: 128 (100), 64 (110) ends the way
+  // down after one rise; 256 (105) is a rise over 128, so 512 is skipped.
+  const std::vector<int> four = {64, 128, 256, 512};
+  const std::vector<PruningObservation> both = {{128, C, 100}, {64, C, 110}, {256, C, 105}};
+  Result<PruningDecision> done = next_pruning_step(four, 128, 1, both, std::nullopt, 1);
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(done->action, PruningAction::kDone);
+  EXPECT_EQ(done->arms, (std::vector<int>{64, 128, 256}));
+  expect_explore(*next_pruning_step(four, 128, 1, both, std::nullopt, 0), 512, 1);
+  // A fall resets the count: 64 (90) after 128 (100), then 32 (95) is one rise only.
+  expect_explore(next({{128, C, 100}, {64, C, 90}, {32, C, 95}}, 2), 16, 1);
+}
+
 }  // namespace
 }  // namespace zeus::bso
