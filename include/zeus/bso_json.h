@@ -20,7 +20,8 @@
 namespace zeus {
 
 // Required: job_id_prefix, batch_sizes, default_batch_size, max_power. Validated.
-Result<JobSpec> job_spec_from_json(std::string_view json);
+// Fields the text leaves out keep their value in `defaults` (e.g. upstream_rules(JobSpec{})).
+Result<JobSpec> job_spec_from_json(std::string_view json, const JobSpec& defaults = JobSpec{});
 std::string job_spec_to_json(const JobSpec& spec);
 
 // {"job_id", "batch_size", "trial_number"}, all required.

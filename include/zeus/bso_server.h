@@ -35,6 +35,7 @@ struct BsoServerOptions {
   std::string token;               // non-empty: state-changing requests need this bearer token
   int workers = 16;                // threads for requests' store work (connections hold none)
   double trial_timeout_s = 0.0;    // > 0: dispatched trials older than this are marked failed
+  bool upstream_rules = false;     // jobs registered without rule fields get upstream_rules()
   size_t max_body_bytes = 1 << 20;  // larger request bodies are answered 413
   size_t max_connections = 10000;   // at the cap, idle and slow connections give way
   size_t max_connections_per_peer = 0;  // per client address; 0: no limit

@@ -79,6 +79,13 @@ struct JobSpec {
 // Checks every field and sorts batch_sizes. kInvalidArgument names the first bad field.
 Result<JobSpec> validate_job_spec(JobSpec spec);
 
+// A JobSpec whose rule fields (early_stop, prune_factor, pruning_beta_knob,
+// pruning_stop_after_rises, mab_min_relative_sd) are the original Zeus server's: stop after the
+// epoch that crosses β·min, re-run every survivor, a direction ends only where a run does not
+// converge, the sample variance. `zeus serve --job-rules upstream` registers the jobs of clients
+// that do not send these fields (Zeus 0.16's) with them.
+JobSpec upstream_rules(JobSpec spec);
+
 // Names the first field where two specs differ ("eta_knob: 0.5 vs 0.7"), or "" if equal.
 std::string job_spec_difference(const JobSpec& a, const JobSpec& b);
 

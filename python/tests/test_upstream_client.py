@@ -64,11 +64,13 @@ class Measurement:
 
 
 class ScriptedMonitor:
-    """Stands in for ZeusMonitor: each epoch costs EPOCH[batch size], with a small +-2 % wobble."""
+    """Stands in for ZeusMonitor: each epoch costs epoch[batch size], with a small +-2 % wobble."""
 
-    def __init__(self, batch_size: Callable[[], int], wobble: float) -> None:
+    def __init__(self, batch_size: Callable[[], int], wobble: float,
+                 epoch: Dict[int, Tuple[float, float]]) -> None:
         self.batch_size = batch_size
         self.wobble = wobble
+        self.epoch = epoch
         self.open = False
 
     def begin_window(self, name: str) -> None:
@@ -78,15 +80,17 @@ class ScriptedMonitor:
     def end_window(self, name: str) -> Measurement:
         assert self.open, name
         self.open = False
-        time_s, energy_j = EPOCH[self.batch_size()]
+        time_s, energy_j = self.epoch[self.batch_size()]
         return Measurement(time_s * self.wobble, energy_j * self.wobble)
 
 
-def run_recurrence(url: str, job: JobParams, index: int, behaviour: str) -> Tuple[int, str]:
+def run_recurrence(url: str, job: JobParams, index: int, behaviour: str,
+                   epoch: Dict[int, Tuple[float, float]] = EPOCH,
+                   converges_at: Dict[int, int] = CONVERGES_AT) -> Tuple[int, str]:
     """One training run as a user's script runs it; the exit hooks run as at process exit."""
     exit_hooks: List[Callable[[], None]] = []
     holder: Dict[str, int] = {}
-    monitor = ScriptedMonitor(lambda: holder["bs"], wobble=1.0 + 0.01 * ((index * 7) % 5 - 2))
+    monitor = ScriptedMonitor(lambda: holder["bs"], 1.0 + 0.01 * ((index * 7) % 5 - 2), epoch)
     bso = UpstreamBatchSizeOptimizer(monitor, url, job, max_power_w=300, number_of_gpus=1,
                                      gpu_model="NVIDIA A100-SXM4-40GB",
                                      register_exit_hook=exit_hooks.append)
@@ -98,7 +102,7 @@ def run_recurrence(url: str, job: JobParams, index: int, behaviour: str) -> Tupl
             if behaviour == "crash" and epoch == 3:
                 outcome = "interrupted"  # the process dies: no more reports
                 break
-            reached = CONVERGES_AT[batch_size] and epoch >= CONVERGES_AT[batch_size]
+            reached = converges_at[batch_size] and epoch >= converges_at[batch_size]
             bso.on_evaluate(0.95 if reached else 0.1 * min(epoch, 5))
             if bso.training_finished:
                 outcome = "converged"
@@ -125,15 +129,20 @@ def served(request, tmp_path):
             capture_output=True, text=True, timeout=60)
         assert created.returncode == 0, created.stderr
         db = created.stdout.strip().splitlines()[-1]
+    process, url = start_serve(db)
+    yield request.param, url
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def start_serve(db: str, *options: str) -> Tuple[subprocess.Popen, str]:
     zeus = Path(os.environ["ZEUS_BIN"]) / "zeus"
-    process = subprocess.Popen([str(zeus), "serve", "--db", db, "--port", "0"],
+    process = subprocess.Popen([str(zeus), "serve", "--db", db, "--port", "0", *options],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     line = process.stdout.readline()
     match = re.search(r"listening on (http://\S+)", line)
     assert match, line
-    yield request.param, match.group(1)
-    process.terminate()
-    process.wait(timeout=10)
+    return process, match.group(1)
 
 
 def test_sixteen_recurrences_with_interruptions_take_upstream_decisions(served):
@@ -163,3 +172,26 @@ def test_a_finished_trial_ended_again_changes_nothing(served):
     with urllib.request.urlopen(f"{url}/jobs/upstream-end") as answer:
         trials = json.loads(answer.read())["trials"]
     assert [t["status"] for t in trials] == ["converged"]
+
+
+@pytest.mark.parametrize("rules", ["zeus", "upstream"])
+def test_job_rules_upstream_reruns_every_survivor(tmp_path, rules):
+    # Round 1: 256 and 128 converge cheaply, 512 converges at almost twice 128's cost. Our default
+    # rules skip 512 in round 2 (over 1.5 x the cheapest); `--job-rules upstream` re-runs every
+    # survivor, as the original server does.
+    epoch = {128: (12.0, 1800.0), 256: (10.0, 2000.0), 512: (8.0, 2600.0)}
+    converges_at = {128: 3, 256: 4, 512: 6}  # costs 8,100, 10,000, 15,000
+    process, url = start_serve(f"sqlite://{tmp_path / 'bso.db'}", "--job-rules", rules)
+    try:
+        job = JobParams(job_id=f"upstream-{rules}", job_id_prefix="upstream",
+                        batch_sizes=[128, 256, 512], default_batch_size=256, target_metric=0.9,
+                        max_epochs=10, num_pruning_rounds=2, mab_seed=3)
+        seen = [run_recurrence(url, job, i, "train", epoch, converges_at)[0] for i in range(6)]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert seen[:5] == [256, 128, 512, 128, 256]
+    if rules == "upstream":
+        assert seen[5] == 512  # round 2 goes on up to 512
+    else:
+        assert seen[5] == 128  # pruning over: the bandit, and 128 is far the cheapest

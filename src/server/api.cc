@@ -190,7 +190,7 @@ ApiResponse Api::dispatch(const ApiRequest& request, std::string_view route) {
     return json_answer(200, std::move(*list));
   }
   if (route == "/jobs" && method == "POST") {
-    Result<JobSpec> spec = decode_job_spec(request.body);
+    Result<JobSpec> spec = decode_job_spec(request.body, options_.job_defaults);
     if (!spec) return from_error(spec.error());
     Result<Registration> reg = optimizer_.register_job(*spec);
     if (!reg) return from_error(reg.error());

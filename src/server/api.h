@@ -42,7 +42,8 @@ struct ApiResponse {
 };
 
 struct ApiOptions {
-  std::string token;  // non-empty: state-changing requests need "Bearer <token>"
+  std::string token;       // non-empty: state-changing requests need "Bearer <token>"
+  JobSpec job_defaults;    // what a registration leaves out (e.g. upstream_rules(JobSpec{}))
 };
 
 class Api {

@@ -55,7 +55,8 @@ class HttpBsoServer final : public BsoServer {
   HttpBsoServer(Store& store, BsoServerOptions options)
       : options_(std::move(options)),
         optimizer_(store, {}, options_.clock),
-        api_(store, optimizer_, &metrics_, {options_.token}) {}
+        api_(store, optimizer_, &metrics_,
+             {options_.token, options_.upstream_rules ? upstream_rules(JobSpec{}) : JobSpec{}}) {}
 
   ~HttpBsoServer() override { stop(); }
 

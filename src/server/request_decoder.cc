@@ -13,11 +13,13 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array kJobSpecFields = {
-    "job_id",          "job_id_prefix",       "batch_sizes",  "default_batch_size",
-    "eta_knob",        "beta_knob",           "target_metric", "higher_is_better_metric",
-    "max_epochs",      "num_pruning_rounds",  "window_size",  "mab_prior_mean",
-    "mab_prior_precision", "mab_num_explorations", "mab_seed", "max_power",
-    "number_of_gpus",  "gpu_model"};
+    "job_id", "job_id_prefix", "batch_sizes", "default_batch_size", "eta_knob", "beta_knob",
+    "target_metric", "higher_is_better_metric", "max_epochs", "num_pruning_rounds", "window_size",
+    "mab_prior_mean", "mab_prior_precision", "mab_num_explorations", "mab_seed", "max_power",
+    "number_of_gpus", "gpu_model",
+    // Ours (optional; docs/server.md): the rules of early stopping, pruning and the bandit.
+    "early_stop", "prune_factor", "pruning_beta_knob", "pruning_stop_after_rises",
+    "mab_min_relative_sd"};
 constexpr std::array kTrialIdFields = {"job_id", "batch_size", "trial_number"};
 constexpr std::array kReportFields = {"job_id", "batch_size", "trial_number", "time",
                                       "energy", "metric",     "current_epoch"};
@@ -101,10 +103,10 @@ Result<void> check_trial_id(const TrialId& id, std::string_view what) {
 
 }  // namespace
 
-Result<JobSpec> decode_job_spec(std::string_view body) {
+Result<JobSpec> decode_job_spec(std::string_view body, const JobSpec& defaults) {
   constexpr std::string_view what = "job spec";
   ZEUS_TRY(check_fields(body, kJobSpecFields, what));
-  Result<JobSpec> spec = job_spec_from_json(body);
+  Result<JobSpec> spec = job_spec_from_json(body, defaults);
   if (!spec) return fail(spec.error());
   if (spec->job_id) ZEUS_TRY(check_text(*spec->job_id, "job_id", what, false));
   ZEUS_TRY(check_text(spec->job_id_prefix, "job_id_prefix", what, true));

@@ -27,7 +27,8 @@ inline constexpr size_t kMaxIdBytes = 256;       // job_id, job_id_prefix, gpu_m
 inline constexpr size_t kMaxBatchSizes = 1024;   // entries of batch_sizes
 
 // POST /jobs: a job spec; validated, batch sizes sorted.
-Result<JobSpec> decode_job_spec(std::string_view body);
+// Fields the body leaves out take their value from `defaults`.
+Result<JobSpec> decode_job_spec(std::string_view body, const JobSpec& defaults = JobSpec{});
 
 // PATCH /trials: {"job_id", "batch_size", "trial_number"}.
 Result<TrialId> decode_trial_id(std::string_view body);

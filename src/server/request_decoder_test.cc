@@ -29,6 +29,27 @@ TEST(RequestDecoderTest, AcceptsAPythonClientJobSpecAndSortsBatchSizes) {
   EXPECT_EQ(s->gpu_model, "A40");
 }
 
+// A Zeus 0.16 spec names no rule field: it gets the defaults given (`--job-rules upstream`);
+// a spec that names one keeps it.
+TEST(RequestDecoderTest, RuleFieldsLeftOutTakeTheServersDefaults) {
+  const JobSpec upstream = upstream_rules(JobSpec{});
+  Result<JobSpec> ours = decode_job_spec(kSpec);
+  Result<JobSpec> theirs = decode_job_spec(kSpec, upstream);
+  ASSERT_TRUE(ours.has_value() && theirs.has_value());
+  EXPECT_EQ(ours->early_stop, EarlyStopMode::kPredictive);
+  EXPECT_EQ(ours->prune_factor, 1.5);
+  EXPECT_EQ(theirs->early_stop, EarlyStopMode::kAfterCrossing);
+  EXPECT_FALSE(theirs->prune_factor.has_value());
+  EXPECT_EQ(theirs->pruning_stop_after_rises, 0);
+  std::string named = kSpec;
+  named.insert(1, R"("early_stop":"predictive","pruning_stop_after_rises":2,)");
+  Result<JobSpec> kept = decode_job_spec(named, upstream);
+  ASSERT_TRUE(kept.has_value()) << kept.error().to_string();
+  EXPECT_EQ(kept->early_stop, EarlyStopMode::kPredictive);
+  EXPECT_EQ(kept->pruning_stop_after_rises, 2);
+  EXPECT_FALSE(kept->prune_factor.has_value());
+}
+
 TEST(RequestDecoderTest, RejectsUnknownFieldsNamingThem) {
   std::string body = kSpec;
   body.insert(1, R"("eta_knb":0.9,)");

@@ -100,12 +100,12 @@ json nullable(const std::optional<T>& v) {
 
 }  // namespace
 
-Result<JobSpec> job_spec_from_json(std::string_view text) {
+Result<JobSpec> job_spec_from_json(std::string_view text, const JobSpec& defaults) {
   const std::string what = "job spec";
   Result<json> parsed = parse_object(text, what);
   if (!parsed) return fail(parsed.error());
   const json& j = *parsed;
-  JobSpec s;
+  JobSpec s = defaults;
   ZEUS_TRY(read_optional(j, "job_id", &s.job_id, what));
   ZEUS_TRY(read(j, "job_id_prefix", true, &s.job_id_prefix, what));
   ZEUS_TRY(read(j, "batch_sizes", true, &s.batch_sizes, what));

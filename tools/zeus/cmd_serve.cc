@@ -19,11 +19,13 @@ namespace {
 struct ServeArgs {
   std::string db;
   std::string token_file;
+  std::string job_rules = "zeus";
   BsoServerOptions options;
 };
 
 void run_serve(const ServeArgs& args) {
   BsoServerOptions options = args.options;
+  options.upstream_rules = args.job_rules == "upstream";
   if (!args.token_file.empty()) options.token = read_token_file_or_die(args.token_file);
   const std::string url = args.db.empty() ? server::default_store_url() : args.db;
   std::unique_ptr<Store> store =
@@ -42,7 +44,7 @@ void run_serve(const ServeArgs& args) {
             << (options.trial_timeout_s > 0
                     ? ", trials expire after " + format_fixed(options.trial_timeout_s, 0) + " s"
                     : "")
-            << ")" << std::endl;
+            << (options.upstream_rules ? ", upstream job rules" : "") << ")" << std::endl;
   if (options.host != "127.0.0.1" && options.host != "::1" && options.host != "localhost" &&
       options.token.empty()) {
     log_warning("zeus serve: listening on " + options.host +
@@ -82,6 +84,13 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--workers", args->options.workers,
                   "threads for the requests' store work (and PostgreSQL connections); open "
                   "connections hold no thread")
+      ->capture_default_str();
+  cmd->add_option("--job-rules", args->job_rules,
+                  "rules of jobs whose registration does not name them (Zeus 0.16 clients send "
+                  "none): 'zeus' (predictive early stop, pruning that skips batch sizes measured "
+                  "or predicted worse; measured to lower regret, docs/simulate.md) or 'upstream' "
+                  "(the original Zeus server's decisions)")
+      ->check(CLI::IsMember({"zeus", "upstream"}))
       ->capture_default_str();
   cmd->add_option("--trial-timeout", args->options.trial_timeout_s,
                   "seconds after which a still-dispatched trial is marked failed (0: never)")

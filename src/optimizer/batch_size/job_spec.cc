@@ -186,6 +186,15 @@ std::string_view trial_kind_name(TrialKind kind) {
   return "unknown";
 }
 
+JobSpec upstream_rules(JobSpec spec) {
+  spec.early_stop = EarlyStopMode::kAfterCrossing;
+  spec.prune_factor.reset();
+  spec.pruning_beta_knob.reset();
+  spec.pruning_stop_after_rises = 0;
+  spec.mab_min_relative_sd = 0.0;
+  return spec;
+}
+
 std::string_view trial_status_name(TrialStatus status) {
   switch (status) {
     case TrialStatus::kDispatched:
