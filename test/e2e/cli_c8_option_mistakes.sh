@@ -38,4 +38,8 @@ expect_usage_error "--eta applies to --selector zeus only" plo replay --log "$di
 # Still fine: the eta in either place alone.
 "$zeus" plo replay --log "$dir/log.csv" --selector zeus:0.3 > /dev/null || fail "--selector zeus:0.3 alone"
 "$zeus" plo replay --log "$dir/log.csv" --selector zeus --eta 0.8 > /dev/null || fail "--selector zeus --eta 0.8"
+# An experiment's own option given to another experiment is refused, not ignored.
+expect_usage_error "--window applies to 'zeus simulate drift' only" simulate --window 3 --seeds 1
+expect_usage_error "--gpus applies to 'zeus simulate gpus' or 'perseus' only" simulate headline --gpus a40
+"$zeus" simulate drift --window 3 --seeds 1 > /dev/null || fail "simulate drift --window 3"
 echo "cli_c8_option_mistakes: ok"

@@ -18,8 +18,8 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "simulate_json.h"
-#include "zeus/sim_experiments.h"
 #include "zeus/sim_drift.h"
+#include "zeus/sim_experiments.h"
 #include "zeus/sim_perseus.h"
 #include "zeus/sim_report.h"
 
@@ -52,6 +52,10 @@ struct SimulateArgs {
   std::string compare_a = "zeus", compare_b = "upstream";
   int threads = 0;
 };
+
+constexpr const char* kExperiments[] = {"headline",   "pareto",   "search-path", "eta-sweep",
+                                        "beta-sweep", "ablation", "gpus",        "drift",
+                                        "concurrent", "perseus",  "compare"};
 
 // Bounds of the sizes a run may ask for (probe item B9): a simulation's time and memory grow with
 // seeds x recurrences; these allow 100x the defaults and still end in minutes.
@@ -125,7 +129,8 @@ void run_perseus(const SimulateArgs& args) {
 [[noreturn]] void die(const Error& error);
 
 sim::ZeusRules zeus_rules_of(const std::string& text, const std::string& early_stop) {
-  auto rules = sim::parse_zeus_rules(early_stop.empty() ? text : text + ",early_stop=" + early_stop);
+  auto rules =
+      sim::parse_zeus_rules(early_stop.empty() ? text : text + ",early_stop=" + early_stop);
   if (!rules) die(rules.error());
   return *rules;
 }
@@ -180,30 +185,38 @@ void run_simulate(const SimulateArgs& args) {
     compare.b = zeus_rules_of(args.compare_b, "");
     compare.a_label = args.compare_a;
     compare.b_label = args.compare_b;
-    run(sim::run_compare(compare), sim::format_compare_table, compare_json, sim::write_compare_report);
+    run(sim::run_compare(compare), sim::format_compare_table, compare_json,
+        sim::write_compare_report);
   } else if (e == "headline") {
-    run(sim::run_headline(options), sim::format_headline_table, headline_json, sim::write_headline_report);
+    run(sim::run_headline(options), sim::format_headline_table, headline_json,
+        sim::write_headline_report);
   } else if (e == "pareto") {
     run(sim::run_pareto(options), sim::format_pareto_table, pareto_json, sim::write_pareto_report);
   } else if (e == "search-path") {
-    run(sim::run_search_path(options), sim::format_search_path_table, search_path_json, sim::write_search_path_report);
+    run(sim::run_search_path(options), sim::format_search_path_table, search_path_json,
+        sim::write_search_path_report);
   } else if (e == "eta-sweep") {
-    run(sim::run_eta_sweep(options, args.etas), sim::format_sweep_table, sweep_json, sim::write_sweep_report);
+    run(sim::run_eta_sweep(options, args.etas), sim::format_sweep_table, sweep_json,
+        sim::write_sweep_report);
   } else if (e == "beta-sweep") {
-    run(sim::run_beta_sweep(options, args.betas), sim::format_sweep_table, sweep_json, sim::write_sweep_report);
+    run(sim::run_beta_sweep(options, args.betas), sim::format_sweep_table, sweep_json,
+        sim::write_sweep_report);
   } else if (e == "ablation") {
     run(sim::run_ablation(options), sim::format_sweep_table, sweep_json, sim::write_sweep_report);
   } else if (e == "gpus") {
-    run(sim::run_gpus(options, args.gpus), sim::format_sweep_table, sweep_json, sim::write_sweep_report);
+    run(sim::run_gpus(options, args.gpus), sim::format_sweep_table, sweep_json,
+        sim::write_sweep_report);
   } else if (e == "drift") {
-    run(sim::run_drift(options, args.drift), sim::format_drift_table, drift_json, sim::write_drift_report);
+    run(sim::run_drift(options, args.drift), sim::format_drift_table, drift_json,
+        sim::write_drift_report);
   } else {
     run(sim::run_concurrent(options, args.overlaps), sim::format_concurrent_table, concurrent_json,
         sim::write_concurrent_report);
   }
   if (!report) die(report.error());
   std::cout << (args.json ? json : table) << (args.json ? "\n" : "");
-  if (!args.report_dir.empty() && !args.json) std::cout << "report: " << report->string() << "/index.md\n";
+  if (!args.report_dir.empty() && !args.json)
+    std::cout << "report: " << report->string() << "/index.md\n";
 }
 
 }  // namespace
@@ -212,16 +225,23 @@ void add_simulate_command(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "simulate",
-      "Replay the measured traces of the Zeus paper (§6) and compare Default, Grid Search, Zeus and the\n"
-      "Oracle. Experiments: headline (default; Fig. 6/7), pareto (Fig. 2/5), search-path (Fig. 8),\n"
-      "eta-sweep (Fig. 11), beta-sweep (Fig. 12), ablation (Fig. 13), gpus (Fig. 14), drift (§6.4),\n"
+      "Replay the measured traces of the Zeus paper (§6) and compare Default, Grid Search, Zeus "
+      "and the\n"
+      "Oracle. Experiments: headline (default; Fig. 6/7), pareto (Fig. 2/5), search-path (Fig. "
+      "8),\n"
+      "eta-sweep (Fig. 11), beta-sweep (Fig. 12), ablation (Fig. 13), gpus (Fig. 14), drift "
+      "(§6.4),\n"
       "concurrent (§6.3), perseus (the Perseus paper's emulation: Table 6, Fig. 7), compare (two\n"
       "configurations of Zeus's rules on the same seeds: mean ± standard error and the paired\n"
       "difference's standard error, per workload).\n"
-      "Oracles: 'Oracle' is the paper's comparison point, what an exhaustive grid search converges to:\n"
-      "the (b, p) of least expected cost among those whose every training path reaches the target.\n"
-      "'Oracle (expected)' takes the least expected cost over every (b, p), a path that misses the\n"
-      "target charged as a failed run plus a retry (lower or equal; the floor cum_regret is taken from).\n"
+      "Oracles: 'Oracle' is the paper's comparison point, what an exhaustive grid search converges "
+      "to:\n"
+      "the (b, p) of least expected cost among those whose every training path reaches the "
+      "target.\n"
+      "'Oracle (expected)' takes the least expected cost over every (b, p), a path that misses "
+      "the\n"
+      "target charged as a failed run plus a retry (lower or equal; the floor cum_regret is taken "
+      "from).\n"
       "Documentation of every output key: docs/simulate.md.\n"
       "Examples:\n"
       "  zeus simulate                          # headline on V100, eta 0.5, beta 2, 10 seeds\n"
@@ -233,14 +253,19 @@ void add_simulate_command(CLI::App& app) {
       "  zeus simulate compare --a zeus --b upstream --seeds 1000\n"
       "  zeus simulate compare --a zeus,prune_factor=off --b zeus --seeds 1000");
   cmd->add_option("experiment", args->experiment, "the experiment (default headline)")
-      ->check(CLI::IsMember({"headline", "pareto", "search-path", "eta-sweep", "beta-sweep", "ablation", "gpus", "drift",
-                             "concurrent", "perseus", "compare"}));
-  cmd->add_option("--data", args->data_dir, "folder with summary_train.csv and summary_power_<gpu>.csv (default: $ZEUS_DATA_DIR, else the data installed with zeus, <prefix>/share/zeus/data, else the source tree's data/)");
+      ->check(CLI::IsMember(
+          std::vector<std::string>(std::begin(kExperiments), std::end(kExperiments))));
+  cmd->add_option(
+      "--data", args->data_dir,
+      "folder with summary_train.csv and summary_power_<gpu>.csv (default: $ZEUS_DATA_DIR, else "
+      "the data installed with zeus, <prefix>/share/zeus/data, else the source tree's data/)");
   cmd->add_option("--gpu", args->gpu, "v100 (default), a40, rtx6000 or p100");
   cmd->add_option("--workload", args->workloads,
-                  "workload(s): cifar100, imagenet, squad, librispeech, movielens-1m, sentiment140 (default: all six)");
+                  "workload(s): cifar100, imagenet, squad, librispeech, movielens-1m, sentiment140 "
+                  "(default: all six)");
   cmd->add_option("--eta", args->eta, "energy/time knob in [0, 1] (default 0.5)");
-  cmd->add_option("--beta", args->beta, "early stop at beta x min cost; >= 1, 0 = never (default 2)");
+  cmd->add_option("--beta", args->beta,
+                  "early stop at beta x min cost; >= 1, 0 = never (default 2)");
   add_parsed_option(*cmd, "--seeds", args->seeds, count_in("--seeds", 1, kMaxSeeds),
                     "number of seeds, 1 to " + std::to_string(kMaxSeeds) +
                         "; mean and spread over them (default 10)")
@@ -257,47 +282,85 @@ void add_simulate_command(CLI::App& app) {
       ->type_name("INT");
   cmd->add_option("--fidelity", args->fidelity, "epoch (closed form per epoch; default) or step");
   cmd->add_flag("--json", args->json, "print machine-readable JSON instead of the table");
-  cmd->add_option("--report", args->report_dir, "write a Markdown/HTML report with CSV data and SVG figures to DIR");
-  cmd->add_flag("--no-early-stop", args->no_early_stop, "ablation: no early stopping (Zeus, Grid Search)");
+  cmd->add_option("--report", args->report_dir,
+                  "write a Markdown/HTML report with CSV data and SVG figures to DIR");
+  cmd->add_flag("--no-early-stop", args->no_early_stop,
+                "ablation: no early stopping (Zeus, Grid Search)");
   cmd->add_flag("--no-pruning", args->no_pruning, "ablation: no pruning (Zeus, Grid Search)");
-  cmd->add_flag("--no-jit", args->no_jit, "ablation: no JIT power profiling (Zeus runs at max power)");
-  cmd->add_option("--rules", args->rules,
-                  "Zeus's rules: zeus (default: ours) or upstream (the original's: early stop before the\n"
-                  "crossing epoch with its cost known, every survivor re-run, its bandit and bookkeeping), then\n"
-                  "optional ,key=value overrides: early_stop=predictive|after-crossing|known-epoch-cost,\n"
-                  "prune_factor=X|off, pruning_beta=X|off, stop_after_rises=N, mab_min_relative_sd=X,\n"
-                  "upstream_bookkeeping=0|1");
-  cmd->add_option("--early-stop", args->early_stop,
-                  "Zeus's early stop: predictive (default: stop when the cost so far plus the next epoch's\n"
-                  "expected cost would exceed beta x min cost; saves the crossing epoch) or after-crossing\n"
-                  "(Zeus 0.16's server: stop after the epoch that crossed it; never cuts a run that would\n"
-                  "have converged within the bound, pays up to one extra epoch per early stop)")
+  cmd->add_flag("--no-jit", args->no_jit,
+                "ablation: no JIT power profiling (Zeus runs at max power)");
+  cmd->add_option(
+      "--rules", args->rules,
+      "Zeus's rules: zeus (default: ours) or upstream (the original's: early stop before the\n"
+      "crossing epoch with its cost known, every survivor re-run, its bandit and bookkeeping), "
+      "then\n"
+      "optional ,key=value overrides: early_stop=predictive|after-crossing|known-epoch-cost,\n"
+      "prune_factor=X|off, pruning_beta=X|off, stop_after_rises=N, mab_min_relative_sd=X,\n"
+      "upstream_bookkeeping=0|1");
+  cmd->add_option(
+         "--early-stop", args->early_stop,
+         "Zeus's early stop: predictive (default: stop when the cost so far plus the next epoch's\n"
+         "expected cost would exceed beta x min cost; saves the crossing epoch) or after-crossing\n"
+         "(Zeus 0.16's server: stop after the epoch that crossed it; never cuts a run that would\n"
+         "have converged within the bound, pays up to one extra epoch per early stop)")
       ->check(CLI::IsMember({"predictive", "after-crossing"}));
-  cmd->add_option("--a", args->compare_a, "compare: configuration A (a --rules text; default zeus)");
-  cmd->add_option("--b", args->compare_b, "compare: configuration B (a --rules text; default upstream)");
+  cmd->add_option("--a", args->compare_a,
+                  "compare: configuration A (a --rules text; default zeus)");
+  cmd->add_option("--b", args->compare_b,
+                  "compare: configuration B (a --rules text; default upstream)");
   cmd->add_option("--threads", args->threads, "threads for the seeds (default 0 = all cores)");
   cmd->add_option("--etas", args->etas, "eta-sweep: the etas (default 0, 0.1, ..., 1)");
   cmd->add_option("--betas", args->betas, "beta-sweep: the betas (default 1.5, 2, ..., 5)");
   cmd->add_option("--gpus", args->gpus,
-                  "gpus: the GPUs (default v100 a40 rtx6000 p100); perseus: a100_sxm and/or a40 (default both)");
+                  "gpus: the GPUs (default v100 a40 rtx6000 p100); perseus: a100_sxm and/or a40 "
+                  "(default both)");
   cmd->add_option("--pp-models", args->pp_models, "perseus: gpt3-175b and/or bloom (default both)");
-  cmd->add_option("--microbatches", args->microbatches, "perseus: microbatches per pipeline (default 12 24 48 96)");
+  cmd->add_option("--microbatches", args->microbatches,
+                  "perseus: microbatches per pipeline (default 12 24 48 96)");
   cmd->add_option("--slowdowns", args->slowdowns,
                   "perseus: straggler factors T'/T_min (default 1.05 1.1 1.2 1.3 1.4 1.5)");
-  cmd->add_option("--pareto", args->pareto,
-                  "perseus: the planner's Pareto filter, measured (default; the paper's) or effective "
-                  "(see zeus pfo plan --help)")
+  cmd->add_option(
+         "--pareto", args->pareto,
+         "perseus: the planner's Pareto filter, measured (default; the paper's) or effective "
+         "(see zeus pfo plan --help)")
       ->check(CLI::IsMember({"measured", "effective"}));
-  cmd->add_option("--overlaps", args->overlaps, "concurrent: mean submissions in flight (default 1 2 4 8)");
-  cmd->add_option("--drift-workload", args->drift.workload, "drift: the workload (default imagenet)");
-  cmd->add_option("--drift-targets", args->drift.targets, "drift: one target metric per phase (default 0.65 0.5)");
+  cmd->add_option("--overlaps", args->overlaps,
+                  "concurrent: mean submissions in flight (default 1 2 4 8)");
+  cmd->add_option("--drift-workload", args->drift.workload,
+                  "drift: the workload (default imagenet)");
+  cmd->add_option("--drift-targets", args->drift.targets,
+                  "drift: one target metric per phase (default 0.65 0.5)");
   add_parsed_option(*cmd, "--phase-recurrences", args->drift.phase_recurrences,
                     count_in("--phase-recurrences", 0, kMaxRecurrences),
                     "drift: recurrences per phase, at most " + std::to_string(kMaxRecurrences) +
                         " (default: --recurrences, or 2 x |B| x |P|)")
       ->type_name("INT");
-  cmd->add_option("--window", args->drift.window_size, "drift: window of newest costs for the windowed Zeus (default 5)");
-  cmd->callback([args] { run_simulate(*args); });
+  cmd->add_option("--window", args->drift.window_size,
+                  "drift: window of newest costs for the windowed Zeus (default 5)");
+  cmd->callback([args, cmd] {
+    // An option of some experiments (its help names them: "drift: ...", "gpus: ...; perseus:
+    // ...") given to another would be ignored silently (probe item C8): a usage error instead.
+    for (const CLI::Option* option : cmd->get_options()) {
+      if (option->count() == 0) continue;
+      const std::string& help = option->get_description();
+      std::string owners;
+      bool mine = false;
+      for (const char* e : kExperiments) {
+        const std::string tag = std::string(e) + ":";
+        const size_t at = help.find(tag);
+        const bool owns =
+            at == 0 || (at != std::string::npos && at >= 2 && help.compare(at - 2, 2, "; ") == 0);
+        if (!owns) continue;
+        owners += (owners.empty() ? "'zeus simulate " : "' or '") + std::string(e);
+        mine = mine || args->experiment == e;
+      }
+      if (owners.empty() || mine) continue;
+      zeus::cli::die(option->get_name() + " applies to " + owners + "' only (this is '" +
+                         args->experiment + "'); see zeus simulate --help",
+                     2);
+    }
+    run_simulate(*args);
+  });
 }
 
 }  // namespace zeus::cli
