@@ -244,8 +244,9 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d
   if (energy_mj == nullptr) return kNvmlErrorInvalidArgument;
   const json& dev = g_state.device(index);
   if (dev["architecture"].get<unsigned int>() < kNvmlArchVolta) return kNvmlErrorNotSupported;
-  if (const json& reset = dev["energy_reset_after_calls"];
-      reset.is_number_integer() && call_number > reset.get<long>()) {
+  // find(), not operator[]: a const json has no entry for a missing key (the reset below erases it).
+  if (const auto reset = dev.find("energy_reset_after_calls");
+      reset != dev.end() && reset->is_number_integer() && call_number > reset->get<long>()) {
     // A driver reload or GPU reset: the counter starts again from 0, once.
     g_state.mutate([&](json& state) {
       if (index >= state["devices"].size()) return;
