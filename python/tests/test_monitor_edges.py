@@ -109,3 +109,21 @@ def test_b2_counter_reset_mid_window_is_power_times_time_not_zero(fake_nvml):
     assert energy_j == pytest.approx(250 * time_s, rel=1e-6), done.stdout
     assert "energy counter of GPU 0 went backwards during window 'reset'" in done.stderr, done.stderr
     assert "update period" not in done.stderr, done.stderr
+
+
+def test_d6_zeus_monitor_does_not_import_torch_until_the_program_does(fake_nvml):
+    # A fresh interpreter: ZeusMonitor() with the default sync_execution_with="torch" must not
+    # import torch (seconds, even without a GPU); once the program imports torch, windows sync.
+    child = (
+        "import sys\n"
+        "from zeus_cpp.monitor import ZeusMonitor\n"
+        "m = ZeusMonitor()\n"
+        "m.begin_window('w'); m.end_window('w')\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+        "import torch\n"
+        "m.begin_window('x'); m.end_window('x')\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

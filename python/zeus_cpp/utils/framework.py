@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Callable, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 SyncWith = Union[str, Callable[[], None], None]
 
@@ -21,6 +21,19 @@ def _import(name: str):
         return importlib.import_module(name)
     except ImportError:
         return None
+
+
+def _torch_sync(torch: Any, indices: List[int]) -> Optional[Callable[[], None]]:
+    """torch.cuda.synchronize on each of indices, or None without CUDA."""
+    if not torch.cuda.is_available():
+        return None
+    synchronize = torch.cuda.synchronize
+
+    def sync_torch() -> None:
+        for index in indices:
+            synchronize(index)
+
+    return sync_torch
 
 
 def sync_function(sync_with: SyncWith, gpu_indices: Sequence[int]) -> Optional[Callable[[], None]]:
@@ -45,16 +58,24 @@ def sync_function(sync_with: SyncWith, gpu_indices: Sequence[int]) -> Optional[C
         raise TypeError(f"sync_execution_with must be a str, a callable or None, not {type(sync_with).__name__}")
     indices = list(gpu_indices)
     if sync_with == "torch":
-        torch = _import("torch")
-        if torch is None or not torch.cuda.is_available() or not indices:
+        if not indices:
             return None
-        synchronize = torch.cuda.synchronize
+        if "torch" not in sys.modules:
+            # Nothing ran on a GPU through torch before the program imports it, and importing it
+            # here costs seconds even without a GPU (probe item D6): wait for it instead.
+            resolved: List[Optional[Callable[[], None]]] = []
 
-        def sync_torch() -> None:
-            for index in indices:
-                synchronize(index)
+            def sync_once_imported() -> None:
+                if not resolved:
+                    if "torch" not in sys.modules:
+                        return
+                    resolved.append(_torch_sync(sys.modules["torch"], indices))
+                if resolved[0] is not None:
+                    resolved[0]()
 
-        return sync_torch
+            return sync_once_imported
+        torch = _import("torch")
+        return None if torch is None else _torch_sync(torch, indices)
     if sync_with == "jax":
         jax = _import("jax")
         if jax is None:
