@@ -2,7 +2,7 @@
 // step) for the paper's emulated pipelines (8 stages), and plans per second. The authors'
 // pure-Python planner (networkx Edmonds-Karp) took, on a 2-core machine: GPT-3 A100 8 x 12 at
 // 1 ms: 23 s for 639 plans; Bloom A100 8 x 12: 40 s; GPT-3 A100 8 x 24: 361 s; GPT-3 A40 8 x 12
-// at 0.1 ms: 932 s for 11,832 plans (PERSEUS.md §1.4). Compare plans/s across rows of one run.
+// at 0.1 ms: 932 s for 11,832 plans (docs/perseus.md). Compare plans/s across rows of one run.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>

@@ -1,5 +1,5 @@
 // BatchSizeOptimizer: chooses the batch size of each recurrence of a training job (paper §4.3–
-// §4.4) over a Store, with the semantics of the service's wire protocol (REFERENCE.md §3).
+// §4.4) over a Store, with the semantics of the service's wire protocol (docs/server.md).
 //
 // register_job stores a validated spec; next_batch_size dispatches a trial (pruning exploration
 // first, then Gaussian Thompson sampling over the surviving batch sizes); report applies the

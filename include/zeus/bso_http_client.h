@@ -2,7 +2,7 @@
 // BatchSizeService (zeus/batch_size_service.h) — the training loop's remote mode — plus the
 // read-only and admin calls the `zeus bso` verbs use (library zeus_client).
 //
-// Speaks the wire protocol of REFERENCE.md §3 (JSON; time in s, energy in J, power in W).
+// Speaks the wire protocol of docs/server.md (JSON; time in s, energy in J, power in W).
 // Thread-safety: one client may be shared by threads; its requests are serialised on one
 // connection (use one client per thread for parallel requests). Failure: the server's answer
 // mapped to an error code with the server's message — 400 and 413 kInvalidArgument, 409

@@ -1,4 +1,4 @@
-// JSON codec of the batch-size optimizer's wire protocol (REFERENCE.md §3): job spec, trial id,
+// JSON codec of the batch-size optimizer's wire protocol (docs/server.md): job spec, trial id,
 // report and report answer, with the wire's field names ("time", "energy", "max_power", ...).
 //
 // Decoding fills missing optional fields with their defaults, ignores unknown fields, and

@@ -1,6 +1,6 @@
 // BsoServer: the batch-size optimizer as an HTTP service (`zeus serve`; library zeus_server).
 //
-// Serves the wire protocol of REFERENCE.md §3 over a Store (SQLite, PostgreSQL, memory), plus
+// Serves the wire protocol of docs/server.md over a Store (SQLite, PostgreSQL, memory), plus
 // GET /jobs, GET /jobs/{job_id} (job, beliefs, trials), GET /healthz, GET /metrics (Prometheus)
 // and the dashboard at /. Each answered report is committed to the store before the answer.
 // Security: binds 127.0.0.1 unless told otherwise; with a token, requests that change state need

@@ -3,7 +3,7 @@
 // A recurring training job is registered once with a JobSpec; each recurrence asks for a batch
 // size (a Trial is dispatched), reports cumulative time and energy after each evaluation, and is
 // told when to stop. Units: time_s (s), energy_j (J), max_power_w (W, already × number of GPUs),
-// cost in J (η·energy_j + (1 − η)·max_power_w·time_s). The JSON wire names (REFERENCE.md §3:
+// cost in J (η·energy_j + (1 − η)·max_power_w·time_s). The JSON wire names (docs/server.md:
 // "time", "energy", "max_power", ...) are produced by zeus/bso_json.h.
 // Thread-safety: plain values. Failure: validate_job_spec() returns kInvalidArgument naming the
 // field and the fix.
@@ -33,7 +33,7 @@ std::string_view early_stop_mode_name(EarlyStopMode mode);
 // Inverse of early_stop_mode_name; false on an unknown name.
 bool parse_early_stop_mode(std::string_view name, EarlyStopMode* out);
 
-// Configuration of a recurring job. Defaults follow REFERENCE.md §3; the fields after
+// Configuration of a recurring job. Defaults follow docs/server.md; the fields after
 // gpu_model are ours (optional on the wire; a Zeus 0.16 client that omits them gets the
 // defaults below, documented in docs/simulate.md, which measured them).
 struct JobSpec {

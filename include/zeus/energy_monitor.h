@@ -1,7 +1,7 @@
 // EnergyMonitor: time and energy of named code regions ("windows") on GPUs, CPUs and DRAM.
 //
 // Units: seconds and joules (SI doubles); converted once from the devices' mJ/uJ.
-// Semantics (REFERENCE.md §1): windows are keyed by name and may nest and overlap; beginning a
+// Semantics (Python Zeus): windows are keyed by name and may nest and overlap; beginning a
 // name that is open is an error unless `restart` is set; ending an unknown name is NotFound; a
 // window can be cancelled. At begin and at end: sync callback, then the counters between two
 // clock readings; a window's time runs from the reading before its begin's counters to the one

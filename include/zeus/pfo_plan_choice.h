@@ -1,4 +1,4 @@
-// Choosing a plan from the Perseus frontier (PERSEUS.md §4.7), and the energy accounting that
+// Choosing a plan from the Perseus frontier (docs/perseus.md), and the energy accounting that
 // compares plans with the GPUs' default behaviour.
 //   - No straggler ("0 % slowdown"): the fastest plan, T_min.
 //   - A slowdown budget x: the least-energy plan with T <= (1 + x) * T_min.

@@ -43,7 +43,7 @@ struct ExponentialCost {
   double operator()(int64_t quant_time) const;
 };
 
-// One candidate clock of an operation (PERSEUS.md §4.1).
+// One candidate clock of an operation (docs/perseus.md).
 struct ExecutionOption {
   int frequency_mhz = 0;
   double time_s = 0.0;              // measured

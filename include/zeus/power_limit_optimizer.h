@@ -1,4 +1,4 @@
-// PowerLimitOptimizer: the just-in-time profiler (paper §4.2, REFERENCE.md §2). Inside one
+// PowerLimitOptimizer: the just-in-time profiler (paper §4.2, Python Zeus). Inside one
 // training run it slices the first epoch across GPU power limits (or locked SM clocks), measures
 // energy and time per setting with the EnergyMonitor, picks the best one with a
 // PowerLimitSelector, and runs the rest of the job there.

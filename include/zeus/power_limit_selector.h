@@ -1,7 +1,7 @@
 // PowerLimitSelector: the pure decision core that picks the best knob setting (a GPU power limit,
 // or a locked SM clock) from profiled energy and time per setting.
 //
-// Selectors (REFERENCE.md §2, paper §4.2): energy (argmin J), time (argmin s), zeus cost
+// Selectors (Python Zeus, paper §4.2): energy (argmin J), time (argmin s), zeus cost
 // C = eta*E + (1 - eta)*MaxPower*T (default eta = 0.5), and max slowdown (the lowest setting
 // whose time <= factor * time at the highest setting). Ties go to the higher setting.
 // Units: settings are integers (W for power limits, MHz for SM clocks); energy J, time s,

@@ -1,12 +1,12 @@
 // PowerProfile: what the JIT profiler measured per knob setting, saved as JSON so that the next
 // recurrence of a job skips profiling, and rebuilt from a monitor's CSV log for replay.
 //
-// File format (REFERENCE.md §2, readable by the original Zeus):
+// File format (Python Zeus, readable by the original Zeus):
 //   {"measurements": [{"power_limit": <W, int>, "energy": <J>, "time": <s>}, ...],
 //    "knob": "power_limit", "gpu_model": "NVIDIA A40", "gpu_count": 1}
 // "knob", "gpu_model", "gpu_count" and "max_power_w" are optional additions; with knob
 // "sm_clock" each entry carries "sm_clock" (MHz, int) instead of "power_limit".
-// Monitor logs: `start_time,window_name,elapsed_time,gpu{i}_energy,...` (REFERENCE.md §1); rows
+// Monitor logs: `start_time,window_name,elapsed_time,gpu{i}_energy,...` (Python Zeus); rows
 // whose window name ends in `_<int>` are profiled settings (e.g. __GlobalPowerLimitOptimizer_300),
 // energy is summed over the GPU columns, time is elapsed_time.
 // Units: settings W or MHz (ints), energy J, time s.

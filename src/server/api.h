@@ -1,7 +1,7 @@
 // Api: the batch-size service's routes as a plain function from request to response, with no
 // sockets — the HTTP server (zeus/bso_server.h) feeds it, tests and the fuzzer call it directly.
 //
-// Routes (REFERENCE.md §3 plus the extras): POST /jobs (201 created, 200 identical, 409
+// Routes (docs/server.md plus the extras): POST /jobs (201 created, 200 identical, 409
 // conflict), GET /jobs/batch_size?job_id=J, POST /report, PATCH /trials (200 `null`), DELETE
 // /jobs?job_id=J (200 `null`, 404), GET /jobs (list), GET /jobs/{job_id} (job, beliefs, trials),
 // GET /healthz, GET /metrics, GET / (dashboard). Errors are {"message"}: 400 bad input, 401

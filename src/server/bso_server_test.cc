@@ -1,5 +1,5 @@
 // The service over real HTTP: a BsoServer on 127.0.0.1 (port 0) and the HTTP layer's client, for every
-// route and every status code of REFERENCE.md §3 and the extras.
+// route and every status code of docs/server.md and the extras.
 #include "zeus/bso_server.h"
 
 #include <gtest/gtest.h>

@@ -15,7 +15,7 @@ namespace zeus::server {
 // Compact JSON text of j; never throws.
 std::string dump_json(const nlohmann::json& j);
 
-// {"message": message}, the body of every error answer (REFERENCE.md §3).
+// {"message": message}, the body of every error answer (docs/server.md).
 std::string error_json(const std::string& message);
 
 }  // namespace zeus::server

@@ -1,5 +1,5 @@
 // Strict decoding of the batch-size service's requests: JSON bodies and the job ids of query
-// strings and paths (REFERENCE.md §3), before anything reaches the optimizer.
+// strings and paths (docs/server.md), before anything reaches the optimizer.
 //
 // On top of the wire codec (zeus/bso_json.h: types, required fields, job-spec validation) the
 // decoder refuses unknown fields (a typo such as "eta_knb" would otherwise silently become the

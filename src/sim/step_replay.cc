@@ -12,7 +12,7 @@
 namespace zeus::sim {
 namespace {
 
-constexpr uint32_t kWarmupSteps = 10;   // the power-limit optimizer's defaults (REFERENCE.md §2)
+constexpr uint32_t kWarmupSteps = 10;   // the power-limit optimizer's defaults (Python Zeus)
 constexpr uint32_t kProfileSteps = 40;
 
 uint32_t limit_mw(const WorkloadTrace& trace, int p) {

@@ -21,7 +21,7 @@
 namespace zeus::sim {
 namespace {
 
-constexpr int kNumPruningRounds = 2;  // REFERENCE.md §3 defaults
+constexpr int kNumPruningRounds = 2;  // docs/server.md defaults
 constexpr int kNumExplorations = 2;
 
 }  // namespace

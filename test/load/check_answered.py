@@ -14,7 +14,7 @@ Checks, for every job in the log:
   - ended trials' cost = eta*energy + (1 - eta)*max_power*time;
   - with --strict (no crash): every stored trial was answered and none is still dispatched;
   - with --server: GET /jobs/{id} shows the stored trials, and each batch size's belief equals a
-    replay of the stored history (Gaussian belief of REFERENCE.md section 3).
+    replay of the stored history (Gaussian belief of docs/server.md).
 Prints one line per problem and exits 1 if there is any.
 """
 import argparse
@@ -58,7 +58,7 @@ def close(a, b):
 
 
 def replay_beliefs(spec, trials):
-    """Each batch size's belief from the ended trials' costs, as REFERENCE.md section 3 says."""
+    """Each batch size's belief from the ended trials' costs, as docs/server.md says."""
     beliefs = {}
     for b in spec["batch_sizes"]:
         costs = [t["cost"] for t in trials

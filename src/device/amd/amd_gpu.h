@@ -2,7 +2,7 @@
 //
 // Units: converts rocm_smi's microwatts to mW and its energy count (count x resolution uJ) to mJ;
 // the sub-mJ remainder is kept, so repeated reads do not drift. Clocks in MHz.
-// Energy counter: at open, each GPU's counter is checked for plausibility (REFERENCE.md §1): the
+// Energy counter: at open, each GPU's counter is checked for plausibility (Python Zeus): the
 // energy it accumulates over a short window must lie within +-50 % of average power x window.
 // A GPU that fails has has_energy_counter() == false (with a warning saying why), and the monitor
 // measures it by sampling power instead.

@@ -1,4 +1,4 @@
-// The report rule of the batch-size optimizer (REFERENCE.md §3, paper Algorithm 3), with the
+// The report rule of the batch-size optimizer (docs/server.md, paper Algorithm 3), with the
 // choice of when an over-budget trial stops.
 //
 // A trial keeps training while its cumulative cost stays within β·min_cost (when both are known),

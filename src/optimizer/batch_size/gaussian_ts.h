@@ -1,4 +1,4 @@
-// Gaussian Thompson sampling over batch sizes, with costs as negative rewards (REFERENCE.md §3,
+// Gaussian Thompson sampling over batch sizes, with costs as negative rewards (docs/server.md,
 // paper Algorithm 1), as pure functions the driver and the simulator share.
 //
 // An arm's belief about its mean cost comes from its observed costs c₁..cₙ (J) with population

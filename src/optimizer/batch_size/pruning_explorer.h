@@ -1,4 +1,4 @@
-// The pruning explorer of the batch-size optimizer (REFERENCE.md §3, paper Algorithm 2),
+// The pruning explorer of the batch-size optimizer (docs/server.md, paper Algorithm 2),
 // recomputed from the history of pruning trials on every request.
 //
 // For each round: explore from the round's default batch size downward, then upward; within a

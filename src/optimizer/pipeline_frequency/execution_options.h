@@ -1,5 +1,5 @@
 // The execution options of one (stage, instruction): its profiled clocks turned into the
-// planner's discrete choices (PERSEUS.md §4.1, the artifact's order).
+// planner's discrete choices (docs/perseus.md, the artifact's order).
 //   1. Pareto filter on (time, energy): drop an option when another is faster and cheaper by the
 //      noise factor; first with factor 1, and when 3 or fewer survive, again with `noise_factor`.
 //   2. Quantise time: q = time // unit (Python floor semantics).

@@ -1,4 +1,4 @@
-// Least-squares fit of e'(q) = a * exp(b * q) + c to an operation's options (PERSEUS.md §4.2).
+// Least-squares fit of e'(q) = a * exp(b * q) + c to an operation's options (docs/perseus.md).
 // Levenberg-Marquardt (analytic Jacobian, Marquardt scaling) from every start point of the grid
 // a in {10, 100, 1000} x b in {-k * unit / 0.001 : k in {.01, .02, .03, .04, .05, .1}} x
 // c in {10, 100, 1000}; a fit is rejected when it does not converge, is not finite, leaves the

@@ -1,5 +1,5 @@
 // Minimum s-t cut of a network whose edges carry a flow lower bound and an upper bound
-// (PERSEUS.md §4.5), by two maximum flows (Dinic):
+// (docs/perseus.md), by two maximum flows (Dinic):
 //   1. a feasible flow: capacities ub - lb over the edges' starting flows, a super source and
 //      sink that settle every node's imbalance, t -> s unbounded; infeasible when a super edge
 //      is left unsaturated by more than `tolerance`;

@@ -1,4 +1,4 @@
-// One Phillips-Dessouky step (PERSEUS.md §4.5): shorten the critical path of an activity-on-arc
+// One Phillips-Dessouky step (docs/perseus.md): shorten the critical path of an activity-on-arc
 // DAG by one unit at the least cost. Critical arcs get flow bounds from the cost slopes
 // (lower = saving of slowing down, upper = cost of speeding up, INF = 10000 where unbounded,
 // rounded down to 1e-6); the minimum cut with lower bounds splits the nodes; arcs S -> T are sped

@@ -1,5 +1,5 @@
 // The 1F1B pipeline DAG in activity-on-arc form, and the critical-path method on it
-// (PERSEUS.md §4.3-4.4). Instruction i (flat index, stage-major in execution order) becomes the
+// (docs/perseus.md). Instruction i (flat index, stage-major in execution order) becomes the
 // arc left(i) -> right(i); a dependency u -> v of the activity-on-node DAG becomes a dummy arc
 // right(u) -> left(v); a dummy source and sink close the graph. Pure.
 #pragma once

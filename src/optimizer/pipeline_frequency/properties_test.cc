@@ -1,5 +1,5 @@
 // Property tests of the frontier on the bundled profiles without a published frontier
-// (PERSEUS.md §8.2): times fall by exactly one unit per plan, energy is U-shaped with one
+// (docs/perseus.md): times fall by exactly one unit per plan, energy is U-shaped with one
 // minimum T*, every clock is a profiled option, and the choice rules.
 #include <gtest/gtest.h>
 

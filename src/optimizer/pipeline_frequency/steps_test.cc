@@ -1,4 +1,4 @@
-// Unit tests of the planner's steps on hand-checkable inputs (PERSEUS.md §8.2).
+// Unit tests of the planner's steps on hand-checkable inputs (docs/perseus.md).
 #include <gtest/gtest.h>
 
 #include <cmath>
