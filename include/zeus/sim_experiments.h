@@ -68,6 +68,14 @@ struct WorkloadHeadline {
   int oracle_all_paths_batch_size = 0;
   double oracle_all_paths_power_limit_w = 0.0;
   std::vector<PolicyHeadline> policies;  // in all_policies() order
+
+  // The row of `kind`, or nullptr when it was not run.
+  const PolicyHeadline* policy(PolicyKind kind) const {
+    for (const PolicyHeadline& p : policies) {
+      if (p.policy == kind) return &p;
+    }
+    return nullptr;
+  }
 };
 
 struct HeadlineResult {

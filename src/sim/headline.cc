@@ -176,14 +176,9 @@ std::string format_headline_table(const HeadlineResult& result) {
   appendf(out, "%-14s %-13s %-13s %19s %19s %24s %24s\n", "workload", "Oracle (b,W)", "expected (b,W)",
           "last5_E / Oracle", "last5_E / expected", "cum_regret_MJ vs Oracle", "cum_regret_MJ vs expected");
   for (const WorkloadHeadline& w : result.workloads) {
-    const PolicyHeadline* zeus = nullptr;
-    const PolicyHeadline* oracle = nullptr;
-    const PolicyHeadline* expected = nullptr;
-    for (const PolicyHeadline& p : w.policies) {
-      if (p.policy == PolicyKind::kZeus) zeus = &p;
-      if (p.policy == PolicyKind::kOracle) oracle = &p;
-      if (p.policy == PolicyKind::kOracleExpected) expected = &p;
-    }
+    const PolicyHeadline* zeus = w.policy(PolicyKind::kZeus);
+    const PolicyHeadline* oracle = w.policy(PolicyKind::kOracle);
+    const PolicyHeadline* expected = w.policy(PolicyKind::kOracleExpected);
     if (!zeus || !oracle || !expected) continue;
     char paper[32], floor[32];
     std::snprintf(paper, sizeof paper, "(%d, %.0f)", w.oracle_all_paths_batch_size, w.oracle_all_paths_power_limit_w);

@@ -95,14 +95,9 @@ Result<std::filesystem::path> write_headline_report(const HeadlineResult& r, con
   report.heading("Convergence: Zeus against each Oracle");
   Rows conv;
   for (const WorkloadHeadline& w : r.workloads) {
-    const PolicyHeadline* zeus = nullptr;
-    const PolicyHeadline* oracle = nullptr;
-    const PolicyHeadline* expected = nullptr;
-    for (const PolicyHeadline& p : w.policies) {
-      if (p.policy == PolicyKind::kZeus) zeus = &p;
-      if (p.policy == PolicyKind::kOracle) oracle = &p;
-      if (p.policy == PolicyKind::kOracleExpected) expected = &p;
-    }
+    const PolicyHeadline* zeus = w.policy(PolicyKind::kZeus);
+    const PolicyHeadline* oracle = w.policy(PolicyKind::kOracle);
+    const PolicyHeadline* expected = w.policy(PolicyKind::kOracleExpected);
     if (!zeus || !oracle || !expected) continue;
     const double ratio = zeus->last5_energy_j.mean / oracle->last5_energy_j.mean;
     const double ratio_expected = zeus->last5_energy_j.mean / expected->last5_energy_j.mean;
