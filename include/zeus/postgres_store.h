@@ -13,8 +13,11 @@
 // are written that way). transact returns only after COMMIT succeeded: an answered operation is
 // durable on the server. A lost connection is replaced (and fn re-run) when it broke before
 // COMMIT; when it broke during COMMIT the outcome is unknown and transact says so.
-// Tables: jobs, trials (the same columns as SqliteStore), zeus_schema (version 1); created at
-// open under a lock, so replicas may start together. A newer schema version is refused.
+// Tables: jobs (with a version: a new random value at every write, against which each store
+// checks its copy of the job — a request re-reads a job's trials only when another process
+// changed them), trials (the same columns as SqliteStore), zeus_schema (version 2; a version-1
+// database is upgraded in place); created at open under a lock, so replicas may start together.
+// A newer schema version is refused (so is a version-2 database by a version-1 build).
 // Thread-safety: one store may be used from many threads; it keeps up to pool_size connections
 // (a thread waits for a free one). Failure: kUnavailable when the server cannot be reached or
 // conflicts persist past retry_timeout_s, kNotSupported for a newer schema, kNotFound as the
@@ -46,7 +49,7 @@ Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
                                                    const PostgresStoreOptions& options = {});
 
 // The schema version this build writes and reads (table zeus_schema).
-inline constexpr int kPostgresStoreSchemaVersion = 1;
+inline constexpr int kPostgresStoreSchemaVersion = 2;
 
 // url with its password replaced by "***", for messages and logs.
 std::string redact_database_url(const std::string& url);

@@ -28,8 +28,11 @@ CREATE TABLE IF NOT EXISTS zeus_schema (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (
   job_id     TEXT PRIMARY KEY,
   spec_json  TEXT NOT NULL,
-  rng_state  TEXT NOT NULL
+  rng_state  TEXT NOT NULL,
+  version    BIGINT NOT NULL DEFAULT 0
 );
+-- Schema 2 (version: a new random value at every write of the job; copies are checked by it).
+ALTER TABLE jobs ADD COLUMN IF NOT EXISTS version BIGINT NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS trials (
   job_id        TEXT NOT NULL REFERENCES jobs(job_id) ON DELETE CASCADE,
   trial_number  INTEGER NOT NULL,
@@ -119,7 +122,7 @@ class PostgresStore final : public Store {
   // One attempt: fn, then COMMIT. *abort says whether fn may run again.
   Result<void> run_once(pqxx::connection& c,
                         const std::function<Result<void>(StoreTransaction&)>& fn, Abort* abort) {
-    PostgresTransaction ptx(c);
+    PostgresTransaction ptx(c, &cache_);
     Result<void> result = run_fn(fn, ptx);
     *abort = ptx.abort();
     if (ptx.database_error() && (result || *abort != Abort::kNone)) {
@@ -187,6 +190,7 @@ class PostgresStore final : public Store {
   std::vector<std::unique_ptr<pqxx::connection>> idle_;
   int open_ = 0;  // connections idle or leased
   std::mt19937_64 random_;
+  store::PostgresJobCache cache_;  // jobs read or written, current while their version is
 };
 
 // Creates the schema and tables under an advisory lock (replicas may start together) and checks
@@ -209,6 +213,8 @@ Result<void> set_up(pqxx::connection& c, const std::string& url, const std::stri
                                               ", newer than this build's " +
                                               std::to_string(kPostgresStoreSchemaVersion) +
                                               "; use a newer zeus or another database");
+  } else if (found < kPostgresStoreSchemaVersion) {  // upgraded in place by kSchema above
+    tx.exec("UPDATE zeus_schema SET version = " + std::to_string(kPostgresStoreSchemaVersion));
   }
   tx.commit();
   return ok();

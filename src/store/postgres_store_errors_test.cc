@@ -67,6 +67,28 @@ TEST_F(PostgresStoreTest, RefusesANewerSchema) {
   EXPECT_NE(s.error().message.find("schema version 99"), std::string::npos) << s.error().message;
 }
 
+// A version-1 database (jobs without the version column) is upgraded in place and keeps its jobs.
+TEST_F(PostgresStoreTest, UpgradesASchemaVersion1DatabaseInPlace) {
+  testing_pg::exec("CREATE SCHEMA " + schema_ + "; CREATE TABLE " + schema_ +
+                   ".zeus_schema (version INTEGER NOT NULL); INSERT INTO " + schema_ +
+                   ".zeus_schema VALUES (1); CREATE TABLE " + schema_ +
+                   ".jobs (job_id TEXT PRIMARY KEY, spec_json TEXT NOT NULL, rng_state TEXT NOT "
+                   "NULL)");
+  std::unique_ptr<Store> first = open();
+  ASSERT_NE(first, nullptr);
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(first->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  first.reset();
+  std::unique_ptr<Store> again = open();
+  ASSERT_NE(again, nullptr);
+  ASSERT_TRUE(again->transact([&](StoreTransaction& tx) -> Result<void> {
+    auto loaded = tx.get_job_with_trials("k1");
+    if (!loaded) return fail(loaded.error());
+    EXPECT_TRUE(loaded->has_value());
+    return ok();
+  }));
+}
+
 // A server-side kill of the store's connection between transactions costs nothing: the next
 // transaction runs on a new connection.
 TEST_F(PostgresStoreTest, ReplacesAConnectionTheServerClosed) {

@@ -187,6 +187,47 @@ TEST_F(PostgresStoreTest, TwoReplicasNeverDuplicateLoseOrPruneTwice) {
   EXPECT_EQ(trials_total, by_trial.size());
 }
 
+// Each store keeps a copy of the jobs it read; a copy is used only while no other store changed
+// the job (the version column): replica A sees every trial replica B adds, and its own.
+TEST_F(PostgresStoreTest, ACopyIsUsedOnlyWhileNoOtherStoreChangedTheJob) {
+  std::unique_ptr<Store> a = open(), b = open();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(a->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  auto trial_count = [](Store& store) {
+    size_t count = 0;
+    EXPECT_TRUE(store.transact([&](StoreTransaction& tx) -> Result<void> {
+      auto loaded = tx.get_job_with_trials("k1");
+      if (!loaded) return fail(loaded.error());
+      count = (*loaded)->second.size();
+      return ok();
+    }));
+    return count;
+  };
+  auto append = [](Store& store, int n) {
+    EXPECT_TRUE(store.transact([&](StoreTransaction& tx) -> Result<void> {
+      auto loaded = tx.get_job_with_trials("k1");
+      if (!loaded) return fail(loaded.error());
+      return tx.put_trial(dispatched("k1", n));
+    }));
+  };
+  for (int n = 1; n <= 6; n += 2) {
+    EXPECT_EQ(trial_count(*a), static_cast<size_t>(n - 1));
+    append(*b, n);  // a's copy is now stale
+    EXPECT_EQ(trial_count(*a), static_cast<size_t>(n));
+    append(*a, n + 1);  // a's own write: its copy and b's view agree
+    EXPECT_EQ(trial_count(*b), static_cast<size_t>(n + 1));
+    EXPECT_EQ(trial_count(*a), static_cast<size_t>(n + 1));
+  }
+  // A deleted and re-created job is never served from the old copy.
+  ASSERT_TRUE(b->transact([&](StoreTransaction& tx) -> Result<void> {
+    ZEUS_TRY(tx.delete_job("k1"));
+    return tx.put_job(job);
+  }));
+  EXPECT_EQ(trial_count(*a), 0u);
+}
+
 // Callers that read their job first hold their trial back until COMMIT; every third fails after
 // writing: its held-back write never reaches the table, the others' all do.
 TEST_F(PostgresStoreTest, AFailedCallersHeldBackWritesAreNeverStored) {

@@ -1,5 +1,6 @@
 #include "store/postgres_transaction.h"
 
+#include <algorithm>
 #include <charconv>
 #include <utility>
 
@@ -16,7 +17,8 @@ constexpr const char* kPutJob = "zeus_put_job";
 constexpr const char* kDeleteJob = "zeus_delete_job";
 constexpr const char* kGetTrials = "zeus_get_trials";
 constexpr const char* kPutTrial = "zeus_put_trial";
-constexpr const char* kGetJobWithTrials = "zeus_get_job_with_trials";
+constexpr const char* kGetJobWithTrials = "zeus_get_job_with_trials_v2";
+constexpr const char* kBumpVersion = "zeus_bump_job_version";
 // The advisory-lock namespace of jobs (first key of pg_advisory_xact_lock(int, int)).
 constexpr const char* kJobLockSpace = "1702000001";
 constexpr const char* kTrialColumns =
@@ -62,14 +64,25 @@ Result<Trial> trial_from_row(const pqxx::row& row, int first, std::string_view j
   return t;
 }
 
-// A job from its spec_json and rng_state columns.
-Result<JobRecord> job_from_row(const pqxx::row& row, std::string_view job_id) {
-  Result<JobSpec> spec = job_spec_from_json(row[0].c_str());
+// A job from its spec_json and rng_state columns, starting at column `first` of `row`.
+Result<JobRecord> job_from_row(const pqxx::row& row, std::string_view job_id, int first = 0) {
+  Result<JobSpec> spec = job_spec_from_json(row[first].c_str());
   if (!spec) {
     return fail(ErrorCode::kInternal, "postgres store: job '" + std::string(job_id) +
                                           "' has an unreadable spec: " + spec.error().message);
   }
-  return JobRecord{std::move(*spec), row[1].c_str()};
+  return JobRecord{std::move(*spec), row[first + 1].c_str()};
+}
+
+// Puts t into trials (ordered by trial_number), replacing the one with its number.
+void apply_trial(std::vector<Trial>& trials, const Trial& t) {
+  auto it = std::lower_bound(trials.begin(), trials.end(), t.trial_number,
+                             [](const Trial& a, int n) { return a.trial_number < n; });
+  if (it != trials.end() && it->trial_number == t.trial_number) {
+    *it = t;
+  } else {
+    trials.insert(it, t);
+  }
 }
 
 }  // namespace
@@ -87,9 +100,14 @@ void prepare_statements(pqxx::connection& c) {
       {kGetTrials,
        "(text) AS SELECT " + trials + " FROM trials WHERE job_id = $1 ORDER BY trial_number"},
       // The job's columns on every row; trial columns NULL (one row) for a job without trials.
-      {kGetJobWithTrials, "(text) AS SELECT j.spec_json, j.rng_state, " + trials +
-                              " FROM jobs j LEFT JOIN trials t USING (job_id) "
-                              "WHERE j.job_id = $1 ORDER BY t.trial_number"},
+      // The job's version, then (only when it differs from $2, the version of our copy) its
+      // columns and trials on every row: one row with NULL trial columns when the copy is current
+      // or the job has no trials.
+      {kGetJobWithTrials, "(text, bigint) AS SELECT j.version, j.spec_json, j.rng_state, " +
+                              trials +
+                              " FROM jobs j LEFT JOIN trials t ON t.job_id = j.job_id "
+                              "AND j.version <> $2 WHERE j.job_id = $1 ORDER BY t.trial_number"},
+      {kBumpVersion, "(text, bigint) AS UPDATE jobs SET version = $2 WHERE job_id = $1"},
       // Inserts nothing (0 rows) when the job does not exist, instead of failing the transaction
       // on the foreign key.
       {kPutTrial,
@@ -190,6 +208,13 @@ Result<void> PostgresTransaction::commit() {
     ended_ = true;
     return ok();
   }
+  // Every job written gets a new version, so that other stores' copies of it are not used.
+  for (const std::string& id : written_) {
+    const int64_t version = new_job_version();
+    hold(std::string("EXECUTE ") + kBumpVersion + "(" + quote(id) + ", " + std::to_string(version) +
+         ")");
+    if (auto it = loaded_.find(id); it != loaded_.end()) it->second.version = version;
+  }
   if (!begun_) {
     // Write-only: BEGIN and the writes go first, so that a connection found broken now (closed by
     // the server while idle in the pool) broke before COMMIT, and transact runs fn again on a new
@@ -206,6 +231,7 @@ Result<void> PostgresTransaction::commit() {
   try {
     send("COMMIT");
     ended_ = true;
+    remember_committed();
     return ok();
   } catch (const pqxx::broken_connection& e) {
     ended_ = true;
@@ -222,6 +248,15 @@ Result<void> PostgresTransaction::commit() {
     rollback();
     return remember(ErrorCode::kInternal, "committing", database_message(e));
   }
+}
+
+void PostgresTransaction::remember_committed() {
+  if (!cache_) return;
+  for (const std::string& id : written_) {
+    if (!loaded_.count(id)) cache_->erase(id);
+  }
+  for (auto& [id, copy] : loaded_) cache_->put(id, std::move(copy));
+  loaded_.clear();
 }
 
 void PostgresTransaction::rollback() noexcept {
@@ -254,21 +289,34 @@ PostgresTransaction::get_job_with_trials(std::string_view job_id) {
   using Loaded = std::optional<std::pair<JobRecord, std::vector<Trial>>>;
   return guard("reading job '" + std::string(job_id) + "' and its trials", [&]() -> Result<Loaded> {
     lock_job(job_id);
-    const pqxx::result r =
-        send(std::string("EXECUTE ") + kGetJobWithTrials + "(" + quote(job_id) + ")");
-    if (r.empty()) return Loaded();
-    Result<JobRecord> job = job_from_row(r[0], job_id);
-    if (!job) return fail(job.error());
-    std::vector<Trial> trials;
-    trials.reserve(r.size());
-    for (const pqxx::row& row : r) {
-      if (row[2].is_null()) continue;  // a job without trials
-      Result<Trial> t = trial_from_row(row, 2, job_id);
-      if (!t) return fail(t.error());
-      trials.push_back(std::move(*t));
+    std::optional<CachedJob> copy = cache_ ? cache_->get(job_id) : std::nullopt;
+    const int64_t known = copy ? copy->version : -1;
+    const pqxx::result r = send(std::string("EXECUTE ") + kGetJobWithTrials + "(" + quote(job_id) +
+                                ", " + std::to_string(known) + ")");
+    if (r.empty()) {
+      if (cache_) cache_->erase(job_id);
+      return Loaded();
+    }
+    CachedJob loaded;
+    loaded.version = r[0][0].as<int64_t>();
+    if (copy && loaded.version == known) {
+      loaded = std::move(*copy);
+    } else {
+      Result<JobRecord> job = job_from_row(r[0], job_id, 1);
+      if (!job) return fail(job.error());
+      loaded.record = std::move(*job);
+      loaded.trials.reserve(r.size());
+      for (const pqxx::row& row : r) {
+        if (row[3].is_null()) continue;  // a job without trials
+        Result<Trial> t = trial_from_row(row, 3, job_id);
+        if (!t) return fail(t.error());
+        loaded.trials.push_back(std::move(*t));
+      }
     }
     existing_.emplace(job_id);
-    return Loaded(std::in_place, std::move(*job), std::move(trials));
+    Loaded out(std::in_place, loaded.record, loaded.trials);
+    loaded_[std::string(job_id)] = std::move(loaded);
+    return out;
   });
 }
 
@@ -290,6 +338,8 @@ Result<void> PostgresTransaction::put_job(const JobRecord& job) {
     hold(std::string("EXECUTE ") + kPutJob + "(" + quote(id) + ", " +
          quote(job_spec_to_json(job.spec)) + ", " + quote(job.rng_state) + ")");
     existing_.emplace(id);
+    written_.emplace(id);
+    if (auto it = loaded_.find(id); it != loaded_.end()) it->second.record = job;
     return ok();
   });
 }
@@ -297,6 +347,8 @@ Result<void> PostgresTransaction::put_job(const JobRecord& job) {
 Result<bool> PostgresTransaction::delete_job(std::string_view job_id) {
   return guard("deleting job '" + std::string(job_id) + "'", [&]() -> Result<bool> {
     lock_job(job_id);
+    written_.emplace(job_id);
+    if (auto it = loaded_.find(job_id); it != loaded_.end()) loaded_.erase(it);
     const pqxx::result r = send(std::string("EXECUTE ") + kDeleteJob + "(" + quote(job_id) + ")");
     if (auto it = existing_.find(job_id); it != existing_.end()) existing_.erase(it);
     return r.affected_rows() > 0;
@@ -333,6 +385,10 @@ Result<void> PostgresTransaction::put_trial(const Trial& t) {
                      quote(double_text(t.cost)) + ", " + std::to_string(t.epochs) + ", " +
                      quote(double_text(t.metric)) + ", " + quote(double_text(t.dispatched_unix_s)) +
                      ")";
+                 written_.emplace(t.job_id);
+                 if (auto it = loaded_.find(t.job_id); it != loaded_.end()) {
+                   apply_trial(it->second.trials, t);
+                 }
                  if (existing_.count(t.job_id)) {  // the job exists and stays (its lock is ours)
                    hold(statement);
                    return ok();

@@ -20,11 +20,13 @@
 // Thread-safety: one thread at a time.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <pqxx/pqxx>
 #include <set>
 #include <string>
 
+#include "store/postgres_job_cache.h"
 #include "zeus/bso_store.h"
 
 namespace zeus::store {
@@ -43,7 +45,10 @@ enum class Abort { kNone, kRetry, kReconnect };
 
 class PostgresTransaction final : public StoreTransaction {
  public:
-  explicit PostgresTransaction(pqxx::connection& c) : tx_(c) {}
+  // cache (may be null, must outlive this): the store's copies of jobs, read when current and
+  // updated after COMMIT.
+  explicit PostgresTransaction(pqxx::connection& c, PostgresJobCache* cache = nullptr)
+      : tx_(c), cache_(cache) {}
   ~PostgresTransaction() override;
 
   Result<std::optional<JobRecord>> get_job(std::string_view job_id) override;
@@ -75,6 +80,9 @@ class PostgresTransaction final : public StoreTransaction {
   pqxx::result send(const std::string& statement);
   void hold(const std::string& statement);
   void lock_job(std::string_view job_id);
+  // After COMMIT: the jobs read go to the cache (with this transaction's writes and versions),
+  // the ones written but not read leave it.
+  void remember_committed();
   std::string quote(std::string_view text) { return tx_.quote(std::string(text)); }
   tl::unexpected<Error> remember(ErrorCode code, const std::string& doing, const std::string& what);
 
@@ -84,6 +92,9 @@ class PostgresTransaction final : public StoreTransaction {
   bool ended_ = false;                           // committed or rolled back
   std::set<std::string, std::less<>> locked_;    // jobs whose lock is taken (or held back)
   std::set<std::string, std::less<>> existing_;  // jobs known to exist, under their lock
+  PostgresJobCache* cache_;
+  std::map<std::string, CachedJob, std::less<>> loaded_;  // jobs read, with this one's writes
+  std::set<std::string, std::less<>> written_;            // jobs written (or deleted)
   Abort abort_ = Abort::kNone;
   std::optional<Error> database_error_;
 };
