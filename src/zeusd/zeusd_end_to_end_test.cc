@@ -305,6 +305,24 @@ TEST_F(ZeusdEndToEnd, TwoClientsOnDifferentGpusDoNotDisturbEachOther) {
   EXPECT_TRUE(limit_becomes(1, 400000, 1.0));
 }
 
+// A PowerLimitOptimizer (1 warm-up step, no signal handlers) over an EnergyMonitor of GPU 0 that
+// it stores in *monitor (null when the monitor could not be created). candidates: {} = all.
+Result<std::unique_ptr<PowerLimitOptimizer>> gpu0_optimizer(
+    Devices& devices, Clock& clock, uint32_t profile_steps, std::vector<uint32_t> candidates,
+    std::unique_ptr<EnergyMonitor>* monitor) {
+  EnergyMonitorOptions monitor_options;
+  monitor_options.gpu_indices = std::vector<int>{0};
+  auto created = EnergyMonitor::create(devices, clock, monitor_options);
+  if (!created) return fail(created.error());
+  *monitor = std::move(*created);
+  PowerLimitOptimizerOptions options;
+  options.warmup_steps = 1;
+  options.profile_steps = profile_steps;
+  options.candidates = std::move(candidates);
+  options.handle_signals = false;
+  return PowerLimitOptimizer::create(**monitor, devices, clock, options);
+}
+
 TEST_F(ZeusdEndToEnd, PowerLimitOptimizerRunsUnprivilegedThroughZeusd) {
   // User "daemon" (uid 1) is on the gpu-control list and cannot read the fake NVML state itself,
   // so its GPUs are read and changed entirely through zeusd; the optimizer is unchanged.
@@ -314,16 +332,9 @@ TEST_F(ZeusdEndToEnd, PowerLimitOptimizerRunsUnprivilegedThroughZeusd) {
     auto devices = discover_devices(fake_options(powercap), socket);
     if (!devices || devices->gpus.size() != 2) return 2;
     SystemClock clock;
-    EnergyMonitorOptions monitor_options;
-    monitor_options.gpu_indices = std::vector<int>{0};
-    auto monitor = EnergyMonitor::create(*devices, clock, monitor_options);
+    std::unique_ptr<EnergyMonitor> monitor;
+    auto optimizer = gpu0_optimizer(*devices, clock, 2, {700, 500, 300}, &monitor);
     if (!monitor) return 3;
-    PowerLimitOptimizerOptions options;
-    options.warmup_steps = 1;
-    options.profile_steps = 2;
-    options.candidates = {700, 500, 300};
-    options.handle_signals = false;
-    auto optimizer = PowerLimitOptimizer::create(**monitor, *devices, clock, options);
     if (!optimizer) return 4;
     for (int step = 0; step < 50 && (*optimizer)->state() != PowerLimitOptimizer::State::kDone;
          ++step) {
@@ -374,15 +385,9 @@ TEST_F(ZeusdEndToEnd, C7_OptimizerRefusedByZeusdIsNotToldToLetZeusdDoIt) {
     auto devices = discover_devices(fake_options(powercap), socket);
     if (!devices || devices->gpus.size() != 2) return 2;
     SystemClock clock;
-    EnergyMonitorOptions monitor_options;
-    monitor_options.gpu_indices = std::vector<int>{0};
-    auto monitor = EnergyMonitor::create(*devices, clock, monitor_options);
+    std::unique_ptr<EnergyMonitor> monitor;
+    auto optimizer = gpu0_optimizer(*devices, clock, 1, {}, &monitor);
     if (!monitor) return 3;
-    PowerLimitOptimizerOptions options;
-    options.warmup_steps = 1;
-    options.profile_steps = 1;
-    options.handle_signals = false;
-    auto optimizer = PowerLimitOptimizer::create(**monitor, *devices, clock, options);
     Result<void> failed = ok();
     if (!optimizer) {
       failed = fail(optimizer.error());

@@ -6,13 +6,22 @@ namespace zeus::cli {
 
 using Json = nlohmann::ordered_json;
 
+namespace {
+
+// The keys every multi-seed run starts with, in this order.
+template <typename Result>
+Json run_header(const char* experiment, const Result& r) {
+  return Json{{"experiment", experiment},
+              {"gpu", r.gpu},
+              {"eta", r.eta},
+              {"beta", r.beta},
+              {"seeds", r.seeds}};
+}
+
+}  // namespace
+
 Json headline_json(const sim::HeadlineResult& r) {
-  Json out;
-  out["experiment"] = "headline";
-  out["gpu"] = r.gpu;
-  out["eta"] = r.eta;
-  out["beta"] = r.beta;
-  out["seeds"] = r.seeds;
+  Json out = run_header("headline", r);
   out["workloads"] = Json::array();
   for (const sim::WorkloadHeadline& w : r.workloads) {
     Json jw;
@@ -42,17 +51,12 @@ Json headline_json(const sim::HeadlineResult& r) {
 }
 
 Json compare_json(const sim::CompareResult& r) {
-  Json out;
-  out["experiment"] = "compare";
-  out["gpu"] = r.gpu;
-  out["eta"] = r.eta;
-  out["beta"] = r.beta;
-  out["seeds"] = r.seeds;
+  Json out = run_header("compare", r);
   out["a"] = Json{{"label", r.a_label}, {"rules", r.a_rules}};
   out["b"] = Json{{"label", r.b_label}, {"rules", r.b_rules}};
   auto paired = [](const sim::PairedStat& s) {
-    return Json{{"mean_a", s.mean_a}, {"se_a", s.se_a}, {"mean_b", s.mean_b}, {"se_b", s.se_b},
-                {"mean_diff", s.mean_diff}, {"se_diff", s.se_diff}};
+    return Json{{"mean_a", s.mean_a}, {"se_a", s.se_a},           {"mean_b", s.mean_b},
+                {"se_b", s.se_b},     {"mean_diff", s.mean_diff}, {"se_diff", s.se_diff}};
   };
   out["workloads"] = Json::array();
   for (const sim::WorkloadComparison& w : r.workloads) {
@@ -151,7 +155,8 @@ Json search_path_json(const sim::SearchPathResult& r) {
       matrix.push_back(jrow);
     }
     jw["cost_over_oracle"] = matrix;
-    jw["oracle"] = Json{{"batch_size", w.oracle_batch_size}, {"power_limit", w.oracle_power_limit_w}};
+    jw["oracle"] =
+        Json{{"batch_size", w.oracle_batch_size}, {"power_limit", w.oracle_power_limit_w}};
     jw["default_batch_size"] = w.default_batch_size;
     Json paths = Json::object();
     for (const sim::PolicyPath& path : w.paths) {
@@ -206,12 +211,7 @@ Json drift_json(const sim::DriftResult& r) {
 }
 
 Json concurrent_json(const sim::ConcurrentResult& r) {
-  Json out;
-  out["experiment"] = "concurrent";
-  out["gpu"] = r.gpu;
-  out["eta"] = r.eta;
-  out["beta"] = r.beta;
-  out["seeds"] = r.seeds;
+  Json out = run_header("concurrent", r);
   out["overlaps"] = r.overlaps;
   out["workloads"] = Json::array();
   for (const sim::ConcurrentWorkload& w : r.workloads) {
