@@ -17,12 +17,17 @@ using BeastResponse = bhttp::response<bhttp::string_body>;
 // A request parser with the header and body byte limits of `limits`.
 void apply_limits(const Limits& limits, bhttp::request_parser<bhttp::string_body>* parser);
 
-// The status and message to answer a parse error `ec` with (431 header limit, 413 body limit,
-// 505 a version other than 1.x, 501 an unknown transfer coding, 400 otherwise).
-std::pair<int, std::string> status_of_parse_error(const boost::system::error_code& ec);
+// The status and message to answer a parse error `ec` of Beast's parser with (431 header limit,
+// 413 body limit, 505 a well-formed version other than 1.x, 400 otherwise). Transfer codings
+// (400/501) and Host are decided once the header is parsed, by header_checks.h.
+// `received`: the bytes from the start of the request (to tell an unserved version, 505, from a
+// malformed request line, 400).
+std::pair<int, std::string> status_of_parse_error(const boost::system::error_code& ec,
+                                                  std::string_view received);
 
 // Moves a complete Beast request into *out. False (with *status, *why) when it has more header
-// fields than the limit or a target that is not "/path?query".
+// fields than the limit, a version other than 1.x, a target that is neither "/path?query", an
+// http(s) URL nor "*" (OPTIONS only), or the method CONNECT.
 bool from_beast(BeastRequest&& in, const Limits& limits, HttpRequest* out, int* status,
                 std::string* why);
 

@@ -9,6 +9,8 @@
 #include <poll.h>
 #include <sys/un.h>
 
+#include "http/header_checks.h"
+
 #include <chrono>
 #include <cmath>
 #include <mutex>
@@ -137,10 +139,17 @@ class Client final : public HttpClient {
     parser.body_limit(options_.max_body_bytes);
     if (request.method() == bhttp::verb::head) parser.skip(true);
     ec = conn.run(deadline, [&](auto handler) {
-      bhttp::async_read(conn.socket, conn.buffer, parser, handler);
+      bhttp::async_read_header(conn.socket, conn.buffer, parser, handler);
     });
     *got_bytes = parser.got_some();
     if (ec) return transport_failure("reading the answer", ec);
+    if (auto problem = detail::check_response_header(parser.get())) return malformed(*problem);
+    if (!parser.is_done()) {
+      ec = conn.run(deadline, [&](auto handler) {
+        bhttp::async_read(conn.socket, conn.buffer, parser, handler);
+      });
+      if (ec) return transport_failure("reading the answer", ec);
+    }
     auto& message = parser.get();
     HttpResponse out;
     out.status = static_cast<int>(message.result_int());
@@ -169,6 +178,7 @@ class Client final : public HttpClient {
     });
     *got_bytes = parser.got_some();
     if (ec) return transport_failure("reading the answer", ec);
+    if (auto problem = detail::check_response_header(parser.get())) return malformed(*problem);
     HttpResponse out;
     out.status = static_cast<int>(parser.get().result_int());
     out.content_type = std::string(parser.get()[bhttp::field::content_type]);
@@ -217,6 +227,12 @@ class Client final : public HttpClient {
                                 ? "no answer within " + format_seconds(options_.timeout_s)
                                 : ec.message();
     return fail(ErrorCode::kUnavailable, "cannot reach " + where() + " (" + doing + ": " + why + ")");
+  }
+
+  // An answer whose framing a server would refuse (header_checks.h): the connection is dropped.
+  tl::unexpected<Error> malformed(const detail::HeaderProblem& problem) const {
+    return fail(ErrorCode::kUnavailable,
+                "the server at " + where() + " sent an answer we cannot trust: " + problem.why);
   }
 
   static std::string format_seconds(double s) {

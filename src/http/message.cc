@@ -2,9 +2,12 @@
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/url/parse.hpp>
+
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "http/beast_mapping.h"
+#include "http/header_checks.h"
 
 namespace zeus::http {
 
@@ -30,18 +33,44 @@ HttpResponse HttpResponse::error(int status, std::string_view message) {
   return r;
 }
 
-bool decode_target(std::string_view target, HttpRequest* out, std::string* why) {
-  auto parsed = boost::urls::parse_origin_form(target);
-  if (!parsed) {
-    *why = "the request target is not a path (\"/path?query\"): " + parsed.error().message();
-    return false;
-  }
-  out->path = parsed->path();  // decoded
+namespace {
+
+void fill_from(const boost::urls::url_view& url, HttpRequest* out) {
+  out->path = url.path();  // decoded
+  if (out->path.empty()) out->path = "/";  // "http://host" names the root
   out->query.clear();
-  for (const auto& param : parsed->params()) {  // decoded, '+' kept as '+' (as upstream's servers)
+  for (const auto& param : url.params()) {  // decoded, '+' kept as '+' (as upstream's servers)
     out->query.emplace_back(param.key, param.has_value ? param.value : std::string());
   }
-  return true;
+}
+
+}  // namespace
+
+bool decode_target(std::string_view target, HttpRequest* out, std::string* why) {
+  if (target == "*") {  // asterisk-form (OPTIONS only: from_beast checks the method)
+    out->path = "*";
+    out->query.clear();
+    return true;
+  }
+  if (!target.empty() && target.front() == '/') {  // origin-form
+    auto parsed = boost::urls::parse_origin_form(target);
+    if (!parsed) {
+      *why = "the request target is not a path (\"/path?query\"): " + parsed.error().message();
+      return false;
+    }
+    fill_from(*parsed, out);
+    return true;
+  }
+  // absolute-form (RFC 9112 §3.2.2: servers must accept it): its path and query are the target.
+  auto absolute = boost::urls::parse_absolute_uri(target);
+  if (absolute && absolute->has_authority() &&
+      (absolute->scheme_id() == boost::urls::scheme::http ||
+       absolute->scheme_id() == boost::urls::scheme::https)) {
+    fill_from(*absolute, out);
+    return true;
+  }
+  *why = "the request target is neither a path (\"/path?query\") nor an http:// URL";
+  return false;
 }
 
 std::string_view reason(int status) {
@@ -56,15 +85,24 @@ ParsedRequest parse_request(std::string_view bytes, const Limits& limits) {
   parser.eager(true);
   boost::system::error_code ec;
   size_t used = 0;
+  bool header_checked = false;
   while (used < bytes.size() && !parser.is_done()) {
     const size_t n = parser.put(boost::asio::buffer(bytes.data() + used, bytes.size() - used), ec);
     if (ec == detail::bhttp::error::need_more) break;
     if (ec) {
-      std::tie(out.error_status, out.error) = detail::status_of_parse_error(ec);
+      std::tie(out.error_status, out.error) = detail::status_of_parse_error(ec, bytes);
       return out;
     }
-    if (n == 0) break;
     used += n;
+    if (parser.is_header_done() && !header_checked) {  // before any of the body counts
+      header_checked = true;
+      if (auto problem = detail::check_request_header(parser.get())) {
+        out.error_status = problem->status;
+        out.error = std::move(problem->why);
+        return out;
+      }
+    }
+    if (n == 0) break;
   }
   if (!parser.is_done()) return out;  // incomplete
   if (!detail::from_beast(parser.release(), limits, &out.request, &out.error_status, &out.error)) {
@@ -83,14 +121,39 @@ void apply_limits(const Limits& limits, bhttp::request_parser<bhttp::string_body
   parser->body_limit(limits.max_body_bytes);
 }
 
-std::pair<int, std::string> status_of_parse_error(const boost::system::error_code& ec) {
+namespace {
+
+// True when the request line at the start of `received` ends in " HTTP/d.d" and CRLF: Beast's
+// bad_version then means a version it does not serve, not a malformed line.
+bool request_line_is_well_formed(std::string_view received) {
+  while (!received.empty() && (received.front() == '\r' || received.front() == '\n')) {
+    received.remove_prefix(1);
+  }
+  const size_t end = received.find('\n');
+  if (end == std::string_view::npos || end < 10 || received[end - 1] != '\r') return false;
+  const std::string_view tail = received.substr(end - 10, 9);  // " HTTP/d.d"
+  return tail.substr(0, 6) == " HTTP/" && std::isdigit(static_cast<unsigned char>(tail[6])) &&
+         tail[7] == '.' && std::isdigit(static_cast<unsigned char>(tail[8]));
+}
+
+}  // namespace
+
+std::pair<int, std::string> status_of_parse_error(const boost::system::error_code& ec,
+                                                  std::string_view received) {
   if (ec == bhttp::error::header_limit) {
     return {431, "request header larger than the server's limit"};
   }
   if (ec == bhttp::error::body_limit || ec == bhttp::error::buffer_overflow) {
     return {413, "request body larger than the server's limit"};
   }
-  if (ec == bhttp::error::bad_version) return {505, "only HTTP/1.0 and HTTP/1.1 are served"};
+  if (ec == bhttp::error::bad_version) {
+    // Beast says bad_version both for "HTTP/1.2" CRLF and for a line ending in a bare LF.
+    if (request_line_is_well_formed(received)) return {505, "only HTTP/1.0 and HTTP/1.1 are served"};
+    return {400, "malformed HTTP request line: it must end in ' HTTP/1.1' and CRLF"};
+  }
+  if (ec == bhttp::error::bad_line_ending) {
+    return {400, "malformed HTTP request: every line must end in CRLF (\\r\\n)"};
+  }
   if (ec == bhttp::error::bad_transfer_encoding) {
     // Beast reports this for Transfer-Encoding next to Content-Length, or chunked twice: framing
     // that two parsers may read differently (request smuggling), so malformed, not unsupported.
@@ -118,8 +181,18 @@ bool from_beast(BeastRequest&& in, const Limits& limits, HttpRequest* out, int* 
   }
   out->method = std::string(in.method_string());
   out->target = std::string(in.target());
+  if (in.method() == bhttp::verb::connect) {
+    *status = 501;
+    *why = "CONNECT is not served: this server is not a proxy";
+    return false;
+  }
   if (!decode_target(out->target, out, why)) {
     *status = 400;
+    return false;
+  }
+  if (out->path == "*" && in.method() != bhttp::verb::options) {
+    *status = 400;
+    *why = "the request target '*' is only for OPTIONS";
     return false;
   }
   out->version = static_cast<int>(in.version());

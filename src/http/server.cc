@@ -2,9 +2,14 @@
 // connections themselves are session.cc's.
 #include "http/server.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <limits>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -17,6 +22,7 @@
 #include <vector>
 
 #include "http/beast_mapping.h"
+#include "http/descriptor_budget.h"
 #include "http/reply.h"
 #include "http/server_core.h"
 #include "zeus/log.h"
@@ -39,37 +45,56 @@ bool ServerCore::admit(const std::shared_ptr<SessionHandle>& session, std::strin
     return false;
   }
   const size_t limit = options.max_connections + (session->privileged ? options.privileged_reserve : 0);
-  if (sessions.size() >= limit) {
-    // Make room: the longest-idle connection, else the one slowest to send its request.
-    std::shared_ptr<SessionHandle> victim;
-    int victim_tier = 2;
-    int64_t victim_since = 0;
-    for (const auto& [id, s] : sessions) {
-      const SessionState state = s->state.load();
-      const int tier = state == SessionState::kIdle ? 0 : state == SessionState::kReading ? 1 : 2;
-      if (tier == 2) continue;
-      const int64_t since = s->since_ns.load();
-      if (tier < victim_tier || (tier == victim_tier && since < victim_since)) {
-        victim = s;
-        victim_tier = tier;
-        victim_since = since;
-      }
-    }
-    if (!victim) {
-      *why = options.name + " has " + std::to_string(sessions.size()) +
-             " connections busy with requests, its limit; retry shortly";
-      refused.fetch_add(1);
-      return false;
-    }
-    victim->close_now();
-    evicted.fetch_add(1);
-    if (sessions.erase(victim->id) && --per_peer[victim->peer_key] == 0) {
-      per_peer.erase(victim->peer_key);
-    }
+  if (sessions.size() >= limit && !evict_locked()) {
+    *why = options.name + " has " + std::to_string(sessions.size()) +
+           " connections busy with requests, its limit; retry shortly";
+    refused.fetch_add(1);
+    return false;
   }
   sessions.emplace(session->id, session);
   ++per_peer[session->peer_key];
   return true;
+}
+
+bool ServerCore::evict_locked() {
+  std::shared_ptr<SessionHandle> victim;
+  int victim_tier = 2;
+  int64_t victim_since = 0;
+  for (const auto& [id, s] : sessions) {
+    const SessionState state = s->state.load();
+    const int tier = state == SessionState::kIdle ? 0 : state == SessionState::kReading ? 1 : 2;
+    if (tier == 2) continue;
+    const int64_t since = s->since_ns.load();
+    if (tier < victim_tier || (tier == victim_tier && since < victim_since)) {
+      victim = s;
+      victim_tier = tier;
+      victim_since = since;
+    }
+  }
+  if (!victim) return false;
+  victim->close_now();
+  evicted.fetch_add(1);
+  if (sessions.erase(victim->id) && --per_peer[victim->peer_key] == 0) {
+    per_peer.erase(victim->peer_key);
+  }
+  return true;
+}
+
+bool ServerCore::evict_one() {
+  std::lock_guard<std::mutex> lock(mu);
+  return evict_locked();
+}
+
+void ServerCore::warn_throttled(Noise kind, const std::string& message) {
+  const double now_s = static_cast<double>(now_ns()) * 1e-9;
+  std::optional<long> n;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    n = throttles[static_cast<int>(kind)].record(now_s);
+  }
+  if (!n) return;
+  log_warning(*n == 1 ? message
+                      : message + " (" + std::to_string(*n) + " times in the last 10 s or more)");
 }
 
 void ServerCore::unregister(const SessionHandle& session) {
@@ -115,20 +140,69 @@ Result<void> check(const ServerOptions& o) {
   return ok();
 }
 
-// Connections need descriptors: lift the soft limit to the hard one (as servers usually do).
-void raise_descriptor_limit() {
+// Connections need descriptors: lift the soft limit to the hard one (as servers usually do),
+// and answer the limit.
+size_t raise_descriptor_limit() {
   rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-    limit.rlim_cur = limit.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &limit);
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 1024;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
   }
+  return limit.rlim_cur == RLIM_INFINITY ? std::numeric_limits<int>::max()
+                                         : static_cast<size_t>(limit.rlim_cur);
+}
+
+size_t descriptors_in_use() {
+  std::error_code ec;
+  size_t n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return ec || n == 0 ? 64 : n;
+}
+
+// Descriptors promised to the servers of this process that are running.
+std::atomic<size_t> g_promised_descriptors{0};
+
+// Clamps the options' connection cap to the descriptors there are (descriptor_budget.h), saying
+// so once; answers the descriptors promised to this server.
+size_t fit_to_descriptors(ServerOptions* options) {
+  const size_t limit = raise_descriptor_limit();
+  const detail::ConnectionBudget budget =
+      detail::connection_budget(limit, descriptors_in_use() + g_promised_descriptors.load(),
+                                options->max_connections, options->privileged_reserve);
+  if (budget.clamped) {
+    log_warning(options->name + ": the descriptor limit (ulimit -n " + std::to_string(limit) +
+                ") allows " + std::to_string(budget.max_connections) + " connections (+" +
+                std::to_string(budget.privileged_reserve) + " for privileged peers), not the " +
+                std::to_string(options->max_connections) +
+                " asked for: idle and slow connections still make room for new ones; for more, "
+                "raise the hard limit (ulimit -Hn, systemd LimitNOFILE=, docker --ulimit nofile=)");
+  }
+  options->max_connections = budget.max_connections;
+  options->privileged_reserve = budget.privileged_reserve;
+  const size_t promised = budget.max_connections + budget.privileged_reserve;
+  g_promised_descriptors.fetch_add(promised);
+  return promised;
+}
+
+bool out_of_descriptors(const error_code& ec) {
+  return ec == asio::error::no_descriptors ||
+         ec == error_code(ENFILE, boost::system::system_category()) ||
+         ec == error_code(ENOBUFS, boost::system::system_category()) ||
+         ec == error_code(ENOMEM, boost::system::system_category());
 }
 
 class HttpServerImpl final : public HttpServer {
  public:
-  HttpServerImpl(ServerOptions options, Handler handler)
+  HttpServerImpl(ServerOptions options, Handler handler, size_t promised_descriptors)
       : core_(std::make_unique<detail::ServerCore>(std::move(options), std::move(handler))),
-        guard_(asio::make_work_guard(core_->io)) {
+        guard_(asio::make_work_guard(core_->io)),
+        promised_descriptors_(promised_descriptors),
+        spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {
     int workers = core_->options.workers;
     if (workers == 0) workers = std::max(4, 2 * static_cast<int>(std::thread::hardware_concurrency()));
     core_->workers = std::make_unique<asio::thread_pool>(workers);
@@ -136,7 +210,11 @@ class HttpServerImpl final : public HttpServer {
       io_threads_.emplace_back([this] { core_->io.run(); });
     }
   }
-  ~HttpServerImpl() override { stop(); }
+  ~HttpServerImpl() override {
+    stop();
+    g_promised_descriptors.fetch_sub(promised_descriptors_);
+    if (spare_fd_ >= 0) ::close(spare_fd_);
+  }
 
   Result<int> listen_tcp(const std::string& host, int port) override {
     if (port < 0 || port > 65535) {
@@ -241,15 +319,46 @@ class HttpServerImpl final : public HttpServer {
                                                                           auto socket) {
       if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
       if (ec) {
-        // Out of descriptors (or a transient error): pause accepting instead of spinning.
-        log_warning(core_->options.name + ": accept failed: " + ec.message());
-        auto timer = std::make_shared<asio::steady_timer>(core_->io, std::chrono::milliseconds(50));
+        auto pause = std::chrono::milliseconds(50);
+        if (out_of_descriptors(ec)) {
+          // As at the cap: the longest-idle (or slowest) connection makes room. When every
+          // connection is busy, the waiting peer is told so (503) instead of hanging unanswered.
+          core_->warn_throttled(detail::ServerCore::Noise::kAcceptFailed,
+                                core_->options.name + ": out of descriptors at accept (" +
+                                    ec.message() + "); closing idle connections to make room");
+          if (core_->evict_one()) {
+            pause = std::chrono::milliseconds(1);  // the close runs first, then accept again
+          } else {
+            refuse_with_spare_descriptor(acceptor->native_handle());
+          }
+        } else {
+          core_->warn_throttled(detail::ServerCore::Noise::kAcceptFailed,
+                                core_->options.name + ": accept failed: " + ec.message());
+        }
+        auto timer = std::make_shared<asio::steady_timer>(core_->io, pause);
         timer->async_wait([this, acceptor, timer](const error_code&) { accept(acceptor); });
         return;
       }
       serve(std::move(socket));
       accept(acceptor);
     });
+  }
+
+  // Out of descriptors with nothing to evict: the one kept open for this takes the waiting
+  // connection long enough to answer it 503, so it is not left hanging in the backlog.
+  void refuse_with_spare_descriptor(int listening_fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (spare_fd_ < 0) return;
+    ::close(spare_fd_);
+    const int fd = ::accept4(listening_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd >= 0) {
+      detail::refuse_connection(fd, 503, core_->options.name +
+                                             " is out of file descriptors, every connection is "
+                                             "busy with a request; retry shortly");
+      core_->refused.fetch_add(1);
+      ::close(fd);
+    }
+    spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   }
 
   template <class Socket>
@@ -271,7 +380,9 @@ class HttpServerImpl final : public HttpServer {
     if (core_->options.identify) {
       Result<Peer> identified = core_->options.identify(socket.native_handle(), std::move(peer));
       if (!identified) {
-        log_warning(core_->options.name + ": refused a connection: " + identified.error().message);
+        core_->warn_throttled(detail::ServerCore::Noise::kRefused,
+                              core_->options.name + ": refused a connection: " +
+                                  identified.error().message);
         detail::refuse_connection(socket.native_handle(), 403, identified.error().message);
         core_->refused.fetch_add(1);
         return;  // the socket closes here
@@ -284,9 +395,11 @@ class HttpServerImpl final : public HttpServer {
   std::unique_ptr<detail::ServerCore> core_;
   asio::executor_work_guard<asio::io_context::executor_type> guard_;
   std::vector<std::thread> io_threads_;
-  std::mutex mu_;
+  std::mutex mu_;  // guards closers_ and spare_fd_
   std::vector<std::function<void()>> closers_;
   std::atomic<bool> stopped_{false};
+  size_t promised_descriptors_ = 0;
+  int spare_fd_ = -1;
 };
 
 }  // namespace
@@ -294,9 +407,9 @@ class HttpServerImpl final : public HttpServer {
 Result<std::unique_ptr<HttpServer>> HttpServer::start(ServerOptions options, Handler handler) {
   ZEUS_TRY(check(options));
   if (!handler) return fail(ErrorCode::kInvalidArgument, "the HTTP server needs a handler");
-  raise_descriptor_limit();
+  const size_t promised = fit_to_descriptors(&options);
   return std::unique_ptr<HttpServer>(
-      std::make_unique<HttpServerImpl>(std::move(options), std::move(handler)));
+      std::make_unique<HttpServerImpl>(std::move(options), std::move(handler), promised));
 }
 
 Handler HttpServer::blocking(BlockingFn fn) {

@@ -92,7 +92,7 @@ struct ServerOptions {
   double body_timeout_s = 30;    // end of headers to end of body
   double idle_timeout_s = 60;    // a keep-alive connection waiting for its next request
   double write_timeout_s = 30;   // a peer that does not read its answer
-  size_t max_connections = 10000;        // global cap (file descriptors permitting)
+  size_t max_connections = 10000;  // global cap; clamped at start to the descriptors there are
   size_t privileged_reserve = 64;        // extra slots above the cap for privileged peers
   size_t max_connections_per_peer = 0;   // 0: no per-peer cap
   size_t max_stream_buffer_bytes = 1 << 20;  // per event-stream listener

@@ -18,6 +18,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "http/server.h"
+#include "monitor/warning_throttle.h"
 
 namespace zeus::http::detail {
 
@@ -58,6 +59,13 @@ struct ServerCore {
   bool admit(const std::shared_ptr<SessionHandle>& session, std::string* why);
   void unregister(const SessionHandle& session);
   size_t open_connections();
+  // Closes the longest-idle connection (else the one slowest to send its request) to free its
+  // descriptor; false when every connection is busy with a request.
+  bool evict_one();
+  bool evict_locked();  // evict_one with mu held
+  // Logs `message` as a warning at most once per 10 s per `kind`, with the count in between.
+  enum class Noise { kAcceptFailed, kRefused, kCount };
+  void warn_throttled(Noise kind, const std::string& message);
 
   ServerOptions options;
   Handler handler;
@@ -65,7 +73,9 @@ struct ServerCore {
   std::atomic<size_t> evicted{0}, refused{0}, timeouts{0};
   std::atomic<uint64_t> next_id{1};
 
-  std::mutex mu;  // guards the two maps
+  std::mutex mu;  // guards the two maps and the throttles
+  WarningThrottle throttles[static_cast<int>(Noise::kCount)] = {WarningThrottle(10.0),
+                                                                WarningThrottle(10.0)};
   std::unordered_map<uint64_t, std::shared_ptr<SessionHandle>> sessions;
   std::unordered_map<std::string, size_t> per_peer;
 

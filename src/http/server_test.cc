@@ -12,12 +12,15 @@
 
 #include "http/client.h"
 #include "http/server.h"
+#include "http/test_server.h"
 #include "http/test_socket.h"
 
 namespace zeus::http {
 namespace {
 
 using testing::RawSocket;
+using testing::Running;
+using testing::start;
 using namespace std::chrono_literals;
 
 HttpResponse echo(const HttpRequest& request, const Peer& peer) {
@@ -25,26 +28,6 @@ HttpResponse echo(const HttpRequest& request, const Peer& peer) {
   r.body = request.method + " " + request.path + " " + request.body + " " + peer.key;
   for (const auto& [k, v] : request.query) r.body += " " + k + "=" + v;
   r.content_type = "text/plain";
-  return r;
-}
-
-struct Running {
-  std::unique_ptr<HttpServer> server;
-  int port = 0;
-  std::unique_ptr<HttpClient> client;
-};
-
-Running start(ServerOptions options, Handler handler) {
-  Running r;
-  auto server = HttpServer::start(std::move(options), std::move(handler));
-  EXPECT_TRUE(server.has_value()) << server.error().message;
-  r.server = std::move(*server);
-  auto port = r.server->listen_tcp("127.0.0.1", 0);
-  EXPECT_TRUE(port.has_value()) << port.error().message;
-  r.port = *port;
-  ClientOptions client_options;
-  client_options.timeout_s = 5;
-  r.client = std::move(*HttpClient::tcp("127.0.0.1", r.port, client_options));
   return r;
 }
 

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "http/beast_mapping.h"
+#include "http/header_checks.h"
 #include "http/reply.h"
 #include "http/server_core.h"
 #include "zeus/log.h"
@@ -169,8 +170,12 @@ class Session final : public SessionHandle,
 
   void on_header(const error_code& ec) {
     if (ec) return fail_read(ec, "headers", core_.options.header_timeout_s);
-    if (parser_->is_done()) return dispatch();
     const auto& request = parser_->get();
+    // Framing and Host, before any body byte is read or the request is handled (smuggling).
+    if (auto problem = check_request_header(request)) {
+      return answer_and_close(problem->status, problem->why);
+    }
+    if (parser_->is_done()) return dispatch();
     if (bhttp::token_list{request[bhttp::field::expect]}.exists("100-continue") &&
         request.version() == 11) {
       // curl and others wait for this before sending a large body.
@@ -205,7 +210,9 @@ class Session final : public SessionHandle,
         ec == bhttp::error::partial_message) {
       return close();
     }
-    auto [status, message] = status_of_parse_error(ec);
+    const auto received = buffer_.data();
+    auto [status, message] = status_of_parse_error(
+        ec, std::string_view(static_cast<const char*>(received.data()), received.size()));
     answer_and_close(status, message);
   }
 
@@ -222,6 +229,11 @@ class Session final : public SessionHandle,
     if (!mapped) return answer_and_close(status, why);
     keep_alive_ = request.keep_alive;
     set_state(SessionState::kHandling);
+    if (request.path == "*") {  // "OPTIONS *" (from_beast lets no other method through)
+      HttpResponse about_the_server;
+      about_the_server.content_type.clear();
+      return write_response(std::move(about_the_server));
+    }
     watch_for_hangup();
     const bool inline_request =
         core_.options.inline_request && core_.options.inline_request(request);

@@ -118,10 +118,10 @@ def exchange(data):
         answer += chunk
     return answer
 cases = [(b"\x00\xff garbage\r\n\r\n", b"400"), (b"GET / HTTP/9.9\r\n\r\n", b"505"),
-         (b"POST /gpu/0/power_limit HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n", b"413"),
-         (b"GET /discover HTTP/1.1\r\nX: " + b"a" * 200000 + b"\r\n\r\n", b"431"),
-         (b"POST /gpu/0/power_limit HTTP/1.1\r\nContent-Length: 3\r\n\r\n[[[", b"400"),
-         (b"GET /gpu/abc/energy HTTP/1.1\r\n\r\n", b"404")]
+         (b"POST /gpu/0/power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Length: 99999999999\r\n\r\n", b"413"),
+         (b"GET /discover HTTP/1.1\r\nHost: zeusd\r\nX: " + b"a" * 200000 + b"\r\n\r\n", b"431"),
+         (b"POST /gpu/0/power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Length: 3\r\n\r\n[[[", b"400"),
+         (b"GET /gpu/abc/energy HTTP/1.1\r\nHost: zeusd\r\n\r\n", b"404")]
 for data, status in cases:
     answer = exchange(data)
     assert answer.startswith(b"HTTP/1.1 " + status), (data[:40], answer[:80])

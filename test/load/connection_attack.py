@@ -2,14 +2,15 @@
 """Hold slow and idle connections against a server while a normal client keeps asking.
 
   connection_attack.py (--tcp HOST:PORT | --unix PATH) --path /healthz [--slow 200] [--idle 500]
-                       [--attacker-uid UID] [--requests 300] [--budget-ms 10]
+                       [--attacker-uid UID] [--requests 300] [--budget-ms 10] [--max-ms MS]
 
 Phase 1 measures the normal client unloaded (sequential keep-alive requests, each on a fresh
 connection every 20th); phase 2 opens --slow slowloris connections (a header line every second,
 never the blank line) and --idle idle ones, from a child process running as --attacker-uid when
 given, then measures again. Prints one JSON line; exits 1 when the client saw an error or a
 non-200, or its attacked p99 exceeded 3x the unloaded p99 plus --budget-ms (noise on a busy CI
-machine), 0 otherwise. Used by test/e2e/*_connection_attack.sh (probe items A5, A6).
+machine) or, with --max-ms, any attacked request took longer than MS; 0 otherwise. Used by
+test/e2e/*_connection_attack.sh and *_a3_descriptor_limit.sh (probe items A5, A6, A3).
 """
 import argparse, json, os, signal, socket, sys, time
 
@@ -95,6 +96,7 @@ def main():
     p.add_argument("--slow", type=int, default=200); p.add_argument("--idle", type=int, default=500)
     p.add_argument("--attacker-uid", type=int); p.add_argument("--requests", type=int, default=300)
     p.add_argument("--budget-ms", type=float, default=10.0)
+    p.add_argument("--max-ms", type=float)
     args = p.parse_args()
     calm, calm_errors = measure(args)
     ready_r, ready_w = os.pipe()
@@ -118,7 +120,8 @@ def main():
               "errors": (calm_errors + attacked_errors)[:5]}
     print(json.dumps(result))
     ok = not calm_errors and not attacked_errors and \
-        p99(attacked) <= 3 * p99(calm) + args.budget_ms
+        p99(attacked) <= 3 * p99(calm) + args.budget_ms and \
+        (args.max_ms is None or attacked[-1] <= args.max_ms)
     sys.exit(0 if ok else 1)
 
 
