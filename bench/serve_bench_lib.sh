@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/serve_bench_lib.sh: what the `zeus serve` benchmarks share (sourced by http_bench.sh and
 # sqlite_synchronous_bench.sh): a free port, a server started on a given store and waited for,
 # the load, and zeus_load's summary line in words. Needs WORK (a scratch folder), LOAD (zeus_load)
