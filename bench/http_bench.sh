@@ -31,22 +31,15 @@ done
 WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source "$ROOT/bench/serve_bench_lib.sh"
 
-serve() {  # serve BINARY -> sets PORT and SERVER_PID
-  PORT=$(free_port)
-  rm -f "$WORK/bench.db"
-  local db="sqlite://$WORK/bench.db"
+fresh_store() {  # the URL of a new empty store: an SQLite file, or a PostgreSQL database
   if [ -n "$PG_STATE" ]; then
-    db=$(bash "$ROOT/scripts/pg_cluster.sh" createdb "$PG_STATE" "bench$RANDOM$RANDOM" | tail -1)
+    bash "$ROOT/scripts/pg_cluster.sh" createdb "$PG_STATE" "bench$RANDOM$RANDOM" | tail -1
+  else
+    rm -f "$WORK"/bench.db*
+    echo "sqlite://$WORK/bench.db"
   fi
-  "$1" serve --host 127.0.0.1 --port "$PORT" --db "$db" > "$WORK/serve.log" 2>&1 &
-  SERVER_PID=$!
-  for _ in $(seq 100); do
-    /usr/bin/python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$PORT/healthz', timeout=1)" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "server did not start: $(cat "$WORK/serve.log")" >&2; exit 1
 }
 
 attack_and_measure() {  # while a normal client runs: 200 slowloris + 500 idle, /healthz timing
@@ -92,29 +85,17 @@ print(json.dumps({"held_connections": len(held), "client_p99_ms": summary.get("p
 PY
 }
 
-summary() {  # zeus_load's JSON line -> requests/s, pairs/s (next + report = 2 requests), p50, p99
-  /usr/bin/python3 -c 'import json,sys
-try: d = json.loads(sys.argv[1])
-except Exception: print("no result"); sys.exit()
-print("requests/s %.0f  pairs/s %.0f  p50 %.2f ms  p99 %.2f ms  transport errors %d" % (
-    d["requests_per_s"], d["requests_per_s"] / 2, d["p50_latency_ms"], d["p99_latency_ms"],
-    d["transport_errors"]))' "$1"
-}
-
 run_build() {  # run_build LABEL BINARY
   echo "== $1 ($2)"
   for c in $CLIENTS; do
-    serve "$2"
-    result=$("$LOAD" --url "http://127.0.0.1:$PORT" --threads "$c" --jobs 8 --duration "$SECONDS_EACH" \
-             --job-prefix "b$c" 2>/dev/null | tail -1 || true)
-    echo "clients=$c $(summary "$result")"
-    kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true
+    serve "$2" "$(fresh_store)"
+    echo "clients=$c $(summary "$(load "$c" 8 "b$c")")"
+    stop_server
   done
-  serve "$2"
-  echo "unloaded 1 client: $(summary "$("$LOAD" --url "http://127.0.0.1:$PORT" --threads 1 --jobs 1 \
-        --duration "$SECONDS_EACH" --job-prefix calm 2>/dev/null | tail -1)")"
+  serve "$2" "$(fresh_store)"
+  echo "unloaded 1 client: $(summary "$(load 1 1 calm)")"
   echo "200 slowloris + 500 idle held, 1 client: $(attack_and_measure)"
-  kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true
+  stop_server
 }
 
 [ -n "$OLD" ] && run_build old "$OLD"

@@ -70,6 +70,10 @@ class Store {
   // another thread than the caller's (SqliteStore runs a group of callers' fns on one of them),
   // so it must not rely on thread-local state; transact returns only after fn has finished.
   virtual Result<void> transact(const std::function<Result<void>(StoreTransaction&)>& fn) = 0;
+  // Whether the store can serve transactions now (GET /healthz): ok, or the error a transaction
+  // would get (kUnavailable "cannot connect to …" when a database server is down). Reads no job.
+  // The default runs an empty transaction; PostgresStore sends one statement.
+  virtual Result<void> ping();
 };
 
 // A store in this process's memory (tests, the simulator, a single-process service).

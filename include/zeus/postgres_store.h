@@ -11,8 +11,9 @@
 // passed. So fn MAY RUN MORE THAN ONCE: it must have no effect
 // outside the transaction except assigning its outputs (the BatchSizeOptimizer's operations
 // are written that way). transact returns only after COMMIT succeeded: an answered operation is
-// durable on the server. A lost connection is replaced (and fn re-run) when it broke before
-// COMMIT; when it broke during COMMIT the outcome is unknown and transact says so.
+// durable on the server. A lost connection is replaced by a new one (and fn re-run) when it broke
+// before COMMIT, so a server that went away is reported as "cannot connect to <URL>…" on every
+// path (ping() too); when it broke during COMMIT the outcome is unknown and transact says so.
 // Tables: jobs (with a version: a new random value at every write, against which each store
 // checks its copy of the job — a request re-reads a job's trials only when another process
 // changed them), trials (the same columns as SqliteStore), zeus_schema (version 2; a version-1

@@ -166,11 +166,7 @@ ApiResponse Api::dispatch(const ApiRequest& request, std::string_view route) {
     return r;
   }
   if (route == "/healthz") {
-    Result<void> alive = store_.transact([](StoreTransaction& tx) -> Result<void> {
-      Result<std::optional<JobRecord>> none = tx.get_job("");
-      if (!none) return fail(none.error());
-      return ok();
-    });
+    Result<void> alive = store_.ping();
     if (!alive) {
       return error_answer(503, "store unavailable: " + alive.error().message);
     }

@@ -50,6 +50,13 @@ CREATE TABLE IF NOT EXISTS trials (
 );
 )sql";
 
+// The error of a connection that cannot be opened, the same at open and later.
+tl::unexpected<Error> cannot_connect(const std::string& url, const std::exception& e) {
+  return fail(ErrorCode::kUnavailable,
+              "postgres store: cannot connect to " + redact_database_url(url) + ": " +
+                  store::database_message(e) + "; check that the server runs and the URL is right");
+}
+
 // Opens one connection: search_path, prepared statements.
 std::unique_ptr<pqxx::connection> connect(const std::string& url, const std::string& schema) {
   auto c = std::make_unique<pqxx::connection>(url);
@@ -64,7 +71,10 @@ std::unique_ptr<pqxx::connection> connect(const std::string& url, const std::str
 class PostgresStore final : public Store {
  public:
   PostgresStore(std::string url, PostgresStoreOptions options)
-      : url_(std::move(url)), options_(std::move(options)), random_(std::random_device{}()) {}
+      : url_(std::move(url)),
+        where_(redact_database_url(url_)),
+        options_(std::move(options)),
+        random_(std::random_device{}()) {}
 
   // Keeps an open connection (used for the schema set-up) in the pool.
   void adopt(std::unique_ptr<pqxx::connection> c) {
@@ -78,12 +88,19 @@ class PostgresStore final : public Store {
   // arrive together once. (Running the waiting requests in one transaction instead — a group
   // commit, as SqliteStore does — was measured slower: 495 against 890 pairs/s at 8 clients.)
   Result<void> transact(const std::function<Result<void>(StoreTransaction&)>& fn) override {
-    return transact_alone(fn);
+    return transact_alone([&fn](PostgresTransaction& tx) { return fn(tx); });
+  }
+
+  // With the same connections and retries as transact, so a server that went away gives the
+  // same "cannot connect to …" as any request.
+  Result<void> ping() override {
+    return transact_alone([](PostgresTransaction& tx) { return tx.ping(); });
   }
 
  private:
-  static Result<void> run_fn(const std::function<Result<void>(StoreTransaction&)>& fn,
-                             StoreTransaction& tx) {
+  using Work = std::function<Result<void>(PostgresTransaction&)>;
+
+  static Result<void> run_fn(const Work& fn, PostgresTransaction& tx) {
     try {
       return fn(tx);
     } catch (const std::exception& e) {
@@ -92,12 +109,18 @@ class PostgresStore final : public Store {
     }
   }
 
-  Result<void> transact_alone(const std::function<Result<void>(StoreTransaction&)>& fn) {
+  // Runs fn until it commits, or fails in a way that running it again cannot mend. After a
+  // connection was found broken the next attempt opens a new one rather than take another idle
+  // one, which the server closed too when it went away or restarted: a server that is down is
+  // then reported as "cannot connect to …" (never as the broken connection's libpq message), and
+  // one that is back serves the request.
+  Result<void> transact_alone(const Work& fn) {
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.retry_timeout_s);
     int reconnects = 0;
+    bool fresh = false;  // the last attempt's connection broke
     for (int attempt = 1;; ++attempt) {
-      Result<std::unique_ptr<pqxx::connection>> lease = acquire();
+      Result<std::unique_ptr<pqxx::connection>> lease = acquire(fresh);
       if (!lease) return fail(lease.error());
       std::unique_ptr<pqxx::connection> c = std::move(*lease);
       Abort abort = Abort::kNone;
@@ -108,6 +131,7 @@ class PostgresStore final : public Store {
         release(std::move(c));
       }
       if (abort == Abort::kNone) return result;
+      fresh = abort == Abort::kReconnect;
       if (abort == Abort::kReconnect && ++reconnects > 2) return result;
       if (std::chrono::steady_clock::now() >= deadline) {
         return fail(ErrorCode::kUnavailable,
@@ -120,9 +144,8 @@ class PostgresStore final : public Store {
   }
 
   // One attempt: fn, then COMMIT. *abort says whether fn may run again.
-  Result<void> run_once(pqxx::connection& c,
-                        const std::function<Result<void>(StoreTransaction&)>& fn, Abort* abort) {
-    PostgresTransaction ptx(c, &cache_);
+  Result<void> run_once(pqxx::connection& c, const Work& fn, Abort* abort) {
+    PostgresTransaction ptx(c, where_, &cache_);
     Result<void> result = run_fn(fn, ptx);
     *abort = ptx.abort();
     if (ptx.database_error() && (result || *abort != Abort::kNone)) {
@@ -148,25 +171,29 @@ class PostgresStore final : public Store {
     std::this_thread::sleep_for(std::chrono::duration<double>(sleep_s));
   }
 
-  Result<std::unique_ptr<pqxx::connection>> acquire() {
+  // An idle connection, or a new one while the pool has room; `fresh`: always a new one (in the
+  // place of an idle one when the pool is full).
+  Result<std::unique_ptr<pqxx::connection>> acquire(bool fresh) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return !idle_.empty() || open_ < options_.pool_size; });
-    if (!idle_.empty()) {
+    std::unique_ptr<pqxx::connection> replaced;
+    if (!idle_.empty() && (!fresh || open_ >= options_.pool_size)) {
       std::unique_ptr<pqxx::connection> c = std::move(idle_.back());
       idle_.pop_back();
-      return c;
+      if (!fresh) return c;
+      replaced = std::move(c);  // its place in the pool goes to the new connection
+    } else {
+      ++open_;
     }
-    ++open_;
     lock.unlock();
+    replaced.reset();
     try {
       return connect(url_, options_.schema);
     } catch (const std::exception& e) {
       lock.lock();
       --open_;
       cv_.notify_one();
-      return fail(ErrorCode::kUnavailable, "postgres store: cannot connect to " +
-                                               redact_database_url(url_) + ": " +
-                                               store::database_message(e));
+      return cannot_connect(url_, e);
     }
   }
 
@@ -184,6 +211,7 @@ class PostgresStore final : public Store {
   }
 
   const std::string url_;
+  const std::string where_;  // url_ without its password, for messages
   const PostgresStoreOptions options_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -245,10 +273,7 @@ Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
     c.reset();
     c = connect(url, options.schema);
   } catch (const pqxx::broken_connection& e) {
-    return fail(ErrorCode::kUnavailable, "postgres store: cannot connect to " +
-                                             redact_database_url(url) + ": " +
-                                             store::database_message(e) +
-                                             "; check that the server runs and the URL is right");
+    return cannot_connect(url, e);
   } catch (const std::exception& e) {
     return fail(ErrorCode::kInternal, "postgres store: setting up the schema in " +
                                           redact_database_url(url) + ": " +

@@ -175,6 +175,139 @@ TEST_F(PostgresStoreTest, AWriteOnlyTransactionReplacesAConnectionTheServerClose
   }));
 }
 
+// A database of its own, which the test can close to new connections (ALLOW_CONNECTIONS false)
+// and whose connections it can end: to the store, its server has gone away, while the other
+// tests go on using the cluster.
+class PostgresStoreGoneTest : public PostgresStoreTest {
+ protected:
+  void SetUp() override {
+    PostgresStoreTest::SetUp();
+    database_ = schema_;
+    testing_pg::exec("CREATE DATABASE " + database_);
+    db_url_ = url_.substr(0, url_.rfind('/') + 1) + database_;
+  }
+  void TearDown() override {
+    testing_pg::exec("DROP DATABASE IF EXISTS " + database_ + " WITH (FORCE)");
+    PostgresStoreTest::TearDown();
+  }
+  // The server goes away: no new connection, and the open ones end.
+  void go_away() {
+    testing_pg::exec("ALTER DATABASE " + database_ + " ALLOW_CONNECTIONS false");
+    testing_pg::exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" +
+                     database_ + "'");
+  }
+  void come_back() { testing_pg::exec("ALTER DATABASE " + database_ + " ALLOW_CONNECTIONS true"); }
+
+  // The one clear message of a server that cannot be reached: where, and the fix; never an empty
+  // job name or libpqxx's wording.
+  void expect_cannot_connect(const Result<void>& r, const std::string& doing) {
+    ASSERT_FALSE(r.has_value()) << doing;
+    EXPECT_EQ(r.error().code, ErrorCode::kUnavailable) << doing;
+    const std::string& m = r.error().message;
+    EXPECT_NE(m.find("cannot connect to " + db_url_ + ": "), std::string::npos)
+        << doing << ": " << m;
+    EXPECT_NE(m.find("check that the server runs"), std::string::npos) << doing << ": " << m;
+    EXPECT_EQ(m.find("''"), std::string::npos) << doing << ": " << m;
+    EXPECT_EQ(m.find("client encoding"), std::string::npos) << doing << ": " << m;
+  }
+
+  std::string database_;
+  std::string db_url_;
+};
+
+// Probe item C4: the pool holds connections the server closed when it went away. A health check
+// (ping), a request that reads and one that only writes each get "cannot connect to <URL>…",
+// however many closed connections the pool still holds; once the server is back, they succeed.
+TEST_F(PostgresStoreGoneTest, C4_AServerThatWentAwayIsCannotConnectOnEveryPath) {
+  PostgresStoreOptions options;
+  options.pool_size = 4;
+  Result<std::unique_ptr<Store>> opened = open_postgres_store(db_url_, options);
+  ASSERT_TRUE(opened.has_value()) << opened.error().to_string();
+  Store& store = **opened;
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE(store.transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  // Four transactions at once: the pool opens all four connections.
+  std::atomic<int> inside{0};
+  std::vector<std::thread> users;
+  for (int i = 0; i < 4; ++i) {
+    users.emplace_back([&] {
+      Result<void> r = store.transact([&](StoreTransaction& tx) -> Result<void> {
+        ++inside;
+        while (inside < 4) std::this_thread::yield();
+        return tx.get_job("k1").has_value() ? ok() : fail(ErrorCode::kInternal, "read failed");
+      });
+      EXPECT_TRUE(r.has_value()) << r.error().to_string();
+    });
+  }
+  for (std::thread& t : users) t.join();
+
+  go_away();
+  for (int round = 0; round < 3; ++round) {  // more attempts than the pool has connections
+    expect_cannot_connect(store.ping(), "ping");
+    expect_cannot_connect(store.transact([&](StoreTransaction& tx) -> Result<void> {
+      Result<std::optional<JobRecord>> j = tx.get_job("k1");
+      return j ? ok() : fail(j.error());
+    }),
+                          "a read");
+    expect_cannot_connect(store.transact([&](StoreTransaction& tx) { return tx.put_job(job); }),
+                          "a write-only transaction");
+  }
+  come_back();
+  Result<void> back = store.ping();
+  EXPECT_TRUE(back.has_value()) << back.error().to_string();
+  back = store.transact([&](StoreTransaction& tx) { return tx.put_trial(dispatched("k1", 1)); });
+  EXPECT_TRUE(back.has_value()) << back.error().to_string();
+}
+
+// C4: the server goes away in the middle of a request (between its read and its write): the
+// request gets the same message.
+TEST_F(PostgresStoreGoneTest, C4_AServerThatGoesAwayMidRequestIsCannotConnect) {
+  Result<std::unique_ptr<Store>> opened = open_postgres_store(db_url_, {});
+  ASSERT_TRUE(opened.has_value()) << opened.error().to_string();
+  JobRecord job{*validate_job_spec(spec("k1")), "state"};
+  ASSERT_TRUE((*opened)->transact([&](StoreTransaction& tx) { return tx.put_job(job); }));
+  bool gone = false;
+  Result<void> r = (*opened)->transact([&](StoreTransaction& tx) -> Result<void> {
+    Result<std::optional<JobRecord>> j = tx.get_job("k1");
+    if (!j) return fail(j.error());
+    if (!gone) go_away();
+    gone = true;
+    Result<std::vector<Trial>> t = tx.get_trials("k1");
+    return t ? ok() : fail(t.error());
+  });
+  expect_cannot_connect(r, "a request");
+}
+
+// C4: a transaction on a connection found closed names the server and the fix, in our words
+// ("reading job 'k1': lost the connection to <URL>…"), where libpqxx says "Could not obtain
+// client encoding: not connected" — also on a connection libpq already knows closed.
+TEST_F(PostgresStoreGoneTest, C4_ALostConnectionNamesTheServerInOurWords) {
+  ASSERT_TRUE(open_postgres_store(db_url_, {}).has_value());  // the tables
+  pqxx::connection c(db_url_);
+  store::prepare_statements(c);
+  go_away();
+  for (int i = 0; i < 2; ++i) {  // the first finds it closed; the second starts on it closed
+    store::PostgresTransaction tx(c, db_url_);
+    Result<std::optional<JobRecord>> j = tx.get_job("k1");
+    ASSERT_FALSE(j.has_value());
+    EXPECT_EQ(tx.abort(), store::Abort::kReconnect);
+    EXPECT_EQ(j.error().code, ErrorCode::kUnavailable);
+    const std::string& m = j.error().message;
+    EXPECT_NE(m.find("reading job 'k1': lost the connection to " + db_url_ + " "),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("check that the server runs"), std::string::npos) << m;
+    EXPECT_EQ(m.find("client encoding"), std::string::npos) << m;
+    EXPECT_FALSE(c.is_open());
+  }
+  store::PostgresTransaction tx(c, db_url_);
+  Result<void> p = tx.ping();
+  ASSERT_FALSE(p.has_value());
+  EXPECT_NE(p.error().message.find("checking the connection: lost the connection to " + db_url_),
+            std::string::npos)
+      << p.error().message;
+}
+
 TEST_F(PostgresStoreTest, UnreachableServerIsUnavailableAndHidesThePassword) {
   Result<std::unique_ptr<Store>> s =
       open_postgres_store("postgresql://zeus:sekrit@127.0.0.1:1/zeus?connect_timeout=2");

@@ -160,9 +160,8 @@ auto PostgresTransaction::guard(const std::string& doing, F&& body) -> decltype(
   if (database_error_) return fail(*database_error_);  // the transaction is already aborted
   try {
     return body();
-  } catch (const pqxx::broken_connection& e) {
-    abort_ = Abort::kReconnect;
-    return remember(ErrorCode::kUnavailable, doing, database_message(e));
+  } catch (const pqxx::broken_connection&) {
+    return lost_connection(doing);
   } catch (const pqxx::statement_completion_unknown& e) {
     return remember(ErrorCode::kUnavailable, doing, database_message(e));
   } catch (const pqxx::sql_error& e) {
@@ -178,6 +177,16 @@ tl::unexpected<Error> PostgresTransaction::remember(ErrorCode code, const std::s
                                                     const std::string& what) {
   database_error_ = Error{code, "postgres store: " + doing + ": " + what};
   return fail(*database_error_);
+}
+
+std::string PostgresTransaction::connection_lost() const {
+  return "lost the connection to " + std::string(where_) + " (the server closed it, or stopped)";
+}
+
+tl::unexpected<Error> PostgresTransaction::lost_connection(const std::string& doing) {
+  abort_ = Abort::kReconnect;
+  return remember(ErrorCode::kUnavailable, doing,
+                  connection_lost() + "; check that the server runs");
 }
 
 pqxx::result PostgresTransaction::send(const std::string& statement) {
@@ -233,12 +242,12 @@ Result<void> PostgresTransaction::commit() {
     ended_ = true;
     remember_committed();
     return ok();
-  } catch (const pqxx::broken_connection& e) {
+  } catch (const pqxx::broken_connection&) {
     ended_ = true;
     return fail(ErrorCode::kUnavailable,
-                std::string("postgres store: the connection broke during COMMIT, so whether the "
-                            "transaction was stored is unknown: ") +
-                    database_message(e));
+                "postgres store: committing: " + connection_lost() +
+                    ", so whether the transaction was stored is unknown; check that the server "
+                    "runs");
   } catch (const pqxx::sql_error& e) {
     rollback();
     if (is_retryable(e.sqlstate())) abort_ = Abort::kRetry;
@@ -269,6 +278,13 @@ void PostgresTransaction::rollback() noexcept {
   } catch (const std::exception&) {
     // A broken connection: the server rolls back on its own; the pool drops the connection.
   }
+}
+
+Result<void> PostgresTransaction::ping() {
+  return guard("checking the connection", [&]() -> Result<void> {
+    tx_.exec("SELECT 1");
+    return ok();
+  });
 }
 
 Result<std::optional<JobRecord>> PostgresTransaction::get_job(std::string_view job_id) {

@@ -16,7 +16,9 @@
 //
 // Database errors become Results and are remembered (the transaction is then aborted), with
 // whether running the work again may succeed (deadlock, serialization failure: kRetry; a lost
-// connection before COMMIT: kReconnect).
+// connection before COMMIT: kReconnect). A lost connection reads "<doing>: lost the connection to
+// <where> …; check that the server runs", in our words: libpqxx's for it are internal ("Could not
+// obtain client encoding: not connected.").
 // Thread-safety: one thread at a time.
 #pragma once
 
@@ -45,10 +47,12 @@ enum class Abort { kNone, kRetry, kReconnect };
 
 class PostgresTransaction final : public StoreTransaction {
  public:
+  // where: the server as messages name it (the URL without its password; must outlive this).
   // cache (may be null, must outlive this): the store's copies of jobs, read when current and
   // updated after COMMIT.
-  explicit PostgresTransaction(pqxx::connection& c, PostgresJobCache* cache = nullptr)
-      : tx_(c), cache_(cache) {}
+  PostgresTransaction(pqxx::connection& c, std::string_view where,
+                      PostgresJobCache* cache = nullptr)
+      : tx_(c), where_(where), cache_(cache) {}
   ~PostgresTransaction() override;
 
   Result<std::optional<JobRecord>> get_job(std::string_view job_id) override;
@@ -60,6 +64,10 @@ class PostgresTransaction final : public StoreTransaction {
   // One query (the job LEFT JOIN its trials) instead of two.
   Result<std::optional<std::pair<JobRecord, std::vector<Trial>>>> get_job_with_trials(
       std::string_view job_id) override;
+
+  // One statement that reads nothing (SELECT 1), outside any transaction: whether the connection
+  // and the server answer.
+  Result<void> ping();
 
   // Sends what is held back and COMMIT. kUnavailable "in doubt" when the connection broke during
   // COMMIT (whether it was stored is unknown: never run again).
@@ -85,8 +93,13 @@ class PostgresTransaction final : public StoreTransaction {
   void remember_committed();
   std::string quote(std::string_view text) { return tx_.quote(std::string(text)); }
   tl::unexpected<Error> remember(ErrorCode code, const std::string& doing, const std::string& what);
+  // remember() for a connection found broken: kUnavailable, and transact may run fn again on a
+  // new connection (kReconnect).
+  tl::unexpected<Error> lost_connection(const std::string& doing);
+  std::string connection_lost() const;  // "lost the connection to <where> (…)"
 
   pqxx::nontransaction tx_;                      // only sends text; BEGIN/COMMIT are ours
+  std::string_view where_;                       // the server, for messages
   std::string held_;                             // statements not sent yet, each ending in ';'
   bool begun_ = false;                           // BEGIN has reached the server
   bool ended_ = false;                           // committed or rolled back

@@ -155,6 +155,15 @@ TYPED_TEST(StoreContractTest, EmptyStore) {
   });
 }
 
+// ping (GET /healthz) answers ok on a working store, before and after writes, and reads no job.
+TYPED_TEST(StoreContractTest, PingIsOkOnAWorkingStore) {
+  Result<void> r = this->store_->ping();
+  EXPECT_TRUE(r.has_value()) << r.error().to_string();
+  this->tx([&](StoreTransaction& t) { return t.put_job(job("j1")); });
+  r = this->store_->ping();
+  EXPECT_TRUE(r.has_value()) << r.error().to_string();
+}
+
 TYPED_TEST(StoreContractTest, JobRoundTripsExactlyAndIsReplaced) {
   const JobRecord a = job("j1");
   this->tx([&](StoreTransaction& t) { return t.put_job(a); });

@@ -4,9 +4,7 @@
 #include "child_process.h"
 #include "cli_util.h"
 #include "commands.h"
-
-// The exit status of a command line zeus cannot parse (as most Unix tools use).
-constexpr int kUsageErrorExit = 2;
+#include "common/usage_error.h"
 
 // zeus's status when its own output could not be written (EX_IOERR, as `zeus measure` uses).
 constexpr int kOutputLostExit = 74;
@@ -43,9 +41,11 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // A usage error exits 2, which cannot be mistaken for CLI11's 100+ codes or, under `zeus
     // measure`, for the command's own status (probe item C4).
-    std::cerr << "zeus: " << zeus::cli::bound_message(e.what(), zeus::cli::kMaxErrorBytes)
+    std::cerr << "zeus: "
+              << zeus::cli::bound_message(zeus::cli::usage_error_message(app, e),
+                                          zeus::cli::kMaxErrorBytes)
               << " (see zeus " << (argc > 1 ? std::string(argv[1]) + " " : "") << "--help)\n";
-    return kUsageErrorExit;
+    return zeus::cli::kUsageErrorExit;
   }
   return zeus::cli::report_lost_stdout() ? kOutputLostExit : 0;
 }

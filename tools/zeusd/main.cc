@@ -16,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/usage_error.h"
 #include "zeus/device.h"
 #include "zeus/log.h"
 #include "zeusd/allow_list.h"
@@ -273,7 +274,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(arguments);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "zeusd: " << zeus::cli::usage_error_message(app, e) << " (see zeusd --help)\n";
+    return zeus::cli::kUsageErrorExit;
   }
   return run(args);
 }

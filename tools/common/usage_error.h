@@ -1,0 +1,40 @@
+// The one line that `zeus` and `zeusd` print for a command line they cannot parse, and the exit
+// status they end with. Header-only (CLI11 is header-only too), shared by both programs.
+//
+// CLI11 counts the `--` separator among the arguments it did not expect ("The following arguments
+// were not expected: -- --bogus" for `--bogus -- true`); usage_error_message() lists the
+// unexpected arguments without it (probe item C4).
+//
+//   } catch (const CLI::ParseError& e) {
+//     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+//     std::cerr << "zeus: " << zeus::cli::usage_error_message(app, e) << "\n";
+//     return zeus::cli::kUsageErrorExit;
+//   }
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace zeus::cli {
+
+// The exit status of a command line that cannot be parsed (as most Unix tools use): distinct from
+// CLI11's 100+ codes and, under `zeus measure`, from the measured command's own status.
+inline constexpr int kUsageErrorExit = 2;
+
+// e's message, except that an ExtrasError lists the unexpected arguments of app and of the
+// subcommands it parsed without the `--` separator.
+inline std::string usage_error_message(const CLI::App& app, const CLI::ParseError& e) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return e.what();
+  std::vector<std::string> extras;
+  for (std::string& arg : app.remaining(true)) {
+    if (arg != "--") extras.push_back(std::move(arg));
+  }
+  if (extras.empty()) return e.what();
+  std::string message = extras.size() > 1 ? "The following arguments were not expected:"
+                                          : "The following argument was not expected:";
+  for (const std::string& arg : extras) message += " " + arg;
+  return message;
+}
+
+}  // namespace zeus::cli
