@@ -166,7 +166,7 @@ ApiResponse Api::dispatch(const ApiRequest& request, std::string_view route) {
     return r;
   }
   if (route == "/healthz") {
-    Result<void> alive = store_.ping();
+    Result<void> alive = options_.health ? options_.health() : store_.ping();
     if (!alive) {
       return error_answer(503, "store unavailable: " + alive.error().message);
     }

@@ -15,6 +15,7 @@
 //   ApiResponse r = api.handle({"GET", "/healthz", {}, "", ""});   // r.status == 200
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +45,8 @@ struct ApiResponse {
 struct ApiOptions {
   std::string token;       // non-empty: state-changing requests need "Bearer <token>"
   JobSpec job_defaults;    // what a registration leaves out (e.g. upstream_rules(JobSpec{}))
+  // What GET /healthz reports; unset: the store is pinged (the server sets a HealthProbe's).
+  std::function<Result<void>()> health;
 };
 
 class Api {

@@ -12,6 +12,7 @@
 
 #include "http/server.h"
 #include "server/api.h"
+#include "server/health_probe.h"
 #include "server/json_text.h"
 #include "server/metrics.h"
 #include "zeus/batch_size_optimizer.h"
@@ -55,8 +56,10 @@ class HttpBsoServer final : public BsoServer {
   HttpBsoServer(Store& store, BsoServerOptions options)
       : options_(std::move(options)),
         optimizer_(store, {}, options_.clock),
+        health_(store, {}),
         api_(store, optimizer_, &metrics_,
-             {options_.token, options_.upstream_rules ? upstream_rules(JobSpec{}) : JobSpec{}}) {}
+             {options_.token, options_.upstream_rules ? upstream_rules(JobSpec{}) : JobSpec{},
+              [this] { return health_.status(); }}) {}
 
   ~HttpBsoServer() override { stop(); }
 
@@ -150,6 +153,7 @@ class HttpBsoServer final : public BsoServer {
   BsoServerOptions options_;
   server::ServerMetrics metrics_;
   BatchSizeOptimizer optimizer_;
+  server::HealthProbe health_;  // /healthz is answered inline: never a store call on the loop
   server::Api api_;
   std::unique_ptr<http::HttpServer> http_;
   int port_ = -1;

@@ -36,6 +36,8 @@ check() {  # check METHOD PATH [BODY]: 503 with the clear message
     [[ $got != *"$bad"* ]] || fail "$1 $2 with the server stopped says \"$bad\": $got"
   done
 }
+# /healthz reports the newest ping of the server's health probe (one a second): wait for it.
+for _ in $(seq 50); do [[ $(answer GET /healthz) == 503* ]] && break; sleep 0.1; done
 # More requests than the pool has connections: each closed one is met once.
 for _ in 1 2 3 4 5 6; do check GET /healthz; done
 check GET /jobs
