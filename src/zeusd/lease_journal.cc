@@ -237,6 +237,13 @@ JournalContents LeaseJournal::read() {
     struct stat info {};
     if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
       damage = "it is not a regular file";
+    } else if (info.st_uid != 0 && info.st_uid != geteuid()) {
+      damage = "it is owned by uid " + std::to_string(info.st_uid) +
+               ", not root: its leases could have been planted";
+    } else if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+      damage = std::string("it is writable by ") +
+               ((info.st_mode & S_IWOTH) ? "everyone" : "its group") +
+               ": its leases could have been planted";
     } else if (static_cast<size_t>(info.st_size) > kMaxJournalBytes) {
       damage = "it is " + std::to_string(info.st_size) + " bytes, too large for a lease journal";
     } else {

@@ -66,8 +66,9 @@ class LeaseJournal {
   // Replaces the journal's contents with `leases`, atomically and durably. Unchanged contents are
   // not written again.
   Result<void> write(const std::vector<Lease>& leases);
-  // The journal's contents (empty when there is no file). A file that cannot be decoded is
-  // renamed aside and named in `problem`; never fails, never throws.
+  // The journal's contents (empty when there is no file). A file that cannot be decoded, or
+  // that another user owns or may write, is renamed aside and named in `problem`; never fails,
+  // never throws.
   JournalContents read();
 
  private:

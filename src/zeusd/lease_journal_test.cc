@@ -135,6 +135,33 @@ TEST_F(LeaseJournalTest, A7_DamagedJournalIsReportedAndSetAsideNeverThrown) {
   }
 }
 
+// A journal file that someone other than root owns, or that others may write, may hold planted
+// leases: it is set aside whole, none of it is used (the class of probe item A4).
+TEST_F(LeaseJournalTest, A4_AJournalFileOthersCouldWriteIsNotUsed) {
+  const std::string good = encode_journal({full_lease()}, "boot-1");
+  for (const mode_t mode : {0620, 0602}) {
+    put(good);
+    chmod(path_.c_str(), mode);
+    const JournalContents read = LeaseJournal(path_, "boot-1").read();
+    EXPECT_TRUE(read.leases.empty());
+    EXPECT_NE(read.problem.find(mode == 0620 ? "it is writable by its group"
+                                             : "it is writable by everyone"),
+              std::string::npos)
+        << read.problem;
+    EXPECT_FALSE(fs::exists(path_));
+    fs::remove_all(dir_);
+    fs::create_directory(dir_);
+  }
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to chown";
+  put(good);
+  chmod(path_.c_str(), 0600);
+  ASSERT_EQ(chown(path_.c_str(), 65534, 65534), 0);
+  const JournalContents read = LeaseJournal(path_, "boot-1").read();
+  EXPECT_TRUE(read.leases.empty());
+  EXPECT_NE(read.problem.find("it is owned by uid 65534, not root"), std::string::npos)
+      << read.problem;
+}
+
 TEST_F(LeaseJournalTest, A7_ASymlinkOrDirectoryAtThePathIsNotFollowed) {
   const std::string victim = dir_ + "/victim";
   std::ofstream(victim) << encode_journal({full_lease()}, "boot-1");
