@@ -4,6 +4,7 @@
 //   - every entry of "leases" is either decoded or rejected with a reason, never both, never lost;
 //   - the decoded leases name each GPU (index, and UUID when given) once;
 //   - what is decoded survives encode_journal and decode_journal unchanged, with nothing rejected.
+// The strict JSON object reader of request bodies (common/strict_json.h) gets the same bytes.
 #include <cstddef>
 #include <cstdint>
 #include <set>
@@ -12,10 +13,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/strict_json.h"
 #include "zeusd/lease_journal.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  (void)zeus::parse_strict_json_object(text);
   const auto decoded = zeus::zeusd::decode_journal(text);
   if (!decoded) {
     if (decoded.error().message.empty()) __builtin_trap();
