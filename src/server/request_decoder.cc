@@ -4,7 +4,9 @@
 #include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <span>
 
+#include "common/strict_json.h"
 #include "zeus/bso_json.h"
 
 namespace zeus::server {
@@ -74,23 +76,13 @@ Result<void> check_text(std::string_view value, std::string_view field, std::str
   return ok();
 }
 
-// The body must be a JSON object whose keys are all in `fields`.
-template <size_t N>
-Result<void> check_fields(std::string_view body, const std::array<const char*, N>& fields,
+// The body must be a JSON object whose keys are all in `fields`, none of them twice.
+Result<void> check_fields(std::string_view body, std::span<const char* const> fields,
                           std::string_view what) {
-  const json j = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return bad(what, "the body is not valid JSON");
-  if (!j.is_object()) return bad(what, "the body must be a JSON object");
-  for (const auto& item : j.items()) {
-    bool known = false;
-    for (const char* f : fields) known = known || item.key() == f;
-    if (known) continue;
-    std::string list;
-    for (const char* f : fields) list += std::string(list.empty() ? "" : ", ") + f;
-    Result<void> shown = check_text(item.key(), "field name", what, true);
-    return bad(what, (shown ? "unknown field '" + item.key() + "'" : std::string("unknown field")) +
-                         "; the fields are: " + list);
-  }
+  Result<json> object = parse_strict_json_object(body);
+  if (!object) return bad(what, object.error().message);
+  Result<void> known = check_known_fields(*object, fields);
+  if (!known) return bad(what, known.error().message);
   return ok();
 }
 

@@ -62,6 +62,23 @@ TEST(RequestDecoderTest, RejectsUnknownFieldsNamingThem) {
   expect_400(t.error(), "'extra'");
 }
 
+// Probe item B3's class: a key given twice would mean "last one wins"; it is refused by name, at
+// any depth, in every body the service decodes.
+TEST(RequestDecoderTest, B3_RejectsDuplicateKeysNamingThem) {
+  std::string spec = kSpec;
+  spec.insert(1, R"("max_power":250,)");
+  Result<JobSpec> s = decode_job_spec(spec);
+  ASSERT_FALSE(s.has_value());
+  expect_400(s.error(), "job spec: duplicate field 'max_power'");
+  Result<TrialId> t =
+      decode_trial_id(R"({"job_id":"a","batch_size":8,"trial_number":1,"trial_number":2})");
+  ASSERT_FALSE(t.has_value());
+  expect_400(t.error(), "trial: duplicate field 'trial_number'");
+  Result<TrialReport> r = decode_report(report_with("1", R"(2,"energy":3)"));
+  ASSERT_FALSE(r.has_value());
+  expect_400(r.error(), "report: duplicate field 'energy'");
+}
+
 TEST(RequestDecoderTest, MalformedJsonAndWrongTypesAre400) {
   for (const std::string& body : {std::string(""), std::string("{"), std::string("[1,2]"),
                                   std::string("null"), std::string("\"x\""),

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
+#include <map>
 #include <optional>
-#include <set>
 
 #include "zeusd/unix_socket_setup.h"
 
@@ -35,11 +35,22 @@ std::optional<uint64_t> unsigned_field(const json& object, const char* key, uint
   return value;
 }
 
-Result<Lease> decode_lease(const json& entry, size_t number) {
-  const std::string where = "lease " + std::to_string(number) + ": ";
-  auto invalid = [&](const std::string& what) {
-    return fail(ErrorCode::kInvalidArgument, where + what);
-  };
+// "lease 2 (GPU 1, pid 4242)": the entry's number, and its GPU and holder where they can be read.
+std::string lease_name(const json& entry, size_t number) {
+  std::string name = "lease " + std::to_string(number);
+  if (!entry.is_object()) return name;
+  std::string known;
+  for (const auto& [key, label] : {std::pair{"gpu", "GPU "}, std::pair{"pid", "pid "}}) {
+    auto it = entry.find(key);
+    if (it == entry.end() || !it->is_number_integer()) continue;
+    known += (known.empty() ? "" : ", ") + std::string(label) + it->dump();
+  }
+  return known.empty() ? name : name + " (" + known + ")";
+}
+
+// One entry of "leases"; InvalidArgument saying what is wrong with it.
+Result<Lease> decode_lease(const json& entry) {
+  auto invalid = [](const std::string& what) { return fail(ErrorCode::kInvalidArgument, what); };
   if (!entry.is_object()) return invalid("not an object");
   Lease lease;
   auto gpu = unsigned_field(entry, "gpu", 1'000'000);
@@ -139,14 +150,29 @@ Result<JournalContents> decode_journal(std::string_view text) {
   auto leases = document.find("leases");
   if (leases == document.end() || !leases->is_array())
     return fail(ErrorCode::kInvalidArgument, "leases must be an array");
-  std::set<int> gpus;
+  // Each lease stands alone: one that does not validate is rejected, named, and the others kept.
+  // A GPU named twice (by index or by UUID) keeps its first lease.
+  std::map<int, size_t> by_index;
+  std::map<std::string, size_t> by_uuid;
   for (size_t i = 0; i < leases->size(); ++i) {
-    auto lease = decode_lease((*leases)[i], i);
-    if (!lease) return fail(lease.error());
-    if (!gpus.insert(lease->gpu).second) {
-      return fail(ErrorCode::kInvalidArgument, "lease " + std::to_string(i) + ": GPU " +
-                                                   std::to_string(lease->gpu) + " is leased twice");
+    const json& entry = (*leases)[i];
+    auto lease = decode_lease(entry);
+    if (!lease) {
+      contents.rejected.push_back(lease_name(entry, i) + ": " + lease.error().message);
+      continue;
     }
+    const auto index = by_index.find(lease->gpu);
+    const auto uuid = lease->gpu_uuid.empty() ? by_uuid.end() : by_uuid.find(lease->gpu_uuid);
+    if (index != by_index.end() || uuid != by_uuid.end()) {
+      const std::string gpu =
+          index != by_index.end() ? "GPU " + std::to_string(lease->gpu) : "GPU " + lease->gpu_uuid;
+      const size_t first = index != by_index.end() ? index->second : uuid->second;
+      contents.rejected.push_back(lease_name(entry, i) + ": " + gpu + " is leased twice (lease " +
+                                  std::to_string(first) + " holds it already)");
+      continue;
+    }
+    by_index.emplace(lease->gpu, i);
+    if (!lease->gpu_uuid.empty()) by_uuid.emplace(lease->gpu_uuid, i);
     contents.leases.push_back(std::move(*lease));
   }
   return contents;
@@ -237,6 +263,13 @@ JournalContents LeaseJournal::read() {
     struct stat info {};
     if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
       damage = "it is not a regular file";
+    } else if (info.st_uid != 0 && info.st_uid != geteuid()) {
+      damage = "it is owned by uid " + std::to_string(info.st_uid) +
+               ", not root: its leases could have been planted";
+    } else if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+      damage = std::string("it is writable by ") +
+               ((info.st_mode & S_IWOTH) ? "everyone" : "its group") +
+               ": its leases could have been planted";
     } else if (static_cast<size_t>(info.st_size) > kMaxJournalBytes) {
       damage = "it is " + std::to_string(info.st_size) + " bytes, too large for a lease journal";
     } else {
@@ -250,10 +283,11 @@ JournalContents LeaseJournal::read() {
   }
   if (damage.empty()) {
     auto decoded = decode_journal(text);
-    if (decoded) {
+    if (decoded && decoded->rejected.empty()) {
       last_written_ = text;
       return std::move(*decoded);
     }
+    if (decoded) return with_rejected_leases(std::move(*decoded), text);
     damage = decoded.error().message;
   }
   // Set the damaged journal aside (kept for the operator) so that the next write starts afresh.
@@ -266,6 +300,34 @@ JournalContents LeaseJournal::read() {
   }
   contents.problem +=
       ": the leases it held cannot be restored; check each GPU's power limit and clocks";
+  return contents;
+}
+
+JournalContents LeaseJournal::with_rejected_leases(JournalContents contents,
+                                                   const std::string& text) {
+  // The good leases are used; the file stays until the next write() replaces it (so a crash
+  // before then loses none of them), and a copy of it is kept for the operator.
+  const std::string aside = path_ + ".damaged-" + std::to_string(std::time(nullptr));
+  const int fd = open(aside.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  const bool copied = fd >= 0 && write_all(fd, text) && fsync(fd) == 0;
+  const std::string copy_error = errno_text();
+  if (fd >= 0) close(fd);
+  const size_t bad = contents.rejected.size();
+  const size_t good = contents.leases.size();
+  std::string names;
+  for (const std::string& rejected : contents.rejected)
+    names += (names.empty() ? "" : "; ") + rejected;
+  contents.problem =
+      "the lease journal " + path_ + " has " + std::to_string(bad) +
+      (bad == 1 ? " lease that cannot be used, so it is"
+                : " leases that cannot be used, so they are") +
+      " not restored (check the power limit and clocks of the GPU named): " + names + "; the " +
+      (good == 0 ? "journal holds no other lease"
+                 : "other " + std::to_string(good) + (good == 1 ? " lease is" : " leases are") +
+                       " used") +
+      "; " +
+      (copied ? "the journal as found is kept as " + aside
+              : "no copy of the journal as found could be kept (" + copy_error + ")");
   return contents;
 }
 

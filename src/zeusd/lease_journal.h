@@ -15,7 +15,9 @@
 // zeusd acts on what it reads as root.
 // Thread-safety: none; the service's mutex guards it.
 // Failure: write() answers Unavailable naming the file and the fix; read() never fails: a missing
-// file is an empty journal, a damaged one is renamed to <path>.damaged-<unix seconds> and reported.
+// file is an empty journal, one that is not a journal at all is renamed to
+// <path>.damaged-<unix seconds> and reported, and one with some bad leases gives every lease that
+// validates, reports each bad one, and keeps a copy as <path>.damaged-<unix seconds> (probe B2).
 //
 //   zeus::zeusd::LeaseJournal journal("/run/zeusd/zeusd-leases.json");
 //   auto recorded = journal.write(leases.list());   // before touching the GPU
@@ -36,9 +38,13 @@ namespace zeus::zeusd {
 // What a journal holds.
 struct JournalContents {
   std::string boot_id;  // the boot the leases were taken in ("" when unknown)
-  std::vector<Lease> leases;
-  // Why the journal could not be used ("" when it could), and where a damaged one was set aside.
+  std::vector<Lease> leases;  // every lease that validates
+  // What went wrong with the journal ("" when nothing did): a journal that could not be used at
+  // all and where it was set aside, or the leases rejected and where a copy was kept.
   std::string problem;
+  // The leases that do not validate, each named with why ("lease 2 (GPU 1, pid 4242): GPU 1 is
+  // leased twice (lease 1 holds it already)"); they are left out of `leases`.
+  std::vector<std::string> rejected;
 };
 
 // One lease as JSON (the journal's entry, also the answer of GET /leases).
@@ -46,8 +52,10 @@ nlohmann::json lease_to_json(const Lease& lease);
 
 // The journal's text for `leases` taken in boot `boot_id`.
 std::string encode_journal(const std::vector<Lease>& leases, const std::string& boot_id);
-// The leases in a journal's text; InvalidArgument naming what is wrong (not JSON, another format
-// or version, a field missing or of the wrong type, a GPU leased twice).
+// The leases in a journal's text. InvalidArgument naming what is wrong with the whole document
+// (not JSON, another format or version, no "leases" array). A lease that does not validate (a
+// field missing or of the wrong type, a GPU already leased by an earlier entry, by index or UUID)
+// goes to `rejected` with its reason; the others are decoded. Never throws.
 Result<JournalContents> decode_journal(std::string_view text);
 
 class LeaseJournal {
@@ -66,11 +74,16 @@ class LeaseJournal {
   // Replaces the journal's contents with `leases`, atomically and durably. Unchanged contents are
   // not written again.
   Result<void> write(const std::vector<Lease>& leases);
-  // The journal's contents (empty when there is no file). A file that cannot be decoded is
-  // renamed aside and named in `problem`; never fails, never throws.
+  // The journal's contents (empty when there is no file). A file that cannot be decoded at all,
+  // or that another user owns or may write, is renamed aside and named in `problem`; one with
+  // some leases rejected gives the others, and names the rejected in `problem` (a copy of the
+  // file is kept beside it). Never fails, never throws.
   JournalContents read();
 
  private:
+  // `contents` with leases rejected: the problem named, a copy of `text` kept aside.
+  JournalContents with_rejected_leases(JournalContents contents, const std::string& text);
+
   std::string path_;
   std::string boot_id_;
   std::string last_written_;  // the text the file holds, when this process wrote it

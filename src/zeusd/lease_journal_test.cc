@@ -99,22 +99,8 @@ TEST_F(LeaseJournalTest, A7_DamagedJournalIsReportedAndSetAsideNeverThrown) {
       {R"({"format": "something-else", "version": 1, "leases": []})", "not a zeusd lease journal"},
       {R"({"format": "zeusd-leases", "version": 2, "leases": []})", "journal version 2"},
       {R"({"format": "zeusd-leases", "version": 1, "leases": {}})", "leases must be an array"},
-      {R"({"format": "zeusd-leases", "version": 1, "leases": [{"gpu": -1, "pid": 3, "uid": 0,
-          "restores": {}}]})",
-       "gpu must be a GPU index"},
-      {R"({"format": "zeusd-leases", "version": 1, "leases": [{"gpu": 0, "pid": 0, "uid": 0,
-          "restores": {}}]})",
-       "pid must be a positive integer"},
-      {R"({"format": "zeusd-leases", "version": 1, "leases": [{"gpu": 0, "pid": 3, "uid": 0,
-          "restores": {"power_limit_mw": "700000"}}]})",
-       "power_limit_mw must be a limit in mW"},
-      {R"({"format": "zeusd-leases", "version": 1, "leases": [{"gpu": 0, "pid": 3, "uid": 0,
-          "restores": {"sm_clocks_locked": 1}}]})",
-       "sm_clocks_locked must be true or false"},
-      {R"({"format": "zeusd-leases", "version": 1, "leases": [
-          {"gpu": 0, "pid": 3, "uid": 0, "restores": {}},
-          {"gpu": 0, "pid": 4, "uid": 0, "restores": {}}]})",
-       "GPU 0 is leased twice"},
+      {R"({"format": "zeusd-leases", "version": 1, "boot_id": 7, "leases": []})",
+       "boot_id must be a string"},
   };
   for (const auto& [text, reason] : cases) {
     fs::remove_all(dir_);
@@ -133,6 +119,113 @@ TEST_F(LeaseJournalTest, A7_DamagedJournalIsReportedAndSetAsideNeverThrown) {
     ASSERT_TRUE(journal.write({full_lease()}).has_value());
     EXPECT_EQ(LeaseJournal(path_, "boot-1").read().leases.size(), 1u);
   }
+}
+
+// Probe item B2: one bad lease costs only itself. Each bad entry below sits between two valid
+// leases (GPU 0 and GPU 2); both valid ones are kept, the bad one is named with why, the file
+// stays in place until the next write replaces it, and a copy of it is kept for the operator.
+TEST_F(LeaseJournalTest, B2_EveryLeaseThatValidatesIsKeptAndEachBadOneIsNamed) {
+  const std::string valid0 = R"({"gpu": 0, "gpu_uuid": "GPU-0", "pid": 3, "uid": 0,
+      "restores": {"power_limit_mw": 1}})";
+  const std::string valid2 = R"({"gpu": 2, "gpu_uuid": "GPU-2", "pid": 5, "uid": 0,
+      "restores": {}})";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"("not an object")", "lease 1: not an object"},
+      {R"({"gpu": -1, "pid": 3, "uid": 0, "restores": {}})", "lease 1 (GPU -1, pid 3): gpu must"},
+      {R"({"gpu": 1, "pid": 0, "uid": 0, "restores": {}})",
+       "lease 1 (GPU 1, pid 0): pid must be a positive integer"},
+      {R"({"gpu": 1, "pid": 4, "restores": {}})", "lease 1 (GPU 1, pid 4): uid must be"},
+      {R"({"gpu": 1, "pid": 4, "uid": 0, "restores": {"power_limit_mw": "700000"}})",
+       "restores.power_limit_mw must be a limit in mW"},
+      {R"({"gpu": 1, "pid": 4, "uid": 0, "restores": {"sm_clocks_locked": 1}})",
+       "restores.sm_clocks_locked must be true or false"},
+      {R"({"gpu": 1, "pid": 4, "uid": 0, "gpu_uuid": 5, "restores": {}})",
+       "gpu_uuid must be a string"},
+      {R"({"gpu": 1, "pid": 4, "uid": 0})", "restores must be an object"},
+      {R"({"gpu": 0, "pid": 4, "uid": 0, "restores": {}})",
+       "lease 1 (GPU 0, pid 4): GPU 0 is leased twice (lease 0 holds it already)"},
+      {R"({"gpu": 1, "gpu_uuid": "GPU-0", "pid": 4, "uid": 0, "restores": {}})",
+       "lease 1 (GPU 1, pid 4): GPU GPU-0 is leased twice (lease 0 holds it already)"},
+  };
+  for (const auto& [entry, reason] : cases) {
+    fs::remove_all(dir_);
+    fs::create_directory(dir_);
+    const std::string head = R"({"format": "zeusd-leases", "version": 1, "boot_id": "b",
+        "leases": [)";
+    const std::string text = head + valid0 + "," + entry + "," + valid2 + "]}";
+    put(text);
+    LeaseJournal journal(path_, "boot-1");
+    const JournalContents read = journal.read();
+    ASSERT_EQ(read.leases.size(), 2u) << entry << " -> " << read.problem;
+    EXPECT_EQ(read.leases[0].gpu, 0);
+    EXPECT_EQ(read.leases[0].saved.power_limit_mw, 1u);
+    EXPECT_EQ(read.leases[1].gpu, 2);
+    EXPECT_EQ(read.boot_id, "b");
+    ASSERT_EQ(read.rejected.size(), 1u) << entry;
+    EXPECT_NE(read.rejected[0].find(reason), std::string::npos) << read.rejected[0];
+    EXPECT_NE(read.problem.find(read.rejected[0]), std::string::npos) << read.problem;
+    EXPECT_NE(read.problem.find("has 1 lease that cannot be used, so it is not restored"),
+              std::string::npos)
+        << read.problem;
+    EXPECT_NE(read.problem.find("the other 2 leases are used"), std::string::npos) << read.problem;
+    EXPECT_NE(read.problem.find("kept as " + path_ + ".damaged-"), std::string::npos)
+        << read.problem;
+    EXPECT_EQ(contents(), text) << "the journal must stay until it is written again";
+    ASSERT_EQ(set_aside().size(), 1u);
+    std::ifstream copy(dir_ + "/" + set_aside()[0]);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(copy), {}), text);
+    // The next write replaces it (here, with the good leases only).
+    ASSERT_TRUE(journal.write(read.leases).has_value());
+    const JournalContents again = LeaseJournal(path_, "boot-1").read();
+    EXPECT_EQ(again.problem, "");
+    EXPECT_EQ(again.leases, read.leases);
+  }
+}
+
+// Probe item B2's journal: a valid lease on GPU 0, then the same lease on GPU 1 twice.
+TEST_F(LeaseJournalTest, B2_ProbeJournalKeepsGpu0AndTheFirstLeaseOfGpu1) {
+  const std::string lease1 = R"({"gpu":1,"gpu_uuid":"GPU-1","pid":999998,"pid_start_ticks":1,
+      "restores":{"power_limit_mw":700000,"sm_clocks_locked":false,"memory_clocks_locked":false},
+      "uid":1001})";
+  put(R"({"boot_id":"b","format":"zeusd-leases","version":1,"leases":[{"gpu":0,"gpu_uuid":"GPU-0",
+      "pid":999999,"pid_start_ticks":1,"restores":{"power_limit_mw":700000,
+      "sm_clocks_locked":false,"memory_clocks_locked":false},"uid":1001},)" +
+      lease1 + "," + lease1 + "]}");
+  const JournalContents read = LeaseJournal(path_, "boot-1").read();
+  ASSERT_EQ(read.leases.size(), 2u) << read.problem;
+  EXPECT_EQ(read.leases[0].gpu, 0);
+  EXPECT_EQ(read.leases[0].pid, 999999);
+  EXPECT_EQ(read.leases[1].gpu, 1);
+  ASSERT_EQ(read.rejected.size(), 1u);
+  EXPECT_EQ(read.rejected[0],
+            "lease 2 (GPU 1, pid 999998): GPU 1 is leased twice (lease 1 holds it already)");
+}
+
+// A journal file that someone other than root owns, or that others may write, may hold planted
+// leases: it is set aside whole, none of it is used (the class of probe item A4).
+TEST_F(LeaseJournalTest, A4_AJournalFileOthersCouldWriteIsNotUsed) {
+  const std::string good = encode_journal({full_lease()}, "boot-1");
+  for (const mode_t mode : {0620, 0602}) {
+    put(good);
+    chmod(path_.c_str(), mode);
+    const JournalContents read = LeaseJournal(path_, "boot-1").read();
+    EXPECT_TRUE(read.leases.empty());
+    EXPECT_NE(read.problem.find(mode == 0620 ? "it is writable by its group"
+                                             : "it is writable by everyone"),
+              std::string::npos)
+        << read.problem;
+    EXPECT_FALSE(fs::exists(path_));
+    fs::remove_all(dir_);
+    fs::create_directory(dir_);
+  }
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to chown";
+  put(good);
+  chmod(path_.c_str(), 0600);
+  ASSERT_EQ(chown(path_.c_str(), 65534, 65534), 0);
+  const JournalContents read = LeaseJournal(path_, "boot-1").read();
+  EXPECT_TRUE(read.leases.empty());
+  EXPECT_NE(read.problem.find("it is owned by uid 65534, not root"), std::string::npos)
+      << read.problem;
 }
 
 TEST_F(LeaseJournalTest, A7_ASymlinkOrDirectoryAtThePathIsNotFollowed) {

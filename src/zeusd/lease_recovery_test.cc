@@ -27,7 +27,7 @@ StartTicksLookup processes(std::map<int, uint64_t> live) {
 }
 
 TEST(LeaseRecovery, A7_LeaseOfAGoneProcessIsRestored) {
-  JournalContents journal{"boot-1", {lease(1, 4242, 777)}, ""};
+  JournalContents journal{"boot-1", {lease(1, 4242, 777)}, "", {}};
   const RecoveryPlan plan = plan_recovery(journal, "boot-1", processes({}));
   ASSERT_EQ(plan.restore.size(), 1u);
   EXPECT_TRUE(plan.adopt.empty());
@@ -36,7 +36,7 @@ TEST(LeaseRecovery, A7_LeaseOfAGoneProcessIsRestored) {
 }
 
 TEST(LeaseRecovery, A7_LeaseOfALiveProcessIsReadopted) {
-  JournalContents journal{"boot-1", {lease(0, 10, 5), lease(1, 4242, 777)}, ""};
+  JournalContents journal{"boot-1", {lease(0, 10, 5), lease(1, 4242, 777)}, "", {}};
   const RecoveryPlan plan = plan_recovery(journal, "boot-1", processes({{4242, 777}}));
   ASSERT_EQ(plan.adopt.size(), 1u);
   EXPECT_EQ(plan.adopt[0], journal.leases[1]);
@@ -45,7 +45,7 @@ TEST(LeaseRecovery, A7_LeaseOfALiveProcessIsReadopted) {
 }
 
 TEST(LeaseRecovery, A7_ReusedPidCountsAsGone) {
-  JournalContents journal{"boot-1", {lease(1, 4242, 777)}, ""};
+  JournalContents journal{"boot-1", {lease(1, 4242, 777)}, "", {}};
   const RecoveryPlan plan = plan_recovery(journal, "boot-1", processes({{4242, 90000}}));
   EXPECT_TRUE(plan.adopt.empty());
   ASSERT_EQ(plan.restore.size(), 1u);
@@ -55,7 +55,7 @@ TEST(LeaseRecovery, A7_ReusedPidCountsAsGone) {
 }
 
 TEST(LeaseRecovery, A7_AfterARebootEveryLeaseIsRestored) {
-  JournalContents journal{"boot-1", {lease(1, 4242, 777)}, ""};
+  JournalContents journal{"boot-1", {lease(1, 4242, 777)}, "", {}};
   const RecoveryPlan plan = plan_recovery(journal, "boot-2", processes({{4242, 777}}));
   EXPECT_TRUE(plan.adopt.empty());
   ASSERT_EQ(plan.restore.size(), 1u);
@@ -63,7 +63,7 @@ TEST(LeaseRecovery, A7_AfterARebootEveryLeaseIsRestored) {
 }
 
 TEST(LeaseRecovery, A7_UnknownStartTimeTrustsThePidAlone) {
-  JournalContents journal{"", {lease(1, 4242, 0)}, ""};
+  JournalContents journal{"", {lease(1, 4242, 0)}, "", {}};
   EXPECT_EQ(plan_recovery(journal, "boot-1", processes({{4242, 31}})).adopt.size(), 1u);
   EXPECT_EQ(plan_recovery(journal, "boot-1", processes({})).restore.size(), 1u);
 }

@@ -218,7 +218,39 @@ TEST_F(ServiceRecoveryTest, A7_AJournalNamingOneGpuTwiceNeverCrashesZeusd) {
   zeusd->recover();
   ASSERT_EQ(zeusd->leases().size(), 1u);
   EXPECT_EQ(zeusd->leases()[0].pid, 4242);
-  EXPECT_NE(log().find("second lease on GPU 1"), std::string::npos) << log();
+  EXPECT_NE(log().find("lease 1 (GPU 1, pid 4243): GPU GPU-replay-1 is leased twice"),
+            std::string::npos)
+      << log();
+}
+
+// Probe item B2: GPU 0 was left at 200 W by a dead client whose lease is valid; GPU 1's lease is
+// in the journal twice. GPU 0 is restored; GPU 1's first lease too; the duplicate is named.
+TEST_F(ServiceRecoveryTest, B2_AValidLeaseIsRestoredWhenAnotherLeaseIsBad) {
+  ASSERT_TRUE(gpus_[0]->set_power_limit_mw(200000).has_value());
+  ASSERT_TRUE(gpus_[1]->set_power_limit_mw(250000).has_value());
+  const std::string lease1 = R"({"gpu":1,"gpu_uuid":"GPU-replay-1","pid":999998,"uid":1001,
+      "pid_start_ticks":1,"restores":{"power_limit_mw":280000}})";
+  {
+    std::ofstream(journal_path_) << R"({"format":"zeusd-leases","version":1,"boot_id":")" +
+                                        current_boot_id() + R"(","leases":[
+        {"gpu":0,"gpu_uuid":"GPU-replay-0","pid":999999,"uid":1001,"pid_start_ticks":1,
+         "restores":{"power_limit_mw":300000}},)" +
+                                        lease1 + "," + lease1 + "]}";
+  }
+  auto zeusd = start_zeusd();
+  zeusd->recover();
+  EXPECT_EQ(limit_mw(0), 300000u) << log();
+  EXPECT_EQ(limit_mw(1), 280000u) << log();
+  EXPECT_NE(log().find("lease 2 (GPU 1, pid 999998): GPU 1 is leased twice"), std::string::npos)
+      << log();
+  EXPECT_NE(log().find("pid 999999 (uid 1001) exited while zeusd was down (from the lease "
+                       "journal): restore power limit 300000 mW on GPU 0"),
+            std::string::npos)
+      << log();
+  // The journal now holds what zeusd holds: nothing.
+  const JournalContents after = journal_on_disk();
+  EXPECT_EQ(after.problem, "");
+  EXPECT_TRUE(after.leases.empty());
 }
 
 TEST_F(ServiceRecoveryTest, A7_DamagedJournalIsReportedAndZeusdStillServes) {

@@ -6,37 +6,17 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 #include "zeus/log.h"
+#include "zeusd/trusted_path.h"
 
 namespace zeus::zeusd {
 namespace {
 
 std::string errno_text() { return std::strerror(errno); }
 
-std::string octal(mode_t mode) {
-  char text[8];
-  std::snprintf(text, sizeof(text), "%04o", static_cast<unsigned>(mode & 07777));
-  return text;
-}
-
 }  // namespace
-
-std::string unsafe_socket_directory_reason(const std::string& directory) {
-  struct stat info {};
-  if (stat(directory.c_str(), &info) != 0) return "cannot stat it: " + errno_text();
-  if (!S_ISDIR(info.st_mode)) return "it is not a directory";
-  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return "it is writable by " + std::string((info.st_mode & S_IWOTH) ? "everyone" : "its group") +
-           " (mode " + octal(info.st_mode) + ")";
-  }
-  if (info.st_uid != 0 && info.st_uid != geteuid()) {
-    return "it is owned by uid " + std::to_string(info.st_uid) + ", not root";
-  }
-  return "";
-}
 
 std::string directory_of(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -51,9 +31,12 @@ Result<void> ensure_root_only_directory(const std::string& directory, const std:
     return fail(ErrorCode::kPermissionDenied,
                 "cannot create " + what + " " + directory + ": " + errno_text());
   }
-  if (const std::string why = unsafe_socket_directory_reason(directory); !why.empty()) {
-    const std::string message = what + " " + directory + " is unsafe: " + why + "; " + risk +
-                                " — use a directory only root can write, such as /run/zeusd";
+  if (const auto bad = find_untrusted_path_entry(directory, geteuid())) {
+    const std::string message =
+        what + " " + directory + " is unsafe: " + (bad->path == directory ? "it" : bad->path) +
+        " " + bad->why + " (every directory on its path must be root's, writable by root only); " +
+        risk + " — fix: " + bad->fix +
+        "; or use a directory only root can write, such as /run/zeusd";
     if (!allow_unsafe) {
       return fail(ErrorCode::kPermissionDenied,
                   message + " (or --allow-unsafe-socket-dir to start anyway)");
@@ -63,7 +46,16 @@ Result<void> ensure_root_only_directory(const std::string& directory, const std:
   return ok();
 }
 
-Result<int> bind_unix_socket(const UnixSocketOptions& options) {
+bool remove_unix_socket(const std::string& path, const BoundUnixSocket& socket) {
+  struct stat info {};
+  if (lstat(path.c_str(), &info) != 0 || !S_ISSOCK(info.st_mode) || info.st_dev != socket.device ||
+      info.st_ino != socket.inode) {
+    return false;
+  }
+  return unlink(path.c_str()) == 0;
+}
+
+Result<BoundUnixSocket> bind_unix_socket(const UnixSocketOptions& options) {
   const std::string& path = options.path;
   sockaddr_un address{};
   if (path.empty() || path.size() >= sizeof(address.sun_path)) {
@@ -73,7 +65,7 @@ Result<int> bind_unix_socket(const UnixSocketOptions& options) {
   }
   address.sun_family = AF_UNIX;
   std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  // The directory (e.g. /run/zeusd) is created root-only when missing, and must be safe.
+  // The directory (e.g. /run/zeusd) is created root-only when missing, and its path must be safe.
   auto safe = ensure_root_only_directory(
       directory_of(path), "the socket's directory",
       "anyone who can write it can replace the socket (or squat its path)",
@@ -99,15 +91,25 @@ Result<int> bind_unix_socket(const UnixSocketOptions& options) {
   if (fd < 0) return fail(ErrorCode::kUnavailable, "socket(AF_UNIX): " + errno_text());
   // bind() creates the file with 0777 & ~umask: its final mode, with no chmod by path after.
   const mode_t previous_umask = umask(static_cast<mode_t>(~options.mode & 0777));
-  const int bound = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  const int bind_result = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
   const int bind_errno = errno;
   umask(previous_umask);
-  if (bound != 0) {
+  if (bind_result != 0) {
     close(fd);
     errno = bind_errno;
     return fail(bind_errno == EACCES ? ErrorCode::kPermissionDenied : ErrorCode::kUnavailable,
                 "cannot bind " + path + ": " + errno_text());
   }
+  // The file bind() made: only it is ever removed (at stop, or below on failure).
+  BoundUnixSocket bound{fd, 0, 0};
+  if (lstat(path.c_str(), &info) != 0 || !S_ISSOCK(info.st_mode)) {
+    close(fd);
+    return fail(
+        ErrorCode::kUnavailable,
+        path + " was replaced as zeusd created it; does another program use its directory?");
+  }
+  bound.device = info.st_dev;
+  bound.inode = info.st_ino;
   if (options.owner_uid || options.group_gid) {
     const uid_t owner = options.owner_uid ? *options.owner_uid : static_cast<uid_t>(-1);
     const gid_t group = options.group_gid ? *options.group_gid : static_cast<gid_t>(-1);
@@ -115,7 +117,7 @@ Result<int> bind_unix_socket(const UnixSocketOptions& options) {
     if (lchown(path.c_str(), owner, group) != 0) {
       const std::string why = errno_text();
       close(fd);
-      unlink(path.c_str());
+      remove_unix_socket(path, bound);
       return fail(ErrorCode::kPermissionDenied,
                   "cannot chown " + path + ": " + why + " (run zeusd as root)");
     }
@@ -123,10 +125,10 @@ Result<int> bind_unix_socket(const UnixSocketOptions& options) {
   if (listen(fd, 64) != 0) {
     const std::string why = errno_text();
     close(fd);
-    unlink(path.c_str());
+    remove_unix_socket(path, bound);
     return fail(ErrorCode::kUnavailable, "cannot listen on " + path + ": " + why);
   }
-  return fd;
+  return bound;
 }
 
 }  // namespace zeus::zeusd

@@ -1,11 +1,11 @@
 #include "zeusd/zeusd_server.h"
 
 #include <arpa/inet.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "zeus/log.h"
 #include "zeusd/peer_credentials.h"
-#include "zeusd/unix_socket_setup.h"
 
 namespace zeus::zeusd {
 namespace {
@@ -80,12 +80,12 @@ Result<std::unique_ptr<ZeusdServer>> ZeusdServer::start(const ServerOptions& opt
   server->http_ = std::move(*http);
 
   if (!options.socket_path.empty()) {
-    auto fd = bind_unix_socket({options.socket_path, options.socket_owner_uid,
-                                options.socket_group_gid, static_cast<mode_t>(options.socket_mode),
-                                options.allow_unsafe_socket_dir});
-    if (!fd) return fail(fd.error());
-    server->socket_created_ = true;
-    Result<void> served = server->http_->listen_unix(*fd);
+    auto bound = bind_unix_socket(
+        {options.socket_path, options.socket_owner_uid, options.socket_group_gid,
+         static_cast<mode_t>(options.socket_mode), options.allow_unsafe_socket_dir});
+    if (!bound) return fail(bound.error());
+    server->socket_ = *bound;
+    Result<void> served = server->http_->listen_unix(bound->fd);
     if (!served) return fail(served.error());
   }
   if (tcp) {
@@ -103,9 +103,15 @@ ZeusdServer::~ZeusdServer() { stop(); }
 
 void ZeusdServer::stop() {
   if (http_) http_->stop();
-  if (socket_created_) {
-    unlink(options_.socket_path.c_str());
-    socket_created_ = false;
+  if (socket_) {
+    struct stat info {};
+    if (!remove_unix_socket(options_.socket_path, *socket_) &&
+        lstat(options_.socket_path.c_str(), &info) == 0) {
+      log_warning("zeusd: left " + options_.socket_path +
+                  " in place: it is no longer the socket zeusd created (something replaced it, "
+                  "or its directory was moved)");
+    }
+    socket_.reset();
   }
 }
 

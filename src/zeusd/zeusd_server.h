@@ -3,8 +3,9 @@
 // handler (normally ZeusdService::handle) on the worker pool, together with the peer the kernel
 // vouches for (SO_PEERCRED, or the socket table for TCP).
 //
-// The Unix socket is created with the configured owner, group and mode (a stale socket file is
-// replaced; a live zeusd on the same path is an error). Connections are persistent (HTTP/1.1
+// The Unix socket is created with the configured owner, group and mode, in a directory whose
+// whole path only root can write (unix_socket_setup.h; a stale socket file is replaced; a live
+// zeusd on the same path is an error). Connections are persistent (HTTP/1.1
 // keep-alive), so a client library keeps one connection for its whole run. Bounds: header and
 // body limits (431/413); a started request must arrive within request_timeout_s (408); at most
 // max_connections at once, where idle and slow connections give way to new ones and root or the
@@ -27,6 +28,7 @@
 #include "http/server.h"
 #include "zeus/result.h"
 #include "zeusd/allow_list.h"
+#include "zeusd/unix_socket_setup.h"
 
 namespace zeus::zeusd {
 
@@ -59,7 +61,8 @@ class ZeusdServer {
   ZeusdServer(const ZeusdServer&) = delete;
   ZeusdServer& operator=(const ZeusdServer&) = delete;
 
-  // Stops accepting, finishes requests in flight, closes every connection, removes the socket.
+  // Stops accepting, finishes requests in flight, closes every connection, removes the socket
+  // file (only if it is still the one zeusd bound: a file put in its place stays).
   void stop();
   // The TCP port bound (useful with port 0); 0 without TCP.
   int tcp_port() const { return tcp_port_; }
@@ -71,7 +74,7 @@ class ZeusdServer {
   ServerOptions options_;
   std::unique_ptr<http::HttpServer> http_;
   int tcp_port_ = 0;
-  bool socket_created_ = false;
+  std::optional<BoundUnixSocket> socket_;  // the socket file bound, until removed
 };
 
 }  // namespace zeus::zeusd

@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "common/strict_json.h"
 #include "zeus/log.h"
 
 namespace zeus::zeusd {
@@ -94,6 +96,21 @@ constexpr KnobMethods kKnobs[] = {
     {"energy", true, false, false},    {"persistence_mode", true, true, false},
     {"sm_clocks", false, true, true},  {"memory_clocks", false, true, true},
 };
+
+// The fields of a change's JSON body, and an example body.
+struct KnobFields {
+  std::span<const char* const> names;
+  const char* example = "";
+};
+constexpr const char* kPowerLimitFields[] = {"power_limit_mw"};
+constexpr const char* kPersistenceFields[] = {"enabled"};
+constexpr const char* kClockFields[] = {"min_mhz", "max_mhz"};
+
+KnobFields fields_of(const std::string& knob) {
+  if (knob == "power_limit") return {kPowerLimitFields, "{\"power_limit_mw\": 300000}"};
+  if (knob == "persistence_mode") return {kPersistenceFields, "{\"enabled\": true}"};
+  return {kClockFields, "{\"min_mhz\": 1000, \"max_mhz\": 1400}"};
+}
 
 std::string not_allowed_message(Capability capability, const Peer& peer) {
   return peer.description() + " is not on zeusd's " + std::string(capability_name(capability)) +
@@ -242,13 +259,20 @@ HttpResponse ZeusdService::gpu_change(const HttpRequest& request, const Peer& pe
   Gpu& gpu = *devices_.gpus[index];
   const std::string what = "GPU " + std::to_string(index);
   const bool reset = request.method == "DELETE";
+  // The body: one JSON object of this change's fields, no other and none twice. A reset takes
+  // no field (an empty body, or {}).
   json body = json::object();
-  if (!reset) {
-    body = json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-    if (body.is_discarded() || !body.is_object()) {
-      return error_response(400,
-                            "the body must be a JSON object, e.g. {\"power_limit_mw\": 300000}");
+  if (!reset || !request.body.empty()) {
+    const KnobFields fields = reset ? KnobFields{} : fields_of(knob);
+    auto parsed = parse_strict_json_object(request.body);
+    Result<void> known = parsed ? check_known_fields(*parsed, fields.names) : ok();
+    if (!parsed || !known) {
+      return error_response(400, request.method + " " + request.path + ": " +
+                                     (parsed ? known.error().message : parsed.error().message) +
+                                     (fields.example[0] ? std::string(", e.g. ") + fields.example
+                                                        : std::string(" (send no body)")));
     }
+    body = std::move(*parsed);
   }
   // Validate against the device's constraints before touching anything.
   uint32_t value_a = 0, value_b = 0;

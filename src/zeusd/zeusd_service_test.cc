@@ -178,6 +178,59 @@ TEST_F(ZeusdServiceTest, ValuesOutsideTheDeviceConstraintsGet400) {
   EXPECT_TRUE(service_->leases().empty());
 }
 
+// Probe item B3: every JSON body zeusd reads (each POST knob, and a DELETE that sends one) takes
+// only its own fields, each once; otherwise 400 naming the field, and nothing changes.
+TEST_F(ZeusdServiceTest, B3_BodiesRefuseUnknownFieldsAndDuplicateKeys) {
+  const Peer controller = peer(kController, 46);
+  struct Case {
+    std::string method, path, body, mentions;
+  };
+  const std::vector<Case> cases = {
+      {"POST", "/gpu/0/power_limit", R"({"power_limit_mw": 150000, "x": 1})",
+       "POST /gpu/0/power_limit: unknown field 'x'; the fields are: power_limit_mw, e.g. "
+       R"({"power_limit_mw": 300000})"},
+      {"POST", "/gpu/0/power_limit", R"({"power_limit_mw": 150000, "power_limit_mw": 120000})",
+       "duplicate field 'power_limit_mw'"},
+      {"POST", "/gpu/0/power_limit", R"({"power_limit_mw": 150000, "x": {"a": 1, "a": 2}})",
+       "duplicate field 'a'"},
+      {"POST", "/gpu/0/sm_clocks", R"({"min_mhz": 600, "max_mz": 800, "max_mhz": 800})",
+       "unknown field 'max_mz'; the fields are: min_mhz, max_mhz"},
+      {"POST", "/gpu/0/sm_clocks", R"({"min_mhz": 600, "max_mhz": 800, "min_mhz": 700})",
+       "duplicate field 'min_mhz'"},
+      {"POST", "/gpu/0/memory_clocks", R"({"min_mhz": 1215, "max_mhz": 1215, "lock": true})",
+       "unknown field 'lock'"},
+      {"POST", "/gpu/0/memory_clocks", R"({"min_mhz": 1215, "max_mhz": 1215, "max_mhz": 1})",
+       "duplicate field 'max_mhz'"},
+      {"POST", "/gpu/0/persistence_mode", R"({"enabled": true, "enable": false})",
+       "unknown field 'enable'; the fields are: enabled"},
+      {"POST", "/gpu/0/persistence_mode", R"({"enabled": true, "enabled": false})",
+       "duplicate field 'enabled'"},
+      {"DELETE", "/gpu/0/power_limit", R"({"power_limit_mw": 150000})",
+       "DELETE /gpu/0/power_limit: unknown field 'power_limit_mw'; the fields are: none (send no "
+       "body)"},
+      {"DELETE", "/gpu/0/sm_clocks", R"({"x": 1})", "unknown field 'x'"},
+      {"DELETE", "/gpu/0/memory_clocks", "not json", "the body is not valid JSON"},
+      {"POST", "/gpu/0/power_limit",
+       std::string(R"({"power_limit_mw": 1, ")") + std::string(300, 'k') + R"(": 1})",
+       "unknown field; the fields are"},
+  };
+  for (const auto& c : cases) {
+    HttpResponse response = call(controller, c.method, c.path, c.body);
+    EXPECT_EQ(response.status, 400) << c.method << " " << c.path << " " << c.body;
+    const std::string message = body_of(response)["message"].get<std::string>();
+    EXPECT_NE(message.find(c.mentions), std::string::npos) << c.body << " -> " << message;
+  }
+  EXPECT_TRUE(gpus_[0]->power_limit_history_mw().empty());
+  EXPECT_TRUE(gpus_[0]->sm_clock_history_mhz().empty());
+  EXPECT_TRUE(service_->leases().empty());
+  // The bodies zeusd's clients send still work: the fields, once; a reset with no body or {}.
+  EXPECT_EQ(call(controller, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 150000})").status,
+            200);
+  EXPECT_EQ(call(controller, "DELETE", "/gpu/0/power_limit", "{}").status, 200);
+  EXPECT_EQ(call(controller, "DELETE", "/gpu/0/power_limit").status, 200);
+  EXPECT_EQ(limit_mw(0), 300000u);
+}
+
 TEST_F(ZeusdServiceTest, UnknownRoutesGpusAndMethods) {
   const Peer root = peer(0, 45);
   EXPECT_EQ(call(root, "GET", "/gpu/2/power_limit").status, 404);

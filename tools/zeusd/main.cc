@@ -76,7 +76,8 @@ uint32_t resolve_group(const std::string& name) {
 }
 
 // The lease journal (probe item A7): by default beside the socket, whose directory is root's.
-// Its directory must be as safe as the socket's: zeusd acts as root on what the journal says.
+// Its directory, and every one above it, must be as safe as the socket's (probe item A4): zeusd
+// acts as root on what the journal says.
 std::unique_ptr<zeus::zeusd::LeaseJournal> open_lease_journal(const Args& args) {
   if (args.lease_journal == "none") {
     zeus::log_warning(
@@ -203,8 +204,9 @@ int main(int argc, char** argv) {
   app.add_option("--socket", args.socket_path,
                  "Unix socket path (default /run/zeusd/zeusd.sock; '' for none)");
   app.add_flag("--allow-unsafe-socket-dir", args.allow_unsafe_socket_dir,
-               "Start even when the socket's directory is writable by others (only a warning); "
-               "otherwise zeusd refuses: anyone who can write it can replace or squat the socket");
+               "Start even when a directory on the way to the socket or the lease journal (any "
+               "ancestor, from /) is not root's or is writable by others (only a warning); "
+               "otherwise zeusd refuses: anyone who can write one can replace or squat the socket");
   app.add_option("--socket-owner", args.socket_owner,
                  "Owner of the socket file (user name or uid)");
   app.add_option("--socket-group", args.socket_group,

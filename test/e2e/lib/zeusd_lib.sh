@@ -1,0 +1,60 @@
+# Helpers for the e2e tests that run the real zeusd over the fake libnvidia-ml.so.1 (sourced by
+# test/e2e/zeusd_*.sh). Needs ZEUS_BIN and ZEUS_FAKES (set by ctest).
+# Sets $dir (a fresh scratch folder under $TMPDIR or /tmp, mode 0755, removed at exit), $sock (a
+# socket path in it) and $zeusd_pid (the running zeusd, "" when none; stopped at exit).
+
+zeusd="${ZEUS_BIN:?}/zeusd"
+py=/usr/bin/python3
+dir=$(mktemp -d)
+chmod 755 "$dir"
+sock="$dir/zeusd.sock"
+zeusd_pid=""
+zeusd_lib_cleanup() {
+  if [ -n "$zeusd_pid" ]; then kill -TERM "$zeusd_pid" 2>/dev/null || true; wait "$zeusd_pid" 2>/dev/null || true; fi
+  rm -rf "$dir"
+}
+trap zeusd_lib_cleanup EXIT
+fail() { echo "FAIL: $*" >&2; [ -f "$dir/zeusd.log" ] && tail -20 "$dir/zeusd.log" >&2; exit 1; }
+
+# fake_gpus JSON: the fake NVML's state (its "devices" list); the environment points at the fakes
+# only (no ROCm, no powercap, every GPU visible, no zeusd socket inherited).
+fake_gpus() {
+  echo "$1" > "$dir/state.json"
+  chmod 644 "$dir/state.json"
+  export ZEUS_FAKE_NVML_STATE="$dir/state.json"
+  export ZEUS_NVML_PATH="${ZEUS_FAKES:?}/libnvidia-ml.so.1"
+  export ZEUS_ROCM_SMI_PATH="$dir/none.so"
+  export ZEUS_POWERCAP_ROOT="$dir/no-powercap"
+  unset CUDA_VISIBLE_DEVICES ZEUSD_SOCK_PATH
+}
+
+# start_zeusd ARGS...: zeusd in the background (stderr in $dir/zeusd.log), until it serves.
+start_zeusd() {
+  "$zeusd" "$@" > /dev/null 2> "$dir/zeusd.log" &
+  zeusd_pid=$!
+  for _ in $(seq 200); do
+    grep -q "zeusd: serving" "$dir/zeusd.log" && return 0
+    kill -0 "$zeusd_pid" 2>/dev/null || { zeusd_pid=""; fail "zeusd exited at start"; }
+    sleep 0.05
+  done
+  fail "zeusd did not start"
+}
+
+# stop_zeusd: SIGTERM; zeusd must exit 0.
+stop_zeusd() {
+  kill -TERM "$zeusd_pid"
+  local status=0
+  wait "$zeusd_pid" || status=$?
+  zeusd_pid=""
+  [ "$status" = 0 ] || fail "zeusd exited with $status"
+}
+
+# api METHOD PATH [BODY]: prints "BODY STATUS".
+api() {
+  curl -s --unix-socket "$sock" -X "$1" ${3:+-d "$3"} -w ' %{http_code}' "http://zeusd$2"
+}
+
+# limit GPU: its power limit in the fake's state, mW (-1 when never set).
+limit() {
+  "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["devices"][int(sys.argv[2])].get("limit_mw", -1))' "$dir/state.json" "$1"
+}
