@@ -63,11 +63,11 @@ std::string run_child_to_exit(ExitPath path, const std::function<int()>& setup,
   if (path == ExitPath::kSigterm) kill(child, SIGTERM);
   if (path == ExitPath::kSigintWithPreviousHandler) kill(child, SIGINT);
   if (waitpid(child, &status, 0) != child) return "waitpid failed";
-  const bool expected =
-      path == ExitPath::kSigterm ? WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM
-      : path == ExitPath::kSigintWithPreviousHandler
-          ? WIFEXITED(status) && WEXITSTATUS(status) == kPreviousHandlerExitCode
-          : WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const bool expected = path == ExitPath::kSigterm
+                            ? WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM
+                        : path == ExitPath::kSigintWithPreviousHandler
+                            ? WIFEXITED(status) && WEXITSTATUS(status) == kPreviousHandlerExitCode
+                            : WIFEXITED(status) && WEXITSTATUS(status) == 0;
   return expected ? "" : "the child ended unexpectedly: " + status_text(status);
 }
 

@@ -16,7 +16,8 @@
 // zeusd lease that the daemon undoes when the process dies, however it dies.
 // Units: MHz; apply times in seconds (steady clock, for latency reports, never for decisions).
 // Thread-safety: request() and the read-only accessors may be called from any thread;
-// stop() from one thread. Device calls are serialised with the exit restore.
+// stop() from one thread. Device calls are serialised with the exit restore. A forked child's
+// copy does nothing when destroyed (the thread and the GPU's settings stay the parent's).
 // Failure: start() returns the device's error (PermissionDenied names the fix: root or zeusd's
 // gpu-control); a failed change is counted and kept as last_error, and the thread carries on.
 //
@@ -42,11 +43,11 @@ struct FrequencyControllerOptions {
 
 // What the controller did so far.
 struct FrequencyControllerStats {
-  uint64_t requests = 0;    // non-zero clocks asked for through request()
-  uint64_t taken = 0;       // requests the thread took from the slot (the others were replaced)
-  uint64_t applied = 0;     // SM clock locks that succeeded after start
-  uint64_t skipped = 0;     // taken requests equal to the clock already applied
-  uint64_t failed = 0;      // SM clock locks the device refused
+  uint64_t requests = 0;  // non-zero clocks asked for through request()
+  uint64_t taken = 0;     // requests the thread took from the slot (the others were replaced)
+  uint64_t applied = 0;   // SM clock locks that succeeded after start
+  uint64_t skipped = 0;   // taken requests equal to the clock already applied
+  uint64_t failed = 0;    // SM clock locks the device refused
   std::optional<Error> last_error;
   // Time per applied change: total and largest, in seconds (the driver or zeusd round trip).
   double apply_total_s = 0.0;
@@ -65,7 +66,7 @@ class FrequencyController {
   FrequencyController& operator=(const FrequencyController&) = delete;
 
   // Asks for SM clocks locked at [mhz, mhz]; replaces a request not yet taken. 0 and requests
-  // after stop() are ignored. Never blocks (one atomic exchange and a wake-up).
+  // after stop() are ignored. Never blocks (one atomic store and a wake-up).
   void request(uint32_t mhz);
   // Blocks until every request made before the call has been taken and applied, skipped or
   // refused (tests and measurements; the training loop never needs it).

@@ -170,8 +170,8 @@ class FrequencyController::Impl {
       return;
     }
     ++stats_.failed;
-    Error error = with_context(gpu_, "locking SM clocks at " + std::to_string(mhz) + " MHz",
-                               locked.error());
+    Error error =
+        with_context(gpu_, "locking SM clocks at " + std::to_string(mhz) + " MHz", locked.error());
     // Warn once per distinct error; a schedule repeats its clocks every iteration.
     if (!stats_.last_error || stats_.last_error->message != error.message) {
       log_warning(error.message);
@@ -258,9 +258,7 @@ const std::vector<uint32_t>& FrequencyController::supported_sm_clocks_mhz() cons
   return impl_->supported_sm_clocks_mhz();
 }
 uint32_t FrequencyController::max_sm_clock_mhz() const { return impl_->max_sm_clock_mhz(); }
-uint32_t FrequencyController::max_memory_clock_mhz() const {
-  return impl_->max_memory_clock_mhz();
-}
+uint32_t FrequencyController::max_memory_clock_mhz() const { return impl_->max_memory_clock_mhz(); }
 bool FrequencyController::memory_clock_locked() const { return impl_->memory_clock_locked(); }
 uint32_t FrequencyController::applied_mhz() const { return impl_->applied_mhz(); }
 FrequencyControllerStats FrequencyController::stats() const { return impl_->stats(); }

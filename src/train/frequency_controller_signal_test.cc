@@ -54,8 +54,7 @@ TEST_P(ControllerSignalRestoreTest, ClocksAreUnlocked) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Endings, ControllerSignalRestoreTest,
-                         ::testing::Values(ExitPath::kSigterm,
-                                           ExitPath::kSigintWithPreviousHandler,
+                         ::testing::Values(ExitPath::kSigterm, ExitPath::kSigintWithPreviousHandler,
                                            ExitPath::kExitWithoutDestructor));
 
 }  // namespace

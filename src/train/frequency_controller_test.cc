@@ -94,7 +94,7 @@ TEST_F(FrequencyControllerTest, AppliesRequestsInTheBackgroundAndRestoresAtStop)
   EXPECT_EQ(sm_history(), (std::vector<ClockLockMhz>{at(1410), at(1000), at(600), at(0)}));
   EXPECT_EQ(gpu_->memory_clock_history_mhz(), (std::vector<ClockLockMhz>{at(1215), at(0)}));
   EXPECT_EQ(controller->applied_mhz(), 0u);
-  controller->request(800);  // after stop: ignored
+  controller->request(800);                     // after stop: ignored
   ASSERT_TRUE(controller->stop().has_value());  // idempotent
   EXPECT_EQ(sm_history().size(), 4u);
   const FrequencyControllerStats stats = controller->stats();
@@ -111,9 +111,9 @@ TEST_F(FrequencyControllerTest, OnlyTheNewestOfAFloodOfRequestsIsApplied) {
     std::lock_guard<std::mutex> lock(gate_.mutex);
     gate_.armed = true;
   }
-  clock_.advance_s(1.0);     // the next device call evaluates the power model
+  clock_.advance_s(1.0);  // the next device call evaluates the power model
   controller->request(1200);
-  gate_.wait_entered();      // the thread is inside lock_sm_clocks_mhz(1200)
+  gate_.wait_entered();  // the thread is inside lock_sm_clocks_mhz(1200)
   for (int i = 0; i < 10'000; ++i) controller->request(i % 2 == 0 ? 600 : 1000);
   controller->request(800);  // the newest
   gate_.open();

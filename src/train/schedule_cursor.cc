@@ -24,8 +24,8 @@ Result<int> ScheduleCursor::on_instruction_begin(std::string_view name) {
   if (expected != name) {
     return fail(ErrorCode::kInvalidArgument,
                 rank + "'s schedule expects '" + expected + "' as instruction " +
-                    std::to_string(position_ + 1) + " of the iteration, but '" +
-                    std::string(name) + "' began");
+                    std::to_string(position_ + 1) + " of the iteration, but '" + std::string(name) +
+                    "' began");
   }
   ++position_;
   return mhz;

@@ -5,9 +5,7 @@
 namespace zeus::pfo {
 namespace {
 
-FrequencySchedule two_instructions() {
-  return {3, {{"forward", 1410}, {"backward", 0}}};
-}
+FrequencySchedule two_instructions() { return {3, {{"forward", 1410}, {"backward", 0}}}; }
 
 TEST(ScheduleCursorTest, HandsOutEachIterationsClocksInOrderAndRewinds) {
   ScheduleCursor cursor(two_instructions());

@@ -80,9 +80,8 @@ int main(int argc, char** argv) {
       "\"failed\": %llu, \"mean_apply_ms\": %.3f, \"max_apply_ms\": %.3f, \"locked_mhz\": %u}\n",
       gpu.name().c_str(), static_cast<unsigned long long>(stats.requests),
       static_cast<unsigned long long>(stats.applied),
-      static_cast<unsigned long long>(stats.skipped),
-      static_cast<unsigned long long>(stats.failed), mean_ms, 1e3 * stats.apply_max_s,
-      (*controller)->applied_mhz());
+      static_cast<unsigned long long>(stats.skipped), static_cast<unsigned long long>(stats.failed),
+      mean_ms, 1e3 * stats.apply_max_s, (*controller)->applied_mhz());
   std::fflush(stdout);
   if (stats.failed > 0) {
     std::fprintf(stderr, "%s\n", stats.last_error->to_string().c_str());
