@@ -142,6 +142,13 @@ Result<void> write_fake_nvml_state(const std::string& path, const FakeNvmlState&
   for (const FakeNvmlSetCall& call : state.set_power_limit_log) {
     out["set_power_limit_log"].push_back({{"index", call.index}, {"limit_mw", call.limit_mw}});
   }
+  if (state.sm_clock_log) {
+    out["sm_clock_log"] = json::array();
+    for (const FakeNvmlClockCall& call : *state.sm_clock_log) {
+      out["sm_clock_log"].push_back(
+          {{"index", call.index}, {"min_mhz", call.min_mhz}, {"max_mhz", call.max_mhz}});
+    }
+  }
   const std::string temp = path + ".tmp.builder." + std::to_string(getpid());
   {
     std::ofstream file(temp, std::ios::trunc);
@@ -184,7 +191,24 @@ Result<FakeNvmlState> read_fake_nvml_state(const std::string& path) {
     state.set_power_limit_log.push_back(
         {call.value("index", 0), call.value("limit_mw", static_cast<uint32_t>(0))});
   }
+  if (const auto log = in.find("sm_clock_log"); log != in.end() && log->is_array()) {
+    state.sm_clock_log.emplace();
+    for (const json& call : *log) {
+      state.sm_clock_log->push_back({call.value("index", 0),
+                                     call.value("min_mhz", static_cast<uint32_t>(0)),
+                                     call.value("max_mhz", static_cast<uint32_t>(0))});
+    }
+  }
   return state;
+}
+
+std::vector<uint32_t> FakeNvmlState::sm_clock_sequence_mhz(int index) const {
+  std::vector<uint32_t> sequence;
+  if (!sm_clock_log) return sequence;
+  for (const FakeNvmlClockCall& call : *sm_clock_log) {
+    if (call.index == index) sequence.push_back(call.max_mhz);
+  }
+  return sequence;
 }
 
 FakeNvmlEnvironment::FakeNvmlEnvironment(std::vector<FakeNvmlDevice> devices)

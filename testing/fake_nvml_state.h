@@ -13,6 +13,9 @@
 //     "init_error": 0,                  // what nvmlInit answers (9 = driver not loaded)
 //     "errors": {"nvmlDeviceSetPowerManagementLimit": 4},   // injected on every device
 //     "set_power_limit_log": [{"index": 0, "limit_mw": 300000, "time_ns": ...}],  // appended
+//     // Opt-in: present (even as []), every SM clock lock is appended, a reset as 0, 0 (absent:
+//     // nothing is recorded, so a long job does not grow the file):
+//     "sm_clock_log": [{"index": 0, "min_mhz": 1980, "max_mhz": 1980, "time_ns": ...}],
 //     "devices": [{
 //       "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-00000000-fake-0000-0000-000000000000",
 //       "architecture": 9,              // NVML code: 4 Pascal, 5 Volta, 7 Ampere, 9 Hopper
@@ -45,6 +48,8 @@
 //   zeus::testing::FakeNvmlEnvironment fake({zeus::testing::FakeNvmlDevice::h100()});
 //   auto gpus = zeus::open_nvml_gpus(ZEUS_FAKE_NVML_PATH);
 //   auto state = fake.read();  // state.set_power_limit_log, state.devices[0].limit_mw, ...
+//   // With FakeNvmlState::sm_clock_log = std::vector<FakeNvmlClockCall>{} written first:
+//   state.sm_clock_sequence_mhz(0);  // {1980, 1500, 0}: locked at 1980, then 1500, then reset
 #pragma once
 
 #include <cstdint>
@@ -100,11 +105,25 @@ struct FakeNvmlSetCall {
   uint32_t limit_mw = 0;
 };
 
+// One nvmlDeviceSetGpuLockedClocks that succeeded; {0, 0} records nvmlDeviceResetGpuLockedClocks.
+struct FakeNvmlClockCall {
+  int index = 0;
+  uint32_t min_mhz = 0;
+  uint32_t max_mhz = 0;
+};
+
 struct FakeNvmlState {
   std::vector<FakeNvmlDevice> devices;
   std::map<std::string, int> errors;  // injected on every device
   int init_error = 0;
   std::vector<FakeNvmlSetCall> set_power_limit_log;  // filled by read_fake_nvml_state
+  // nullopt: SM clock locks are not recorded; a vector (even empty) turns the log on. (The
+  // initializer keeps the four-field brace form of older tests free of warnings.)
+  std::optional<std::vector<FakeNvmlClockCall>> sm_clock_log = std::nullopt;
+
+  // Device `index`'s locked maximum SM clock after each lock, in order (0 for a reset); empty
+  // when the log is off.
+  std::vector<uint32_t> sm_clock_sequence_mhz(int index) const;
 };
 
 // Writes `state` to `path` (atomically; energy starts counting now).

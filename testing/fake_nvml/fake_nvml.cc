@@ -419,6 +419,18 @@ nvmlReturn_t check_lock(const json& supported, unsigned int min_mhz, unsigned in
   return kNvmlSuccess;
 }
 
+// Appends one SM clock lock ({0, 0}: a reset) to "sm_clock_log" when the state file asked for
+// the log by holding that array (opt-in: a job that locks clocks per instruction would otherwise
+// grow every state file).
+void log_sm_clocks(json& state, size_t index, unsigned int min_mhz, unsigned int max_mhz) {
+  const auto log = state.find("sm_clock_log");
+  if (log == state.end() || !log->is_array()) return;
+  log->push_back({{"index", index},
+                  {"min_mhz", min_mhz},
+                  {"max_mhz", max_mhz},
+                  {"time_ns", zeus::fake_nvml::realtime_ns()}});
+}
+
 }  // namespace
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device,
@@ -427,14 +439,18 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device,
   return change_device(
       "nvmlDeviceSetGpuLockedClocks", device,
       [&](const json& dev) { return check_lock(dev["graphics_clocks_mhz"], min_mhz, max_mhz); },
-      [&](json& dev, json&, size_t) {
+      [&](json& dev, json& state, size_t index) {
         dev["locked_sm_clocks_mhz"] = {min_mhz, max_mhz};
+        log_sm_clocks(state, index, min_mhz, max_mhz);
       });
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
   return change_device("nvmlDeviceResetGpuLockedClocks", device, check_nothing,
-                       [&](json& dev, json&, size_t) { dev["locked_sm_clocks_mhz"] = nullptr; });
+                       [&](json& dev, json& state, size_t index) {
+                         dev["locked_sm_clocks_mhz"] = nullptr;
+                         log_sm_clocks(state, index, 0, 0);
+                       });
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device,

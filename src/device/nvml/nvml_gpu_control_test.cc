@@ -67,6 +67,37 @@ TEST(NvmlGpuControlTest, LocksAndResetsClocks) {
   EXPECT_FALSE(state.devices[0].locked_memory_clocks_mhz.has_value());
 }
 
+// The opt-in SM clock log records every lock and reset in order, per device; off by default.
+TEST(NvmlGpuControlTest, SmClockLogRecordsTheSequenceWhenAskedFor) {
+  testing::FakeNvmlState initial;
+  initial.devices = {FakeNvmlDevice::h100(), FakeNvmlDevice::h100()};
+  initial.sm_clock_log.emplace();
+  FakeNvmlEnvironment fake(initial);
+  auto gpus = open_fake();
+  ASSERT_EQ(gpus.size(), 2u);
+  ASSERT_TRUE(gpus[0]->lock_sm_clocks_mhz(1980, 1980).has_value());
+  ASSERT_TRUE(gpus[1]->lock_sm_clocks_mhz(600, 1500).has_value());
+  ASSERT_TRUE(gpus[0]->lock_sm_clocks_mhz(1200, 1200).has_value());
+  ASSERT_FALSE(gpus[0]->lock_sm_clocks_mhz(100, 100).has_value());  // refused: not logged
+  ASSERT_TRUE(gpus[0]->reset_sm_clocks().has_value());
+  ASSERT_TRUE(gpus[0]->lock_memory_clocks_mhz(2619, 2619).has_value());  // not an SM clock
+  const auto state = fake.read();
+  ASSERT_TRUE(state.sm_clock_log.has_value());
+  ASSERT_EQ(state.sm_clock_log->size(), 4u);
+  EXPECT_EQ(state.sm_clock_log->at(1).index, 1);
+  EXPECT_EQ(state.sm_clock_log->at(1).min_mhz, 600u);
+  EXPECT_EQ(state.sm_clock_log->at(1).max_mhz, 1500u);
+  EXPECT_EQ(state.sm_clock_sequence_mhz(0), (std::vector<uint32_t>{1980, 1200, 0}));
+  EXPECT_EQ(state.sm_clock_sequence_mhz(1), (std::vector<uint32_t>{1500}));
+
+  FakeNvmlEnvironment quiet({FakeNvmlDevice::h100()});  // without the key: nothing is recorded
+  auto quiet_gpus = open_fake();
+  ASSERT_EQ(quiet_gpus.size(), 1u);
+  ASSERT_TRUE(quiet_gpus[0]->lock_sm_clocks_mhz(1980, 1980).has_value());
+  EXPECT_FALSE(quiet.read().sm_clock_log.has_value());
+  EXPECT_TRUE(quiet.read().sm_clock_sequence_mhz(0).empty());
+}
+
 TEST(NvmlGpuControlTest, BadClockLocksAreInvalidArguments) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100()});
   auto gpus = open_fake();

@@ -3,14 +3,12 @@
 // at 500 W, and is then killed by SIGTERM / SIGINT or calls exit(); the parent reads the fake's
 // state file and checks the device is back at its maximum limit.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <memory>
 
 #include "device/nvml/nvml_gpu.h"
 #include "optimizer/power_limit/counter_monitor_for_test.h"
+#include "testing/exit_path_child.h"
 #include "testing/fake_nvml_state.h"
 #include "zeus/power_limit_optimizer.h"
 
@@ -24,21 +22,14 @@ PowerLimitOptimizer* g_signal_test_optimizer = nullptr;
 
 namespace {
 
+using testing::ExitPath;
 using testing_support::CounterMonitor;
 
-enum class Ending { kSigterm, kSigintWithPreviousHandler, kExitWithoutDestructor };
-
-constexpr int kPreviousHandlerExitCode = 42;
-
-void previous_handler(int) { _exit(kPreviousHandlerExitCode); }
-
-// Runs in the child: profiles until 500 W is being profiled, tells the parent through
-// `ready_fd`, then ends as `ending` says (exit() once a byte arrives on `go_fd`). Never returns.
-[[noreturn]] void child_main(int ready_fd, int go_fd, Ending ending) {
-  if (ending == Ending::kSigintWithPreviousHandler) signal(SIGINT, previous_handler);
+// In the child: profiles until 500 W is being profiled, then leaks the optimizer (the exit paths
+// under test must not depend on destructors).
+int profile_until_500_w() {
   auto gpus = open_nvml_gpus(ZEUS_FAKE_NVML_PATH);
-  if (!gpus || gpus->size() != 1) _exit(10);
-  // Leaked on purpose: the exit paths under test must not depend on destructors.
+  if (!gpus || gpus->size() != 1) return 10;
   static SystemClock clock;
   auto* devices = g_signal_test_devices = new Devices();
   devices->gpus = std::move(*gpus);
@@ -47,75 +38,27 @@ void previous_handler(int) { _exit(kPreviousHandlerExitCode); }
   options.warmup_steps = 1;
   options.profile_steps = 2;
   auto plo = PowerLimitOptimizer::create(*monitor, *devices, clock, options);
-  if (!plo) _exit(11);
+  if (!plo) return 11;
   for (int i = 0; i < 1000; ++i) {
-    if (!(*plo)->on_step_begin()) _exit(12);
+    if (!(*plo)->on_step_begin()) return 12;
     if ((*plo)->state() == PowerLimitOptimizer::State::kProfiling &&
         (*plo)->current_setting() == 500u) {
       break;
     }
   }
-  if ((*plo)->current_setting() != 500u) _exit(13);
+  if ((*plo)->current_setting() != 500u) return 13;
   g_signal_test_optimizer = plo->release();
-  const char byte = 'r';
-  if (write(ready_fd, &byte, 1) != 1) _exit(14);
-  if (ending == Ending::kExitWithoutDestructor) {
-    char go = 0;
-    if (read(go_fd, &go, 1) != 1) _exit(15);
-    exit(0);
-  }
-  for (;;) pause();  // mid-profiling until the signal arrives
+  return 0;
 }
 
-class SignalRestoreTest : public ::testing::TestWithParam<Ending> {};
+class SignalRestoreTest : public ::testing::TestWithParam<ExitPath> {};
 
 TEST_P(SignalRestoreTest, DeviceIsBackAtItsMaximumLimit) {
   testing::FakeNvmlEnvironment fake({testing::FakeNvmlDevice::h100()});
-  int fds[2], go[2];
-  ASSERT_EQ(pipe(fds), 0);
-  ASSERT_EQ(pipe(go), 0);
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    close(fds[0]);
-    close(go[1]);
-    child_main(fds[1], go[0], GetParam());
-  }
-  close(fds[1]);
-  close(go[0]);
-  char byte = 0;
-  const ssize_t n = read(fds[0], &byte, 1);
-  close(fds[0]);
-  int status = 0;
-  if (n != 1) {
-    waitpid(child, &status, 0);
-    FAIL() << "child failed before mid-profiling, exit status " << WEXITSTATUS(status);
-  }
-  // Mid-profiling: the fake GPU is at 500 W.
-  EXPECT_EQ(fake.read().devices[0].limit_mw, 500'000u);
-
-  if (GetParam() == Ending::kExitWithoutDestructor) {
-    ASSERT_EQ(write(go[1], "g", 1), 1);
-  }
-  close(go[1]);
-  if (GetParam() == Ending::kSigterm) kill(child, SIGTERM);
-  if (GetParam() == Ending::kSigintWithPreviousHandler) kill(child, SIGINT);
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  switch (GetParam()) {
-    case Ending::kSigterm:
-      // The default action ran after the restore: killed by SIGTERM.
-      ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status;
-      EXPECT_EQ(WTERMSIG(status), SIGTERM);
-      break;
-    case Ending::kSigintWithPreviousHandler:
-      ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
-      EXPECT_EQ(WEXITSTATUS(status), kPreviousHandlerExitCode);
-      break;
-    case Ending::kExitWithoutDestructor:
-      ASSERT_TRUE(WIFEXITED(status));
-      EXPECT_EQ(WEXITSTATUS(status), 0);
-      break;
-  }
+  const std::string problem = testing::run_child_to_exit(GetParam(), profile_until_500_w, [&] {
+    EXPECT_EQ(fake.read().devices[0].limit_mw, 500'000u);  // mid-profiling
+  });
+  ASSERT_EQ(problem, "");
   const testing::FakeNvmlState state = fake.read();
   EXPECT_EQ(state.devices[0].limit_mw, 700'000u);
   ASSERT_FALSE(state.set_power_limit_log.empty());
@@ -128,8 +71,9 @@ TEST_P(SignalRestoreTest, DeviceIsBackAtItsMaximumLimit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Endings, SignalRestoreTest,
-                         ::testing::Values(Ending::kSigterm, Ending::kSigintWithPreviousHandler,
-                                           Ending::kExitWithoutDestructor));
+                         ::testing::Values(ExitPath::kSigterm,
+                                           ExitPath::kSigintWithPreviousHandler,
+                                           ExitPath::kExitWithoutDestructor));
 
 }  // namespace
 }  // namespace zeus
