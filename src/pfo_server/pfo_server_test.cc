@@ -69,6 +69,22 @@ class PfoServerTest : public ::testing::Test {
         .dump();
   }
 
+  // Ranks 0..n-1 of a pure pipeline (rank = stage), each a thread: register, then ask for the
+  // schedule; their answers.
+  std::vector<http::HttpResponse> pipeline_ranks_ask(const std::string& id, int n) {
+    std::vector<http::HttpResponse> answers(n);
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < n; ++r) {
+      ranks.emplace_back([&, r] {
+        auto c = client();
+        ASSERT_EQ(c->request("POST", "/register_rank/" + id, rank_body(r, 0, r, 0))->status, 200);
+        answers[r] = *c->request("GET", "/schedule/" + id + "?rank=" + std::to_string(r));
+      });
+    }
+    for (auto& t : ranks) t.join();
+    return answers;
+  }
+
   fs::path dir_;
   std::unique_ptr<PfoServer> server_;
 };
@@ -202,16 +218,7 @@ TEST_F(PfoServerTest, ScheduleForAnotherWorldSizeReachesEveryWaitingRank) {
   o.solution_path = write("freqs.py", kFourRanks);  // 4 ranks; the job has 2
   start(o);
   const std::string id = register_job(2, 1, 1, 2);
-  std::vector<http::HttpResponse> answers(2);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < 2; ++r) {
-    ranks.emplace_back([&, r] {
-      auto c = client();
-      ASSERT_EQ(c->request("POST", "/register_rank/" + id, rank_body(r, 0, r, 0))->status, 200);
-      answers[r] = *c->request("GET", "/schedule/" + id + "?rank=" + std::to_string(r));
-    });
-  }
-  for (auto& t : ranks) t.join();
+  const std::vector<http::HttpResponse> answers = pipeline_ranks_ask(id, 2);
   for (const auto& a : answers) {
     EXPECT_EQ(a.status, 400);
     EXPECT_NE(a.body.find("holds 4 ranks' clocks but the job has 2 ranks"), std::string::npos)
@@ -249,16 +256,7 @@ TEST_F(PfoServerTest, RankThatNeverComesTimesOutEveryWaitingRank) {
   o.rank_timeout_s = 0.3;
   start(o);
   const std::string id = register_job(4, 1, 1, 4);
-  std::vector<http::HttpResponse> answers(3);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < 3; ++r) {  // rank 3 never comes
-    ranks.emplace_back([&, r] {
-      auto c = client();
-      ASSERT_EQ(c->request("POST", "/register_rank/" + id, rank_body(r, 0, r, 0))->status, 200);
-      answers[r] = *c->request("GET", "/schedule/" + id + "?rank=" + std::to_string(r));
-    });
-  }
-  for (auto& t : ranks) t.join();
+  const std::vector<http::HttpResponse> answers = pipeline_ranks_ask(id, 3);
   for (const auto& a : answers) {
     EXPECT_EQ(a.status, 504);
     EXPECT_NE(a.body.find("rank 3 never registered"), std::string::npos) << a.body;
