@@ -2,6 +2,7 @@
 //   zeus pfo plan    the iteration time-energy frontier of a pipeline from its stage profile
 //   zeus pfo choose  one plan of it (no slowdown, a slowdown budget, or a straggler's time),
 //                    written as the schedule file the pipeline frequency server serves
+//   zeus pfo serve   that server (cmd_pfo_serve.cc)
 #include <unistd.h>
 
 #include <cstdio>
@@ -199,6 +200,7 @@ void add_pfo_command(CLI::App& app) {
       "plans/\n"
       "  zeus pfo choose --plans plans/ --fastest        # 0 % slowdown, least energy\n"
       "  zeus pfo choose --plans plans/ --straggler-time 3.3\n"
+      "  zeus pfo serve --schedule plans/schedule.json   # the server training ranks ask\n"
       "The stage profile, the P2P blocking power and the files: docs/perseus.md.");
   pfo->require_subcommand(1);
 
@@ -259,6 +261,8 @@ void add_pfo_command(CLI::App& app) {
                      "schedule file to write (default PLANS/schedule.json)");
   choose->add_flag("--json", choose_args->json, "print the schedule as JSON");
   choose->callback([choose_args, choose] { run_choose(*choose_args, *choose); });
+
+  add_pfo_serve_command(*pfo);
 }
 
 }  // namespace zeus::cli

@@ -16,6 +16,8 @@ void add_power_command(CLI::App& app);
 void add_plo_command(CLI::App& app);
 // `zeus pfo plan|choose`: the Perseus pipeline frequency planner (cmd_pfo.cc).
 void add_pfo_command(CLI::App& app);
+// `zeus pfo serve`: the Perseus pipeline frequency server (cmd_pfo_serve.cc), under `pfo`.
+void add_pfo_serve_command(CLI::App& pfo);
 // `zeus simulate <experiment>`: the trace-driven simulator (cmd_simulate.cc).
 void add_simulate_command(CLI::App& app);
 // `zeus serve`: the batch-size optimizer service over HTTP (cmd_serve.cc).

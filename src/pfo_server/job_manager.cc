@@ -1,0 +1,193 @@
+// The Perseus server's jobs behind one lock (pfo_server/job_manager.h).
+#include "pfo_server/job_manager.h"
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "pfo_server/wire.h"
+#include "zeus/log.h"
+
+namespace zeus::pfo {
+namespace {
+
+http::HttpResponse answer_of(const Delivery& d) {
+  if (d.schedule) return json_answer(200, encode(*d.schedule));
+  return json_answer(d.error.status, detail_body(d.error.detail));
+}
+
+// Writes `text` to dir/name through a temporary file, so a reader never sees half a file.
+void write_file(const std::filesystem::path& dir, const std::string& name,
+                const std::string& text) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::filesystem::path temp = dir / (name + ".tmp");
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out << text;
+    if (!out) {
+      log_warning("zeus pfo serve: cannot write " + temp.string() + " (dump skipped)");
+      return;
+    }
+  }
+  std::filesystem::rename(temp, dir / name, ec);
+  if (ec) log_warning("zeus pfo serve: cannot write " + (dir / name).string() + ": " + ec.message());
+}
+
+}  // namespace
+
+JobManager::JobManager(JobManagerOptions options, const Clock& clock)
+    : options_(std::move(options)), clock_(clock) {}
+
+Refusal JobManager::unknown(const std::string& job_id) const {
+  return {404, "unknown job '" + job_id +
+                   "': register it first with POST /register_job (jobs idle for more than " +
+                   std::to_string(static_cast<long long>(options_.max_job_idle_s)) +
+                   " s are evicted)"};
+}
+
+std::string JobManager::register_job(JobInfo info) {
+  const std::time_t now = static_cast<std::time_t>(clock_.unix_time_s());
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%d-%H-%M-%S", &local);
+  std::string id = std::string(stamp) + "+dp" + std::to_string(info.dp_degree) + "+pp" +
+                   std::to_string(info.pp_degree) + "+tp" + std::to_string(info.tp_degree) + "+" +
+                   options_.scheduler_name;
+  if (info.job_metadata && !info.job_metadata->empty()) id += "+" + *info.job_metadata;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string unique = id;
+  for (int n = 2; jobs_.count(unique); ++n) unique = id + "+" + std::to_string(n);
+  info.job_id = unique;
+  jobs_.emplace(unique, std::make_unique<Entry>(std::move(info), options_.factory, clock_.now_s()));
+  log_info("zeus pfo serve: job " + unique + " registered");
+  return unique;
+}
+
+Step<void> JobManager::register_rank(const std::string& job_id, RankInfo rank) {
+  Progress todo;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return tl::unexpected(unknown(job_id));
+    Step<Progress> p = it->second->job.register_rank(std::move(rank), clock_.now_s());
+    if (!p) return tl::unexpected(p.error());
+    todo = settle(*it->second, std::move(*p));
+  }
+  dump(job_id, todo);
+  return {};
+}
+
+void JobManager::ask_schedule(const std::string& job_id, int rank,
+                              std::shared_ptr<http::Reply> reply) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    const Refusal r = unknown(job_id);
+    reply->send(json_answer(r.status, detail_body(r.detail)));
+    return;
+  }
+  Entry& entry = *it->second;
+  const bool in_range = rank >= 0 && rank < entry.job.info().world_size;
+  // A rank whose earlier request's connection is gone may ask again.
+  if (in_range && entry.waiters[rank] && entry.waiters[rank]->client_gone()) {
+    entry.job.forget_waiter(rank);
+    entry.waiters[rank].reset();
+  }
+  Step<Progress> p = entry.job.ask_schedule(rank, clock_.now_s());
+  if (!p) {
+    reply->send(json_answer(p.error().status, detail_body(p.error().detail)));
+    return;
+  }
+  entry.waiters[rank] = std::move(reply);
+  settle(entry, std::move(*p));  // a barrier completes no dump
+}
+
+Step<void> JobManager::report_result(const std::string& job_id, ProfilingResult result) {
+  Progress todo;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return tl::unexpected(unknown(job_id));
+    Step<Progress> p = it->second->job.report_result(std::move(result), clock_.now_s());
+    if (!p) return tl::unexpected(p.error());
+    todo = settle(*it->second, std::move(*p));
+  }
+  dump(job_id, todo);
+  return {};
+}
+
+void JobManager::sweep() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double now = clock_.now_s();
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    Entry& entry = *it->second;
+    settle(entry, entry.job.expire(now, options_.rank_timeout_s));
+    if (now - entry.job.last_active_s() > options_.max_job_idle_s) {
+      log_info("zeus pfo serve: job " + it->first + " evicted (idle for more than " +
+               std::to_string(static_cast<long long>(options_.max_job_idle_s)) + " s)");
+      settle(entry, entry.job.fail({410, "job " + it->first + " was evicted: no request for " +
+                                             "more than " +
+                                             std::to_string(static_cast<long long>(
+                                                 options_.max_job_idle_s)) +
+                                             " s"}));
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void JobManager::shutdown() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, entry] : jobs_) {
+    settle(*entry, entry->job.fail({503, "the pipeline frequency server is stopping"}));
+  }
+}
+
+nlohmann::json JobManager::info() const {
+  nlohmann::json jobs = nlohmann::json::array();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const double now = clock_.now_s();
+    for (const auto& [id, entry] : jobs_) {
+      const Job& job = entry->job;
+      jobs.push_back({{"job_id", id},
+                      {"world_size", job.info().world_size},
+                      {"registered_ranks", job.registered()},
+                      {"waiting_ranks", job.waiting()},
+                      {"round", job.round()},
+                      {"state", job.state()},
+                      {"idle_s", now - job.last_active_s()}});
+    }
+  }
+  return {{"scheduler", options_.scheduler_name},
+          {"dump_data", !options_.dump_dir.empty()},
+          {"dump_dir", options_.dump_dir},
+          {"max_job_idle_time", options_.max_job_idle_s},
+          {"rank_timeout", options_.rank_timeout_s},
+          {"jobs", jobs}};
+}
+
+Progress JobManager::settle(Entry& entry, Progress progress) {
+  for (const Delivery& d : progress.deliveries) {
+    std::shared_ptr<http::Reply> reply = std::move(entry.waiters[d.rank]);
+    if (reply) reply->send(answer_of(d));
+  }
+  progress.deliveries.clear();
+  return progress;
+}
+
+void JobManager::dump(const std::string& job_id, const Progress& progress) const {
+  if (options_.dump_dir.empty()) return;
+  const std::filesystem::path dir = std::filesystem::path(options_.dump_dir) / job_id;
+  if (progress.ranks_complete) write_file(dir, "ranks.json", encode_list(*progress.ranks_complete));
+  if (progress.round_done) {
+    const std::string n = std::to_string(progress.round_done->round);
+    write_file(dir, n + ".prof.json", encode_list(progress.round_done->results));
+    write_file(dir, n + ".sched.json", encode_list(progress.round_done->schedules));
+  }
+}
+
+}  // namespace zeus::pfo
