@@ -29,30 +29,38 @@ std::string field_text(const std::string& name) {
 
 }  // namespace
 
-Result<json> parse_strict_json_object(std::string_view text) {
+JsonWithDuplicates parse_json_noting_duplicates(std::string_view text) {
   // The keys seen in each object being read, innermost last (the parser reports every key).
   std::vector<std::set<std::string>> open;
-  std::optional<std::string> duplicate;
+  JsonWithDuplicates out;
   const json::parser_callback_t watch_keys = [&](int, json::parse_event_t event, json& parsed) {
     if (event == json::parse_event_t::object_start) {
       open.emplace_back();
     } else if (event == json::parse_event_t::object_end && !open.empty()) {
       open.pop_back();
-    } else if (event == json::parse_event_t::key && !open.empty() && !duplicate &&
+    } else if (event == json::parse_event_t::key && !open.empty() && !out.duplicate_key &&
                parsed.is_string() && !open.back().insert(parsed.get<std::string>()).second) {
-      duplicate = parsed.get<std::string>();
+      out.duplicate_key = parsed.get<std::string>();
     }
     return true;
   };
-  json parsed = json::parse(text.begin(), text.end(), watch_keys, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return fail(ErrorCode::kInvalidArgument, "the body is not valid JSON");
-  if (!parsed.is_object())
-    return fail(ErrorCode::kInvalidArgument, "the body must be a JSON object");
-  if (duplicate) {
-    return fail(ErrorCode::kInvalidArgument,
-                "duplicate " + field_text(*duplicate) + " (each field may appear once)");
+  out.value = json::parse(text.begin(), text.end(), watch_keys, /*allow_exceptions=*/false);
+  return out;
+}
+
+Result<json> parse_strict_json_object(std::string_view text) {
+  JsonWithDuplicates parsed = parse_json_noting_duplicates(text);
+  if (parsed.value.is_discarded()) {
+    return fail(ErrorCode::kInvalidArgument, "the body is not valid JSON");
   }
-  return parsed;
+  if (!parsed.value.is_object()) {
+    return fail(ErrorCode::kInvalidArgument, "the body must be a JSON object");
+  }
+  if (parsed.duplicate_key) {
+    return fail(ErrorCode::kInvalidArgument,
+                "duplicate " + field_text(*parsed.duplicate_key) + " (each field may appear once)");
+  }
+  return std::move(parsed.value);
 }
 
 Result<void> check_known_fields(const json& object, std::span<const char* const> fields) {

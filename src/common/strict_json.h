@@ -10,7 +10,9 @@
 //   if (body) ok = zeus::check_known_fields(*body, std::array{"power_limit_mw"});
 #pragma once
 
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +20,14 @@
 #include "zeus/result.h"
 
 namespace zeus {
+
+// `text` parsed as any JSON value, noting the first key that an object names twice (the value
+// then holds the last one, as nlohmann keeps it): for codecs that word their own errors.
+struct JsonWithDuplicates {
+  nlohmann::json value;                     // discarded (is_discarded()) when not valid JSON
+  std::optional<std::string> duplicate_key;  // the first key an object named twice
+};
+JsonWithDuplicates parse_json_noting_duplicates(std::string_view text);
 
 // `text` as one JSON object in which no object names a key twice. InvalidArgument: "the body is
 // not valid JSON", "the body must be a JSON object", "duplicate field 'x'".

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/strict_json.h"
+
 namespace zeus::pfo {
 namespace {
 
@@ -20,26 +22,15 @@ tl::unexpected<WireError> wrong(std::vector<std::string> loc, std::string msg,
 
 // Parses a JSON text, refusing duplicate keys in any object (nlohmann keeps the last silently).
 Decoded<json> parse_strict(std::string_view body) {
-  std::vector<std::set<std::string>> open_objects;
-  std::string duplicate;
-  json::parser_callback_t watch = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) open_objects.emplace_back();
-    if (event == json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
-    if (event == json::parse_event_t::key && !open_objects.empty() && duplicate.empty() &&
-        !open_objects.back().insert(parsed.get<std::string>()).second) {
-      duplicate = parsed.get<std::string>();
-    }
-    return true;
-  };
-  json j = json::parse(body.begin(), body.end(), watch, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
+  JsonWithDuplicates parsed = parse_json_noting_duplicates(body);
+  if (parsed.value.is_discarded()) {
     return wrong({"body"}, "the body is not valid JSON", "value_error.jsondecode");
   }
-  if (!duplicate.empty()) {
-    return wrong({"body", duplicate}, "the key appears more than once in an object",
+  if (parsed.duplicate_key) {
+    return wrong({"body", *parsed.duplicate_key}, "the key appears more than once in an object",
                  "value_error.duplicate");
   }
-  return j;
+  return std::move(parsed.value);
 }
 
 Decoded<void> list_check(const json& v, const std::vector<std::string>& loc) {
