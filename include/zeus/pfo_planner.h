@@ -12,8 +12,11 @@
 //      instructions sped up and some slowed back down; until nothing can be shortened (T_min).
 // Plan energy E = sum of e'(d_i) + N_stages * T * P_b (blocking power while stages wait).
 // Each plan gives every instruction the slowest profiled clock whose quantised time fits its
-// planned duration. The frontier runs from T_max - unit (slowest first) to T_min; its energy is
-// U-shaped with the minimum at T* (going slower than T* only adds blocking energy).
+// planned duration. The frontier runs from T_max - unit (slowest first) to T_min, as the authors'
+// planner's does; the schedule with every instruction at its slowest clock (T_max itself) is kept
+// apart, as all_slowest(). Energy is U-shaped in T with the minimum at T* (going slower than T*
+// only adds blocking energy), and T* may be T_max itself: choose plans with zeus/pfo_plan_choice.h,
+// which weighs both.
 // Units: seconds, joules, watts, MHz.
 // Thread-safety: pure functions and values; deterministic (no clock, no I/O, no globals).
 // Failure: kInvalidArgument for bad options or a profile that cannot be planned, naming the fix.
@@ -131,6 +134,9 @@ class Frontier {
  public:
   const PlannerOptions& options() const { return options_; }
   const std::vector<FrontierPoint>& points() const { return points_; }
+  // Every instruction at its slowest option: T_max. Not one of points() (the frontier starts one
+  // unit faster), yet a candidate for every plan choice.
+  const FrontierPoint& all_slowest() const { return all_slowest_; }
   // Per stage, its instructions in execution order.
   const std::vector<std::vector<PipelineInstruction>>& schedule() const { return schedule_; }
   const OperationModel& model(int stage, InstructionKind kind) const;
@@ -145,6 +151,8 @@ class Frontier {
   std::vector<std::vector<int64_t>> durations(std::size_t index) const;
   // The SM clock (MHz) of every instruction of plan `index`, per stage in execution order.
   std::vector<std::vector<int>> clocks_mhz(std::size_t index) const;
+  // The SM clock (MHz) of every instruction of the all-slowest schedule (T_max).
+  std::vector<std::vector<int>> all_slowest_clocks_mhz() const;
   // Calls fn(index, clocks) for every plan in order, slowest first, in one pass.
   void for_each_plan(
       const std::function<void(std::size_t, const std::vector<std::vector<int>>&)>& fn) const;
@@ -162,6 +170,7 @@ class Frontier {
   std::vector<std::vector<PipelineInstruction>> schedule_;
   std::vector<OperationModel> models_;  // stage-major, forward then backward
   std::vector<FrontierPoint> points_;
+  FrontierPoint all_slowest_;
   std::vector<int64_t> initial_durations_;  // flat, every instruction at its slowest option
   std::vector<Change> changes_;
   std::vector<std::size_t> change_offsets_;  // plan i's changes: [offsets[i], offsets[i+1])

@@ -85,19 +85,25 @@ void run_plan(const PlanArgs& args) {
     nlohmann::json out = summary;
     out.erase("operations");
     out.erase("schedule");
+    out.erase("t_max_frequencies");
     out["out"] = args.out;
     std::cout << out.dump(2) << "\n";
     return;
   }
   auto line = [](const std::string& name, const nlohmann::json& plan) {
     std::cout << name << format_fixed(plan["time_s"].get<double>(), 4) << " s  "
-              << format_fixed(plan["energy_j"].get<double>(), 1) << " J  (plan "
-              << plan["index"].get<std::size_t>() << ")\n";
+              << format_fixed(plan["energy_j"].get<double>(), 1) << " J  ("
+              << (plan["index"].is_null()
+                      ? std::string("T_max")
+                      : "plan " + std::to_string(plan["index"].get<std::size_t>()))
+              << ")\n";
   };
   std::cout << frontier->points().size() << " plans, " << args.stages << " stages x "
             << args.microbatches << " microbatches, unit " << args.unit_s << " s\n";
-  std::cout << "T_max (every instruction at its slowest clock): "
-            << format_fixed(summary["t_max_s"].get<double>(), 4) << " s\n";
+  std::cout << "T_max (slowest):  "
+            << format_fixed(summary["t_max_plan"]["time_s"].get<double>(), 4) << " s  "
+            << format_fixed(summary["t_max_plan"]["energy_j"].get<double>(), 1)
+            << " J  (every instruction at its slowest clock; not a row of frontier.csv)\n";
   line("slowest plan:     ", summary["slowest_plan"]);
   line("T* (min energy):  ", summary["t_star_plan"]);
   line("T_min (fastest):  ", summary["fastest_plan"]);
@@ -115,30 +121,30 @@ void run_choose(const ChooseArgs& args, CLI::App& command) {
   const int modes = (command.count("--slowdown") > 0) + (command.count("--straggler-time") > 0) +
                     (args.fastest ? 1 : 0);
   if (modes != 1) die("give exactly one of --fastest, --slowdown X, --straggler-time T");
+  const PlanFolder folder = value_or_die(read_plan_folder(args.plans));
   auto all = value_or_die(read_plans(args.plans));
   std::vector<pfo::FrontierPoint> points;
   for (const PlanRecord& p : all) points.push_back({0, p.time_s, 0.0, p.energy_j, 0.0});
-  std::size_t index = 0;
+  const pfo::PlanCandidates candidates{{0, folder.t_max.time_s, 0.0, folder.t_max.energy_j, 0.0},
+                                       points};
+  pfo::PlanChoice choice;
   std::string rule;
   if (args.fastest) {
-    index = value_or_die(pfo::fastest_plan(points));
+    choice = pfo::fastest_plan(candidates);
     rule = "fastest plan (no slowdown)";
   } else if (command.count("--slowdown") > 0) {
-    index = value_or_die(pfo::plan_within_slowdown(points, args.slowdown));
+    choice = value_or_die(pfo::plan_within_slowdown(candidates, args.slowdown));
     rule = "least energy within " + format_fixed(100.0 * args.slowdown, 1) + " % of T_min";
   } else {
-    index = value_or_die(pfo::plan_for_straggler(points, args.straggler_time_s));
+    choice = value_or_die(pfo::plan_for_straggler(candidates, args.straggler_time_s));
     rule = "least energy finishing by the straggler's " + format_fixed(args.straggler_time_s, 4) +
            " s";
   }
-  const PlanRecord chosen = value_or_die(read_plans(args.plans, static_cast<long>(index)))[index];
-  std::ifstream summary_in(fs::path(args.plans) / "summary.json");
-  auto summary = nlohmann::json::parse(summary_in, nullptr, false);
-  if (summary.is_discarded() || !summary.contains("schedule")) {
-    die("cannot read " + (fs::path(args.plans) / "summary.json").string() +
-        " (pass the --out folder of `zeus pfo plan`)");
-  }
-  const auto names = summary["schedule"].get<std::vector<std::vector<std::string>>>();
+  const PlanRecord chosen =
+      choice.plan
+          ? value_or_die(read_plans(args.plans, static_cast<long>(*choice.plan)))[*choice.plan]
+          : folder.t_max;
+  const auto& names = folder.schedule;
   if (names.size() != chosen.frequencies.size())
     die("plans.jsonl and summary.json disagree on the number of stages");
   nlohmann::json frequencies = nlohmann::json::array();
@@ -150,13 +156,14 @@ void run_choose(const ChooseArgs& args, CLI::App& command) {
       stage.push_back({names[s][k], chosen.frequencies[s][k]});
     frequencies.push_back(stage);
   }
-  const nlohmann::json schedule = {{"plan", index},
-                                   {"rule", rule},
-                                   {"time", chosen.time_s},
-                                   {"energy", chosen.energy_j},
-                                   {"stages", summary["stages"]},
-                                   {"microbatches", summary["microbatches"]},
-                                   {"frequencies", frequencies}};
+  const nlohmann::json schedule = {
+      {"plan", choice.plan ? nlohmann::json(*choice.plan) : nlohmann::json(nullptr)},
+      {"rule", rule},
+      {"time", chosen.time_s},
+      {"energy", chosen.energy_j},
+      {"stages", folder.stages},
+      {"microbatches", folder.microbatches},
+      {"frequencies", frequencies}};
   const fs::path out =
       args.out.empty() ? fs::path(args.plans) / "schedule.json" : fs::path(args.out);
   const fs::path temp = out.string() + ".tmp";
@@ -174,9 +181,13 @@ void run_choose(const ChooseArgs& args, CLI::App& command) {
     std::cout << printed.dump() << "\n";
     return;
   }
-  std::cout << "plan " << index << " of " << all.size() << " (" << rule
-            << "): " << format_fixed(chosen.time_s, 4) << " s, " << format_fixed(chosen.energy_j, 1)
-            << " J per iteration\n";
+  std::cout << (choice.plan
+                    ? "plan " + std::to_string(*choice.plan) + " of " + std::to_string(all.size())
+                    : "the T_max schedule (every instruction at its slowest clock; not "
+                      "one of the " +
+                          std::to_string(all.size()) + " plans)")
+            << " (" << rule << "): " << format_fixed(chosen.time_s, 4) << " s, "
+            << format_fixed(chosen.energy_j, 1) << " J per iteration\n";
   for (std::size_t s = 0; s < names.size(); ++s) {
     std::cout << "  stage " << s << ":";
     for (std::size_t k = 0; k < names[s].size() && k < 12; ++k) {

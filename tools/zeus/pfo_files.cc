@@ -36,19 +36,24 @@ nlohmann::json plan_summary(const pfo::Frontier& frontier, const pfo::StageProfi
   s["stop_reason"] = std::string(pfo::stop_reason_text(frontier.stop_reason()));
   s["t_max_s"] = static_cast<double>(frontier.max_quant_time()) * o.unit_time_s;
   s["t_min_s"] = static_cast<double>(frontier.min_quant_time()) * o.unit_time_s;
+  // A candidate: its row of frontier.csv and plans.jsonl, or null for the T_max schedule.
+  auto reference = [](const pfo::PlanChoice& choice) {
+    return nlohmann::json{
+        {"index", choice.plan ? nlohmann::json(*choice.plan) : nlohmann::json(nullptr)},
+        {"time_s", choice.point.time_s},
+        {"energy_j", choice.point.energy_j}};
+  };
+  const pfo::PlanCandidates candidates = pfo::plan_candidates(frontier);
+  s["t_max_plan"] = reference({std::nullopt, frontier.all_slowest()});
   if (!points.empty()) {
-    const std::size_t star = *pfo::min_energy_plan(points);
+    const pfo::PlanChoice fastest = pfo::fastest_plan(candidates);
     const double baseline = pfo::all_max_clock_energy_j(profile, frontier.schedule(), o.p2p_power_w,
-                                                        points.back().time_s);
-    s["slowest_plan"] = {
-        {"index", 0}, {"time_s", points.front().time_s}, {"energy_j", points.front().energy_j}};
-    s["fastest_plan"] = {{"index", points.size() - 1},
-                         {"time_s", points.back().time_s},
-                         {"energy_j", points.back().energy_j}};
-    s["t_star_plan"] = {
-        {"index", star}, {"time_s", points[star].time_s}, {"energy_j", points[star].energy_j}};
+                                                        fastest.point.time_s);
+    s["slowest_plan"] = reference({0, points.front()});
+    s["fastest_plan"] = reference(fastest);
+    s["t_star_plan"] = reference(pfo::min_energy_plan(candidates));
     s["all_max_clock_energy_j"] = baseline;
-    s["fastest_plan_saving"] = 1.0 - points.back().energy_j / baseline;
+    s["fastest_plan_saving"] = 1.0 - fastest.point.energy_j / baseline;
   }
   nlohmann::json schedule = nlohmann::json::array();
   for (const auto& stage : frontier.schedule()) {
@@ -57,6 +62,7 @@ nlohmann::json plan_summary(const pfo::Frontier& frontier, const pfo::StageProfi
     schedule.push_back(names);
   }
   s["schedule"] = schedule;
+  s["t_max_frequencies"] = frontier.all_slowest_clocks_mhz();
   nlohmann::json models = nlohmann::json::array();
   for (const pfo::OperationModel& m : frontier.models()) {
     nlohmann::json clocks = nlohmann::json::array();
@@ -161,6 +167,36 @@ Result<std::vector<PlanRecord>> read_plans(const fs::path& dir, long keep) {
   if (plans.empty())
     return fail(ErrorCode::kInvalidArgument, (dir / "plans.jsonl").string() + " holds no plans");
   return plans;
+}
+
+Result<PlanFolder> read_plan_folder(const fs::path& dir) {
+  const fs::path path = dir / "summary.json";
+  std::ifstream in(path);
+  auto summary = nlohmann::json::parse(in, nullptr, false);
+  if (!in.is_open() || summary.is_discarded() || !summary.is_object()) {
+    return fail(ErrorCode::kNotFound,
+                "cannot read " + path.string() + " (pass the --out folder of `zeus pfo plan`)");
+  }
+  if (!summary.contains("t_max_plan") || !summary.contains("t_max_frequencies")) {
+    return fail(ErrorCode::kInvalidArgument,
+                path.string() +
+                    " has no t_max_plan: it was written by an older `zeus pfo plan`, which left "
+                    "out the schedule with every instruction at its slowest clock; plan again");
+  }
+  PlanFolder folder;
+  try {
+    folder.stages = summary.at("stages");
+    folder.microbatches = summary.at("microbatches");
+    folder.schedule = summary.at("schedule").get<std::vector<std::vector<std::string>>>();
+    const nlohmann::json& t_max = summary.at("t_max_plan");
+    folder.t_max.time_s = t_max.at("time_s").get<double>();
+    folder.t_max.energy_j = t_max.at("energy_j").get<double>();
+    folder.t_max.frequencies = summary.at("t_max_frequencies").get<std::vector<std::vector<int>>>();
+  } catch (const nlohmann::json::exception& e) {
+    return fail(ErrorCode::kInvalidArgument,
+                path.string() + " is damaged (" + e.what() + "); plan again");
+  }
+  return folder;
 }
 
 }  // namespace zeus::cli

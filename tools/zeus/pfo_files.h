@@ -3,7 +3,9 @@
 //   plans.jsonl    one object per plan: {"index", "time", "energy", "frequencies": [[MHz per
 //                  instruction in execution order] per stage]};
 //   summary.json   options, T_max/T_min/T*, the all-max-clock baseline and saving, the schedule
-//                  (instruction names per stage) and each operation's options and fit;
+//                  (instruction names per stage), the T_max schedule's clocks (every instruction
+//                  at its slowest: a candidate apart from the plans) and each operation's options
+//                  and fit;
 //   schedule JSON  (pfo choose) {"time", "energy", "stages", "microbatches", "frequencies":
 //                  [[["forward"|"backward", MHz], ...] per stage]}: Zeus's PointSolution shape.
 // Writing goes to a temporary folder renamed into place, so a failure leaves no partial DIR.
@@ -40,5 +42,14 @@ struct PlanRecord {
 
 // Reads plans.jsonl (every plan's time and energy; the frequencies of plan `keep` only, -1 none).
 Result<std::vector<PlanRecord>> read_plans(const std::filesystem::path& dir, long keep = -1);
+
+// What `zeus pfo choose` takes from summary.json.
+struct PlanFolder {
+  nlohmann::json stages;
+  nlohmann::json microbatches;
+  std::vector<std::vector<std::string>> schedule;  // instruction names per stage
+  PlanRecord t_max;  // every instruction at its slowest clock (not a row of plans.jsonl)
+};
+Result<PlanFolder> read_plan_folder(const std::filesystem::path& dir);
 
 }  // namespace zeus::cli

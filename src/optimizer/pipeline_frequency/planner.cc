@@ -118,6 +118,17 @@ Result<Frontier> FrontierBuilder::build(const StageProfile& profile, const Plann
     }
   }
   const std::size_t n = operation_of.size();
+  // The plan of `durations` that takes `quant_time` units.
+  auto point_of = [&](const std::vector<int64_t>& durations, int64_t quant_time) {
+    FrontierPoint point;
+    point.quant_time = quant_time;
+    point.time_s = static_cast<double>(quant_time) * options.unit_time_s;
+    for (std::size_t i = 0; i < n; ++i)
+      point.effective_energy_j += operation_of[i]->cost(durations[i]);
+    point.energy_j =
+        point.effective_energy_j + options.num_stages * point.time_s * options.p2p_power_w;
+    return point;
+  };
 
   const PipelineDag dag(frontier.schedule_);
   std::vector<int> critical;
@@ -127,6 +138,7 @@ Result<Frontier> FrontierBuilder::build(const StageProfile& profile, const Plann
   for (std::size_t i = 0; i < n; ++i) durations[i] = operation_of[i]->max_quant_time;
   frontier.max_quant_time_ = dag.critical_arcs(durations, critical);
   frontier.initial_durations_ = durations;
+  frontier.all_slowest_ = point_of(durations, frontier.max_quant_time_);
   frontier.change_offsets_.push_back(0);
   const int64_t total_steps = frontier.max_quant_time_ - frontier.min_quant_time_;
   if (total_steps > kMaxSteps) {
@@ -145,13 +157,7 @@ Result<Frontier> FrontierBuilder::build(const StageProfile& profile, const Plann
     for (int inst : result.slowed_down)
       frontier.changes_.push_back({static_cast<uint32_t>(inst), +1});
     frontier.change_offsets_.push_back(frontier.changes_.size());
-    FrontierPoint point;
-    point.quant_time = dag.critical_arcs(durations, critical);
-    point.time_s = static_cast<double>(point.quant_time) * options.unit_time_s;
-    for (std::size_t i = 0; i < n; ++i)
-      point.effective_energy_j += operation_of[i]->cost(durations[i]);
-    point.energy_j =
-        point.effective_energy_j + options.num_stages * point.time_s * options.p2p_power_w;
+    FrontierPoint point = point_of(durations, dag.critical_arcs(durations, critical));
     point.cost_change_j = result.cost_change;
     frontier.points_.push_back(point);
     if (progress) progress(static_cast<int64_t>(frontier.points_.size()), total_steps);
