@@ -11,6 +11,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "output_path.h"
 #include "pfo_files.h"
 #include "zeus/pfo_plan_choice.h"
 #include "zeus/pfo_planner.h"
@@ -71,6 +72,7 @@ void run_plan(const PlanArgs& args) {
   options.pareto =
       args.pareto == "effective" ? pfo::ParetoEnergy::kEffective : pfo::ParetoEnergy::kMeasured;
   value_or_die(pfo::validate_planner_options(profile, options));
+  value_or_die(output_folder("--out", args.out));  // before the work
   const bool tty = isatty(STDERR_FILENO) != 0 && !args.json;
   auto frontier = pfo::plan_frontier(profile, options,
                                      tty ? pfo::PlanProgress(draw_progress) : pfo::PlanProgress());
@@ -166,15 +168,7 @@ void run_choose(const ChooseArgs& args, CLI::App& command) {
       {"frequencies", frequencies}};
   const fs::path out =
       args.out.empty() ? fs::path(args.plans) / "schedule.json" : fs::path(args.out);
-  const fs::path temp = out.string() + ".tmp";
-  {
-    std::ofstream file(temp);
-    file << schedule.dump() << "\n";
-    if (!file) die("cannot write " + temp.string());
-  }
-  std::error_code ec;
-  fs::rename(temp, out, ec);
-  if (ec) die("cannot write " + out.string() + ": " + ec.message());
+  value_or_die(write_schedule_file(out, schedule));
   if (args.json) {
     nlohmann::json printed = schedule;
     printed["schedule_file"] = out.string();

@@ -26,9 +26,13 @@ namespace zeus::cli {
 // Shortest decimal text that reads back to the same double (as Python's repr).
 std::string shortest_double(double value);
 
-// Writes the three files of a frontier into `dir` (which must not exist or be empty).
+// Writes the three files of a frontier into `dir` (which must not exist or be an empty folder:
+// output_folder() of output_path.h says why not).
 Result<void> write_plan_files(const std::filesystem::path& dir, const pfo::Frontier& frontier,
                               const nlohmann::json& summary);
+
+// Writes a schedule file (pfo choose) to `path`, a new or regular file, by rename.
+Result<void> write_schedule_file(const std::filesystem::path& path, const nlohmann::json& schedule);
 
 // summary.json's content.
 nlohmann::json plan_summary(const pfo::Frontier& frontier, const pfo::StageProfile& profile,
