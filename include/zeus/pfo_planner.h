@@ -106,10 +106,34 @@ struct PlannerOptions {
   std::map<std::pair<int, InstructionKind>, ExponentialCost> injected_costs;
 };
 
-// Checks the options (and the unit against the profile's fastest instruction); the message names
-// the offending option as the CLI spells it (--stages, --microbatches, --p2p-power, --unit,
-// --noise).
+// Checks the options (and the unit against the profile's fastest instruction, and stages x
+// microbatches against kMaxPlanInstructions); the message names the offending option as the CLI
+// spells it (--stages, --microbatches, --p2p-power, --unit, --noise).
 Result<void> validate_planner_options(const StageProfile& profile, const PlannerOptions& options);
+
+// Bounds on the planner's work, beyond which it refuses (kInvalidArgument naming the bound and
+// the fix) instead of running for hours or filling memory and disk. Each plan is one step: a
+// critical-path pass over every instruction and two max-flows, and one line of every
+// instruction's clock in plans.jsonl (~5 bytes each).
+inline constexpr int64_t kMaxPlanInstructions = 200'000;  // 2 x stages x microbatches
+inline constexpr int64_t kMaxPlans = 5'000'000;           // (T_max - T_min) / unit
+inline constexpr int64_t kMaxPlanWork = 1'000'000'000;    // instructions x plans
+// Roughly the CPU time of one instruction-plan (measured on one core of a shared 2-core x86
+// machine: kMaxPlanWork takes a few minutes), for the estimate in check_plan_size's message.
+inline constexpr double kSecondsPerPlanWork = 2e-7;
+
+// The size of a planning job.
+struct PlanSize {
+  int64_t instructions = 0;  // per iteration: 2 x stages x microbatches
+  int64_t plans = 0;         // about (T_max - T_min) / unit: the steps the planner takes
+  int64_t work() const { return instructions * plans; }
+};
+// The size of planning `options` on `profile`, from the quantised clocks alone (no fit, no
+// step): fast, to refuse a job before it starts. Fails as validate_planner_options does.
+Result<PlanSize> plan_size(const StageProfile& profile, const PlannerOptions& options);
+// kInvalidArgument when `size` is beyond kMaxPlans or kMaxPlanWork (kMaxPlanInstructions is
+// validate_planner_options's), naming the bound and the fix.
+Result<void> check_plan_size(const PlanSize& size);
 
 // One plan of the frontier.
 struct FrontierPoint {
@@ -182,7 +206,8 @@ class Frontier {
 // Progress of plan_frontier: steps done and the expected total (T_max - T_min).
 using PlanProgress = std::function<void(int64_t done, int64_t total)>;
 
-// Computes the frontier. Deterministic; the same inputs give the same bits.
+// Computes the frontier. Deterministic; the same inputs give the same bits. Refuses jobs beyond
+// the bounds above (check_plan_size) before the first step.
 Result<Frontier> plan_frontier(const StageProfile& profile, const PlannerOptions& options,
                                const PlanProgress& progress = {});
 

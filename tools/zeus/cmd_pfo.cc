@@ -4,8 +4,10 @@
 //                    written as the schedule file the pipeline frequency server serves
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -30,7 +32,15 @@ struct PlanArgs {
   std::string pareto = "measured";
   std::string out;
   bool json = false;
+  double progress_every_s = 5.0;
 };
+
+// The value of a Result, or a usage error (exit 2) with its message.
+template <typename T>
+T value_or_usage_error(Result<T> result) {
+  if (!result) die(result.error().message, 2);
+  if constexpr (!std::is_void_v<T>) return std::move(*result);
+}
 
 struct ChooseArgs {
   std::string plans;
@@ -41,18 +51,60 @@ struct ChooseArgs {
   bool json = false;
 };
 
-void draw_progress(int64_t done, int64_t total) {
-  static int64_t last = -1;
-  const int64_t width = 40;
-  const int64_t filled = total > 0 ? std::min(width, done * width / total) : width;
-  if (filled == last && done < total) return;
-  last = filled;
-  std::fprintf(stderr, "\rplanning [%s%s] %lld/~%lld plans",
-               std::string(static_cast<std::size_t>(filled), '#').c_str(),
-               std::string(static_cast<std::size_t>(width - filled), ' ').c_str(),
-               static_cast<long long>(done), static_cast<long long>(total));
-  std::fflush(stderr);
-}
+// The planner's progress on stderr: a bar redrawn in place on a terminal; otherwise (a log file,
+// a pipe) one line every `interval_s` seconds, and a last line when any was written.
+class PlanProgressReport {
+ public:
+  PlanProgressReport(bool terminal, double interval_s)
+      : terminal_(terminal),
+        interval_s_(interval_s),
+        start_(std::chrono::steady_clock::now()),
+        next_line_s_(interval_s) {}
+
+  void operator()(int64_t done, int64_t total) {
+    if (terminal_) return draw_bar(done, total);
+    const double elapsed = seconds_since_start();
+    if (elapsed < next_line_s_) return;
+    next_line_s_ = elapsed + interval_s_;
+    lines_ = true;
+    std::fprintf(stderr, "zeus: planning: %lld of about %lld plans, %.0f s\n",
+                 static_cast<long long>(done), static_cast<long long>(total), elapsed);
+    std::fflush(stderr);
+  }
+
+  // After the planner returned.
+  void finish(int64_t plans) {
+    if (terminal_) {
+      std::fprintf(stderr, "\r%*s\r", 70, "");
+    } else if (lines_) {
+      std::fprintf(stderr, "zeus: planning: %lld plans in %.0f s\n", static_cast<long long>(plans),
+                   seconds_since_start());
+    }
+  }
+
+ private:
+  double seconds_since_start() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  void draw_bar(int64_t done, int64_t total) {
+    const int64_t width = 40;
+    const int64_t filled = total > 0 ? std::min(width, done * width / total) : width;
+    if (filled == last_filled_ && done < total) return;
+    last_filled_ = filled;
+    std::fprintf(stderr, "\rplanning [%s%s] %lld/~%lld plans",
+                 std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                 std::string(static_cast<std::size_t>(width - filled), ' ').c_str(),
+                 static_cast<long long>(done), static_cast<long long>(total));
+    std::fflush(stderr);
+  }
+
+  bool terminal_;
+  double interval_s_;
+  std::chrono::steady_clock::time_point start_;
+  double next_line_s_;  // when the next line is due: short plans print none
+  bool lines_ = false;
+  int64_t last_filled_ = -1;
+};
 
 void run_plan(const PlanArgs& args) {
   std::ifstream in(args.profile);
@@ -71,12 +123,14 @@ void run_plan(const PlanArgs& args) {
   options.noise_factor = args.noise;
   options.pareto =
       args.pareto == "effective" ? pfo::ParetoEnergy::kEffective : pfo::ParetoEnergy::kMeasured;
-  value_or_die(pfo::validate_planner_options(profile, options));
-  value_or_die(output_folder("--out", args.out));  // before the work
-  const bool tty = isatty(STDERR_FILENO) != 0 && !args.json;
-  auto frontier = pfo::plan_frontier(profile, options,
-                                     tty ? pfo::PlanProgress(draw_progress) : pfo::PlanProgress());
-  if (tty) std::fprintf(stderr, "\r%*s\r", 70, "");
+  // Before any work: options out of range and jobs beyond the planner's bounds are usage errors.
+  value_or_usage_error(pfo::validate_planner_options(profile, options));
+  const pfo::PlanSize size = value_or_die(pfo::plan_size(profile, options));
+  value_or_usage_error(pfo::check_plan_size(size));
+  value_or_die(output_folder("--out", args.out));
+  PlanProgressReport progress(isatty(STDERR_FILENO) != 0 && !args.json, args.progress_every_s);
+  auto frontier = pfo::plan_frontier(profile, options, std::ref(progress));
+  progress.finish(frontier ? static_cast<int64_t>(frontier->points().size()) : 0);
   if (!frontier) die(frontier.error().message);
   if (frontier->points().empty())
     die("the profile leaves nothing to plan: no plan is faster than every instruction at its "
@@ -214,7 +268,15 @@ void add_pfo_command(CLI::App& app) {
                                        "slowest useful clock down to the fastest, the plan of "
                                        "least energy. Writes DIR/frontier.csv\n"
                                        "(time,energy), DIR/plans.jsonl (clocks per plan) and "
-                                       "DIR/summary.json; prints T_max, T*, T_min.");
+                                       "DIR/summary.json; prints T_max, T*, T_min.\n"
+                                       "Bounds: at most " +
+                                           std::to_string(pfo::kMaxPlanInstructions) +
+                                           " instructions (2 x stages x microbatches) and " +
+                                           std::to_string(pfo::kMaxPlanWork) +
+                                           " instruction-plans\n(instructions x (T_max - T_min) "
+                                           "/ unit: the work, and 5 bytes each of plans.jsonl); "
+                                           "beyond them\na usage error (exit 2) before any "
+                                           "work. Progress goes to stderr.");
   plan->add_option("--profile", plan_args->profile,
                    "stage profile CSV: stage,instruction,frequency,time,energy (Zeus 0.16's rank "
                    "columns allowed)")
@@ -243,6 +305,13 @@ void add_pfo_command(CLI::App& app) {
       ->capture_default_str();
   plan->add_option("--out", plan_args->out, "output folder (new or empty)")->required();
   plan->add_flag("--json", plan_args->json, "print the summary as JSON (keys: docs/perseus.md)");
+  add_parsed_option(
+      *plan, "--progress-every", plan_args->progress_every_s,
+      [](const std::string& text) {
+        return parse_seconds(text, "--progress-every", {.min_s = 0.0, .zero_allowed = true});
+      },
+      "when stderr is not a terminal, seconds between progress lines (default 5; 0 = every "
+      "plan)");
   plan->callback([plan_args] { run_plan(*plan_args); });
 
   auto choose_args = std::make_shared<ChooseArgs>();

@@ -160,18 +160,9 @@ TEST(PlanChoice, B1AllSlowestScheduleIsACandidateOfEveryRule) {
 // energy e'(q) = 100 exp(-0.3 (q - 10)) + 50, blocking power 10 W. Energy falls all the way to
 // T_max = 56 units (every instruction at q = 14): E = 4 e'(14) + 2 * 0.056 * 10 = 321.5977 J.
 TEST(PlanChoice, B1AllSlowestIsTStarOfTheTinyProfile) {
-  const double blocking_w = 10.0;
-  const std::pair<int, int> clocks[] = {{10, 1410}, {11, 1300}, {12, 1200}, {13, 1100}, {14, 1000}};
-  auto effective = [](int q) { return 100.0 * std::exp(-0.3 * (q - 10)) + 50.0; };
-  StageProfile profile;
-  for (int stage = 0; stage < 2; ++stage) {
-    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
-      for (const auto& [q, mhz] : clocks) {
-        const double time_s = q * 0.001 + 1e-7;
-        profile.rows.push_back({stage, kind, mhz, time_s, effective(q) + blocking_w * time_s});
-      }
-    }
-  }
+  const double blocking_w = testing::kTinyBlockingW;
+  auto effective = testing::tiny_effective_energy_j;
+  const StageProfile profile = testing::tiny_profile();
   PlannerOptions options;
   options.num_stages = 2;
   options.num_microbatches = 1;
