@@ -1,18 +1,25 @@
 // Choosing a plan from the Perseus frontier (docs/perseus.md), and the energy accounting that
-// compares plans with the GPUs' default behaviour.
+// compares plans with the GPUs' default behaviour. The candidates are the frontier's plans and,
+// apart from them, the all-slowest schedule (every instruction at its slowest clock, T_max),
+// which the frontier does not list but which costs least when slower clocks save more than the
+// blocking power adds.
 //   - No straggler ("0 % slowdown"): the fastest plan, T_min.
-//   - A slowdown budget x: the least-energy plan with T <= (1 + x) * T_min.
-//   - A straggler finishing at T' (every other pipeline waits for it): the least-energy plan
-//     with T <= T' — the slowest plan not past T' while T' <= T*, and the T* plan beyond (going
+//   - A slowdown budget x: the least-energy candidate with T <= (1 + x) * T_min.
+//   - A straggler finishing at T' (every other pipeline waits for it): the least-energy
+//     candidate with T <= T' — the slowest one not past T' while T' <= T*, and T* beyond (going
 //     slower than T* only adds blocking energy).
-// Units: seconds, joules, watts. Pure functions over the frontier's points (slowest first).
-// Failure: kInvalidArgument for an empty frontier or a bad budget, naming the fix.
+//   - T*: the least-energy candidate of all.
+// Ties go to the slower candidate. Units: seconds, joules, watts. Pure functions.
+// Failure: kInvalidArgument for a bad budget or straggler time, naming the fix.
 //
-//   auto index = zeus::pfo::plan_for_straggler(frontier.points(), /*straggler_time_s=*/3.3);
-//   auto clocks = frontier.clocks_mhz(*index);
+//   auto choice = zeus::pfo::plan_for_straggler(zeus::pfo::plan_candidates(frontier), 3.3);
+//   auto clocks = choice->plan ? frontier.clocks_mhz(*choice->plan)
+//                              : frontier.all_slowest_clocks_mhz();
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "zeus/pfo_planner.h"
@@ -21,16 +28,29 @@
 
 namespace zeus::pfo {
 
-// The fastest plan (the last point).
-Result<std::size_t> fastest_plan(const std::vector<FrontierPoint>& points);
-// The plan of least energy overall: T*.
-Result<std::size_t> min_energy_plan(const std::vector<FrontierPoint>& points);
-// The least-energy plan with T <= (1 + slowdown) * T_min; slowdown >= 0.
-Result<std::size_t> plan_within_slowdown(const std::vector<FrontierPoint>& points, double slowdown);
-// The least-energy plan with T <= straggler_time_s; when T' is shorter than every plan, the
+// What a plan choice picks among.
+struct PlanCandidates {
+  FrontierPoint all_slowest;             // every instruction at its slowest clock: T_max
+  std::span<const FrontierPoint> plans;  // the frontier, slowest (T_max - unit) first
+};
+// The candidates of `frontier` (which must outlive them).
+PlanCandidates plan_candidates(const Frontier& frontier);
+
+// A chosen candidate.
+struct PlanChoice {
+  std::optional<std::size_t> plan;  // the frontier plan's index; empty for the all-slowest schedule
+  FrontierPoint point;              // its time and energy
+};
+
+// The fastest plan: the frontier's last (the all-slowest schedule when the frontier is empty).
+PlanChoice fastest_plan(const PlanCandidates& candidates);
+// The candidate of least energy overall: T*.
+PlanChoice min_energy_plan(const PlanCandidates& candidates);
+// The least-energy candidate with T <= (1 + slowdown) * T_min; slowdown >= 0.
+Result<PlanChoice> plan_within_slowdown(const PlanCandidates& candidates, double slowdown);
+// The least-energy candidate with T <= straggler_time_s; when T' is shorter than every plan, the
 // fastest plan (the pipeline cannot go faster than T_min).
-Result<std::size_t> plan_for_straggler(const std::vector<FrontierPoint>& points,
-                                       double straggler_time_s);
+Result<PlanChoice> plan_for_straggler(const PlanCandidates& candidates, double straggler_time_s);
 
 // Energy of one pipeline iteration with every instruction at its highest profiled clock and
 // the blocking power filling each stage's idle time up to `iteration_time_s` (the authors'

@@ -12,8 +12,11 @@
 //      instructions sped up and some slowed back down; until nothing can be shortened (T_min).
 // Plan energy E = sum of e'(d_i) + N_stages * T * P_b (blocking power while stages wait).
 // Each plan gives every instruction the slowest profiled clock whose quantised time fits its
-// planned duration. The frontier runs from T_max - unit (slowest first) to T_min; its energy is
-// U-shaped with the minimum at T* (going slower than T* only adds blocking energy).
+// planned duration. The frontier runs from T_max - unit (slowest first) to T_min, as the authors'
+// planner's does; the schedule with every instruction at its slowest clock (T_max itself) is kept
+// apart, as all_slowest(). Energy is U-shaped in T with the minimum at T* (going slower than T*
+// only adds blocking energy), and T* may be T_max itself: choose plans with zeus/pfo_plan_choice.h,
+// which weighs both.
 // Units: seconds, joules, watts, MHz.
 // Thread-safety: pure functions and values; deterministic (no clock, no I/O, no globals).
 // Failure: kInvalidArgument for bad options or a profile that cannot be planned, naming the fix.
@@ -103,10 +106,34 @@ struct PlannerOptions {
   std::map<std::pair<int, InstructionKind>, ExponentialCost> injected_costs;
 };
 
-// Checks the options (and the unit against the profile's fastest instruction); the message names
-// the offending option as the CLI spells it (--stages, --microbatches, --p2p-power, --unit,
-// --noise).
+// Checks the options (and the unit against the profile's fastest instruction, and stages x
+// microbatches against kMaxPlanInstructions); the message names the offending option as the CLI
+// spells it (--stages, --microbatches, --p2p-power, --unit, --noise).
 Result<void> validate_planner_options(const StageProfile& profile, const PlannerOptions& options);
+
+// Bounds on the planner's work, beyond which it refuses (kInvalidArgument naming the bound and
+// the fix) instead of running for hours or filling memory and disk. Each plan is one step: a
+// critical-path pass over every instruction and two max-flows, and one line of every
+// instruction's clock in plans.jsonl (~5 bytes each).
+inline constexpr int64_t kMaxPlanInstructions = 200'000;  // 2 x stages x microbatches
+inline constexpr int64_t kMaxPlans = 5'000'000;           // (T_max - T_min) / unit
+inline constexpr int64_t kMaxPlanWork = 1'000'000'000;    // instructions x plans
+// Roughly the CPU time of one instruction-plan (measured on one core of a shared 2-core x86
+// machine: kMaxPlanWork takes a few minutes), for the estimate in check_plan_size's message.
+inline constexpr double kSecondsPerPlanWork = 2e-7;
+
+// The size of a planning job.
+struct PlanSize {
+  int64_t instructions = 0;  // per iteration: 2 x stages x microbatches
+  int64_t plans = 0;         // about (T_max - T_min) / unit: the steps the planner takes
+  int64_t work() const { return instructions * plans; }
+};
+// The size of planning `options` on `profile`, from the quantised clocks alone (no fit, no
+// step): fast, to refuse a job before it starts. Fails as validate_planner_options does.
+Result<PlanSize> plan_size(const StageProfile& profile, const PlannerOptions& options);
+// kInvalidArgument when `size` is beyond kMaxPlans or kMaxPlanWork (kMaxPlanInstructions is
+// validate_planner_options's), naming the bound and the fix.
+Result<void> check_plan_size(const PlanSize& size);
 
 // One plan of the frontier.
 struct FrontierPoint {
@@ -131,6 +158,9 @@ class Frontier {
  public:
   const PlannerOptions& options() const { return options_; }
   const std::vector<FrontierPoint>& points() const { return points_; }
+  // Every instruction at its slowest option: T_max. Not one of points() (the frontier starts one
+  // unit faster), yet a candidate for every plan choice.
+  const FrontierPoint& all_slowest() const { return all_slowest_; }
   // Per stage, its instructions in execution order.
   const std::vector<std::vector<PipelineInstruction>>& schedule() const { return schedule_; }
   const OperationModel& model(int stage, InstructionKind kind) const;
@@ -145,6 +175,8 @@ class Frontier {
   std::vector<std::vector<int64_t>> durations(std::size_t index) const;
   // The SM clock (MHz) of every instruction of plan `index`, per stage in execution order.
   std::vector<std::vector<int>> clocks_mhz(std::size_t index) const;
+  // The SM clock (MHz) of every instruction of the all-slowest schedule (T_max).
+  std::vector<std::vector<int>> all_slowest_clocks_mhz() const;
   // Calls fn(index, clocks) for every plan in order, slowest first, in one pass.
   void for_each_plan(
       const std::function<void(std::size_t, const std::vector<std::vector<int>>&)>& fn) const;
@@ -162,6 +194,7 @@ class Frontier {
   std::vector<std::vector<PipelineInstruction>> schedule_;
   std::vector<OperationModel> models_;  // stage-major, forward then backward
   std::vector<FrontierPoint> points_;
+  FrontierPoint all_slowest_;
   std::vector<int64_t> initial_durations_;  // flat, every instruction at its slowest option
   std::vector<Change> changes_;
   std::vector<std::size_t> change_offsets_;  // plan i's changes: [offsets[i], offsets[i+1])
@@ -173,7 +206,8 @@ class Frontier {
 // Progress of plan_frontier: steps done and the expected total (T_max - T_min).
 using PlanProgress = std::function<void(int64_t done, int64_t total)>;
 
-// Computes the frontier. Deterministic; the same inputs give the same bits.
+// Computes the frontier. Deterministic; the same inputs give the same bits. Refuses jobs beyond
+// the bounds above (check_plan_size) before the first step.
 Result<Frontier> plan_frontier(const StageProfile& profile, const PlannerOptions& options,
                                const PlanProgress& progress = {});
 

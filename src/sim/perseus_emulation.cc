@@ -116,16 +116,21 @@ Result<PerseusConfigResult> evaluate(const pfo::StageProfile& profile, const std
   if (!frontier) return fail(frontier.error());
   out.plan_seconds = now_s ? now_s() - started : 0.0;
   const auto& points = frontier->points();
-  auto star = pfo::min_energy_plan(points);
-  if (!star) return fail(star.error());
+  if (points.empty()) {
+    return fail(ErrorCode::kInvalidArgument, "the frontier of " + model + " on " + gpu +
+                                                 " has no plans (every instruction has "
+                                                 "one useful clock)");
+  }
+  const pfo::PlanCandidates candidates = pfo::plan_candidates(*frontier);
+  const pfo::PlanChoice star = pfo::min_energy_plan(candidates);
   out.num_plans = points.size();
   out.frontier = points;
   out.t_max_s = static_cast<double>(frontier->max_quant_time()) * constants->unit_s;
   out.t_min_s = points.back().time_s;
-  out.t_star_s = points[*star].time_s;
+  out.t_star_s = star.point.time_s;
   out.e_first_j = points.front().energy_j;
   out.e_min_time_j = points.back().energy_j;
-  out.e_star_j = points[*star].energy_j;
+  out.e_star_j = star.point.energy_j;
   out.baseline_energy_j = pfo::all_max_clock_energy_j(profile, frontier->schedule(),
                                                       constants->p2p_power_w, out.t_min_s);
   out.intrinsic_saving = 1.0 - out.e_min_time_j / out.baseline_energy_j;
@@ -155,14 +160,14 @@ Result<PerseusConfigResult> evaluate(const pfo::StageProfile& profile, const std
                                     slowdown,          out.t_min_s, out.baseline_energy_j};
     const double baseline =
         pfo::straggler_total_energy_j(scenario, out.t_min_s, out.baseline_energy_j);
-    auto chosen = pfo::plan_for_straggler(points, straggler_time);
+    auto chosen = pfo::plan_for_straggler(candidates, straggler_time);
     if (!chosen) return fail(chosen.error());
-    row.plan_time_s = points[*chosen].time_s;
+    row.plan_time_s = chosen->point.time_s;
     pfo::StragglerScenario perseus = scenario;
     perseus.straggler_energy_j = out.e_min_time_j;  // the straggler runs Perseus's fastest plan
     row.perseus_saving =
-        1.0 - pfo::straggler_total_energy_j(perseus, row.plan_time_s, points[*chosen].energy_j) /
-                  baseline;
+        1.0 -
+        pfo::straggler_total_energy_j(perseus, row.plan_time_s, chosen->point.energy_j) / baseline;
     if (out.envpipe_energy_j > 0.0) {
       pfo::StragglerScenario envpipe_case = scenario;
       envpipe_case.straggler_energy_j =

@@ -1,6 +1,7 @@
 #include "cli_util.h"
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -47,6 +48,10 @@ std::string gpu_backend_reasons(const Devices& devices) {
 std::string format_fixed(double value, int decimals) {
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), "%.*f", decimals, value);
+  // A negative value that rounds to zero prints as "-0.00"; zero has no sign.
+  if (buffer[0] == '-' && std::strspn(buffer + 1, "0.") == std::strlen(buffer + 1)) {
+    return buffer + 1;
+  }
   return buffer;
 }
 

@@ -62,7 +62,8 @@ Devices discover_or_die(bool want_gpus = true, bool want_cpus = true);
 // Why no GPU backend was used: "nvml: <reason>; amd: <reason>".
 std::string gpu_backend_reasons(const Devices& devices);
 
-// "%.3f"-style formatting without iostream state.
+// "%.3f"-style formatting without iostream state; a value that rounds to zero prints without a
+// minus sign.
 std::string format_fixed(double value, int decimals);
 
 // `text` right-aligned in `width` columns (at least one leading space).

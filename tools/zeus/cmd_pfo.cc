@@ -5,13 +5,16 @@
 //   zeus pfo serve   that server (cmd_pfo_serve.cc)
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
 #include "cli_util.h"
 #include "commands.h"
+#include "output_path.h"
 #include "pfo_files.h"
 #include "zeus/pfo_plan_choice.h"
 #include "zeus/pfo_planner.h"
@@ -30,7 +33,15 @@ struct PlanArgs {
   std::string pareto = "measured";
   std::string out;
   bool json = false;
+  double progress_every_s = 5.0;
 };
+
+// The value of a Result, or a usage error (exit 2) with its message.
+template <typename T>
+T value_or_usage_error(Result<T> result) {
+  if (!result) die(result.error().message, 2);
+  if constexpr (!std::is_void_v<T>) return std::move(*result);
+}
 
 struct ChooseArgs {
   std::string plans;
@@ -41,18 +52,60 @@ struct ChooseArgs {
   bool json = false;
 };
 
-void draw_progress(int64_t done, int64_t total) {
-  static int64_t last = -1;
-  const int64_t width = 40;
-  const int64_t filled = total > 0 ? std::min(width, done * width / total) : width;
-  if (filled == last && done < total) return;
-  last = filled;
-  std::fprintf(stderr, "\rplanning [%s%s] %lld/~%lld plans",
-               std::string(static_cast<std::size_t>(filled), '#').c_str(),
-               std::string(static_cast<std::size_t>(width - filled), ' ').c_str(),
-               static_cast<long long>(done), static_cast<long long>(total));
-  std::fflush(stderr);
-}
+// The planner's progress on stderr: a bar redrawn in place on a terminal; otherwise (a log file,
+// a pipe) one line every `interval_s` seconds, and a last line when any was written.
+class PlanProgressReport {
+ public:
+  PlanProgressReport(bool terminal, double interval_s)
+      : terminal_(terminal),
+        interval_s_(interval_s),
+        start_(std::chrono::steady_clock::now()),
+        next_line_s_(interval_s) {}
+
+  void operator()(int64_t done, int64_t total) {
+    if (terminal_) return draw_bar(done, total);
+    const double elapsed = seconds_since_start();
+    if (elapsed < next_line_s_) return;
+    next_line_s_ = elapsed + interval_s_;
+    lines_ = true;
+    std::fprintf(stderr, "zeus: planning: %lld of about %lld plans, %.0f s\n",
+                 static_cast<long long>(done), static_cast<long long>(total), elapsed);
+    std::fflush(stderr);
+  }
+
+  // After the planner returned.
+  void finish(int64_t plans) {
+    if (terminal_) {
+      std::fprintf(stderr, "\r%*s\r", 70, "");
+    } else if (lines_) {
+      std::fprintf(stderr, "zeus: planning: %lld plans in %.0f s\n", static_cast<long long>(plans),
+                   seconds_since_start());
+    }
+  }
+
+ private:
+  double seconds_since_start() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  void draw_bar(int64_t done, int64_t total) {
+    const int64_t width = 40;
+    const int64_t filled = total > 0 ? std::min(width, done * width / total) : width;
+    if (filled == last_filled_ && done < total) return;
+    last_filled_ = filled;
+    std::fprintf(stderr, "\rplanning [%s%s] %lld/~%lld plans",
+                 std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                 std::string(static_cast<std::size_t>(width - filled), ' ').c_str(),
+                 static_cast<long long>(done), static_cast<long long>(total));
+    std::fflush(stderr);
+  }
+
+  bool terminal_;
+  double interval_s_;
+  std::chrono::steady_clock::time_point start_;
+  double next_line_s_;  // when the next line is due: short plans print none
+  bool lines_ = false;
+  int64_t last_filled_ = -1;
+};
 
 void run_plan(const PlanArgs& args) {
   std::ifstream in(args.profile);
@@ -71,11 +124,14 @@ void run_plan(const PlanArgs& args) {
   options.noise_factor = args.noise;
   options.pareto =
       args.pareto == "effective" ? pfo::ParetoEnergy::kEffective : pfo::ParetoEnergy::kMeasured;
-  value_or_die(pfo::validate_planner_options(profile, options));
-  const bool tty = isatty(STDERR_FILENO) != 0 && !args.json;
-  auto frontier = pfo::plan_frontier(profile, options,
-                                     tty ? pfo::PlanProgress(draw_progress) : pfo::PlanProgress());
-  if (tty) std::fprintf(stderr, "\r%*s\r", 70, "");
+  // Before any work: options out of range and jobs beyond the planner's bounds are usage errors.
+  value_or_usage_error(pfo::validate_planner_options(profile, options));
+  const pfo::PlanSize size = value_or_die(pfo::plan_size(profile, options));
+  value_or_usage_error(pfo::check_plan_size(size));
+  value_or_die(output_folder("--out", args.out));
+  PlanProgressReport progress(isatty(STDERR_FILENO) != 0 && !args.json, args.progress_every_s);
+  auto frontier = pfo::plan_frontier(profile, options, std::ref(progress));
+  progress.finish(frontier ? static_cast<int64_t>(frontier->points().size()) : 0);
   if (!frontier) die(frontier.error().message);
   if (frontier->points().empty())
     die("the profile leaves nothing to plan: no plan is faster than every instruction at its "
@@ -86,19 +142,25 @@ void run_plan(const PlanArgs& args) {
     nlohmann::json out = summary;
     out.erase("operations");
     out.erase("schedule");
+    out.erase("t_max_frequencies");
     out["out"] = args.out;
     std::cout << out.dump(2) << "\n";
     return;
   }
   auto line = [](const std::string& name, const nlohmann::json& plan) {
     std::cout << name << format_fixed(plan["time_s"].get<double>(), 4) << " s  "
-              << format_fixed(plan["energy_j"].get<double>(), 1) << " J  (plan "
-              << plan["index"].get<std::size_t>() << ")\n";
+              << format_fixed(plan["energy_j"].get<double>(), 1) << " J  ("
+              << (plan["index"].is_null()
+                      ? std::string("T_max")
+                      : "plan " + std::to_string(plan["index"].get<std::size_t>()))
+              << ")\n";
   };
   std::cout << frontier->points().size() << " plans, " << args.stages << " stages x "
             << args.microbatches << " microbatches, unit " << args.unit_s << " s\n";
-  std::cout << "T_max (every instruction at its slowest clock): "
-            << format_fixed(summary["t_max_s"].get<double>(), 4) << " s\n";
+  std::cout << "T_max (slowest):  "
+            << format_fixed(summary["t_max_plan"]["time_s"].get<double>(), 4) << " s  "
+            << format_fixed(summary["t_max_plan"]["energy_j"].get<double>(), 1)
+            << " J  (every instruction at its slowest clock; not a row of frontier.csv)\n";
   line("slowest plan:     ", summary["slowest_plan"]);
   line("T* (min energy):  ", summary["t_star_plan"]);
   line("T_min (fastest):  ", summary["fastest_plan"]);
@@ -116,30 +178,30 @@ void run_choose(const ChooseArgs& args, CLI::App& command) {
   const int modes = (command.count("--slowdown") > 0) + (command.count("--straggler-time") > 0) +
                     (args.fastest ? 1 : 0);
   if (modes != 1) die("give exactly one of --fastest, --slowdown X, --straggler-time T");
+  const PlanFolder folder = value_or_die(read_plan_folder(args.plans));
   auto all = value_or_die(read_plans(args.plans));
   std::vector<pfo::FrontierPoint> points;
   for (const PlanRecord& p : all) points.push_back({0, p.time_s, 0.0, p.energy_j, 0.0});
-  std::size_t index = 0;
+  const pfo::PlanCandidates candidates{{0, folder.t_max.time_s, 0.0, folder.t_max.energy_j, 0.0},
+                                       points};
+  pfo::PlanChoice choice;
   std::string rule;
   if (args.fastest) {
-    index = value_or_die(pfo::fastest_plan(points));
+    choice = pfo::fastest_plan(candidates);
     rule = "fastest plan (no slowdown)";
   } else if (command.count("--slowdown") > 0) {
-    index = value_or_die(pfo::plan_within_slowdown(points, args.slowdown));
+    choice = value_or_die(pfo::plan_within_slowdown(candidates, args.slowdown));
     rule = "least energy within " + format_fixed(100.0 * args.slowdown, 1) + " % of T_min";
   } else {
-    index = value_or_die(pfo::plan_for_straggler(points, args.straggler_time_s));
+    choice = value_or_die(pfo::plan_for_straggler(candidates, args.straggler_time_s));
     rule = "least energy finishing by the straggler's " + format_fixed(args.straggler_time_s, 4) +
            " s";
   }
-  const PlanRecord chosen = value_or_die(read_plans(args.plans, static_cast<long>(index)))[index];
-  std::ifstream summary_in(fs::path(args.plans) / "summary.json");
-  auto summary = nlohmann::json::parse(summary_in, nullptr, false);
-  if (summary.is_discarded() || !summary.contains("schedule")) {
-    die("cannot read " + (fs::path(args.plans) / "summary.json").string() +
-        " (pass the --out folder of `zeus pfo plan`)");
-  }
-  const auto names = summary["schedule"].get<std::vector<std::vector<std::string>>>();
+  const PlanRecord chosen =
+      choice.plan
+          ? value_or_die(read_plans(args.plans, static_cast<long>(*choice.plan)))[*choice.plan]
+          : folder.t_max;
+  const auto& names = folder.schedule;
   if (names.size() != chosen.frequencies.size())
     die("plans.jsonl and summary.json disagree on the number of stages");
   nlohmann::json frequencies = nlohmann::json::array();
@@ -151,33 +213,30 @@ void run_choose(const ChooseArgs& args, CLI::App& command) {
       stage.push_back({names[s][k], chosen.frequencies[s][k]});
     frequencies.push_back(stage);
   }
-  const nlohmann::json schedule = {{"plan", index},
-                                   {"rule", rule},
-                                   {"time", chosen.time_s},
-                                   {"energy", chosen.energy_j},
-                                   {"stages", summary["stages"]},
-                                   {"microbatches", summary["microbatches"]},
-                                   {"frequencies", frequencies}};
+  const nlohmann::json schedule = {
+      {"plan", choice.plan ? nlohmann::json(*choice.plan) : nlohmann::json(nullptr)},
+      {"rule", rule},
+      {"time", chosen.time_s},
+      {"energy", chosen.energy_j},
+      {"stages", folder.stages},
+      {"microbatches", folder.microbatches},
+      {"frequencies", frequencies}};
   const fs::path out =
       args.out.empty() ? fs::path(args.plans) / "schedule.json" : fs::path(args.out);
-  const fs::path temp = out.string() + ".tmp";
-  {
-    std::ofstream file(temp);
-    file << schedule.dump() << "\n";
-    if (!file) die("cannot write " + temp.string());
-  }
-  std::error_code ec;
-  fs::rename(temp, out, ec);
-  if (ec) die("cannot write " + out.string() + ": " + ec.message());
+  value_or_die(write_schedule_file(out, schedule));
   if (args.json) {
     nlohmann::json printed = schedule;
     printed["schedule_file"] = out.string();
     std::cout << printed.dump() << "\n";
     return;
   }
-  std::cout << "plan " << index << " of " << all.size() << " (" << rule
-            << "): " << format_fixed(chosen.time_s, 4) << " s, " << format_fixed(chosen.energy_j, 1)
-            << " J per iteration\n";
+  std::cout << (choice.plan
+                    ? "plan " + std::to_string(*choice.plan) + " of " + std::to_string(all.size())
+                    : "the T_max schedule (every instruction at its slowest clock; not "
+                      "one of the " +
+                          std::to_string(all.size()) + " plans)")
+            << " (" << rule << "): " << format_fixed(chosen.time_s, 4) << " s, "
+            << format_fixed(chosen.energy_j, 1) << " J per iteration\n";
   for (std::size_t s = 0; s < names.size(); ++s) {
     std::cout << "  stage " << s << ":";
     for (std::size_t k = 0; k < names[s].size() && k < 12; ++k) {
@@ -211,7 +270,15 @@ void add_pfo_command(CLI::App& app) {
                                        "slowest useful clock down to the fastest, the plan of "
                                        "least energy. Writes DIR/frontier.csv\n"
                                        "(time,energy), DIR/plans.jsonl (clocks per plan) and "
-                                       "DIR/summary.json; prints T_max, T*, T_min.");
+                                       "DIR/summary.json; prints T_max, T*, T_min.\n"
+                                       "Bounds: at most " +
+                                           std::to_string(pfo::kMaxPlanInstructions) +
+                                           " instructions (2 x stages x microbatches) and " +
+                                           std::to_string(pfo::kMaxPlanWork) +
+                                           " instruction-plans\n(instructions x (T_max - T_min) "
+                                           "/ unit: the work, and 5 bytes each of plans.jsonl); "
+                                           "beyond them\na usage error (exit 2) before any "
+                                           "work. Progress goes to stderr.");
   plan->add_option("--profile", plan_args->profile,
                    "stage profile CSV: stage,instruction,frequency,time,energy (Zeus 0.16's rank "
                    "columns allowed)")
@@ -240,6 +307,13 @@ void add_pfo_command(CLI::App& app) {
       ->capture_default_str();
   plan->add_option("--out", plan_args->out, "output folder (new or empty)")->required();
   plan->add_flag("--json", plan_args->json, "print the summary as JSON (keys: docs/perseus.md)");
+  add_parsed_option(
+      *plan, "--progress-every", plan_args->progress_every_s,
+      [](const std::string& text) {
+        return parse_seconds(text, "--progress-every", {.min_s = 0.0, .zero_allowed = true});
+      },
+      "when stderr is not a terminal, seconds between progress lines (default 5; 0 = every "
+      "plan)");
   plan->callback([plan_args] { run_plan(*plan_args); });
 
   auto choose_args = std::make_shared<ChooseArgs>();

@@ -2,9 +2,14 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <fstream>
+#include <functional>
 #include <system_error>
+
+#include "cli_parse.h"
+#include "output_path.h"
 
 #include "zeus/pfo_plan_choice.h"
 
@@ -36,19 +41,24 @@ nlohmann::json plan_summary(const pfo::Frontier& frontier, const pfo::StageProfi
   s["stop_reason"] = std::string(pfo::stop_reason_text(frontier.stop_reason()));
   s["t_max_s"] = static_cast<double>(frontier.max_quant_time()) * o.unit_time_s;
   s["t_min_s"] = static_cast<double>(frontier.min_quant_time()) * o.unit_time_s;
+  // A candidate: its row of frontier.csv and plans.jsonl, or null for the T_max schedule.
+  auto reference = [](const pfo::PlanChoice& choice) {
+    return nlohmann::json{
+        {"index", choice.plan ? nlohmann::json(*choice.plan) : nlohmann::json(nullptr)},
+        {"time_s", choice.point.time_s},
+        {"energy_j", choice.point.energy_j}};
+  };
+  const pfo::PlanCandidates candidates = pfo::plan_candidates(frontier);
+  s["t_max_plan"] = reference({std::nullopt, frontier.all_slowest()});
   if (!points.empty()) {
-    const std::size_t star = *pfo::min_energy_plan(points);
+    const pfo::PlanChoice fastest = pfo::fastest_plan(candidates);
     const double baseline = pfo::all_max_clock_energy_j(profile, frontier.schedule(), o.p2p_power_w,
-                                                        points.back().time_s);
-    s["slowest_plan"] = {
-        {"index", 0}, {"time_s", points.front().time_s}, {"energy_j", points.front().energy_j}};
-    s["fastest_plan"] = {{"index", points.size() - 1},
-                         {"time_s", points.back().time_s},
-                         {"energy_j", points.back().energy_j}};
-    s["t_star_plan"] = {
-        {"index", star}, {"time_s", points[star].time_s}, {"energy_j", points[star].energy_j}};
+                                                        fastest.point.time_s);
+    s["slowest_plan"] = reference({0, points.front()});
+    s["fastest_plan"] = reference(fastest);
+    s["t_star_plan"] = reference(pfo::min_energy_plan(candidates));
     s["all_max_clock_energy_j"] = baseline;
-    s["fastest_plan_saving"] = 1.0 - points.back().energy_j / baseline;
+    s["fastest_plan_saving"] = 1.0 - fastest.point.energy_j / baseline;
   }
   nlohmann::json schedule = nlohmann::json::array();
   for (const auto& stage : frontier.schedule()) {
@@ -57,6 +67,7 @@ nlohmann::json plan_summary(const pfo::Frontier& frontier, const pfo::StageProfi
     schedule.push_back(names);
   }
   s["schedule"] = schedule;
+  s["t_max_frequencies"] = frontier.all_slowest_clocks_mhz();
   nlohmann::json models = nlohmann::json::array();
   for (const pfo::OperationModel& m : frontier.models()) {
     nlohmann::json clocks = nlohmann::json::array();
@@ -77,59 +88,110 @@ nlohmann::json plan_summary(const pfo::Frontier& frontier, const pfo::StageProfi
   return s;
 }
 
+namespace {
+
+// Why the last file operation failed: a stream leaves errno as the system call that failed set it
+// (callers clear errno first, so that a failure the system gave no reason for does not read as
+// an older error, or as "Success").
+std::string last_error() {
+  if (errno == 0) return "no reason given by the system";
+  return std::error_code(errno, std::generic_category()).message();
+}
+
+// Writes `path` with `fill`; the failure, with the reason, or "" when it was written.
+std::string write_file(const fs::path& path, const std::function<void(std::ostream&)>& fill) {
+  errno = 0;
+  std::ofstream file(path);
+  if (file) fill(file);
+  if (file) file.close();
+  return file ? std::string() : "cannot write " + path.string() + ": " + last_error();
+}
+
+}  // namespace
+
 Result<void> write_plan_files(const fs::path& dir, const pfo::Frontier& frontier,
                               const nlohmann::json& summary) {
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) {
-    return fail(ErrorCode::kInvalidArgument,
-                "--out " + dir.string() +
-                    " exists and is not empty (choose a new folder; nothing was written)");
-  }
+  auto target = output_folder("--out", dir);
+  if (!target) return fail(target.error());
   const fs::path temp =
-      dir.parent_path() / (dir.filename().string() + ".tmp-" + std::to_string(getpid()));
+      target->parent_path() / (target->filename().string() + ".tmp-" + std::to_string(getpid()));
+  std::error_code ec;
   fs::remove_all(temp, ec);
-  if (!fs::create_directories(temp, ec) || ec) {
+  if (ec) {
     return fail(ErrorCode::kPermissionDenied,
-                "cannot create " + temp.string() + ": " + ec.message());
+                "cannot remove the leftover " + temp.string() + ": " + ec.message());
   }
-  auto cleanup = [&] { fs::remove_all(temp, ec); };
-  {
-    std::ofstream csv(temp / "frontier.csv");
+  fs::create_directories(temp, ec);
+  if (ec) {
+    return fail(
+        ErrorCode::kPermissionDenied,
+        "cannot create " + temp.string() + " (the plans are written there first): " + ec.message());
+  }
+  auto cleanup = [&temp] {
+    std::error_code ignored;
+    fs::remove_all(temp, ignored);
+  };
+  std::string failure = write_file(temp / "frontier.csv", [&](std::ostream& csv) {
     csv << "time,energy\n";
     for (const auto& p : frontier.points())
       csv << shortest_double(p.time_s) << ',' << shortest_double(p.energy_j) << '\n';
-    std::ofstream plans(temp / "plans.jsonl");
-    frontier.for_each_plan([&](std::size_t i, const std::vector<std::vector<int>>& clocks) {
-      const auto& p = frontier.points()[i];
-      plans << nlohmann::json{{"index", i},
-                              {"time", p.time_s},
-                              {"energy", p.energy_j},
-                              {"frequencies", clocks}}
-                   .dump()
-            << '\n';
+  });
+  if (failure.empty()) {
+    failure = write_file(temp / "plans.jsonl", [&](std::ostream& plans) {
+      frontier.for_each_plan([&](std::size_t i, const std::vector<std::vector<int>>& clocks) {
+        const auto& p = frontier.points()[i];
+        plans << nlohmann::json{{"index", i},
+                                {"time", p.time_s},
+                                {"energy", p.energy_j},
+                                {"frequencies", clocks}}
+                     .dump()
+              << '\n';
+      });
     });
-    std::ofstream out(temp / "summary.json");
-    out << summary.dump(2) << '\n';
-    if (!csv || !plans || !out) {
-      cleanup();
-      return fail(ErrorCode::kUnavailable,
-                  "cannot write the plan files under " + temp.string() + " (disk full?)");
-    }
   }
-  if (fs::exists(dir, ec)) fs::remove(dir, ec);  // an empty folder
-  fs::rename(temp, dir, ec);
-  if (ec) {
+  if (failure.empty()) {
+    failure = write_file(temp / "summary.json",
+                         [&](std::ostream& out) { out << summary.dump(2) << '\n'; });
+  }
+  if (!failure.empty()) {
     cleanup();
-    return fail(ErrorCode::kPermissionDenied,
-                "cannot move the plans into " + dir.string() + ": " + ec.message());
+    return fail(ErrorCode::kUnavailable, failure + " (nothing was written to --out)");
+  }
+  // Renaming over an empty folder replaces it.
+  fs::rename(temp, *target, ec);
+  if (ec) {
+    const std::string reason = ec.message();
+    cleanup();
+    return fail(ErrorCode::kPermissionDenied, "cannot move the plans from " + temp.string() +
+                                                  " into " + target->string() + ": " + reason);
+  }
+  return ok();
+}
+
+Result<void> write_schedule_file(const fs::path& path, const nlohmann::json& schedule) {
+  auto target = output_file("--out", path);
+  if (!target) return fail(target.error());
+  const fs::path temp = target->string() + ".tmp-" + std::to_string(getpid());
+  const std::string failure =
+      write_file(temp, [&](std::ostream& file) { file << schedule.dump() << '\n'; });
+  std::error_code ec;
+  if (failure.empty()) fs::rename(temp, *target, ec);
+  if (!failure.empty() || ec) {
+    const std::string reason = failure.empty() ? "cannot move " + temp.string() + " to " +
+                                                     target->string() + ": " + ec.message()
+                                               : failure;
+    fs::remove(temp, ec);
+    return fail(ErrorCode::kPermissionDenied, reason);
   }
   return ok();
 }
 
 Result<std::vector<PlanRecord>> read_plans(const fs::path& dir, long keep) {
+  errno = 0;
   std::ifstream in(dir / "plans.jsonl");
   if (!in) {
-    return fail(ErrorCode::kNotFound, "cannot read " + (dir / "plans.jsonl").string() +
+    return fail(ErrorCode::kNotFound, "cannot read " + (dir / "plans.jsonl").string() + ": " +
+                                          last_error() +
                                           " (pass the --out folder of `zeus pfo plan`)");
   }
   std::vector<PlanRecord> plans;
@@ -161,6 +223,51 @@ Result<std::vector<PlanRecord>> read_plans(const fs::path& dir, long keep) {
   if (plans.empty())
     return fail(ErrorCode::kInvalidArgument, (dir / "plans.jsonl").string() + " holds no plans");
   return plans;
+}
+
+Result<PlanFolder> read_plan_folder(const fs::path& dir) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(dir, ec);
+  if (status.type() != fs::file_type::directory) {
+    const std::string what = status.type() == fs::file_type::not_found ? "does not exist"
+                             : status.type() == fs::file_type::none
+                                 ? "cannot be examined (" + ec.message() + ")"
+                                 : "is " + file_type_words(status.type()) + ", not a folder";
+    return fail(ErrorCode::kNotFound, "--plans '" + echo_value(dir.string()) + "' " + what +
+                                          "; pass the --out folder of `zeus pfo plan`");
+  }
+  const fs::path path = dir / "summary.json";
+  errno = 0;
+  std::ifstream in(path);
+  if (!in.is_open()) {
+    return fail(ErrorCode::kNotFound, "cannot read " + path.string() + ": " + last_error() +
+                                          " (pass the --out folder of `zeus pfo plan`)");
+  }
+  auto summary = nlohmann::json::parse(in, nullptr, false);
+  if (summary.is_discarded() || !summary.is_object()) {
+    return fail(ErrorCode::kInvalidArgument,
+                path.string() + " is not a JSON object (pass the --out folder of `zeus pfo plan`)");
+  }
+  if (!summary.contains("t_max_plan") || !summary.contains("t_max_frequencies")) {
+    return fail(ErrorCode::kInvalidArgument,
+                path.string() +
+                    " has no t_max_plan: it was written by an older `zeus pfo plan`, which left "
+                    "out the schedule with every instruction at its slowest clock; plan again");
+  }
+  PlanFolder folder;
+  try {
+    folder.stages = summary.at("stages");
+    folder.microbatches = summary.at("microbatches");
+    folder.schedule = summary.at("schedule").get<std::vector<std::vector<std::string>>>();
+    const nlohmann::json& t_max = summary.at("t_max_plan");
+    folder.t_max.time_s = t_max.at("time_s").get<double>();
+    folder.t_max.energy_j = t_max.at("energy_j").get<double>();
+    folder.t_max.frequencies = summary.at("t_max_frequencies").get<std::vector<std::vector<int>>>();
+  } catch (const nlohmann::json::exception& e) {
+    return fail(ErrorCode::kInvalidArgument,
+                path.string() + " is damaged (" + e.what() + "); plan again");
+  }
+  return folder;
 }
 
 }  // namespace zeus::cli

@@ -3,7 +3,9 @@
 //   plans.jsonl    one object per plan: {"index", "time", "energy", "frequencies": [[MHz per
 //                  instruction in execution order] per stage]};
 //   summary.json   options, T_max/T_min/T*, the all-max-clock baseline and saving, the schedule
-//                  (instruction names per stage) and each operation's options and fit;
+//                  (instruction names per stage), the T_max schedule's clocks (every instruction
+//                  at its slowest: a candidate apart from the plans) and each operation's options
+//                  and fit;
 //   schedule JSON  (pfo choose) {"time", "energy", "stages", "microbatches", "frequencies":
 //                  [[["forward"|"backward", MHz], ...] per stage]}: Zeus's PointSolution shape.
 // Writing goes to a temporary folder renamed into place, so a failure leaves no partial DIR.
@@ -24,9 +26,13 @@ namespace zeus::cli {
 // Shortest decimal text that reads back to the same double (as Python's repr).
 std::string shortest_double(double value);
 
-// Writes the three files of a frontier into `dir` (which must not exist or be empty).
+// Writes the three files of a frontier into `dir` (which must not exist or be an empty folder:
+// output_folder() of output_path.h says why not).
 Result<void> write_plan_files(const std::filesystem::path& dir, const pfo::Frontier& frontier,
                               const nlohmann::json& summary);
+
+// Writes a schedule file (pfo choose) to `path`, a new or regular file, by rename.
+Result<void> write_schedule_file(const std::filesystem::path& path, const nlohmann::json& schedule);
 
 // summary.json's content.
 nlohmann::json plan_summary(const pfo::Frontier& frontier, const pfo::StageProfile& profile,
@@ -40,5 +46,14 @@ struct PlanRecord {
 
 // Reads plans.jsonl (every plan's time and energy; the frequencies of plan `keep` only, -1 none).
 Result<std::vector<PlanRecord>> read_plans(const std::filesystem::path& dir, long keep = -1);
+
+// What `zeus pfo choose` takes from summary.json.
+struct PlanFolder {
+  nlohmann::json stages;
+  nlohmann::json microbatches;
+  std::vector<std::vector<std::string>> schedule;  // instruction names per stage
+  PlanRecord t_max;  // every instruction at its slowest clock (not a row of plans.jsonl)
+};
+Result<PlanFolder> read_plan_folder(const std::filesystem::path& dir);
 
 }  // namespace zeus::cli

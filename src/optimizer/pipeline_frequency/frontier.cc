@@ -66,6 +66,10 @@ std::vector<std::vector<int>> Frontier::clocks_mhz(std::size_t index) const {
   return clocks_from(flat);
 }
 
+std::vector<std::vector<int>> Frontier::all_slowest_clocks_mhz() const {
+  return clocks_from(initial_durations_);
+}
+
 void Frontier::for_each_plan(
     const std::function<void(std::size_t, const std::vector<std::vector<int>>&)>& fn) const {
   std::vector<int64_t> flat = initial_durations_;

@@ -45,35 +45,69 @@ bool BoundedMinCut::levels_from(int source, int sink) {
   return level_[static_cast<std::size_t>(sink)] >= 0;
 }
 
-double BoundedMinCut::push(int node, int sink, double limit) {
-  if (node == sink) return limit;
-  // Pushes as much as possible through `node` along the level graph (a blocking-flow DFS that
-  // keeps each node's current edge, so no path prefix is walked twice).
-  double pushed = 0.0;
-  auto& edges = adjacency_[static_cast<std::size_t>(node)];
-  const int next_level = level_[static_cast<std::size_t>(node)] + 1;
-  for (std::size_t& i = next_edge_[static_cast<std::size_t>(node)]; i < edges.size(); ++i) {
-    Residual& edge = edges[i];
-    if (edge.capacity <= kAugmentEpsilon || level_[static_cast<std::size_t>(edge.to)] != next_level)
+double BoundedMinCut::blocking_flow(int source, int sink) {
+  // A depth-first search along the level graph that keeps each node's current edge, so that no
+  // path prefix is walked twice. Written with an explicit stack of frames (an augmenting path is
+  // as long as the critical path, which grows with the microbatches): frame k pushes at most
+  // `limit` through its node; a child's result returns to its parent as `returned`. The
+  // arithmetic, and its order, is that of the plain recursive form.
+  constexpr double kUnlimited = std::numeric_limits<double>::infinity();
+  frames_.clear();
+  frames_.push_back({source, kUnlimited, 0.0});
+  double returned = 0.0;
+  bool child_returned = false;
+  while (!frames_.empty()) {
+    Frame& frame = frames_.back();
+    if (frame.node == sink) {
+      returned = frame.limit;
+      frames_.pop_back();
+      child_returned = true;
       continue;
-    const double want = std::min(limit - pushed, edge.capacity);
-    const double got = push(edge.to, sink, want);
-    if (got <= 0.0) continue;
-    edge.capacity -= got;
-    adjacency_[static_cast<std::size_t>(edge.to)][static_cast<std::size_t>(edge.reverse)]
-        .capacity += got;
-    pushed += got;
-    if (pushed >= limit) return pushed;  // keep this edge: it may carry more next time
+    }
+    auto& edges = adjacency_[static_cast<std::size_t>(frame.node)];
+    std::size_t& i = next_edge_[static_cast<std::size_t>(frame.node)];
+    if (child_returned) {
+      child_returned = false;
+      if (returned > 0.0) {
+        Residual& edge = edges[i];
+        edge.capacity -= returned;
+        adjacency_[static_cast<std::size_t>(edge.to)][static_cast<std::size_t>(edge.reverse)]
+            .capacity += returned;
+        frame.pushed += returned;
+        if (frame.pushed >= frame.limit) {  // keep this edge: it may carry more next time
+          returned = frame.pushed;
+          frames_.pop_back();
+          child_returned = true;
+          continue;
+        }
+      }
+      ++i;
+    }
+    const int next_level = level_[static_cast<std::size_t>(frame.node)] + 1;
+    for (; i < edges.size(); ++i) {
+      const Residual& edge = edges[i];
+      if (edge.capacity > kAugmentEpsilon &&
+          level_[static_cast<std::size_t>(edge.to)] == next_level)
+        break;
+    }
+    if (i < edges.size()) {
+      const Frame child{edges[i].to, std::min(frame.limit - frame.pushed, edges[i].capacity), 0.0};
+      frames_.push_back(child);  // `frame` is not used after this
+      continue;
+    }
+    level_[static_cast<std::size_t>(frame.node)] = -1;  // a dead end for the rest of this phase
+    returned = frame.pushed;
+    frames_.pop_back();
+    child_returned = true;
   }
-  level_[static_cast<std::size_t>(node)] = -1;  // a dead end for the rest of this phase
-  return pushed;
+  return returned;
 }
 
 double BoundedMinCut::max_flow(int source, int sink) {
   double total = 0.0;
   while (levels_from(source, sink)) {
     std::fill(next_edge_.begin(), next_edge_.end(), 0);
-    total += push(source, sink, std::numeric_limits<double>::infinity());
+    total += blocking_flow(source, sink);
   }
   return total;
 }

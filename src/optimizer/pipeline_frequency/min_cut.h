@@ -44,13 +44,20 @@ class BoundedMinCut {
   int add(int from, int to, double forward, double backward);
   double max_flow(int source, int sink);
   bool levels_from(int source, int sink);
-  double push(int node, int sink, double limit);
+  // One phase of Dinic: the blocking flow of the level graph; returns the flow pushed.
+  double blocking_flow(int source, int sink);
+  struct Frame {
+    int node;
+    double limit;   // the most this node may pass on
+    double pushed;  // what it has passed on so far
+  };
 
   double tolerance_;
   std::vector<std::vector<Residual>> adjacency_;
   std::vector<int> level_;
   std::vector<std::size_t> next_edge_;
   std::vector<int> queue_;
+  std::vector<Frame> frames_;
   std::vector<double> imbalance_;
   std::vector<int> edge_index_;
 };

@@ -15,13 +15,37 @@ double round_down_to_tolerance(double x) { return python_floordiv(x, kTolerance)
 
 }  // namespace
 
-StepOperation step_operation(const OperationModel& model) {
+StepOperation step_operation(int64_t min_quant_time, int64_t max_quant_time,
+                             const std::function<double(int64_t)>& cost) {
   StepOperation op;
-  op.min_quant_time = model.min_quant_time();
-  op.max_quant_time = model.max_quant_time();
+  op.min_quant_time = min_quant_time;
+  op.max_quant_time = max_quant_time;
   op.first = op.min_quant_time - 1;
-  for (int64_t d = op.first; d <= op.max_quant_time + 1; ++d) op.costs.push_back(model.cost(d));
+  for (int64_t d = op.first; d <= op.max_quant_time + 1; ++d) op.costs.push_back(cost(d));
+  // The arc's flow bounds at duration d: lower = the saving of slowing down, upper = the cost of
+  // speeding up (unbounded where the operation cannot move that way).
+  for (int64_t d = op.min_quant_time; d <= op.max_quant_time; ++d) {
+    double lower = 0.0;
+    double upper = kUnbounded;
+    if (op.min_quant_time == op.max_quant_time) {
+      // Fixed: neither faster nor slower.
+    } else if (d - 1 < op.min_quant_time) {
+      lower = std::abs(op.cost(d) - op.cost(d + 1));
+    } else if (d + 1 > op.max_quant_time) {
+      upper = std::abs(op.cost(d - 1) - op.cost(d));
+    } else {
+      lower = std::abs(op.cost(d) - op.cost(d + 1));
+      upper = std::abs(op.cost(d - 1) - op.cost(d)) + kTolerance;
+    }
+    op.lower_bounds.push_back(round_down_to_tolerance(lower));
+    op.upper_bounds.push_back(round_down_to_tolerance(upper));
+  }
   return op;
+}
+
+StepOperation step_operation(const OperationModel& model) {
+  return step_operation(model.min_quant_time(), model.max_quant_time(),
+                        [&model](int64_t d) { return model.cost(d); });
 }
 
 StepResult PhillipsDessoukyStep::run(const PipelineDag& dag, const std::vector<int>& critical,
@@ -42,26 +66,21 @@ StepResult PhillipsDessoukyStep::run(const PipelineDag& dag, const std::vector<i
   };
   id_of(dag.source());
   id_of(dag.sink());
+  // A dummy arc: no cost, any flow.
+  static const double dummy_lower = round_down_to_tolerance(0.0);
+  static const double dummy_upper = round_down_to_tolerance(kUnbounded);
   for (int a : critical) {
     const Arc& arc = dag.arcs()[static_cast<std::size_t>(a)];
-    double lower = 0.0;
-    double upper = kUnbounded;
+    double lower = dummy_lower;
+    double upper = dummy_upper;
     if (arc.instruction >= 0) {
       const StepOperation& op = *operation_of[static_cast<std::size_t>(arc.instruction)];
       const int64_t d = durations[static_cast<std::size_t>(arc.instruction)];
-      if (op.min_quant_time == op.max_quant_time) {
-        // Fixed: neither faster nor slower.
-      } else if (d - 1 < op.min_quant_time) {
-        lower = std::abs(op.cost(d) - op.cost(d + 1));
-      } else if (d + 1 > op.max_quant_time) {
-        upper = std::abs(op.cost(d - 1) - op.cost(d));
-      } else {
-        lower = std::abs(op.cost(d) - op.cost(d + 1));
-        upper = std::abs(op.cost(d - 1) - op.cost(d)) + kTolerance;
-      }
+      lower = op.lower_bound(d);
+      upper = op.upper_bound(d);
     }
-    edges_.push_back({id_of(arc.tail), id_of(arc.head), round_down_to_tolerance(lower),
-                      round_down_to_tolerance(upper), arc_flow_[static_cast<std::size_t>(a)]});
+    edges_.push_back(
+        {id_of(arc.tail), id_of(arc.head), lower, upper, arc_flow_[static_cast<std::size_t>(a)]});
   }
   StepResult result;
   auto source_side = min_cut_.solve(static_cast<int>(touched_.size()), edges_, 0, 1);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -16,15 +17,28 @@
 
 namespace zeus::pfo {
 
-// One operation's durations and costs: e'(d) tabulated for d in [min_q - 1, max_q + 1].
+// One operation's durations and costs: e'(d) tabulated for d in [min_q - 1, max_q + 1], and the
+// flow bounds of its arc at each duration d in [min_q, max_q] (they depend on d alone, so they
+// are computed once, not at every step).
 struct StepOperation {
   int64_t min_quant_time = 0;
   int64_t max_quant_time = 0;
   int64_t first = 0;  // the duration of costs[0]
   std::vector<double> costs;
+  std::vector<double> lower_bounds;  // by d - min_quant_time
+  std::vector<double> upper_bounds;
   double cost(int64_t d) const { return costs[static_cast<std::size_t>(d - first)]; }
+  double lower_bound(int64_t d) const {
+    return lower_bounds[static_cast<std::size_t>(d - min_quant_time)];
+  }
+  double upper_bound(int64_t d) const {
+    return upper_bounds[static_cast<std::size_t>(d - min_quant_time)];
+  }
 };
 
+// The operation of durations [min_q, max_q] and cost e'(d), tabulated for the step.
+StepOperation step_operation(int64_t min_quant_time, int64_t max_quant_time,
+                             const std::function<double(int64_t)>& cost);
 // `model` tabulated for the step.
 StepOperation step_operation(const OperationModel& model);
 

@@ -9,60 +9,52 @@
 namespace zeus::pfo {
 namespace {
 
-Result<void> require_points(const std::vector<FrontierPoint>& points) {
-  if (points.empty()) {
-    return fail(
-        ErrorCode::kInvalidArgument,
-        "the frontier has no plans (the profile leaves nothing to trade: every instruction has "
-        "one useful clock)");
-  }
-  return ok();
-}
-
-// The least-energy plan among those with time <= limit (the first on ties); npos when none.
-std::size_t least_energy_within(const std::vector<FrontierPoint>& points, double limit_s) {
-  std::size_t best = points.size();
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    if (points[i].time_s > limit_s) continue;
-    if (best == points.size() || points[i].energy_j < points[best].energy_j) best = i;
-  }
+// The least-energy candidate with time <= limit, the all-slowest schedule first and then the plans
+// slowest first (ties go to the slower one); empty when none finishes by the limit.
+std::optional<PlanChoice> least_energy_within(const PlanCandidates& candidates, double limit_s) {
+  std::optional<PlanChoice> best;
+  auto consider = [&](std::optional<std::size_t> plan, const FrontierPoint& point) {
+    if (point.time_s > limit_s) return;
+    if (!best || point.energy_j < best->point.energy_j) best = PlanChoice{plan, point};
+  };
+  consider(std::nullopt, candidates.all_slowest);
+  for (std::size_t i = 0; i < candidates.plans.size(); ++i) consider(i, candidates.plans[i]);
   return best;
 }
 
 }  // namespace
 
-Result<std::size_t> fastest_plan(const std::vector<FrontierPoint>& points) {
-  ZEUS_TRY(require_points(points));
-  return points.size() - 1;
+PlanCandidates plan_candidates(const Frontier& frontier) {
+  return {frontier.all_slowest(), frontier.points()};
 }
 
-Result<std::size_t> min_energy_plan(const std::vector<FrontierPoint>& points) {
-  ZEUS_TRY(require_points(points));
-  return least_energy_within(points, std::numeric_limits<double>::infinity());
+PlanChoice fastest_plan(const PlanCandidates& candidates) {
+  if (candidates.plans.empty()) return {std::nullopt, candidates.all_slowest};
+  return {candidates.plans.size() - 1, candidates.plans.back()};
 }
 
-Result<std::size_t> plan_within_slowdown(const std::vector<FrontierPoint>& points,
-                                         double slowdown) {
-  ZEUS_TRY(require_points(points));
+PlanChoice min_energy_plan(const PlanCandidates& candidates) {
+  return *least_energy_within(candidates, std::numeric_limits<double>::infinity());
+}
+
+Result<PlanChoice> plan_within_slowdown(const PlanCandidates& candidates, double slowdown) {
   if (!(slowdown >= 0.0) || !std::isfinite(slowdown)) {
     return fail(ErrorCode::kInvalidArgument,
                 "--slowdown must be a fraction >= 0 (0.05 allows a 5 % longer iteration than the "
                 "fastest plan)");
   }
   // A relative guard so that x = 0 always admits T_min itself.
-  const double limit = points.back().time_s * (1.0 + slowdown) * (1.0 + 1e-12);
-  return least_energy_within(points, limit);
+  const double limit = fastest_plan(candidates).point.time_s * (1.0 + slowdown) * (1.0 + 1e-12);
+  return *least_energy_within(candidates, limit);
 }
 
-Result<std::size_t> plan_for_straggler(const std::vector<FrontierPoint>& points,
-                                       double straggler_time_s) {
-  ZEUS_TRY(require_points(points));
+Result<PlanChoice> plan_for_straggler(const PlanCandidates& candidates, double straggler_time_s) {
   if (!(straggler_time_s > 0.0) || !std::isfinite(straggler_time_s)) {
     return fail(ErrorCode::kInvalidArgument,
                 "--straggler-time must be a positive number of seconds");
   }
-  const std::size_t best = least_energy_within(points, straggler_time_s * (1.0 + 1e-12));
-  return best == points.size() ? points.size() - 1 : best;
+  auto best = least_energy_within(candidates, straggler_time_s * (1.0 + 1e-12));
+  return best ? *best : fastest_plan(candidates);
 }
 
 double all_max_clock_energy_j(const StageProfile& profile,

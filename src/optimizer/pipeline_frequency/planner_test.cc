@@ -69,6 +69,40 @@ void expect_matches_published(const Frontier& frontier, double energy_tolerance)
   ::testing::Test::RecordProperty("worst_relative_energy_error", std::to_string(worst));
 }
 
+// Probe item A1: the planner's size is known before any step, and jobs beyond its bounds are
+// refused at once (the 2 x 20,000 microbatch job used to overflow the stack, and would take the
+// better part of an hour).
+TEST(PlanSize, A1JobsBeyondTheBoundsAreRefusedBeforeAnyStep) {
+  auto gpt3 = plan_size(load_profile("gpt3-175b+a100_sxm_bf16"), gpt3_a100_options());
+  ASSERT_TRUE(gpt3) << gpt3.error().to_string();
+  EXPECT_EQ(gpt3->instructions, 192);
+  EXPECT_EQ(gpt3->plans, 3457 - 2818);
+  EXPECT_TRUE(check_plan_size(*gpt3));
+
+  PlannerOptions tiny;
+  tiny.num_stages = 2;
+  tiny.num_microbatches = 20000;
+  tiny.p2p_power_w = testing::kTinyBlockingW;
+  auto size = plan_size(testing::tiny_profile(), tiny);
+  ASSERT_TRUE(size);
+  EXPECT_EQ(size->instructions, 80000);
+  EXPECT_GT(size->work(), kMaxPlanWork);
+  auto refused = plan_frontier(testing::tiny_profile(), tiny);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("more than the 1000000000"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("use fewer --microbatches or a larger --unit"),
+            std::string::npos);
+
+  PlannerOptions wide = gpt3_a100_options();
+  wide.num_microbatches = 100000;
+  auto too_many = validate_planner_options(load_profile("gpt3-175b+a100_sxm_bf16"), wide);
+  ASSERT_FALSE(too_many);
+  EXPECT_NE(too_many.error().message.find("more than the 200000"), std::string::npos)
+      << too_many.error().message;
+  EXPECT_FALSE(check_plan_size({kMaxPlanInstructions, kMaxPlans + 1}));
+}
+
 TEST(PlannerGolden, PublishedGpt3A100FrontierWithOurFit) {
   auto frontier = plan_frontier(load_profile("gpt3-175b+a100_sxm_bf16"), gpt3_a100_options());
   ASSERT_TRUE(frontier) << frontier.error().to_string();

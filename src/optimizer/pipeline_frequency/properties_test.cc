@@ -3,6 +3,8 @@
 // minimum T*, every clock is a profiled option, and the choice rules.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -42,8 +44,14 @@ TEST_P(FrontierProperties, Hold) {
   EXPECT_EQ(points.back().quant_time, frontier->min_quant_time());
   for (std::size_t i = 1; i < points.size(); ++i)
     ASSERT_EQ(points[i].quant_time, points[i - 1].quant_time - 1) << i;
+  // The all-slowest schedule lies apart, one unit slower than the first plan; on these profiles
+  // T* is a plan of the frontier.
+  EXPECT_EQ(frontier->all_slowest().quant_time, frontier->max_quant_time());
+  EXPECT_GE(frontier->all_slowest().energy_j, points.front().energy_j - 1e-9);
+  const PlanChoice t_star = min_energy_plan(plan_candidates(*frontier));
+  ASSERT_TRUE(t_star.plan);
+  const std::size_t star = *t_star.plan;
   // Energy: down to one minimum, then up (slowest first), within rounding.
-  const std::size_t star = *min_energy_plan(points);
   for (std::size_t i = 1; i <= star; ++i)
     EXPECT_LE(points[i].energy_j, points[i - 1].energy_j + 1e-9) << i;
   for (std::size_t i = star + 1; i < points.size(); ++i)
@@ -82,37 +90,100 @@ TEST_P(FrontierProperties, Hold) {
   EXPECT_EQ(seen, points.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(Profiles, FrontierProperties,
-                         ::testing::Values(Case{"bloom+a100_sxm_bf16", 12, 83.64, 0.001},
-                                           Case{"gpt3-175b+a100_sxm_bf16", 24, 83.64, 0.001},
-                                           Case{"bloom+a100_sxm_bf16", 24, 83.64, 0.001},
-                                           Case{"gpt3-175b+a40_bf16", 12, 70.38, 0.001},
-                                           Case{"bloom+a40_bf16", 12, 70.38, 0.0005},
-                                           // The paper's A40 unit, and the larger microbatch counts.
-                                           Case{"gpt3-175b+a40_bf16", 12, 70.38, 0.0001},
-                                           Case{"gpt3-175b+a100_sxm_bf16", 48, 83.64, 0.001},
-                                           Case{"bloom+a100_sxm_bf16", 48, 83.64, 0.001},
-                                           Case{"gpt3-175b+a100_sxm_bf16", 96, 83.64, 0.001},
-                                           Case{"bloom+a100_sxm_bf16", 96, 83.64, 0.001}));
+INSTANTIATE_TEST_SUITE_P(
+    Profiles, FrontierProperties,
+    ::testing::Values(Case{"bloom+a100_sxm_bf16", 12, 83.64, 0.001},
+                      Case{"gpt3-175b+a100_sxm_bf16", 24, 83.64, 0.001},
+                      Case{"bloom+a100_sxm_bf16", 24, 83.64, 0.001},
+                      Case{"gpt3-175b+a40_bf16", 12, 70.38, 0.001},
+                      Case{"bloom+a40_bf16", 12, 70.38, 0.0005},
+                      // The paper's A40 unit, and the larger microbatch counts.
+                      Case{"gpt3-175b+a40_bf16", 12, 70.38, 0.0001},
+                      Case{"gpt3-175b+a100_sxm_bf16", 48, 83.64, 0.001},
+                      Case{"bloom+a100_sxm_bf16", 48, 83.64, 0.001},
+                      Case{"gpt3-175b+a100_sxm_bf16", 96, 83.64, 0.001},
+                      Case{"bloom+a100_sxm_bf16", 96, 83.64, 0.001}));
 
-TEST(PlanChoice, Rules) {
-  // Slowest first; energy U-shaped with T* at 3.0 s.
+// A frontier, slowest first, 3.3 s down to 2.8 s; energy U-shaped with its minimum at 3.0 s.
+std::vector<FrontierPoint> u_shaped_points() {
   std::vector<FrontierPoint> points;
   const double times[] = {3.3, 3.2, 3.1, 3.0, 2.9, 2.8};
   const double energies[] = {105, 102, 100, 99, 103, 110};
   for (int i = 0; i < 6; ++i) points.push_back({0, times[i], 0, energies[i], 0});
-  EXPECT_EQ(*fastest_plan(points), 5u);
-  EXPECT_EQ(*min_energy_plan(points), 3u);
-  EXPECT_EQ(*plan_within_slowdown(points, 0.0), 5u);
-  EXPECT_EQ(*plan_within_slowdown(points, 0.04), 4u);  // T <= 2.912
-  EXPECT_EQ(*plan_within_slowdown(points, 0.5), 3u);   // T* is within
-  EXPECT_EQ(*plan_for_straggler(points, 2.95), 4u);    // 2.9 s (103 J) beats 2.8 s (110 J)
-  EXPECT_EQ(*plan_for_straggler(points, 3.05), 3u);
-  EXPECT_EQ(*plan_for_straggler(points, 10.0), 3u);  // beyond T*: T*
-  EXPECT_EQ(*plan_for_straggler(points, 1.0), 5u);   // cannot go faster than T_min
-  EXPECT_FALSE(plan_within_slowdown(points, -0.1));
-  EXPECT_FALSE(plan_for_straggler(points, 0.0));
-  EXPECT_FALSE(fastest_plan({}));
+  return points;
+}
+
+std::optional<std::size_t> plan_of(const Result<PlanChoice>& choice) { return choice->plan; }
+
+TEST(PlanChoice, Rules) {
+  const auto points = u_shaped_points();
+  const PlanCandidates candidates{{0, 3.4, 0, 108, 0}, points};
+  EXPECT_EQ(fastest_plan(candidates).plan, 5u);
+  EXPECT_EQ(min_energy_plan(candidates).plan, 3u);
+  EXPECT_EQ(plan_of(plan_within_slowdown(candidates, 0.0)), 5u);
+  EXPECT_EQ(plan_of(plan_within_slowdown(candidates, 0.04)), 4u);  // T <= 2.912
+  EXPECT_EQ(plan_of(plan_within_slowdown(candidates, 0.5)), 3u);   // T* is within
+  EXPECT_EQ(plan_of(plan_for_straggler(candidates, 2.95)), 4u);    // 2.9 s (103 J) beats 2.8 s
+  EXPECT_EQ(plan_of(plan_for_straggler(candidates, 3.05)), 3u);
+  EXPECT_EQ(plan_of(plan_for_straggler(candidates, 10.0)), 3u);  // beyond T*: T*
+  EXPECT_EQ(plan_of(plan_for_straggler(candidates, 1.0)), 5u);   // cannot go faster than T_min
+  EXPECT_DOUBLE_EQ(plan_for_straggler(candidates, 2.95)->point.energy_j, 103.0);
+  EXPECT_FALSE(plan_within_slowdown(candidates, -0.1));
+  EXPECT_FALSE(plan_for_straggler(candidates, 0.0));
+}
+
+// Probe item B1: the all-slowest schedule (T_max) is not a row of the frontier, yet when it
+// costs least every rule that admits its time must choose it.
+TEST(PlanChoice, B1AllSlowestScheduleIsACandidateOfEveryRule) {
+  const auto points = u_shaped_points();
+  const PlanCandidates candidates{{0, 3.4, 0, 98, 0}, points};
+  EXPECT_EQ(min_energy_plan(candidates).plan, std::nullopt);
+  EXPECT_DOUBLE_EQ(min_energy_plan(candidates).point.time_s, 3.4);
+  EXPECT_EQ(plan_of(plan_for_straggler(candidates, 3.5)), std::nullopt);
+  EXPECT_EQ(plan_of(plan_for_straggler(candidates, 3.4)), std::nullopt);     // exactly T_max
+  EXPECT_EQ(plan_of(plan_for_straggler(candidates, 3.35)), 3u);              // T_max is too slow
+  EXPECT_EQ(plan_of(plan_within_slowdown(candidates, 0.25)), std::nullopt);  // 3.5 s allowed
+  EXPECT_EQ(plan_of(plan_within_slowdown(candidates, 0.2)), 3u);             // 3.36 s allowed
+  EXPECT_EQ(fastest_plan(candidates).plan, 5u);
+  // A tie goes to the slower candidate.
+  const PlanCandidates tie{{0, 3.4, 0, 99, 0}, points};
+  EXPECT_EQ(min_energy_plan(tie).plan, std::nullopt);
+  // With no plan at all the all-slowest schedule is the only choice, and the fastest.
+  const PlanCandidates alone{{0, 3.4, 0, 98, 0}, {}};
+  EXPECT_EQ(fastest_plan(alone).plan, std::nullopt);
+  EXPECT_EQ(plan_of(plan_for_straggler(alone, 1.0)), std::nullopt);
+  EXPECT_EQ(plan_of(plan_within_slowdown(alone, 0.0)), std::nullopt);
+}
+
+// Probe item B1 through the planner, on the probe's hand-checkable profile: 2 stages x 1
+// microbatch (four instructions in one chain), 1 ms units q = 10..14 at 1410..1000 MHz, effective
+// energy e'(q) = 100 exp(-0.3 (q - 10)) + 50, blocking power 10 W. Energy falls all the way to
+// T_max = 56 units (every instruction at q = 14): E = 4 e'(14) + 2 * 0.056 * 10 = 321.5977 J.
+TEST(PlanChoice, B1AllSlowestIsTStarOfTheTinyProfile) {
+  const double blocking_w = testing::kTinyBlockingW;
+  auto effective = testing::tiny_effective_energy_j;
+  const StageProfile profile = testing::tiny_profile();
+  PlannerOptions options;
+  options.num_stages = 2;
+  options.num_microbatches = 1;
+  options.p2p_power_w = blocking_w;
+  auto frontier = plan_frontier(profile, options);
+  ASSERT_TRUE(frontier) << frontier.error().to_string();
+  const double t_max_energy = 4 * effective(14) + 2 * 0.056 * blocking_w;
+  ASSERT_EQ(frontier->points().size(), 16u);  // 55 .. 40 units: the frontier keeps its rows
+  EXPECT_EQ(frontier->points().front().quant_time, 55);
+  EXPECT_EQ(frontier->all_slowest().quant_time, 56);
+  EXPECT_NEAR(frontier->all_slowest().energy_j, t_max_energy, 1e-5);
+  const PlanCandidates candidates = plan_candidates(*frontier);
+  const PlanChoice t_star = min_energy_plan(candidates);
+  EXPECT_EQ(t_star.plan, std::nullopt);
+  EXPECT_NEAR(t_star.point.time_s, 0.056, 1e-12);
+  EXPECT_NEAR(t_star.point.energy_j, 321.597685, 1e-5);
+  EXPECT_EQ(plan_of(plan_for_straggler(candidates, 0.06)), std::nullopt);
+  EXPECT_EQ(plan_of(plan_for_straggler(candidates, 0.0555)), 0u);
+  for (const auto& stage : frontier->all_slowest_clocks_mhz()) {
+    for (int mhz : stage) EXPECT_EQ(mhz, 1000);
+  }
 }
 
 TEST(PlanChoice, StragglerAccountingMatchesTheFormula) {

@@ -259,13 +259,8 @@ TEST(BoundedMinCut, InfeasibleLowerBounds) {
 TEST(PhillipsDessoukyStep, TwoChainsSpeedUpTheCheaperCriticalInstruction) {
   PipelineDag dag(3, {{0, 1}});
   auto linear = [](int64_t min_q, int64_t max_q, double slope) {
-    StepOperation op;
-    op.min_quant_time = min_q;
-    op.max_quant_time = max_q;
-    op.first = min_q - 1;
-    for (int64_t d = op.first; d <= max_q + 1; ++d)
-      op.costs.push_back(100.0 - slope * static_cast<double>(d));
-    return op;
+    return step_operation(min_q, max_q,
+                          [slope](int64_t d) { return 100.0 - slope * static_cast<double>(d); });
   };
   // A0: 2..5 at 2 J per unit, A1: 3..5 at 1 J per unit, B: 4..10 at 4 J per unit.
   StepOperation a0 = linear(2, 5, 2.0), a1 = linear(3, 5, 1.0), b = linear(4, 10, 4.0);
@@ -299,11 +294,9 @@ TEST(PhillipsDessoukyStep, TwoChainsSpeedUpTheCheaperCriticalInstruction) {
 
 TEST(PhillipsDessoukyStep, StopsAtTheFastestClocks) {
   PipelineDag dag(1, {});
-  StepOperation op;
-  op.min_quant_time = 3;
-  op.max_quant_time = 4;
-  op.first = 2;
-  op.costs = {20, 15, 12, 10};
+  const std::vector<double> costs = {20, 15, 12, 10};  // d = 2..5
+  StepOperation op =
+      step_operation(3, 4, [&costs](int64_t d) { return costs[static_cast<std::size_t>(d - 2)]; });
   std::vector<const StepOperation*> ops = {&op};
   std::vector<int64_t> durations = {3};
   std::vector<int> critical;
