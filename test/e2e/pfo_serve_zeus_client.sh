@@ -34,8 +34,12 @@ start_server() {
     sleep 0.05
   done
   [ -n "$url" ] || fail "the server did not start: $(cat "$dir/server.log")"
-  head -1 "$dir/server.log" | grep -q '^zeus pfo serve: listening on http://' ||
-    fail "first line: $(head -1 "$dir/server.log")"
+  local first
+  first=$(sed -n 1p "$dir/server.log")
+  case "$first" in
+    "zeus pfo serve: listening on http://"*) ;;
+    *) fail "first line: '$first' (log: $(od -c "$dir/server.log" | head -5))" ;;
+  esac
 }
 
 start_server ZEUS_PFO_SCHEDULER=PointSolution3D \
