@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/periodic_task.h"
 #include "http/server.h"
 #include "pfo_server/job_manager.h"
 #include "pfo_server/wire.h"
@@ -94,7 +95,9 @@ class HttpPfoServer final : public PfoServer {
                       port.error().message + "; pick another --host/--port (--port 0: any free)");
     }
     port_ = *port;
-    sweeper_ = std::thread([this] { sweep_loop(); });
+    double interval_s = 1.0;
+    if (options_.rank_timeout_s > 0) interval_s = std::clamp(options_.rank_timeout_s / 4, 0.01, 1.0);
+    sweeper_ = std::make_unique<PeriodicTask>(interval_s, [this] { jobs_.sweep(); });
     return ok();
   }
 
@@ -107,13 +110,8 @@ class HttpPfoServer final : public PfoServer {
   void sweep_now() override { jobs_.sweep(); }
 
   void stop() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_) return;
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    if (sweeper_.joinable()) sweeper_.join();
+    if (stopped_.exchange(true)) return;
+    if (sweeper_) sweeper_->stop();
     jobs_.shutdown();
     if (http_) http_->stop();
   }
@@ -160,29 +158,14 @@ class HttpPfoServer final : public PfoServer {
     return detail(404, "Not Found");
   }
 
-  void sweep_loop() {
-    double interval_s = 1.0;
-    if (options_.rank_timeout_s > 0) interval_s = std::clamp(options_.rank_timeout_s / 4, 0.01, 1.0);
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_) {
-      cv_.wait_for(lock, std::chrono::duration<double>(interval_s), [this] { return stopping_; });
-      if (stopping_) break;
-      lock.unlock();
-      jobs_.sweep();
-      lock.lock();
-    }
-  }
-
   PfoServerOptions options_;
   SystemClock system_clock_;
   const Clock& clock_;
   pfo::JobManager jobs_;
   std::unique_ptr<http::HttpServer> http_;
   int port_ = -1;
-  std::thread sweeper_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
+  std::unique_ptr<PeriodicTask> sweeper_;  // idle jobs, ranks past their timeout
+  std::atomic<bool> stopped_{false};
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/periodic_task.h"
 #include "http/server.h"
 #include "server/api.h"
 #include "server/health_probe.h"
@@ -89,7 +90,13 @@ class HttpBsoServer final : public BsoServer {
                       "free port");
     }
     port_ = *port;
-    if (options_.trial_timeout_s > 0) sweeper_ = std::thread([this] { sweep_loop(); });
+    if (options_.trial_timeout_s > 0) {
+      sweeper_ = std::make_unique<PeriodicTask>(
+          std::clamp(options_.trial_timeout_s / 4, 0.01, 30.0), [this] {
+            Result<std::vector<Trial>> r = expire_trials_now();
+            if (!r) log_warning("bso service: trial expiry failed: " + r.error().message);
+          });
+    }
     return ok();
   }
 
@@ -102,13 +109,8 @@ class HttpBsoServer final : public BsoServer {
   }
 
   void stop() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
     if (http_) http_->stop();
-    if (sweeper_.joinable()) sweeper_.join();
+    if (sweeper_) sweeper_->stop();
   }
 
   Result<std::vector<Trial>> expire_trials_now() override {
@@ -137,19 +139,6 @@ class HttpBsoServer final : public BsoServer {
     return out;
   }
 
-  void sweep_loop() {
-    const double interval_s = std::clamp(options_.trial_timeout_s / 4, 0.01, 30.0);
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_) {
-      cv_.wait_for(lock, std::chrono::duration<double>(interval_s), [this] { return stopping_; });
-      if (stopping_) break;
-      lock.unlock();
-      Result<std::vector<Trial>> r = expire_trials_now();
-      if (!r) log_warning("bso service: trial expiry failed: " + r.error().message);
-      lock.lock();
-    }
-  }
-
   BsoServerOptions options_;
   server::ServerMetrics metrics_;
   BatchSizeOptimizer optimizer_;
@@ -157,10 +146,7 @@ class HttpBsoServer final : public BsoServer {
   server::Api api_;
   std::unique_ptr<http::HttpServer> http_;
   int port_ = -1;
-  std::thread sweeper_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
+  std::unique_ptr<PeriodicTask> sweeper_;  // abandoned trials, with a trial timeout
 };
 
 }  // namespace

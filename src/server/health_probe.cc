@@ -5,17 +5,10 @@ namespace zeus::server {
 HealthProbe::HealthProbe(Store& store, HealthProbeOptions options)
     : store_(store), options_(options) {
   ping_once();
-  thread_ = std::thread([this] { loop(); });
+  task_ = std::make_unique<PeriodicTask>(options_.interval_s, [this] { ping_once(); });
 }
 
-HealthProbe::~HealthProbe() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
+HealthProbe::~HealthProbe() { task_->stop(); }
 
 Result<void> HealthProbe::status() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -42,18 +35,6 @@ void HealthProbe::ping_once() {
   std::lock_guard<std::mutex> lock(mu_);
   pinging_ = false;
   error_ = alive ? std::string() : alive.error().message;
-}
-
-void HealthProbe::loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    cv_.wait_for(lock, std::chrono::duration<double>(options_.interval_s),
-                 [this] { return stopping_; });
-    if (stopping_) break;
-    lock.unlock();
-    ping_once();
-    lock.lock();
-  }
 }
 
 }  // namespace zeus::server

@@ -11,11 +11,11 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
+#include "common/periodic_task.h"
 #include "zeus/bso_store.h"
 
 namespace zeus::server {
@@ -36,18 +36,15 @@ class HealthProbe {
   Result<void> status() const;
 
  private:
-  void loop();
   void ping_once();
 
   Store& store_;
   HealthProbeOptions options_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
   bool pinging_ = false;
   std::chrono::steady_clock::time_point ping_started_;
   std::string error_;  // of the newest finished ping; "" when it succeeded
-  std::thread thread_;
+  std::unique_ptr<PeriodicTask> task_;  // last: stopped first
 };
 
 }  // namespace zeus::server
