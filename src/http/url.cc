@@ -43,4 +43,9 @@ Result<HttpUrl> parse_http_url(std::string_view url) {
   return out;
 }
 
+std::string server_url(const std::string& host, int port) {
+  const bool v6 = host.find(':') != std::string::npos;
+  return "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
 }  // namespace zeus::http

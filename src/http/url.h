@@ -25,4 +25,7 @@ struct HttpUrl {
 
 Result<HttpUrl> parse_http_url(std::string_view url);
 
+// "http://host:port" of a server listening on `host` (an IPv6 address gets its brackets).
+std::string server_url(const std::string& host, int port);
+
 }  // namespace zeus::http

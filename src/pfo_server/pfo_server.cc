@@ -13,6 +13,7 @@
 
 #include "common/periodic_task.h"
 #include "http/server.h"
+#include "http/url.h"
 #include "pfo_server/job_manager.h"
 #include "pfo_server/wire.h"
 #include "zeus/log.h"
@@ -102,11 +103,8 @@ class HttpPfoServer final : public PfoServer {
   }
 
   int port() const override { return port_; }
-  std::string url() const override {
-    const bool v6 = options_.host.find(':') != std::string::npos;
-    return "http://" + (v6 ? "[" + options_.host + "]" : options_.host) + ":" +
-           std::to_string(port_);
-  }
+  std::string url() const override { return http::server_url(options_.host, port_); }
+
   void sweep_now() override { jobs_.sweep(); }
 
   void stop() override {

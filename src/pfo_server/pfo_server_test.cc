@@ -274,6 +274,7 @@ TEST_F(PfoServerTest, IdleJobsAreEvicted) {
   clock.advance_s(11);
   server_->sweep_now();
   EXPECT_EQ(client()->request("POST", "/register_rank/" + id, rank_body(0, 0, 0, 0))->status, 404);
+  server_->stop();  // before `clock` goes: the sweep reads it
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "common/periodic_task.h"
 #include "http/server.h"
+#include "http/url.h"
 #include "server/api.h"
 #include "server/health_probe.h"
 #include "server/json_text.h"
@@ -102,15 +103,11 @@ class HttpBsoServer final : public BsoServer {
 
   int port() const override { return port_; }
 
-  std::string url() const override {
-    const bool v6 = options_.host.find(':') != std::string::npos;
-    return "http://" + (v6 ? "[" + options_.host + "]" : options_.host) + ":" +
-           std::to_string(port_);
-  }
+  std::string url() const override { return http::server_url(options_.host, port_); }
 
   void stop() override {
+    if (sweeper_) sweeper_->stop();  // first: no sweep starts while requests finish
     if (http_) http_->stop();
-    if (sweeper_) sweeper_->stop();
   }
 
   Result<std::vector<Trial>> expire_trials_now() override {

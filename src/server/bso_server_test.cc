@@ -344,6 +344,7 @@ TEST_F(BsoServerTest, AbandonedTrialsExpireAfterTheTimeout) {
   // A late report of the expired trial gets the stored outcome: stop.
   EXPECT_EQ(expect(send("POST", "/report", report_body(t, 1, 1, 0.1, 1)), 200)["stop_train"],
             true);
+  server_->stop();  // before `clock` goes: the sweep reads it
 }
 
 TEST_F(BsoServerTest, ConcurrentClientsGetUniqueDenseTrialNumbers) {
