@@ -146,6 +146,9 @@ class HttpServer {
   static Result<std::unique_ptr<HttpServer>> start(ServerOptions options, Handler handler);
   // Runs `fn` on the worker pool and sends what it returns (a thrown exception answers 500).
   static Handler blocking(BlockingFn fn);
+  // Runs `handler` on the worker pool, where it may block while it answers through its Reply
+  // (a proxy relaying a streamed answer with start_body); a thrown exception answers 500.
+  static Handler on_workers(Handler handler);
 
   virtual ~HttpServer() = default;
   // Listens on host:port (port 0: any free port); answers the port bound.
