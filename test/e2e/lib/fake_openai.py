@@ -102,6 +102,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
+        begin = time.monotonic()
         for i in range(n):
             if self.path == "/close" and i == 3:
                 self.wfile.flush()
@@ -111,7 +112,9 @@ class Handler(BaseHTTPRequestHandler):
                      "choices": [{"index": 0, "delta": {"content": "tok%d " % i}}]}
             self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
             self.wfile.flush()
-            time.sleep(duration / n)
+            # Paced on the request's own clock: a batch's requests end together, whatever the
+            # cost of each write.
+            time.sleep(max(0.0, begin + (i + 1) * duration / n - time.monotonic()))
         if (request.get("stream_options") or {}).get("include_usage"):
             usage = {"id": "cmpl-fake", "object": "chat.completion.chunk", "model": model,
                      "choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": n,
