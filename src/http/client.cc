@@ -73,9 +73,11 @@ class Client final : public HttpClient {
 
   Result<HttpResponse> stream(std::string_view method, std::string_view target,
                               std::string_view body, const Headers& headers,
+                              const std::function<bool(const HttpResponse&)>& on_head,
                               const std::function<bool(std::string_view)>& on_data,
                               double idle_timeout_s) override {
-    return exchange(method, target, body, headers, &on_data, idle_timeout_s);
+    const StreamCallbacks callbacks{on_head, on_data};
+    return exchange(method, target, body, headers, &callbacks, idle_timeout_s);
   }
 
   std::string where() const override {
@@ -88,10 +90,14 @@ class Client final : public HttpClient {
   }
 
  private:
+  struct StreamCallbacks {
+    const std::function<bool(const HttpResponse&)>& on_head;
+    const std::function<bool(std::string_view)>& on_data;
+  };
+
   Result<HttpResponse> exchange(std::string_view method, std::string_view target,
                                 std::string_view body, const Headers& headers,
-                                const std::function<bool(std::string_view)>* on_data,
-                                double idle_timeout_s) {
+                                const StreamCallbacks* streaming, double idle_timeout_s) {
     const Clock::time_point deadline = deadline_in(options_.timeout_s);
     bhttp::request<bhttp::string_body> request{bhttp::string_to_verb(method), target, 11};
     if (request.method() == bhttp::verb::unknown) request.method_string(method);
@@ -106,7 +112,7 @@ class Client final : public HttpClient {
       request.body() = std::string(body);
       if (!has_type) request.set(bhttp::field::content_type, "application/json");
     }
-    request.keep_alive(options_.keep_alive && on_data == nullptr);
+    request.keep_alive(options_.keep_alive && streaming == nullptr);
     request.prepare_payload();
 
     for (int attempt = 0; attempt < 2; ++attempt) {
@@ -119,10 +125,10 @@ class Client final : public HttpClient {
       const bool reused = conn->reused;
       bool got_bytes = false;
       Result<HttpResponse> answer =
-          on_data ? read_stream(*conn, request, deadline, *on_data, idle_timeout_s, &got_bytes)
+          streaming ? read_stream(*conn, request, deadline, *streaming, idle_timeout_s, &got_bytes)
                   : read_whole(*conn, request, deadline, &got_bytes);
       if (!answer && reused && !got_bytes && options_.retry_on_stale_connection) continue;
-      if (answer && !on_data && !answer->close && options_.keep_alive) give_back(std::move(conn));
+      if (answer && !streaming && !answer->close && options_.keep_alive) give_back(std::move(conn));
       return answer;
     }
     return fail(ErrorCode::kUnavailable, "the server at " + where() + " closed the connection");
@@ -151,20 +157,14 @@ class Client final : public HttpClient {
       if (ec) return transport_failure("reading the answer", ec);
     }
     auto& message = parser.get();
-    HttpResponse out;
-    out.status = static_cast<int>(message.result_int());
-    out.content_type = std::string(message[bhttp::field::content_type]);
-    for (const auto& field : message) {
-      out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-    }
+    HttpResponse out = head_of(message);
     out.close = !message.keep_alive();
     out.body = std::move(message.body());
     return out;
   }
 
   Result<HttpResponse> read_stream(Conn& conn, bhttp::request<bhttp::string_body>& request,
-                                   Clock::time_point deadline,
-                                   const std::function<bool(std::string_view)>& on_data,
+                                   Clock::time_point deadline, const StreamCallbacks& callbacks,
                                    double idle_timeout_s, bool* got_bytes) {
     error_code ec = conn.run(deadline, [&](auto handler) {
       bhttp::async_write(conn.socket, request, handler);
@@ -179,10 +179,10 @@ class Client final : public HttpClient {
     *got_bytes = parser.got_some();
     if (ec) return transport_failure("reading the answer", ec);
     if (auto problem = detail::check_response_header(parser.get())) return malformed(*problem);
-    HttpResponse out;
-    out.status = static_cast<int>(parser.get().result_int());
-    out.content_type = std::string(parser.get()[bhttp::field::content_type]);
+    HttpResponse out = head_of(parser.get());
     out.close = true;
+    if (callbacks.on_head && !callbacks.on_head(out)) return out;
+    if (request.method() == bhttp::verb::head) return out;
     char piece[16 * 1024];
     while (!parser.is_done()) {
       parser.get().body().data = piece;
@@ -192,12 +192,24 @@ class Client final : public HttpClient {
       });
       if (ec == bhttp::error::need_buffer) ec = {};
       const size_t n = sizeof(piece) - parser.get().body().size;
-      if (n > 0 && !on_data(std::string_view(piece, n))) break;
+      if (n > 0 && !callbacks.on_data(std::string_view(piece, n))) break;
       if (ec == bhttp::error::end_of_stream || ec == asio::error::eof) break;
       if (ec == asio::error::timed_out) break;  // quiet for idle_timeout_s: the caller decides
       if (ec) return transport_failure("reading the stream", ec);
     }
     return out;  // the connection is not reused after a stream
+  }
+
+  // Status, content type and header fields of an answer (body left empty).
+  template <class Message>
+  static HttpResponse head_of(const Message& message) {
+    HttpResponse out;
+    out.status = static_cast<int>(message.result_int());
+    out.content_type = std::string(message[bhttp::field::content_type]);
+    for (const auto& field : message) {
+      out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
+    return out;
   }
 
   Result<std::unique_ptr<Conn>> connect(Clock::time_point deadline) {

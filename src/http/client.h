@@ -39,8 +39,6 @@ struct ClientOptions {
   bool retry_on_stale_connection = false;
 };
 
-using Headers = std::vector<std::pair<std::string, std::string>>;
-
 class HttpClient {
  public:
   // A server at host:port (a name or an IPv4/IPv6 address, resolved once per connection).
@@ -56,11 +54,22 @@ class HttpClient {
                                        std::string_view body = {},
                                        const Headers& headers = {}) = 0;
 
-  // Sends one request and hands the answer's body to `on_data` piece by piece as it arrives,
-  // until the body ends, on_data returns false, or no byte arrives for `idle_timeout_s`.
-  // Answers the response's status (its body is empty; the pieces went to on_data).
+  // Sends one request and hands the answer's body to `on_data` piece by piece as it arrives
+  // (transfer coding removed), until the body ends, on_data returns false, or no byte arrives for
+  // `idle_timeout_s`. Answers the response's status, content type and headers (its body is
+  // empty; the pieces went to on_data).
+  Result<HttpResponse> stream(std::string_view method, std::string_view target,
+                              std::string_view body, const Headers& headers,
+                              const std::function<bool(std::string_view)>& on_data,
+                              double idle_timeout_s) {
+    return stream(method, target, body, headers, nullptr, on_data, idle_timeout_s);
+  }
+  // As above, and first hands the answer's status, content type and headers (body empty) to
+  // `on_head` (when set), before any body piece; on_head returning false stops there (the body is
+  // not read). A proxy answers its own client with them before the body arrives.
   virtual Result<HttpResponse> stream(std::string_view method, std::string_view target,
                                       std::string_view body, const Headers& headers,
+                                      const std::function<bool(const HttpResponse&)>& on_head,
                                       const std::function<bool(std::string_view)>& on_data,
                                       double idle_timeout_s) = 0;
 

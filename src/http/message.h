@@ -20,6 +20,9 @@
 
 namespace zeus::http {
 
+// Header fields as (name, value) pairs, in order.
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
 struct Limits {
   size_t max_header_bytes = 16 * 1024;  // request line plus headers
   size_t max_headers = 100;             // header fields

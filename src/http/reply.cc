@@ -3,6 +3,8 @@
 #include <boost/asio/post.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cctype>
+#include <cstdio>
 
 namespace zeus::http::detail {
 namespace asio = boost::asio;
@@ -19,72 +21,63 @@ bool EventStreamImpl::send(std::string_view data, std::string_view name) {
     start = end + 1;
   }
   event.append("\n");
-  std::lock_guard<std::mutex> lock(mu_);
-  if (closed_ || gone_) return false;
-  if (queued_bytes_ + event.size() > max_bytes_) {
-    gone_ = true;  // a slow listener is dropped, not buffered without end
-    queue_.clear();
-    queued_bytes_ = 0;
-    if (auto s = session_.lock()) s->close_now();
-    return false;
+  return queue_->push(std::move(event));
+}
+
+namespace {
+
+// A field name is a token (RFC 9110 §5.6.2); a value, visible ASCII, spaces and tabs.
+bool field_name_ok(std::string_view name) {
+  static constexpr std::string_view kTchar = "!#$%&'*+-.^_`|~";
+  if (name.empty()) return false;
+  for (const char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && kTchar.find(c) == std::string_view::npos) {
+      return false;
+    }
   }
-  queued_bytes_ += event.size();
-  queue_.push_back(std::move(event));
-  schedule_pump_locked();
   return true;
 }
 
-void EventStreamImpl::close() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (closed_) return;
-  closed_ = true;
-  schedule_pump_locked();
-}
-
-bool EventStreamImpl::open() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return !closed_ && !gone_;
-}
-
-void EventStreamImpl::schedule_pump_locked() {
-  if (pump_scheduled_) return;
-  auto session = session_.lock();
-  if (!session) return;
-  pump_scheduled_ = true;
-  asio::post(session->executor(), [weak = session_] {
-    if (auto s = weak.lock()) s->pump_stream();
-  });
-}
-
-bool EventStreamImpl::take(std::string* out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (queue_.empty() || gone_) {
-    pump_scheduled_ = false;
-    return false;
+bool field_value_ok(std::string_view value) {
+  for (const char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u != '\t' && (u < 0x20 || u == 0x7f)) return false;
   }
-  // Everything queued goes out in one write: under load, events are batched, not one write each.
-  // The bytes stay counted until written (written()): the bound covers the write in flight.
-  out->clear();
-  for (std::string& event : queue_) out->append(event);
-  queue_.clear();
   return true;
 }
 
-void EventStreamImpl::written(size_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  queued_bytes_ -= std::min(bytes, queued_bytes_);
+}  // namespace
+
+std::string chunk_of(std::string_view bytes) {
+  char size[24];
+  const int n = std::snprintf(size, sizeof(size), "%zx\r\n", bytes.size());
+  std::string out;
+  out.reserve(bytes.size() + static_cast<size_t>(n) + 2);
+  out.append(size, static_cast<size_t>(n)).append(bytes).append("\r\n");
+  return out;
 }
 
-bool EventStreamImpl::closed() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return closed_ || gone_;
+std::string last_chunk(const Headers& trailers) {
+  std::string out = "0\r\n";
+  for (const auto& [name, value] : trailers) {
+    if (!field_name_ok(name) || !field_value_ok(value)) continue;
+    out.append(name).append(": ").append(value).append("\r\n");
+  }
+  return out.append("\r\n");
 }
 
-void EventStreamImpl::mark_gone() {
-  std::lock_guard<std::mutex> lock(mu_);
-  gone_ = true;
-  queue_.clear();
-  queued_bytes_ = 0;
+bool BodyStreamImpl::write(std::string_view bytes) {
+  if (finished_.load()) return false;
+  if (bytes.empty() || discard_) return queue_->open();
+  return queue_->push(chunked_ ? chunk_of(bytes) : std::string(bytes));
+}
+
+bool BodyStreamImpl::finish(const Headers& trailers) {
+  if (finished_.exchange(true)) return false;
+  bool ok = queue_->open();
+  if (ok && chunked_) ok = queue_->push(discard_ ? std::string() : last_chunk(trailers));
+  queue_->close();
+  return ok;
 }
 
 ReplyImpl::~ReplyImpl() {
@@ -138,9 +131,35 @@ void ReplyImpl::answer_by(double seconds, HttpResponse fallback) {
 std::shared_ptr<EventStream> ReplyImpl::start_events() {
   auto session = session_.lock();
   if (!session || answered_->exchange(true)) return nullptr;
-  auto stream = std::make_shared<EventStreamImpl>(session, core_.options.max_stream_buffer_bytes);
-  asio::post(session->executor(), [session, stream] { session->start_stream(stream); });
-  return stream;
+  auto queue = std::make_shared<StreamQueue>(session, core_.options.max_stream_buffer_bytes,
+                                             StreamQueue::WhenFull::kDrop, 0);
+  StreamStart start;
+  start.head.content_type = "text/event-stream";
+  start.head.headers = {{"Cache-Control", "no-cache"}};
+  start.events = true;
+  asio::post(session->executor(),
+             [session, queue, start = std::move(start)]() mutable {
+               session->start_stream(queue, std::move(start));
+             });
+  return std::make_shared<EventStreamImpl>(std::move(queue));
+}
+
+std::shared_ptr<BodyStream> ReplyImpl::start_body(StreamHead head) {
+  auto session = session_.lock();
+  if (!session || answered_->exchange(true)) return nullptr;
+  auto queue = std::make_shared<StreamQueue>(session, core_.options.max_stream_buffer_bytes,
+                                             StreamQueue::WhenFull::kWait,
+                                             core_.options.write_timeout_s);
+  const bool chunked = request_.version == 11;
+  const bool discard = request_.method == "HEAD";
+  StreamStart start;
+  start.head = std::move(head);
+  start.chunked = chunked;
+  asio::post(session->executor(),
+             [session, queue, start = std::move(start)]() mutable {
+               session->start_stream(queue, std::move(start));
+             });
+  return std::make_shared<BodyStreamImpl>(std::move(queue), chunked, discard);
 }
 
 void ReplyImpl::run_on_workers(std::function<void()> job) {

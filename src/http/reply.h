@@ -1,47 +1,52 @@
-// The Reply and EventStream of one request (server.h), internal to src/http: a Reply posts its
-// answer to the connection's strand; an EventStream queues events with a byte bound and lets the
-// connection write them in order, dropping a listener that falls too far behind.
+// The Reply, EventStream and BodyStream of one request (server.h), internal to src/http: a Reply
+// posts its answer to the connection's strand; an EventStream formats events and a BodyStream
+// frames body pieces onto a StreamQueue (stream_queue.h), which the connection writes in order.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
-#include <deque>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "http/server.h"
 #include "http/server_core.h"
+#include "http/stream_queue.h"
 
 namespace zeus::http::detail {
 
 class EventStreamImpl final : public EventStream {
  public:
-  EventStreamImpl(std::weak_ptr<SessionHandle> session, size_t max_buffer_bytes)
-      : session_(std::move(session)), max_bytes_(max_buffer_bytes) {}
+  explicit EventStreamImpl(std::shared_ptr<StreamQueue> queue) : queue_(std::move(queue)) {}
   bool send(std::string_view data, std::string_view name) override;
-  void close() override;
-  bool open() const override;
-
-  // On the connection's strand: every queued event, in order (false: none; the pump stops).
-  bool take(std::string* out);
-  void written(size_t bytes);  // what take() gave has been written
-  bool closed() const;
-  void mark_gone();  // the listener went away or the connection failed
+  void close() override { queue_->close(); }
+  bool open() const override { return queue_->open(); }
 
  private:
-  void schedule_pump_locked();
-
-  // Weak: a stream (or Reply) kept by the application after its connection, or the whole
-  // server, is gone must not keep the connection's socket and strand alive.
-  std::weak_ptr<SessionHandle> session_;
-  const size_t max_bytes_;
-  mutable std::mutex mu_;
-  std::deque<std::string> queue_;
-  size_t queued_bytes_ = 0;
-  bool closed_ = false;
-  bool gone_ = false;
-  bool pump_scheduled_ = false;
+  std::shared_ptr<StreamQueue> queue_;
 };
+
+class BodyStreamImpl final : public BodyStream {
+ public:
+  // `chunked`: HTTP/1.1 framing; `discard`: a HEAD request, whose answer has no body.
+  BodyStreamImpl(std::shared_ptr<StreamQueue> queue, bool chunked, bool discard)
+      : queue_(std::move(queue)), chunked_(chunked), discard_(discard) {}
+  bool write(std::string_view bytes) override;
+  bool finish(const Headers& trailers) override;
+  bool open() const override { return queue_->open() && !finished_.load(); }
+
+ private:
+  std::shared_ptr<StreamQueue> queue_;
+  const bool chunked_;
+  const bool discard_;
+  std::atomic<bool> finished_{false};
+};
+
+// Chunked transfer coding (RFC 9112 §7.1): one chunk of `bytes`, and the last chunk with its
+// trailer section (fields whose name is not a token or whose value is not visible ASCII are
+// left out).
+std::string chunk_of(std::string_view bytes);
+std::string last_chunk(const Headers& trailers);
 
 class ReplyImpl final : public Reply, public std::enable_shared_from_this<ReplyImpl> {
  public:
@@ -54,6 +59,7 @@ class ReplyImpl final : public Reply, public std::enable_shared_from_this<ReplyI
   bool send(HttpResponse response) override;
   void answer_by(double seconds, HttpResponse fallback) override;
   std::shared_ptr<EventStream> start_events() override;
+  std::shared_ptr<BodyStream> start_body(StreamHead head) override;
   bool answered() const override { return answered_->load(); }
   bool client_gone() const override {
     auto s = session_.lock();

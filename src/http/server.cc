@@ -433,4 +433,20 @@ Handler HttpServer::blocking(BlockingFn fn) {
   };
 }
 
+Handler HttpServer::on_workers(Handler handler) {
+  auto shared = std::make_shared<Handler>(std::move(handler));
+  return [shared](const HttpRequest&, const Peer&, std::shared_ptr<Reply> reply) {
+    auto& impl = static_cast<detail::ReplyImpl&>(*reply);
+    impl.run_on_workers([shared, reply = std::move(reply)]() mutable {
+      auto& r = static_cast<detail::ReplyImpl&>(*reply);
+      try {
+        (*shared)(r.request(), r.peer(), reply);
+      } catch (const std::exception& e) {
+        log_error("http: handler failed: " + std::string(e.what()));
+        reply->send(HttpResponse::error(500, std::string("internal error: ") + e.what()));
+      }
+    });
+  };
+}
+
 }  // namespace zeus::http

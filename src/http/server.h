@@ -9,6 +9,11 @@
 //   - Server-Sent Events: reply->start_events() gives an EventStream; send events to it from any
 //     thread. Buffering is bounded: a listener that falls more than max_stream_buffer_bytes
 //     behind is dropped (its connection closed), never buffered without end.
+//   - a streamed body of raw bytes (a proxy relaying an answer as it arrives):
+//     reply->start_body(head) sends the status and headers of the handler's choice and gives a
+//     BodyStream; write() pieces from any worker thread (chunked transfer coding; a writer that
+//     gets more than max_stream_buffer_bytes ahead of the client waits, up to write_timeout_s),
+//     then finish() with optional HTTP trailers. The connection is kept alive after it.
 // Limits, all in ServerOptions with safe defaults: header bytes and fields, body bytes, deadlines
 // for the headers and for the body (slowloris), an idle keep-alive timeout, connections per peer,
 // and a global cap. At the cap, a new connection takes the slot of the longest-idle connection
@@ -32,6 +37,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "http/message.h"
 #include "zeus/result.h"
@@ -64,6 +70,33 @@ class EventStream {
   virtual bool open() const = 0;
 };
 
+// A streamed answer's body (start_body). HTTP/1.1 clients get it in chunked transfer coding,
+// ended by trailers; HTTP/1.0 clients get the bytes as they are, ended by closing the connection
+// (no trailers); HEAD requests get none of the bytes.
+class BodyStream {
+ public:
+  virtual ~BodyStream() = default;
+  // Queues `bytes` (empty: nothing is sent). Waits while the client is more than
+  // max_stream_buffer_bytes behind, up to write_timeout_s, then drops it. False when the client
+  // is gone, was dropped, or the body was finished. Never call it on an I/O thread (an inline
+  // handler): the wait would hold the connections it waits for.
+  virtual bool write(std::string_view bytes) = 0;
+  // Ends the body, with `trailers` (names and values of visible ASCII; others are left out).
+  // Only the first call counts; false when the client is gone.
+  virtual bool finish(const Headers& trailers = {}) = 0;
+  virtual bool open() const = 0;
+};
+
+// The status line and headers of a streamed body (start_body). Framing headers in `headers`
+// (Content-Length, Transfer-Encoding, Connection, Trailer, Keep-Alive, Upgrade) are left out:
+// the server frames the body itself.
+struct StreamHead {
+  int status = 200;
+  std::string content_type = "application/octet-stream";  // empty: no Content-Type
+  Headers headers;
+  std::vector<std::string> trailer_names;  // announced in "Trailer:" (HTTP/1.1 only)
+};
+
 class Reply {
  public:
   virtual ~Reply() = default;
@@ -74,6 +107,9 @@ class Reply {
   // Answers 200 text/event-stream and gives the stream to send events on (nullptr when the
   // request was answered already or its connection is gone).
   virtual std::shared_ptr<EventStream> start_events() = 0;
+  // Answers with `head` and gives the stream to write the body on (nullptr when the request was
+  // answered already or its connection is gone).
+  virtual std::shared_ptr<BodyStream> start_body(StreamHead head) = 0;
   virtual bool answered() const = 0;
   // True once the client has hung up or closed its sending side (a long-poll's waiter can
   // forget this Reply; an answer sent anyway is still written if the socket takes it).
@@ -110,6 +146,9 @@ class HttpServer {
   static Result<std::unique_ptr<HttpServer>> start(ServerOptions options, Handler handler);
   // Runs `fn` on the worker pool and sends what it returns (a thrown exception answers 500).
   static Handler blocking(BlockingFn fn);
+  // Runs `handler` on the worker pool, where it may block while it answers through its Reply
+  // (a proxy relaying a streamed answer with start_body); a thrown exception answers 500.
+  static Handler on_workers(Handler handler);
 
   virtual ~HttpServer() = default;
   // Listens on host:port (port 0: any free port); answers the port bound.

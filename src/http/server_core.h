@@ -30,7 +30,14 @@ inline int64_t now_ns() {
       .count();
 }
 
-class EventStreamImpl;
+class StreamQueue;
+
+// How a streamed answer starts (SessionHandle::start_stream).
+struct StreamStart {
+  StreamHead head;
+  bool events = false;   // an event stream: stop() ends it; the connection ends with it
+  bool chunked = false;  // chunked transfer coding (HTTP/1.1 bodies), kept-alive after it
+};
 
 // What the registry and a Reply see of a connection. The methods without "from any thread" run
 // on the connection's strand (post to executor()).
@@ -41,8 +48,8 @@ class SessionHandle {
   virtual void close_when_idle() = 0;   // from any thread; stop(): close unless in flight
   virtual boost::asio::any_io_executor executor() = 0;
   virtual void write_response(HttpResponse response) = 0;
-  virtual void start_stream(std::shared_ptr<EventStreamImpl> stream) = 0;
-  virtual void pump_stream() = 0;  // writes queued events
+  virtual void start_stream(std::shared_ptr<StreamQueue> stream, StreamStart start) = 0;
+  virtual void pump_stream() = 0;  // writes queued bytes
   std::atomic<SessionState> state{SessionState::kIdle};
   std::atomic<int64_t> since_ns{0};  // when the state began
   std::atomic<bool> peer_finished{false};  // the peer closed (at least its sending side)

@@ -16,6 +16,7 @@
 #include "http/beast_mapping.h"
 #include "http/header_checks.h"
 #include "http/reply.h"
+#include "http/stream_queue.h"
 #include "http/server_core.h"
 #include "zeus/log.h"
 
@@ -26,6 +27,15 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 
 constexpr size_t kMaxDrainBytes = 1 << 20;  // read and dropped after an error answer
+
+// Headers that frame a message: the server sets them itself for a streamed body.
+bool is_framing_field(std::string_view name) {
+  for (const std::string_view framing : {"content-length", "transfer-encoding", "connection",
+                                         "trailer", "keep-alive", "upgrade"}) {
+    if (boost::beast::iequals(name, framing)) return true;
+  }
+  return false;
+}
 
 std::chrono::steady_clock::duration seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -63,7 +73,9 @@ class Session final : public SessionHandle,
     asio::post(executor(), [self = this->shared_from_this()] {
       const SessionState s = self->state.load();
       if (s == SessionState::kIdle || s == SessionState::kReading) self->close();
-      if (s == SessionState::kStreaming && self->stream_) self->stream_->close();
+      if (s == SessionState::kStreaming && self->stream_ && self->stream_events_) {
+        self->stream_->close();
+      }
       // kHandling/kWriting: the answer is written, then the connection closes (stopping).
     });
   }
@@ -74,19 +86,35 @@ class Session final : public SessionHandle,
     write(to_beast(std::move(response), version_, keep, head_));
   }
 
-  void start_stream(std::shared_ptr<EventStreamImpl> stream) override {
+  void start_stream(std::shared_ptr<StreamQueue> stream, StreamStart start) override {
     if (state.load() != SessionState::kHandling) {
       stream->mark_gone();
       return;
     }
     stream_ = std::move(stream);
+    stream_events_ = start.events;
+    // Kept alive after a chunked body (it ends on its own); an event stream or a body ended by
+    // closing (HTTP/1.0) ends with the connection.
+    stream_keep_alive_ = start.chunked && keep_alive_ && !core_.stopping.load();
     set_state(SessionState::kStreaming);
-    auto header = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::ok,
-                                                                       version_);
+    auto header = std::make_shared<bhttp::response<bhttp::empty_body>>(
+        static_cast<bhttp::status>(start.head.status), version_);
     header->set(bhttp::field::server, "zeus");
-    header->set(bhttp::field::content_type, "text/event-stream");
-    header->set(bhttp::field::cache_control, "no-cache");
-    header->keep_alive(false);  // the stream ends with the connection
+    if (!start.head.content_type.empty()) {
+      header->set(bhttp::field::content_type, start.head.content_type);
+    }
+    for (const auto& [name, value] : start.head.headers) {
+      if (!is_framing_field(name)) header->insert(name, value);
+    }
+    if (start.chunked) {
+      header->chunked(true);
+      std::string announced;
+      for (const std::string& name : start.head.trailer_names) {
+        announced.append(announced.empty() ? "" : ", ").append(name);
+      }
+      if (!announced.empty()) header->set(bhttp::field::trailer, announced);
+    }
+    header->keep_alive(stream_keep_alive_);
     auto serializer = std::make_shared<bhttp::response_serializer<bhttp::empty_body>>(*header);
     stream_writing_ = true;
     arm(core_.options.write_timeout_s);
@@ -103,8 +131,12 @@ class Session final : public SessionHandle,
   void pump_stream() override {
     if (!stream_ || stream_writing_ || state.load() == SessionState::kClosed) return;
     if (!stream_->take(&chunk_)) {
-      if (stream_->closed()) shutdown_and_close();
-      return;
+      if (!stream_->closed()) return;
+      // A whole chunked body leaves the connection ready for the next request; a dropped one
+      // (the client fell behind) or one ended by closing ends the connection.
+      const bool reuse = !stream_->gone() && stream_keep_alive_ && !core_.stopping.load();
+      stream_.reset();
+      return reuse ? wait_for_request() : shutdown_and_close();
     }
     stream_writing_ = true;
     arm(core_.options.write_timeout_s);
@@ -325,7 +357,9 @@ class Session final : public SessionHandle,
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool head_ = false;
-  std::shared_ptr<EventStreamImpl> stream_;
+  std::shared_ptr<StreamQueue> stream_;
+  bool stream_events_ = false;
+  bool stream_keep_alive_ = false;
   bool stream_writing_ = false;
   std::string chunk_;
   std::string drain_buffer_;

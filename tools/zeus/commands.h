@@ -26,5 +26,7 @@ void add_serve_command(CLI::App& app);
 void add_bso_command(CLI::App& app);
 // `zeus exporter`: GPU/CPU energy and power as Prometheus metrics (cmd_exporter.cc).
 void add_exporter_command(CLI::App& app);
+// `zeus proxy`: per-request energy in front of an OpenAI-compatible server (cmd_proxy.cc).
+void add_proxy_command(CLI::App& app);
 
 }  // namespace zeus::cli

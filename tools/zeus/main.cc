@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   zeus::cli::add_serve_command(app);
   zeus::cli::add_bso_command(app);
   zeus::cli::add_exporter_command(app);
+  zeus::cli::add_proxy_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

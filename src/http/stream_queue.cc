@@ -1,0 +1,99 @@
+#include "http/stream_queue.h"
+
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <chrono>
+
+namespace zeus::http::detail {
+
+bool StreamQueue::push(std::string bytes) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (closed_ || gone_) return false;
+  // A piece larger than the whole bound waits for an empty queue rather than forever.
+  const auto fits = [&] {
+    return gone_ || queued_bytes_ == 0 || queued_bytes_ + bytes.size() <= max_bytes_;
+  };
+  if (!fits()) {
+    if (when_full_ == WhenFull::kDrop ||
+        !room_.wait_for(lock, std::chrono::duration<double>(std::clamp(wait_s_, 0.0, 1e7)), fits)) {
+      drop_locked();
+      return false;
+    }
+    if (gone_) return false;
+  }
+  queued_bytes_ += bytes.size();
+  queue_.push_back(std::move(bytes));
+  schedule_pump_locked();
+  return true;
+}
+
+void StreamQueue::drop_locked() {
+  gone_ = true;  // a slow listener is dropped, not buffered without end
+  queue_.clear();
+  queued_bytes_ = 0;
+  room_.notify_all();
+  if (auto s = session_.lock()) s->close_now();
+}
+
+void StreamQueue::close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return;
+  closed_ = true;
+  schedule_pump_locked();
+}
+
+bool StreamQueue::open() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !closed_ && !gone_;
+}
+
+void StreamQueue::schedule_pump_locked() {
+  if (pump_scheduled_) return;
+  auto session = session_.lock();
+  if (!session) return;
+  pump_scheduled_ = true;
+  boost::asio::post(session->executor(), [weak = session_] {
+    if (auto s = weak.lock()) s->pump_stream();
+  });
+}
+
+bool StreamQueue::take(std::string* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (queue_.empty() || gone_) {
+    pump_scheduled_ = false;
+    return false;
+  }
+  // Everything queued goes out in one write: under load, pieces are batched, not one write each.
+  // The bytes stay counted until written (written()): the bound covers the write in flight.
+  out->clear();
+  for (std::string& piece : queue_) out->append(piece);
+  queue_.clear();
+  return true;
+}
+
+void StreamQueue::written(size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  queued_bytes_ -= std::min(bytes, queued_bytes_);
+  room_.notify_all();
+}
+
+bool StreamQueue::closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_ || gone_;
+}
+
+bool StreamQueue::gone() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gone_;
+}
+
+void StreamQueue::mark_gone() {
+  std::lock_guard<std::mutex> lock(mu_);
+  gone_ = true;
+  queue_.clear();
+  queued_bytes_ = 0;
+  room_.notify_all();
+}
+
+}  // namespace zeus::http::detail

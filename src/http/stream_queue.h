@@ -1,0 +1,65 @@
+// The bytes of a streamed answer on their way from the application's threads to a connection
+// (internal to src/http): producers push() from any thread, the connection's strand take()s
+// everything queued and reports it written(). Buffering is bounded by max_bytes, counting the
+// write in flight: when a push would exceed it, the listener is dropped (kDrop: event streams,
+// where a slow listener must not hold the producer) or the producer waits until the connection
+// has written enough, up to wait_s, then the listener is dropped (kWait: streamed bodies, where
+// every byte matters and the producer is a worker thread).
+// Thread-safety: every method may be called from any thread; never wait (kWait) on an I/O thread.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "http/server_core.h"
+
+namespace zeus::http::detail {
+
+class StreamQueue {
+ public:
+  enum class WhenFull { kDrop, kWait };
+
+  StreamQueue(std::weak_ptr<SessionHandle> session, size_t max_bytes, WhenFull when_full,
+              double wait_s)
+      : session_(std::move(session)),
+        max_bytes_(max_bytes),
+        when_full_(when_full),
+        wait_s_(wait_s) {}
+
+  // Queues `bytes` for the connection. False when the listener is gone, the stream was closed,
+  // or the buffer stayed full (the listener is then dropped and its connection closed).
+  bool push(std::string bytes);
+  // Ends the stream once what is queued is written.
+  void close();
+  bool open() const;
+
+  // On the connection's strand: every queued piece, concatenated (false: none; the pump stops).
+  bool take(std::string* out);
+  void written(size_t bytes);  // what take() gave has been written
+  bool closed() const;         // closed or gone
+  bool gone() const;           // the listener was dropped or went away
+  void mark_gone();            // the listener went away or the connection failed
+
+ private:
+  void schedule_pump_locked();
+  void drop_locked();
+
+  // Weak: a stream kept by the application after its connection, or the whole server, is gone
+  // must not keep the connection's socket and strand alive.
+  std::weak_ptr<SessionHandle> session_;
+  const size_t max_bytes_;
+  const WhenFull when_full_;
+  const double wait_s_;
+  mutable std::mutex mu_;
+  std::condition_variable room_;
+  std::deque<std::string> queue_;
+  size_t queued_bytes_ = 0;
+  bool closed_ = false;
+  bool gone_ = false;
+  bool pump_scheduled_ = false;
+};
+
+}  // namespace zeus::http::detail

@@ -1,0 +1,38 @@
+#include "proxy/energy_reader.h"
+
+namespace zeus::proxy {
+
+Result<GpuEnergyReader> GpuEnergyReader::create(Devices& devices, const std::vector<int>& indices) {
+  GpuEnergyReader reader;
+  std::vector<int> chosen = indices;
+  if (chosen.empty()) {
+    for (size_t i = 0; i < devices.gpus.size(); ++i) chosen.push_back(static_cast<int>(i));
+  }
+  if (chosen.empty()) return fail(ErrorCode::kNotFound, "no GPU to measure");
+  for (int index : chosen) {
+    if (index < 0 || static_cast<size_t>(index) >= devices.gpus.size()) {
+      return fail(ErrorCode::kNotFound, "no GPU " + std::to_string(index) + " (there are " +
+                                            std::to_string(devices.gpus.size()) + ")");
+    }
+    Gpu* gpu = devices.gpus[static_cast<size_t>(index)].get();
+    if (!gpu->has_energy_counter()) {
+      return fail(ErrorCode::kNotSupported,
+                  "GPU " + std::to_string(index) +
+                      " has no energy counter (before Volta); the proxy needs one");
+    }
+    reader.gpus_.push_back(gpu);
+  }
+  return reader;
+}
+
+Result<double> GpuEnergyReader::read_j() {
+  double total_j = 0;
+  for (Gpu* gpu : gpus_) {
+    Result<uint64_t> mj = gpu->total_energy_mj();
+    if (!mj) return fail(mj.error());
+    total_j += static_cast<double>(*mj) / 1000.0;
+  }
+  return total_j;
+}
+
+}  // namespace zeus::proxy

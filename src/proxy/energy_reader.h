@@ -1,0 +1,27 @@
+// The energy counters of some GPUs, summed (J): what the proxy's ledger reads. GPUs without an
+// energy counter (before Volta) are refused for now.
+// Thread-safety: read() from one thread at a time (the proxy calls it under its mutex).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "zeus/device.h"
+#include "zeus/result.h"
+
+namespace zeus::proxy {
+
+class GpuEnergyReader {
+ public:
+  // `indices` empty: every GPU of `devices`. NotFound for an unknown index, NotSupported for a GPU
+  // without an energy counter.
+  static Result<GpuEnergyReader> create(Devices& devices, const std::vector<int>& indices);
+  // The sum of the counters now (J).
+  Result<double> read_j();
+  size_t gpus() const { return gpus_.size(); }
+
+ private:
+  std::vector<Gpu*> gpus_;
+};
+
+}  // namespace zeus::proxy

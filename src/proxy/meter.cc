@@ -1,0 +1,142 @@
+#include "proxy/meter.h"
+
+#include <nlohmann/json.hpp>
+
+#include "zeus/log.h"
+
+namespace zeus::proxy {
+
+Meter::Meter(GpuEnergyReader reader, double interval_s, std::string log_path)
+    : reader_(std::move(reader)), interval_s_(interval_s), log_path_(std::move(log_path)) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sample_locked();
+  }
+  thread_ = std::thread([this] { run(); });
+}
+
+Meter::~Meter() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+Result<void> Meter::open_log() {
+  if (log_path_.empty()) return ok();
+  log_.open(log_path_, std::ios::app);
+  if (!log_) return fail(ErrorCode::kUnavailable, "cannot open the log '" + log_path_ + "'");
+  return ok();
+}
+
+double Meter::now_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_).count();
+}
+
+void Meter::run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    wake_.wait_for(lock, std::chrono::duration<double>(interval_s_));
+    if (!stopping_) sample_locked();
+  }
+}
+
+void Meter::sample_locked() {
+  Result<double> energy_j = reader_.read_j();
+  if (!energy_j) {
+    if (!read_failed_)
+      log_warning("zeus proxy: cannot read the GPUs' energy: " + energy_j.error().message);
+    read_failed_ = true;
+    return;  // the interval stretches to the next good reading
+  }
+  const double t = now_s();
+  ledger_.sample(t, *energy_j);
+  readings_.push_back({t, *energy_j});
+  for (RequestEnergy& r : ledger_.take_finished()) settled_[r.id] = std::move(r);
+}
+
+RequestId Meter::begin(bool streamed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const RequestId id = next_id_++;
+  const double t = now_s();
+  ledger_.start(id, t, streamed);
+  open_timelines_[id].start_s = t;
+  return id;
+}
+
+void Meter::tokens(RequestId id, int64_t count) {
+  if (count <= 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  const double t = now_s();
+  ledger_.tokens(id, t, count);
+  RequestTimeline& timeline = open_timelines_[id];
+  if (timeline.first_token_s < 0) timeline.first_token_s = t;
+  for (int64_t i = 0; i < count; ++i) timeline.token_times_s.push_back(t);
+  timeline.output_tokens += count;
+}
+
+void Meter::usage(RequestId id, int64_t prompt_tokens, int64_t completion_tokens) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ledger_.prompt_tokens(id, prompt_tokens);
+  ledger_.output_tokens(id, completion_tokens);
+  if (completion_tokens >= 0) open_timelines_[id].output_tokens = completion_tokens;
+}
+
+RequestEnergy Meter::end(RequestId id, const RequestRecord& record) {
+  RequestEnergy out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const double t = now_s();
+    ledger_.end(id, t);
+    sample_locked();  // closes the request's last interval: its energy is settled now
+    if (auto it = settled_.find(id); it != settled_.end()) {
+      out = std::move(it->second);
+      settled_.erase(it);
+    } else {
+      out.id = id;
+      out.method = "none";
+    }
+    RequestTimeline timeline = std::move(open_timelines_[id]);
+    open_timelines_.erase(id);
+    timeline.end_s = t;
+    timeline.output_tokens = out.output_tokens;
+    timelines_.push_back(std::move(timeline));
+    ++requests_;
+    output_tokens_ += out.output_tokens;
+    if (log_.is_open()) {
+      nlohmann::json row = {{"id", id},
+                            {"model", record.model},
+                            {"streamed", record.streamed},
+                            {"status", record.status},
+                            {"prompt_tokens", out.prompt_tokens},
+                            {"output_tokens", out.output_tokens},
+                            {"ttft_s", record.ttft_s},
+                            {"latency_s", record.latency_s},
+                            {"energy_j", out.energy_j},
+                            {"method", out.method}};
+      log_ << row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      log_.flush();
+    }
+  }
+  return out;
+}
+
+ProxySummary Meter::summary() {
+  std::lock_guard<std::mutex> lock(mu_);
+  sample_locked();
+  ProxySummary s;
+  s.requests = requests_;
+  s.output_tokens = output_tokens_;
+  s.attributed_j = ledger_.attributed_j();
+  s.idle_j = ledger_.idle_j();
+  s.measured_j = ledger_.measured_j();
+  const SteadyState steady = steady_state(timelines_, readings_);
+  s.steady_state_found = steady.found;
+  s.steady_state_why = steady.why;
+  s.steady_state_j_per_token = steady.j_per_token;
+  return s;
+}
+
+}  // namespace zeus::proxy

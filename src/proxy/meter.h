@@ -1,0 +1,72 @@
+// The proxy's meter: the EnergyLedger fed by the GPUs' energy counters under one mutex, a
+// background thread reading them every interval, the run's readings and request timelines (for
+// the steady-state method), and the JSONL log. Requests report to it as they go; each learns its
+// energy at its end (the meter reads the counters then, so the request's last interval closes).
+// Thread-safety: every method from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proxy/attribution.h"
+#include "proxy/energy_reader.h"
+#include "proxy/proxy.h"
+#include "proxy/steady_state.h"
+
+namespace zeus::proxy {
+
+// What one finished request reports for the log.
+struct RequestRecord {
+  RequestId id = 0;
+  std::string model;
+  bool streamed = false;
+  int status = 0;
+  double ttft_s = -1;  // -1: no token seen
+  double latency_s = 0;
+};
+
+class Meter {
+ public:
+  Meter(GpuEnergyReader reader, double interval_s, std::string log_path);
+  ~Meter();  // stops the thread
+  Result<void> open_log();
+
+  double now_s() const;  // seconds on the meter's clock (steady)
+  RequestId begin(bool streamed);
+  void tokens(RequestId id, int64_t count);
+  void usage(RequestId id, int64_t prompt_tokens, int64_t completion_tokens);
+  // Ends the request and answers what it was charged.
+  RequestEnergy end(RequestId id, const RequestRecord& record);
+  ProxySummary summary();
+
+ private:
+  void sample_locked();
+  void run();
+
+  GpuEnergyReader reader_;
+  const double interval_s_;
+  const std::string log_path_;
+  const std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
+  std::mutex mu_;
+  EnergyLedger ledger_;
+  RequestId next_id_ = 1;
+  std::map<RequestId, RequestEnergy> settled_;
+  std::map<RequestId, RequestTimeline> open_timelines_;
+  std::vector<RequestTimeline> timelines_;
+  std::vector<EnergyReading> readings_;
+  int64_t requests_ = 0, output_tokens_ = 0;
+  bool read_failed_ = false;
+  std::ofstream log_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace zeus::proxy

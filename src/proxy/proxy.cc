@@ -1,0 +1,251 @@
+#include "proxy/proxy.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+#include "http/client.h"
+#include "http/server.h"
+#include "http/url.h"
+#include "proxy/meter.h"
+#include "proxy/sse_scan.h"
+#include "zeus/log.h"
+
+namespace zeus::proxy {
+namespace {
+
+using http::Headers;
+using http::HttpRequest;
+using http::HttpResponse;
+
+bool named(std::string_view name, std::string_view lower) {
+  return name.size() == lower.size() &&
+         std::equal(name.begin(), name.end(), lower.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == b;
+         });
+}
+
+// Hop-by-hop fields (RFC 9110 §7.6.1) and the ones each side frames itself: never forwarded.
+bool hop_by_hop(std::string_view name) {
+  for (const std::string_view h :
+       {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
+        "upgrade", "content-length", "host", "x-zeus-energy", "proxy-authorization"}) {
+    if (named(name, h)) return true;
+  }
+  return false;
+}
+
+// The end-to-end fields of `in`; an answer's Content-Type and Server are set by the server.
+Headers end_to_end(const Headers& in, bool answer) {
+  Headers out;
+  for (const auto& [name, value] : in) {
+    if (hop_by_hop(name)) continue;
+    if (answer && (named(name, "content-type") || named(name, "server"))) continue;
+    out.emplace_back(name, value);
+  }
+  return out;
+}
+
+std::string joules(double j) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f", j);
+  return text;
+}
+
+class Proxy final : public LlmProxy {
+ public:
+  Proxy(ProxyOptions options, std::unique_ptr<http::HttpClient> upstream,
+        std::unique_ptr<Meter> meter)
+      : options_(std::move(options)), upstream_(std::move(upstream)), meter_(std::move(meter)) {}
+  ~Proxy() override { stop(); }
+
+  Result<void> listen() {
+    http::ServerOptions server_options;
+    server_options.name = "zeus proxy";
+    server_options.limits.max_body_bytes = options_.max_body_bytes;
+    server_options.workers = options_.max_in_flight;
+    server_options.body_timeout_s = 120;
+    server_options.write_timeout_s = options_.upstream_timeout_s;
+    server_options.max_stream_buffer_bytes = 1 << 20;
+    // Relayed on a worker: the upstream client blocks while the answer comes.
+    auto server = http::HttpServer::start(
+        server_options,
+        http::HttpServer::on_workers(
+            [this](const HttpRequest& request, const http::Peer&,
+                   std::shared_ptr<http::Reply> reply) { relay(request, *reply); }));
+    if (!server) return fail(server.error());
+    server_ = std::move(*server);
+    Result<int> port = server_->listen_tcp(options_.host, options_.port);
+    if (!port) return fail(port.error());
+    port_ = *port;
+    return ok();
+  }
+
+  int port() const override { return port_; }
+  void stop() override {
+    if (server_) server_->stop();
+  }
+  ProxySummary summary() override { return meter_->summary(); }
+
+ private:
+  void relay(const HttpRequest& request, http::Reply& reply);
+
+  ProxyOptions options_;
+  std::unique_ptr<http::HttpClient> upstream_;
+  std::unique_ptr<Meter> meter_;
+  std::unique_ptr<http::HttpServer> server_;
+  int port_ = 0;
+};
+
+void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
+  const nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
+  const bool asked_streamed = body.is_object() && body.contains("stream") && body["stream"] == true;
+  const std::string* zeus_header = request.header("x-zeus-energy");
+  const std::string* zeus_query = request.query_value("zeus");
+  const bool wants_energy =
+      (zeus_header && *zeus_header == "1") || (zeus_query && *zeus_query == "1");
+  RequestRecord record;
+  record.streamed = asked_streamed;
+  if (body.is_object() && body.contains("model") && body["model"].is_string()) {
+    record.model = body["model"].get<std::string>();
+  }
+  const double start_s = meter_->now_s();
+  const RequestId id = meter_->begin(asked_streamed);
+
+  std::shared_ptr<http::BodyStream> stream;  // an SSE answer, relayed as it comes
+  HttpResponse whole;                        // any other answer, relayed once complete
+  bool headed = false;
+  SseScanner scanner;
+  int64_t whole_chunks = 0;
+  const auto on_head = [&](const HttpResponse& head) {
+    headed = true;
+    record.status = head.status;
+    const bool sse = head.content_type.rfind("text/event-stream", 0) == 0;
+    if (sse) {
+      http::StreamHead out;
+      out.status = head.status;
+      out.content_type = head.content_type;
+      out.headers = end_to_end(head.headers, true);
+      out.trailer_names = {"X-Zeus-Energy-J", "X-Zeus-Tokens"};
+      stream = reply.start_body(std::move(out));
+      return stream != nullptr;
+    }
+    whole.status = head.status;
+    whole.content_type = head.content_type;
+    whole.headers = end_to_end(head.headers, true);
+    return true;
+  };
+  const auto on_data = [&](std::string_view piece) {
+    if (!stream) {
+      if (reply.client_gone()) return false;
+      whole.body.append(piece);
+      return whole.body.size() <= (64u << 20);
+    }
+    const int64_t tokens = scanner.feed(piece);
+    if (tokens > 0) {
+      if (record.ttft_s < 0) record.ttft_s = meter_->now_s() - start_s;
+      meter_->tokens(id, tokens);
+    }
+    if (!wants_energy) return stream->write(piece);
+    const std::string lines = scanner.take_lines(true);
+    return lines.empty() ? stream->open() : stream->write(lines);
+  };
+  Result<HttpResponse> answer = upstream_->stream(request.method, request.target, request.body,
+                                                  end_to_end(request.headers, false), on_head,
+                                                  on_data, options_.upstream_timeout_s);
+  if (!answer && !headed) {
+    record.status = 502;
+    reply.send(HttpResponse::error(
+        502, "zeus proxy: the upstream server did not answer: " + answer.error().message));
+  } else if (!answer) {
+    log_warning("zeus proxy: the upstream's answer broke off: " + answer.error().message);
+  }
+  if (!stream && headed) {  // a whole answer: its usage and chunks
+    Usage usage;
+    whole_chunks = read_answer_json(whole.body, &usage, &record.model);
+    meter_->usage(id, usage.prompt_tokens,
+                  usage.completion_tokens >= 0 ? usage.completion_tokens : whole_chunks);
+  } else if (stream) {
+    if (record.model.empty()) record.model = scanner.model();
+    meter_->usage(id, scanner.usage().prompt_tokens, scanner.usage().completion_tokens);
+  }
+  record.latency_s = meter_->now_s() - start_s;
+  const RequestEnergy energy = meter_->end(id, record);
+  const std::string energy_text = joules(energy.energy_j);
+  const std::string tokens_text = std::to_string(energy.output_tokens);
+  if (stream) {
+    if (wants_energy) {
+      std::string rest = scanner.release_done();
+      const size_t done = rest.find("data: [DONE]");
+      const std::string comment =
+          ": zeus-energy-j=" + energy_text + " tokens=" + tokens_text + "\n\n";
+      rest.insert(done == std::string::npos ? rest.size() : done, comment);
+      stream->write(rest);
+    }
+    stream->finish({{"X-Zeus-Energy-J", energy_text}, {"X-Zeus-Tokens", tokens_text}});
+  } else if (headed) {
+    if (wants_energy) {
+      nlohmann::json doc = nlohmann::json::parse(whole.body, nullptr, false);
+      if (doc.is_object()) {
+        if (!doc.contains("usage") || !doc["usage"].is_object())
+          doc["usage"] = nlohmann::json::object();
+        doc["usage"]["energy_j"] = energy.energy_j;
+        whole.body = doc.dump();
+      }
+    }
+    whole.headers.emplace_back("X-Zeus-Energy-J", energy_text);
+    whole.headers.emplace_back("X-Zeus-Tokens", tokens_text);
+    reply.send(std::move(whole));
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LlmProxy>> LlmProxy::start(Devices& devices, ProxyOptions options) {
+  Result<http::HttpUrl> url = http::parse_http_url(options.upstream);
+  if (!url) return fail(url.error());
+  if (url->scheme != "http") {
+    return fail(ErrorCode::kInvalidArgument, "--upstream must be an http:// URL (no TLS)");
+  }
+  if (!(options.sample_interval_s > 0)) {
+    return fail(ErrorCode::kInvalidArgument, "the sampling interval must be > 0 s");
+  }
+  http::ClientOptions client_options;
+  client_options.timeout_s = options.upstream_timeout_s;
+  client_options.max_body_bytes = 64 << 20;
+  auto client = http::HttpClient::tcp(url->host, url->port, client_options);
+  if (!client) return fail(client.error());
+  Result<GpuEnergyReader> reader = GpuEnergyReader::create(devices, options.gpu_indices);
+  if (!reader) return fail(reader.error());
+  auto meter =
+      std::make_unique<Meter>(std::move(*reader), options.sample_interval_s, options.log_path);
+  ZEUS_TRY(meter->open_log());
+  auto proxy = std::make_unique<Proxy>(options, std::move(*client), std::move(meter));
+  ZEUS_TRY(proxy->listen());
+  return std::unique_ptr<LlmProxy>(std::move(proxy));
+}
+
+std::string format_summary(const ProxySummary& s) {
+  std::ostringstream out;
+  out << "zeus proxy: " << s.requests << " requests, " << s.output_tokens << " output tokens; "
+      << joules(s.measured_j) << " J measured = " << joules(s.attributed_j) << " J attributed + "
+      << joules(s.idle_j) << " J idle";
+  if (s.measured_j - s.attributed_j - s.idle_j > 1e-6) {
+    out << " + " << joules(s.measured_j - s.attributed_j - s.idle_j) << " J in flight";
+  }
+  out << "\n";
+  if (s.output_tokens > 0) {
+    out << "zeus proxy: " << joules(s.attributed_j / static_cast<double>(s.output_tokens))
+        << " J/token attributed";
+  }
+  if (s.steady_state_found) {
+    out << "; steady state (benchmark method) " << joules(s.steady_state_j_per_token) << " J/token";
+  } else if (!s.steady_state_why.empty()) {
+    out << "; steady state: " << s.steady_state_why;
+  }
+  out << "\n";
+  return out.str();
+}
+
+}  // namespace zeus::proxy

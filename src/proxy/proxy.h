@@ -1,0 +1,64 @@
+// LlmProxy: `zeus proxy` — an HTTP proxy in front of an OpenAI-compatible inference server (vLLM,
+// llama.cpp's server, TGI, SGLang) that measures the GPU energy of every request. Every request
+// and answer is forwarded unchanged (any method and path; streamed Server-Sent Events relayed
+// piece by piece); each request is timed from its first byte in to its last byte out, its output
+// tokens counted from the stream's chunks or the answer's usage, and the GPUs' energy split among
+// the requests in flight by the EnergyLedger (attribution.h), read from the energy counters of the
+// chosen GPUs every sample_interval_s and at every request's start and end.
+// The energy goes back to the client as headers X-Zeus-Energy-J / X-Zeus-Tokens (non-streamed) or
+// HTTP trailers (streamed), bodies byte-identical; and, only when the client sends
+// "X-Zeus-Energy: 1" or "?zeus=1", as usage.energy_j in a JSON answer and as an SSE comment
+// ": zeus-energy-j=<J> tokens=<n>" before "data: [DONE]".
+// Failure: start() fails on a bad option or port; an unreachable upstream is a 502 per request.
+// Thread-safety: stop() and summary() from any thread.
+//
+//   auto proxy = LlmProxy::start(devices, options);   // (*proxy)->port()
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zeus/device.h"
+#include "zeus/result.h"
+
+namespace zeus::proxy {
+
+struct ProxyOptions {
+  std::string upstream;  // "http://host:port"
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::vector<int> gpu_indices;  // empty: every GPU
+  std::string log_path;          // JSONL, one row per request; empty: none
+  double sample_interval_s = 0.1;
+  size_t max_body_bytes = 16 << 20;  // of a request (413 above)
+  int max_in_flight = 256;           // requests relayed at once (worker threads)
+  double upstream_timeout_s = 600;   // to the answer's head, and between two of its pieces
+};
+
+// A run's totals (summary on exit).
+struct ProxySummary {
+  int64_t requests = 0;
+  int64_t output_tokens = 0;
+  double attributed_j = 0, idle_j = 0, measured_j = 0;
+  bool steady_state_found = false;
+  std::string steady_state_why;
+  double steady_state_j_per_token = 0;
+};
+
+class LlmProxy {
+ public:
+  // `devices` must outlive the proxy.
+  static Result<std::unique_ptr<LlmProxy>> start(Devices& devices, ProxyOptions options);
+  virtual ~LlmProxy() = default;
+  virtual int port() const = 0;
+  virtual void stop() = 0;
+  virtual ProxySummary summary() = 0;
+};
+
+// The summary as lines for a terminal.
+std::string format_summary(const ProxySummary& summary);
+
+}  // namespace zeus::proxy

@@ -1,0 +1,95 @@
+#include "proxy/sse_scan.h"
+
+#include <nlohmann/json.hpp>
+
+namespace zeus::proxy {
+namespace {
+
+using nlohmann::json;
+
+bool non_empty_string(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() && !it->get_ref<const std::string&>().empty();
+}
+
+}  // namespace
+
+int64_t read_answer_json(std::string_view text, Usage* usage, std::string* model) {
+  const json doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return 0;
+  if (const auto m = doc.find("model"); m != doc.end() && m->is_string() && model->empty()) {
+    *model = m->get<std::string>();
+  }
+  if (const auto u = doc.find("usage"); u != doc.end() && u->is_object()) {
+    for (const auto& [key, out] : {std::pair{"prompt_tokens", &usage->prompt_tokens},
+                                   std::pair{"completion_tokens", &usage->completion_tokens}}) {
+      const auto v = u->find(key);
+      if (v != u->end() && v->is_number_integer() && v->get<int64_t>() >= 0) {
+        *out = v->get<int64_t>();
+      }
+    }
+  }
+  int64_t chunks = 0;
+  const auto choices = doc.find("choices");
+  if (choices == doc.end() || !choices->is_array()) return 0;
+  for (const json& choice : *choices) {
+    if (!choice.is_object()) continue;
+    const auto delta = choice.find("delta");
+    const bool produced =
+        non_empty_string(choice, "text") ||
+        (delta != choice.end() && delta->is_object() &&
+         (non_empty_string(*delta, "content") || non_empty_string(*delta, "reasoning_content")));
+    chunks += produced ? 1 : 0;
+  }
+  return chunks;
+}
+
+int64_t SseScanner::feed(std::string_view bytes) {
+  int64_t tokens = 0;
+  size_t start = 0;
+  while (start < bytes.size()) {
+    const size_t end = bytes.find('\n', start);
+    if (end == std::string_view::npos) {
+      partial_.append(bytes.substr(start));
+      break;
+    }
+    partial_.append(bytes.substr(start, end + 1 - start));
+    start = end + 1;
+    std::string_view line(partial_);
+    line.remove_suffix(1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.substr(0, 5) == "data:") {
+      std::string_view data = line.substr(5);
+      if (!data.empty() && data.front() == ' ') data.remove_prefix(1);
+      if (data == "[DONE]") {
+        saw_done_ = true;
+      } else {
+        const int64_t n = read_answer_json(data, &usage_, &model_);
+        tokens += n;
+        chunks_ += n;
+      }
+    }
+    (saw_done_ ? held_ : complete_).append(partial_);
+    partial_.clear();
+  }
+  return tokens;
+}
+
+std::string SseScanner::take_lines(bool hold_done) {
+  std::string out;
+  out.swap(complete_);
+  if (!hold_done) {
+    out.append(held_);
+    held_.clear();
+  }
+  return out;
+}
+
+std::string SseScanner::release_done() {
+  std::string out = take_lines(false);
+  out.append(partial_);
+  partial_.clear();
+  return out;
+}
+
+}  // namespace zeus::proxy
