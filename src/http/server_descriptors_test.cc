@@ -41,6 +41,11 @@ std::string read_some(int fd, double timeout_s) {
 }
 
 TEST(ServerDescriptorsTest, A3_OutOfDescriptorsAtAcceptEvictsTheLongestIdle) {
+#if defined(__SANITIZE_ADDRESS__)
+  // The sanitizers' runtime needs descriptors of its own (UBSan probes memory through a pipe):
+  // out of them it reports false errors. The release run covers this test.
+  GTEST_SKIP() << "needs every descriptor; run in the release build";
+#endif
   testing::Running r = testing::start(
       {}, HttpServer::blocking([](const HttpRequest&, const Peer&) { return HttpResponse(); }));
   // Every client socket exists before the limit drops: only the server's accepts need more.
