@@ -118,6 +118,14 @@ Step<void> JobManager::report_result(const std::string& job_id, ProfilingResult 
   return {};
 }
 
+Step<void> JobManager::set_straggler_time(const std::string& job_id,
+                                          std::optional<double> iteration_time_s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return tl::unexpected(unknown(job_id));
+  return it->second->job.set_straggler_time(iteration_time_s, clock_.now_s());
+}
+
 void JobManager::sweep() {
   std::lock_guard<std::mutex> lock(mu_);
   const double now = clock_.now_s();

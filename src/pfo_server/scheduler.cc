@@ -2,6 +2,7 @@
 #include "pfo_server/scheduler.h"
 
 #include "pfo_server/scheduler_3d.h"
+#include "pfo_server/scheduler_frontier.h"
 
 namespace zeus::pfo {
 namespace {
@@ -43,6 +44,7 @@ Result<std::unique_ptr<FrequencyScheduler>> make_point_solution(const JobInfo& j
 std::optional<std::string> canonical_scheduler_name(const std::string& name) {
   if (name == "point-solution" || name == "PointSolution") return "PointSolution";
   if (name == "point-solution-3d" || name == "PointSolution3D") return "PointSolution3D";
+  if (name == "frontier" || name == "Frontier") return "Frontier";
   return std::nullopt;
 }
 
@@ -51,9 +53,10 @@ Result<SchedulerFactory> scheduler_factory(const SchedulerConfig& config) {
   if (!name) {
     return fail(ErrorCode::kInvalidArgument,
                 "unknown scheduler '" + config.name +
-                    "'; the schedulers are point-solution (PointSolution) and point-solution-3d "
-                    "(PointSolution3D)");
+                    "'; the schedulers are point-solution (PointSolution), point-solution-3d "
+                    "(PointSolution3D) and frontier (Frontier)");
   }
+  if (*name == "Frontier") return frontier_scheduler_factory(config.plans_dir);
   if (config.solution_path.empty()) {
     return fail(ErrorCode::kInvalidArgument,
                 *name + " needs a schedule file (--schedule FILE, or solution_path in "

@@ -7,6 +7,8 @@
 //   PointSolution      one fixed schedule (a file of `zeus pfo choose` or lowtime), a list per rank
 //   PointSolution3D    the same under data/tensor parallelism: the file has a list per pipeline
 //                      stage; every rank of a stage runs that stage's list (3D wrapper below)
+//   Frontier           a planned frontier; the fastest plan, or the combined straggler policy's
+//                      pick when a straggler is known (pfo_server/scheduler_frontier.h)
 // Units: MHz, s, J. Thread-safety: one scheduler per job, used under the job's lock.
 // Failure: kInvalidArgument when the schedule does not fit the job (wrong number of ranks),
 // kNotFound for a missing file; the job manager reports them to every waiting rank.
@@ -49,10 +51,12 @@ Result<std::unique_ptr<FrequencyScheduler>> make_point_solution(const JobInfo& j
 struct SchedulerConfig {
   std::string name;           // canonical: "PointSolution" or "PointSolution3D"
   std::string solution_path;  // the schedule file (both need one)
+  std::string plans_dir = {};  // Frontier: the --out folder of `zeus pfo plan`
 };
 
 // "point-solution" / "PointSolution" -> "PointSolution", "point-solution-3d" /
-// "PointSolution3D" -> "PointSolution3D"; nullopt for anything else.
+// "PointSolution3D" -> "PointSolution3D", "frontier" / "Frontier" -> "Frontier"; nullopt for
+// anything else.
 std::optional<std::string> canonical_scheduler_name(const std::string& name);
 
 // The factory for `config`: reads the schedule file each time a job starts (so a new file serves
