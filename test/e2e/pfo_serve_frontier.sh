@@ -32,17 +32,7 @@ if "$zeus" pfo serve --port 0 --scheduler frontier --plans "$dir/none" > "$dir/b
 fi
 grep -q "plans.bin" "$dir/bad.log" || fail "bad --plans: $(cat "$dir/bad.log")"
 
-start_server() {
-  env "$@" "$zeus" pfo serve --port 0 > "$dir/server.log" 2>&1 &
-  server_pid=$!
-  url=""
-  for _ in $(seq 100); do
-    url=$(grep -o 'listening on http://[0-9.:]*' "$dir/server.log" | sed 's/listening on //' || true)
-    [ -n "$url" ] && break
-    sleep 0.05
-  done
-  [ -n "$url" ] || fail "the server did not start: $(cat "$dir/server.log")"
-}
+source "$(dirname "$0")/lib/pfo_serve_lib.sh"
 start_server ZEUS_PFO_SCHEDULER=Frontier "ZEUS_PFO_SCHEDULER_ARGS={\"plans_dir\": \"$dir/plans\"}"
 grep -q "scheduler Frontier, plans $dir/plans" "$dir/server.log" || fail "banner: $(cat "$dir/server.log")"
 

@@ -24,23 +24,7 @@ cat > "$dir/freqs_pipeline_00003.py" <<'PY'
 # Iteration 3: cost 123.4
 PY
 
-# Starts the server in the background with the given environment; sets server_pid and url.
-start_server() {
-  env "$@" "$zeus" pfo serve --port 0 > "$dir/server.log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 100); do
-    url=$(grep -o 'listening on http://[0-9.:]*' "$dir/server.log" | sed 's/listening on //' || true)
-    [ -n "$url" ] && break
-    sleep 0.05
-  done
-  [ -n "$url" ] || fail "the server did not start: $(cat "$dir/server.log")"
-  local first
-  first=$(sed -n 1p "$dir/server.log")
-  case "$first" in
-    "zeus pfo serve: listening on http://"*) ;;
-    *) fail "first line: '$first' (log: $(od -c "$dir/server.log" | head -5))" ;;
-  esac
-}
+source "$(dirname "$0")/lib/pfo_serve_lib.sh"
 
 start_server ZEUS_PFO_SCHEDULER=PointSolution3D \
   ZEUS_PFO_SCHEDULER_ARGS="{\"solution_path\": \"$dir/freqs_pipeline_00003.py\"}" \
