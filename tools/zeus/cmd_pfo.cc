@@ -218,11 +218,11 @@ void run_choose(const ChooseArgs& args, CLI::App& command) {
           : folder.t_max;
   const auto& names = folder.schedule;
   if (names.size() != chosen.frequencies.size())
-    die("plans.jsonl and summary.json disagree on the number of stages");
+    die("the plans and summary.json disagree on the number of stages (plan again)");
   nlohmann::json frequencies = nlohmann::json::array();
   for (std::size_t s = 0; s < names.size(); ++s) {
     if (names[s].size() != chosen.frequencies[s].size())
-      die("plans.jsonl and summary.json disagree on stage " + std::to_string(s));
+      die("the plans and summary.json disagree on stage " + std::to_string(s) + " (plan again)");
     nlohmann::json stage = nlohmann::json::array();
     for (std::size_t k = 0; k < names[s].size(); ++k)
       stage.push_back({names[s][k], chosen.frequencies[s][k]});
@@ -400,7 +400,7 @@ void add_pfo_command(CLI::App& app) {
       "older versions: {\"index\", \"time\", \"energy\", \"frequencies\": [[MHz per instruction] "
       "per stage]}.\n"
       "  zeus pfo export-plan --plans plans/ --index 42\n"
-      "  zeus pfo export-plan --plans plans/ --all --out plans/plans.jsonl");
+      "  zeus pfo export-plan --plans plans/ --all --out plans.jsonl");
   export_plan->add_option("--plans", export_args->plans, "the --out folder of `zeus pfo plan`")
       ->required();
   export_plan->add_option("--index", export_args->index, "the plan's number (0: the slowest)");
