@@ -79,10 +79,11 @@ void BM_PlanStoreWrite(benchmark::State& state) {
   l.frontier->for_each_plan([&](std::size_t i, const std::vector<std::vector<int>>& clocks) {
     const auto& p = l.frontier->points()[i];
     json_bytes += static_cast<double>(
-        nlohmann::json{{"index", i}, {"time", p.time_s}, {"energy", p.energy_j},
-                       {"frequencies", clocks}}
+        nlohmann::json{
+            {"index", i}, {"time", p.time_s}, {"energy", p.energy_j}, {"frequencies", clocks}}
             .dump()
-            .size() + 1);
+            .size() +
+        1);
   });
   const double store_bytes = static_cast<double>(fs::file_size(l.path()));
   state.counters["plans"] = static_cast<double>(l.frontier->points().size());
@@ -134,8 +135,8 @@ void BM_PlanStoreEveryPlan(benchmark::State& state) {
   if (!store) die(store.error().to_string());
   for (auto _ : state) {
     std::size_t seen = 0;
-    auto done = store->for_each_plan(
-        [&](std::size_t, const std::vector<std::vector<int>>&) { ++seen; });
+    auto done =
+        store->for_each_plan([&](std::size_t, const std::vector<std::vector<int>>&) { ++seen; });
     if (!done) {
       state.SkipWithError(done.error().message.c_str());
       return;

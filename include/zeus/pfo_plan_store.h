@@ -65,7 +65,9 @@ class PlanStore {
   // changes after it. kInvalidArgument for an index out of range or a damaged file.
   Result<std::vector<std::vector<int>>> clocks_mhz(std::size_t index) const;
   // The T_max schedule's clocks.
-  const std::vector<std::vector<int>>& all_slowest_clocks_mhz() const { return all_slowest_clocks_; }
+  const std::vector<std::vector<int>>& all_slowest_clocks_mhz() const {
+    return all_slowest_clocks_;
+  }
   // Calls fn(index, clocks) for every plan in order, reading the file once.
   Result<void> for_each_plan(
       const std::function<void(std::size_t, const std::vector<std::vector<int>>&)>& fn) const;

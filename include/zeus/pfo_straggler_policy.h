@@ -47,18 +47,17 @@ double energy_at_straggler_time_j(const WaitingCost& waiting, double plan_time_s
 
 // The policy's pick.
 struct CombinedChoice {
-  PlanChoice frontier;                     // branch (a), always computed
-  std::optional<int> global_clock_mhz;     // set when branch (b) wins: run every instruction here
-  double time_s = 0.0;                     // the picked plan's own iteration time and energy
+  PlanChoice frontier;                  // branch (a), always computed
+  std::optional<int> global_clock_mhz;  // set when branch (b) wins: run every instruction here
+  double time_s = 0.0;                  // the picked plan's own iteration time and energy
   double energy_j = 0.0;
-  double energy_at_straggler_j = 0.0;      // the picked plan's energy counted up to T'
+  double energy_at_straggler_j = 0.0;  // the picked plan's energy counted up to T'
 };
 
 // The cheaper at T' of (a) and (b). `global_clocks` may be empty (then always (a)); clocks
 // slower than T' are not candidates.
 Result<CombinedChoice> combined_straggler_plan(const PlanCandidates& candidates,
                                                std::span<const GlobalClockPlan> global_clocks,
-                                               const WaitingCost& waiting,
-                                               double straggler_time_s);
+                                               const WaitingCost& waiting, double straggler_time_s);
 
 }  // namespace zeus::pfo

@@ -53,11 +53,13 @@ class FrontierServerTest : public ::testing::Test {
   }
 
   std::string register_job() {
-    const http::HttpResponse r =
-        request("POST", "/register_job",
-                json{{"job_id", ""}, {"pp_degree", kRanks}, {"dp_degree", 1}, {"tp_degree", 1},
-                     {"world_size", kRanks}}
-                    .dump());
+    const http::HttpResponse r = request("POST", "/register_job",
+                                         json{{"job_id", ""},
+                                              {"pp_degree", kRanks},
+                                              {"dp_degree", 1},
+                                              {"tp_degree", 1},
+                                              {"world_size", kRanks}}
+                                             .dump());
     EXPECT_EQ(r.status, 200) << r.body;
     return json::parse(r.body).get<std::string>();
   }
@@ -82,9 +84,9 @@ class FrontierServerTest : public ::testing::Test {
 
   void report(const std::string& id, double iter_time_s) {
     for (int r = 0; r < kRanks; ++r) {
-      const http::HttpResponse res = request(
-          "POST", "/result/" + id,
-          json{{"rank", r}, {"iter_time", {iter_time_s}}, {"iter_energy", {100.0}}}.dump());
+      const http::HttpResponse res =
+          request("POST", "/result/" + id,
+                  json{{"rank", r}, {"iter_time", {iter_time_s}}, {"iter_energy", {100.0}}}.dump());
       ASSERT_EQ(res.status, 200) << res.body;
     }
   }
@@ -102,7 +104,10 @@ TEST_F(FrontierServerTest, AnOperatorsStragglerSwitchesEveryRankNextRound) {
   for (int r = 0; r < kRanks; ++r) {
     const http::HttpResponse reg =
         request("POST", "/register_rank/" + id,
-                json{{"rank", r}, {"dp_rank", 0}, {"pp_rank", r}, {"tp_rank", 0},
+                json{{"rank", r},
+                     {"dp_rank", 0},
+                     {"pp_rank", r},
+                     {"tp_rank", 0},
                      {"available_frequencies", pfo::testing::a100_clocks_mhz()}}
                     .dump());
     ASSERT_EQ(reg.status, 200) << reg.body;
@@ -117,9 +122,9 @@ TEST_F(FrontierServerTest, AnOperatorsStragglerSwitchesEveryRankNextRound) {
   ASSERT_EQ(set.status, 200) << set.body;
   EXPECT_EQ(set.body, "null");
   report(id, store_->points().back().time_s);
-  auto choice = pfo::combined_straggler_plan(store_->candidates(), store_->global_clocks(),
-                                             {store_->num_stages(), store_->p2p_power_w()},
-                                             t_prime);
+  auto choice =
+      pfo::combined_straggler_plan(store_->candidates(), store_->global_clocks(),
+                                   {store_->num_stages(), store_->p2p_power_w()}, t_prime);
   ASSERT_TRUE(choice && choice->global_clock_mhz);
   const auto global = round(id);
   for (const auto& stage : global) {

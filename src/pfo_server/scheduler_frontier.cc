@@ -115,21 +115,23 @@ class FrontierScheduler final : public FrequencyScheduler, public StragglerAware
 }  // namespace
 
 Result<std::unique_ptr<FrequencyScheduler>> make_frontier_scheduler(
-    const JobInfo& job, const std::vector<RankInfo>& ranks,
-    std::shared_ptr<const PlanStore> store, FrontierSchedulerOptions options) {
+    const JobInfo& job, const std::vector<RankInfo>& ranks, std::shared_ptr<const PlanStore> store,
+    FrontierSchedulerOptions options) {
   if (job.pp_degree != store->num_stages()) {
-    return fail(ErrorCode::kInvalidArgument,
-                "the plans in " + store->path().string() + " are for " +
-                    std::to_string(store->num_stages()) + " pipeline stages but the job has pp " +
-                    std::to_string(job.pp_degree) + "; plan for this pipeline with `zeus pfo "
-                    "plan --stages " + std::to_string(job.pp_degree) + "`");
+    return fail(ErrorCode::kInvalidArgument, "the plans in " + store->path().string() +
+                                                 " are for " + std::to_string(store->num_stages()) +
+                                                 " pipeline stages but the job has pp " +
+                                                 std::to_string(job.pp_degree) +
+                                                 "; plan for this pipeline with `zeus pfo "
+                                                 "plan --stages " +
+                                                 std::to_string(job.pp_degree) + "`");
   }
   for (const RankInfo& rank : ranks) {
     if (rank.pp_rank < 0 || rank.pp_rank >= store->num_stages()) {
-      return fail(ErrorCode::kInvalidArgument,
-                  "rank " + std::to_string(rank.rank) + " has pp_rank " +
-                      std::to_string(rank.pp_rank) + ", outside the plans' " +
-                      std::to_string(store->num_stages()) + " stages");
+      return fail(ErrorCode::kInvalidArgument, "rank " + std::to_string(rank.rank) +
+                                                   " has pp_rank " + std::to_string(rank.pp_rank) +
+                                                   ", outside the plans' " +
+                                                   std::to_string(store->num_stages()) + " stages");
     }
   }
   if (store->points().empty()) {
@@ -149,9 +151,10 @@ Result<SchedulerFactory> frontier_scheduler_factory(const std::string& plans_dir
   Result<PlanStore> store = PlanStore::open(std::filesystem::path(plans_dir) / "plans.bin");
   if (!store) return fail(store.error());
   auto shared = std::make_shared<const PlanStore>(std::move(*store));
-  return SchedulerFactory([shared, options](const JobInfo& job, const std::vector<RankInfo>& ranks) {
-    return make_frontier_scheduler(job, ranks, shared, options);
-  });
+  return SchedulerFactory(
+      [shared, options](const JobInfo& job, const std::vector<RankInfo>& ranks) {
+        return make_frontier_scheduler(job, ranks, shared, options);
+      });
 }
 
 }  // namespace zeus::pfo

@@ -48,8 +48,8 @@ struct FrontierSchedulerOptions {
 
 // The scheduler for one job over `store`.
 Result<std::unique_ptr<FrequencyScheduler>> make_frontier_scheduler(
-    const JobInfo& job, const std::vector<RankInfo>& ranks,
-    std::shared_ptr<const PlanStore> store, FrontierSchedulerOptions options = {});
+    const JobInfo& job, const std::vector<RankInfo>& ranks, std::shared_ptr<const PlanStore> store,
+    FrontierSchedulerOptions options = {});
 
 // Opens DIR/plans.bin once (kNotFound or kInvalidArgument naming the fix) and makes each job's
 // Frontier scheduler over it.

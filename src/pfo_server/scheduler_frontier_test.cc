@@ -53,16 +53,21 @@ class FrontierSchedulerTest : public ::testing::Test {
       std::vector<int> clocks;
       for (std::size_t k = 0; k < s.frequencies.size(); ++k) {
         const InstructionKind kind = store_->kinds()[stage][k];
-        EXPECT_EQ(s.frequencies[k].first, kind == InstructionKind::kForward ? "forward" : "backward");
+        EXPECT_EQ(s.frequencies[k].first,
+                  kind == InstructionKind::kForward ? "forward" : "backward");
         clocks.push_back(s.frequencies[k].second);
       }
-      if (s.rank < testing::kTestStages) out[stage] = clocks;
-      else EXPECT_EQ(out[stage], clocks) << "rank " << s.rank;
+      if (s.rank < testing::kTestStages)
+        out[stage] = clocks;
+      else
+        EXPECT_EQ(out[stage], clocks) << "rank " << s.rank;
     }
     return out;
   }
 
-  static std::vector<std::vector<int>> plan(std::size_t index) { return *store_->clocks_mhz(index); }
+  static std::vector<std::vector<int>> plan(std::size_t index) {
+    return *store_->clocks_mhz(index);
+  }
   static std::size_t fastest() { return store_->points().size() - 1; }
   static double t_min() { return store_->points().back().time_s; }
 
@@ -94,9 +99,9 @@ TEST_F(FrontierSchedulerTest, AnOperatorsStragglerGetsTheCombinedPolicysPlan) {
   auto& target = dynamic_cast<StragglerAware&>(*s);
   // A short straggler: a frontier plan slower than T_min, at most T'.
   ASSERT_TRUE(target.set_straggler_time(1.05 * t_min()));
-  auto expected = combined_straggler_plan(store_->candidates(), store_->global_clocks(),
-                                          {store_->num_stages(), store_->p2p_power_w()},
-                                          1.05 * t_min());
+  auto expected =
+      combined_straggler_plan(store_->candidates(), store_->global_clocks(),
+                              {store_->num_stages(), store_->p2p_power_w()}, 1.05 * t_min());
   ASSERT_TRUE(expected && expected->frontier.plan && !expected->global_clock_mhz);
   EXPECT_LT(*expected->frontier.plan, fastest());
   EXPECT_LE(expected->time_s, 1.05 * t_min() + 1e-9);
@@ -105,9 +110,9 @@ TEST_F(FrontierSchedulerTest, AnOperatorsStragglerGetsTheCombinedPolicysPlan) {
   const double long_straggler = testing::straggler_time_for_global_clock(*store_);
   ASSERT_GT(long_straggler, 0.0) << "no straggler time where a global clock wins";
   ASSERT_TRUE(target.set_straggler_time(long_straggler));
-  auto global = combined_straggler_plan(store_->candidates(), store_->global_clocks(),
-                                        {store_->num_stages(), store_->p2p_power_w()},
-                                        long_straggler);
+  auto global =
+      combined_straggler_plan(store_->candidates(), store_->global_clocks(),
+                              {store_->num_stages(), store_->p2p_power_w()}, long_straggler);
   ASSERT_TRUE(global && global->global_clock_mhz);
   for (const auto& stage : stage_clocks(*s->next_schedule()))
     for (int mhz : stage) EXPECT_EQ(mhz, *global->global_clock_mhz);
@@ -130,9 +135,9 @@ TEST_F(FrontierSchedulerTest, AStragglerMeasuredFromTheResultsSwitchesTheNextRou
   std::vector<ProfilingResult> slow = results(kScale * t_min());
   slow[5] = result(5, 1.08 * kScale * t_min());
   ASSERT_TRUE(s->observe(slow));
-  auto expected = combined_straggler_plan(store_->candidates(), store_->global_clocks(),
-                                          {store_->num_stages(), store_->p2p_power_w()},
-                                          1.08 * t_min());
+  auto expected =
+      combined_straggler_plan(store_->candidates(), store_->global_clocks(),
+                              {store_->num_stages(), store_->p2p_power_w()}, 1.08 * t_min());
   ASSERT_TRUE(expected && expected->frontier.plan);
   ASSERT_NE(*expected->frontier.plan, fastest());
   EXPECT_EQ(stage_clocks(*s->next_schedule()), plan(*expected->frontier.plan));

@@ -202,16 +202,17 @@ Result<PlanStore> PlanStore::open(const std::filesystem::path& path) {
   std::error_code ec;
   const uint64_t size = file ? std::filesystem::file_size(path, ec) : 0;
   if (!file || ec) {
-    return fail(ErrorCode::kNotFound, "cannot read " + path.string() +
-                                          " (the plans.bin of `zeus pfo plan --out DIR`)");
+    return fail(ErrorCode::kNotFound,
+                "cannot read " + path.string() + " (the plans.bin of `zeus pfo plan --out DIR`)");
   }
   StreamReader in(file, path);
   char magic[8] = {};
   file.read(magic, sizeof(magic));
   if (!file || std::memcmp(magic, kMagic, sizeof(magic)) != 0) {
     return fail(ErrorCode::kInvalidArgument,
-                path.string() + " is not a plan store (no ZPFOPLN1 header); plan again with "
-                                "`zeus pfo plan`");
+                path.string() +
+                    " is not a plan store (no ZPFOPLN1 header); plan again with "
+                    "`zeus pfo plan`");
   }
   const auto version = in.get<uint32_t>();
   if (!version) return fail(version.error());

@@ -59,9 +59,11 @@ TEST(StragglerPolicy, NeverCostsMoreThanEitherBranchAtAnyStragglerTime) {
     auto choice = combined_straggler_plan(kCandidates, kClocks, kWaiting, t);
     ASSERT_TRUE(choice);
     auto frontier = plan_for_straggler(kCandidates, t);
-    EXPECT_LE(choice->energy_at_straggler_j,
-              energy_at_straggler_time_j(kWaiting, frontier->point.time_s,
-                                         frontier->point.energy_j, t) + 1e-12) << t;
+    EXPECT_LE(
+        choice->energy_at_straggler_j,
+        energy_at_straggler_time_j(kWaiting, frontier->point.time_s, frontier->point.energy_j, t) +
+            1e-12)
+        << t;
     for (const GlobalClockPlan& clock : kClocks) {
       if (clock.time_s > t * (1 + 1e-12)) continue;
       EXPECT_LE(choice->energy_at_straggler_j,
