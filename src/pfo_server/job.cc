@@ -264,6 +264,11 @@ Step<void> Job::set_straggler_time(std::optional<double> iteration_time_s, doubl
   return {};
 }
 
+std::string Job::straggler_state() const {
+  const auto* frontier = dynamic_cast<const StragglerAware*>(scheduler_.get());
+  return frontier ? frontier->straggler_state() : std::string();
+}
+
 void Job::start_round(Progress* progress) {
   Result<std::vector<FrequencySchedule>> next = scheduler_->next_schedule();
   if (next) next = check_round(std::move(*next), ranks_);

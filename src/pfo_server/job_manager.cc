@@ -168,6 +168,7 @@ nlohmann::json JobManager::info() const {
                       {"round", job.round()},
                       {"state", job.state()},
                       {"idle_s", now - job.last_active_s()}});
+      if (std::string plan = job.straggler_state(); !plan.empty()) jobs.back()["plan"] = plan;
     }
   }
   return {{"scheduler", options_.scheduler_name},

@@ -127,6 +127,11 @@ TEST_F(FrontierServerTest, AnOperatorsStragglerSwitchesEveryRankNextRound) {
                                    {store_->num_stages(), store_->p2p_power_w()}, t_prime);
   ASSERT_TRUE(choice && choice->global_clock_mhz);
   const auto global = round(id);
+  const json info = json::parse(request("GET", "/info").body);
+  const std::string plan = info["jobs"][0]["plan"].get<std::string>();
+  EXPECT_NE(plan.find("(operator): global clock " + std::to_string(*choice->global_clock_mhz)),
+            std::string::npos)
+      << plan;
   for (const auto& stage : global) {
     ASSERT_EQ(stage.size(), 2u * pfo::testing::kTestMicrobatches);
     for (int mhz : stage) EXPECT_EQ(mhz, *choice->global_clock_mhz);

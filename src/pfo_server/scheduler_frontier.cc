@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <numeric>
 
@@ -10,6 +11,12 @@
 
 namespace zeus::pfo {
 namespace {
+
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4f s", s);
+  return text;
+}
 
 class FrontierScheduler final : public FrequencyScheduler, public StragglerAware {
  public:
@@ -57,6 +64,8 @@ class FrontierScheduler final : public FrequencyScheduler, public StragglerAware
     return ok();
   }
 
+  std::string straggler_state() const override { return state_; }
+
   Result<void> set_straggler_time(std::optional<double> iteration_time_s) override {
     if (iteration_time_s && !(*iteration_time_s > 0.0 && std::isfinite(*iteration_time_s))) {
       return fail(ErrorCode::kInvalidArgument,
@@ -86,6 +95,13 @@ class FrontierScheduler final : public FrequencyScheduler, public StragglerAware
       global_clock = choice->global_clock_mhz;
       served_time_s_ = choice->time_s;
     }
+    const std::string what = global_clock ? "global clock " + std::to_string(*global_clock) + " MHz"
+                             : plan       ? "plan " + std::to_string(*plan)
+                                          : std::string("the T_max schedule");
+    state_ = (straggler_s ? "straggler at " + seconds(*straggler_s) +
+                                (operator_time_s_ ? " (operator): " : " (measured): ")
+                          : std::string("no straggler: fastest ")) +
+             what + " (" + seconds(served_time_s_) + ")";
     if (global_clock) {
       std::vector<std::vector<int>> clocks;
       for (const auto& kinds : store_->kinds()) clocks.emplace_back(kinds.size(), *global_clock);
@@ -108,6 +124,7 @@ class FrontierScheduler final : public FrequencyScheduler, public StragglerAware
   std::optional<double> measured_time_s_;
   std::optional<double> calibration_;
   double served_time_s_ = 0.0;  // the planned time of the plan last handed out
+  std::string state_ = "no round yet";
   std::optional<std::size_t> cached_plan_;
   std::vector<std::vector<int>> cached_clocks_;
 };

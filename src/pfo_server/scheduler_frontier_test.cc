@@ -135,12 +135,17 @@ TEST_F(FrontierSchedulerTest, AStragglerMeasuredFromTheResultsSwitchesTheNextRou
   std::vector<ProfilingResult> slow = results(kScale * t_min());
   slow[5] = result(5, 1.08 * kScale * t_min());
   ASSERT_TRUE(s->observe(slow));
+  EXPECT_EQ(dynamic_cast<StragglerAware&>(*s).straggler_state().rfind(
+                "no straggler: fastest plan " + std::to_string(fastest()), 0),
+            0u);
   auto expected =
       combined_straggler_plan(store_->candidates(), store_->global_clocks(),
                               {store_->num_stages(), store_->p2p_power_w()}, 1.08 * t_min());
   ASSERT_TRUE(expected && expected->frontier.plan);
   ASSERT_NE(*expected->frontier.plan, fastest());
   EXPECT_EQ(stage_clocks(*s->next_schedule()), plan(*expected->frontier.plan));
+  EXPECT_NE(dynamic_cast<StragglerAware&>(*s).straggler_state().find("(measured): plan "),
+            std::string::npos);
   // The straggler keeps slowing the (now slower) plan by 1.08x: the same pick.
   ASSERT_TRUE(s->observe(results(1.08 * kScale * expected->time_s)));
   EXPECT_EQ(stage_clocks(*s->next_schedule()), plan(*expected->frontier.plan));
