@@ -173,7 +173,7 @@ Result<void> InstructionProfiler::observe(const std::vector<ProfilingResult>& re
   const int mhz = clocks_[measured_];
   Result<std::vector<ProfilingResult>> stages = merge_stage_results(job_, ranks_, results);
   if (!stages) return fail(stages.error());
-  std::vector<ProfiledInstruction> round;
+  std::vector<ProfileRow> round;
   double round_energy_j = 0.0;
   for (const ProfilingResult& stage : *stages) {
     for (InstructionKind kind : kKinds) {
@@ -228,11 +228,11 @@ Result<void> InstructionProfiler::observe(const std::vector<ProfilingResult>& re
 }
 
 std::string InstructionProfiler::profile_csv() const {
-  std::vector<const ProfiledInstruction*> sorted;
-  for (const ProfiledInstruction& r : records_) sorted.push_back(&r);
+  std::vector<const ProfileRow*> sorted;
+  for (const ProfileRow& r : records_) sorted.push_back(&r);
   // By stage, forward before backward, clocks in the order measured (highest first).
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
-    return std::tie(a->stage, a->kind) < std::tie(b->stage, b->kind);
+    return std::tie(a->stage, a->instruction) < std::tie(b->stage, b->instruction);
   });
   std::vector<const RankInfo*> stage_rank(job_.pp_degree, nullptr);
   for (const RankInfo& r : ranks_) {
@@ -240,9 +240,9 @@ std::string InstructionProfiler::profile_csv() const {
   }
   std::ostringstream csv;
   csv << "rank,dp_rank,pp_rank,tp_rank,stage,instruction,frequency,time,energy\n";
-  for (const ProfiledInstruction* r : sorted) {
+  for (const ProfileRow* r : sorted) {
     const int rank = stage_rank[r->stage] ? stage_rank[r->stage]->rank : r->stage;
-    csv << rank << ",0," << r->stage << ",0," << r->stage << ',' << instruction_name(r->kind)
+    csv << rank << ",0," << r->stage << ",0," << r->stage << ',' << instruction_name(r->instruction)
         << ',' << r->frequency_mhz << ',' << python_float_repr(r->time_s) << ','
         << python_float_repr(r->energy_j) << '\n';
   }

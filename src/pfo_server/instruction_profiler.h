@@ -49,15 +49,6 @@ struct InstructionProfilerOptions {
   std::string profile_path;          // where the caller writes the profile (named in messages)
 };
 
-// One (stage, instruction, clock) of the profile: mean time and energy of one instance.
-struct ProfiledInstruction {
-  int stage = 0;
-  InstructionKind kind = InstructionKind::kForward;
-  int frequency_mhz = 0;
-  double time_s = 0.0;
-  double energy_j = 0.0;
-};
-
 class InstructionProfiler final : public FrequencyScheduler {
  public:
   // `ranks` sorted by rank, one per rank of `job`.
@@ -73,7 +64,9 @@ class InstructionProfiler final : public FrequencyScheduler {
   // How many clocks have been measured so far; done() once profiling stopped.
   int profiled_clocks() const { return measured_; }
   bool done() const { return done_; }
-  const std::vector<ProfiledInstruction>& records() const { return records_; }
+  // The profile so far: one row per (stage, instruction, clock) measured, the mean time and
+  // energy of one instance.
+  const std::vector<ProfileRow>& records() const { return records_; }
   // The profile so far as CSV text (header and one row per record).
   std::string profile_csv() const;
 
@@ -95,7 +88,7 @@ class InstructionProfiler final : public FrequencyScheduler {
   double last_energy_j_ = 0.0;
   bool done_ = false;
   std::string stop_reason_;
-  std::vector<ProfiledInstruction> records_;
+  std::vector<ProfileRow> records_;
 };
 
 // kInvalidArgument naming the first option out of range (num_microbatches missing, ...).

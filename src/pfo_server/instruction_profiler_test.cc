@@ -111,8 +111,8 @@ TEST(InstructionProfilerTest, WarmsUpAtTheTopThenOneRoundPerClockDownToTheFloor)
 
   // The warm-up iteration (10x) is dropped: the means are the model's values.
   ASSERT_EQ((*p)->records().size(), 16u);
-  for (const ProfiledInstruction& r : (*p)->records()) {
-    const double k = r.kind == InstructionKind::kBackward ? 2.0 : 1.0;
+  for (const ProfileRow& r : (*p)->records()) {
+    const double k = r.instruction == InstructionKind::kBackward ? 2.0 : 1.0;
     EXPECT_DOUBLE_EQ(r.time_s, k * kTime(r.stage, r.frequency_mhz));
     EXPECT_DOUBLE_EQ(r.energy_j, k * kFalling(r.stage, r.frequency_mhz));
   }
@@ -217,7 +217,7 @@ TEST(InstructionProfilerTest, MergesTheRanksOfAStageIntoOnePipelineReplica) {
     results.push_back(res);
   }
   ASSERT_TRUE((*p)->observe(results));
-  for (const ProfiledInstruction& rec : (*p)->records()) {
+  for (const ProfileRow& rec : (*p)->records()) {
     // Stage 0 holds ranks 0-3, stage 1 ranks 4-7: the slowest rank's time; 4 ranks' energy over
     // dp 2 = the 2 tensor-parallel GPUs of one replica.
     EXPECT_DOUBLE_EQ(rec.time_s, rec.stage == 0 ? 0.4 : 0.8);

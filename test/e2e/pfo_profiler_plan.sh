@@ -6,15 +6,7 @@
 # "[profiling-done]" answer to every rank, and the stage profile in Zeus's CSV form, which
 # `zeus pfo plan` turns into a frontier. Bad profiler arguments stop the server at start.
 set -euo pipefail
-zeus="${ZEUS_BIN:?}/zeus"
-dir=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "${ZEUS_SOURCE_DIR:?}/test/e2e/lib/pfo_lib.sh"
 
 # Bad arguments: a usage error naming the argument, before listening.
 if "$zeus" pfo serve --port 0 --scheduler profiler --dump "$dir/d" > "$dir/bad.log" 2>&1; then
@@ -32,17 +24,8 @@ if "$zeus" pfo serve --port 0 --scheduler profiler --scheduler-args '{"num_micro
 fi
 grep -q -- "--dump DIR" "$dir/bad.log" || fail "no hint: $(cat "$dir/bad.log")"
 
-ZEUS_PFO_SCHEDULER=InstructionProfiler \
-  ZEUS_PFO_SCHEDULER_ARGS='{"num_microbatches": 4, "minimum_frequency": 900}' \
-  "$zeus" pfo serve --port 0 --dump "$dir/dump" > "$dir/server.log" 2>&1 &
-server_pid=$!
-url=""
-for _ in $(seq 100); do
-  url=$(grep -o 'listening on http://[0-9.:]*' "$dir/server.log" | sed 's/listening on //' || true)
-  [ -n "$url" ] && break
-  sleep 0.05
-done
-[ -n "$url" ] || fail "the server did not start: $(cat "$dir/server.log")"
+start_pfo_server ZEUS_PFO_SCHEDULER=InstructionProfiler \
+  ZEUS_PFO_SCHEDULER_ARGS='{"num_microbatches": 4, "minimum_frequency": 900}' -- --dump "$dir/dump"
 
 /usr/bin/python3 - "$url" "$dir" <<'PY'
 import json, sys, threading
@@ -138,7 +121,5 @@ profile=$(cat "$dir/profile_path")
 rows=$(($(wc -l < "$dir/plans/frontier.csv") - 1))
 [ "$rows" -ge 2 ] || fail "a frontier of $rows plans: $(cat "$dir/plan.log")"
 
-kill -INT "$server_pid"
-wait "$server_pid" || fail "the server did not exit 0 after SIGINT"
-server_pid=""
+stop_pfo_server
 echo "ok ($rows plans)"

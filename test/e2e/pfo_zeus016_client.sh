@@ -11,18 +11,8 @@
 # server's reason (no hang, the code never runs, no schedule clock is applied); and over HTTP: an
 # unknown job, a duplicate rank, a rank out of range, a world size that is not pp x dp x tp.
 set -euo pipefail
-zeus="${ZEUS_BIN:?}/zeus"
-lib="${ZEUS_SOURCE_DIR:?}/test/e2e/lib"
-dir=$(mktemp -d)
-server_pid=""
-rank_pids=()
-cleanup() {
-  for pid in "${rank_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "${ZEUS_SOURCE_DIR:?}/test/e2e/lib/pfo_lib.sh"
+lib="$ZEUS_SOURCE_DIR/test/e2e/lib"
 
 export ZEUS_NVML_PATH="${ZEUS_FAKES:?}/libnvidia-ml.so.1"
 export ZEUS_FAKE_NVML_STATE="$dir/nvml.json"
@@ -57,17 +47,9 @@ cat > "$dir/bad_code.py" <<PY
 [[('forward', __import__('os').system('touch $dir/pwned'))]] * 4
 PY
 
-ZEUS_PFO_SCHEDULER=PointSolution \
+start_pfo_server ZEUS_PFO_SCHEDULER=PointSolution \
   ZEUS_PFO_SCHEDULER_ARGS="{\"solution_path\": \"$dir/freqs_pipeline_00007.py\"}" \
-  "$zeus" pfo serve --port 0 --rank-timeout 60 > "$dir/server.log" 2>&1 &
-server_pid=$!
-url=""
-for _ in $(seq 100); do
-  url=$(grep -o 'listening on http://[0-9.:]*' "$dir/server.log" | sed 's/listening on //' || true)
-  [ -n "$url" ] && break
-  sleep 0.05
-done
-[ -n "$url" ] || fail "the server did not start: $(cat "$dir/server.log")"
+  -- --rank-timeout 60
 
 # torchrun's environment for 4 processes on one node.
 port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -77,14 +59,14 @@ for rank in 0 1 2 3; do
     --out "$dir" --schedule-file "$dir/freqs_pipeline_00007.py" \
     --bad "$dir/bad_world.py" "$dir/bad_clock.py" "$dir/bad_code.py" \
     > "$dir/rank$rank.log" 2>&1 &
-  rank_pids+=($!)
+  pids+=($!)
 done
 for rank in 0 1 2 3; do
-  timeout 300 tail --pid="${rank_pids[$rank]}" -f /dev/null ||
+  timeout 300 tail --pid="${pids[$rank]}" -f /dev/null ||
     fail "rank $rank still runs after 300 s: $(tail -20 "$dir/rank$rank.log")"
-  wait "${rank_pids[$rank]}" || fail "rank $rank failed: $(tail -30 "$dir/rank$rank.log")"
+  wait "${pids[$rank]}" || fail "rank $rank failed: $(tail -30 "$dir/rank$rank.log")"
 done
-rank_pids=()
+pids=()
 
 /usr/bin/python3 - "$dir" "$url" <<'PY'
 import ast, json, os, sys
@@ -150,7 +132,5 @@ assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "world_
 print("ok:", job_id)
 PY
 
-kill -INT "$server_pid"
-wait "$server_pid" || fail "the server did not exit 0 after SIGINT"
-server_pid=""
+stop_pfo_server
 echo "ok"

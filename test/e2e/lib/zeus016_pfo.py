@@ -45,44 +45,10 @@ from typing import Optional
 import httpx
 import torch
 import torch.distributed as dist
-from pydantic import BaseModel, Field, validator
 
-# ---- zeus.optimizer.pipeline_frequency.common (0.16) -------------------------------------------
-REGISTER_JOB_URL = "/register_job"
-REGISTER_RANK_URL = "/register_rank/{job_id}"
-GET_FREQUENCY_SCHEDULE_URL = "/schedule/{job_id}"
-
-
-class JobInfo(BaseModel):
-    job_id: str = ""
-    pp_degree: int = Field(ge=1)
-    dp_degree: int = Field(ge=1)
-    tp_degree: int = Field(ge=1)
-    world_size: int = Field(ge=1)
-    job_metadata: Optional[str] = None
-
-    @validator("job_id")
-    def _check_empty_job_id(cls, job_id):
-        assert not job_id
-        return job_id
-
-    @validator("world_size")
-    def _check_world_size(cls, world_size, values):
-        assert values["pp_degree"] * values["dp_degree"] * values["tp_degree"] == world_size
-        return world_size
-
-
-class RankInfo(BaseModel):
-    rank: int = Field(ge=0)
-    dp_rank: int = Field(ge=0)
-    pp_rank: int = Field(ge=0)
-    tp_rank: int = Field(ge=0)
-    available_frequencies: list[int]
-
-
-class FrequencySchedule(BaseModel):
-    rank: int = Field(ge=0)
-    frequencies: list[tuple[str, int]]
+# zeus.optimizer.pipeline_frequency.common (0.16): the wire models.
+from zeus016_wire import (GET_FREQUENCY_SCHEDULE_URL, REGISTER_JOB_URL, REGISTER_RANK_URL,
+                          FrequencySchedule, JobInfo, RankInfo)
 
 
 # ---- zeus.device.get_gpus(), NVIDIA only, over ctypes ------------------------------------------
@@ -129,6 +95,9 @@ class NvmlGpus:
                                 "nvmlDeviceGetSupportedGraphicsClocks", self._handle(index),
                                 ctypes.c_uint(memory_clock_mhz))
 
+    def _call(self, function: str, index: int, *args: int) -> None:
+        self._check(getattr(self._lib, function)(self._handle(index), *map(ctypes.c_uint, args)), function)
+
     def reset_power_management_limit(self, index: int) -> None:
         default, current = ctypes.c_uint(), ctypes.c_uint()
         h = self._handle(index)
@@ -137,26 +106,19 @@ class NvmlGpus:
         self._check(self._lib.nvmlDeviceGetPowerManagementLimit(h, ctypes.byref(current)),
                     "nvmlDeviceGetPowerManagementLimit")
         if current.value != default.value:
-            self._check(self._lib.nvmlDeviceSetPowerManagementLimit(h, default),
-                        "nvmlDeviceSetPowerManagementLimit")
+            self._call("nvmlDeviceSetPowerManagementLimit", index, default.value)
 
     def set_memory_locked_clocks(self, index: int, min_mhz: int, max_mhz: int) -> None:
-        self._check(self._lib.nvmlDeviceSetMemoryLockedClocks(self._handle(index), ctypes.c_uint(min_mhz),
-                                                              ctypes.c_uint(max_mhz)),
-                    "nvmlDeviceSetMemoryLockedClocks")
+        self._call("nvmlDeviceSetMemoryLockedClocks", index, min_mhz, max_mhz)
 
     def reset_memory_locked_clocks(self, index: int) -> None:
-        self._check(self._lib.nvmlDeviceResetMemoryLockedClocks(self._handle(index)),
-                    "nvmlDeviceResetMemoryLockedClocks")
+        self._call("nvmlDeviceResetMemoryLockedClocks", index)
 
     def set_gpu_locked_clocks(self, index: int, min_mhz: int, max_mhz: int) -> None:
-        self._check(self._lib.nvmlDeviceSetGpuLockedClocks(self._handle(index), ctypes.c_uint(min_mhz),
-                                                           ctypes.c_uint(max_mhz)),
-                    "nvmlDeviceSetGpuLockedClocks")
+        self._call("nvmlDeviceSetGpuLockedClocks", index, min_mhz, max_mhz)
 
     def reset_gpu_locked_clocks(self, index: int) -> None:
-        self._check(self._lib.nvmlDeviceResetGpuLockedClocks(self._handle(index)),
-                    "nvmlDeviceResetGpuLockedClocks")
+        self._call("nvmlDeviceResetGpuLockedClocks", index)
 
 
 _GPUS: Optional[NvmlGpus] = None
