@@ -32,7 +32,8 @@ Result<void> write_file_atomically(const std::filesystem::path& path, std::strin
   if (ec) {
     std::error_code ignored;
     fs::remove(temporary, ignored);
-    return fail(ErrorCode::kPermissionDenied, "cannot write " + path.string() + ": " + ec.message());
+    return fail(ErrorCode::kPermissionDenied,
+                "cannot write " + path.string() + ": " + ec.message());
   }
   return ok();
 }

@@ -23,9 +23,10 @@ constexpr InstructionKind kKinds[] = {InstructionKind::kForward, InstructionKind
 Result<void> check_profiler_options(const InstructionProfilerOptions& o) {
   const auto bad = [](const std::string& m) { return fail(ErrorCode::kInvalidArgument, m); };
   if (o.num_microbatches < 1) {
-    return bad("InstructionProfiler needs num_microbatches (>= 1), the microbatches of one "
-               "iteration, to send each rank its stage's 1F1B instructions; give it in the "
-               "scheduler arguments, e.g. {\"num_microbatches\": 8}");
+    return bad(
+        "InstructionProfiler needs num_microbatches (>= 1), the microbatches of one "
+        "iteration, to send each rank its stage's 1F1B instructions; give it in the "
+        "scheduler arguments, e.g. {\"num_microbatches\": 8}");
   }
   if (o.warmup_rounds < 0) return bad("warmup_rounds must be >= 0");
   if (!(o.warmup_step_ratio >= 0 && o.warmup_step_ratio < 1)) {
@@ -40,7 +41,8 @@ namespace {
 
 std::string clock_list(const std::vector<int>& clocks) {
   std::string out;
-  for (size_t i = 0; i < clocks.size() && i < 8; ++i) out += (i ? ", " : "") + std::to_string(clocks[i]);
+  for (size_t i = 0; i < clocks.size() && i < 8; ++i)
+    out += (i ? ", " : "") + std::to_string(clocks[i]);
   if (clocks.size() > 8) out += ", ... (" + std::to_string(clocks.size()) + " clocks)";
   return out.empty() ? "none" : out;
 }
@@ -104,16 +106,18 @@ Result<std::vector<int>> profiler_clocks(const std::vector<RankInfo>& ranks,
   std::sort(clocks.begin(), clocks.end(), std::greater<int>());
   clocks.erase(std::unique(clocks.begin(), clocks.end()), clocks.end());
   const std::vector<int> all = clocks;
-  clocks.erase(std::remove_if(clocks.begin(), clocks.end(),
-                              [&](int mhz) { return mhz < options.minimum_frequency_mhz || mhz <= 0; }),
-               clocks.end());
+  clocks.erase(
+      std::remove_if(clocks.begin(), clocks.end(),
+                     [&](int mhz) { return mhz < options.minimum_frequency_mhz || mhz <= 0; }),
+      clocks.end());
   if (clocks.size() < 2) {
-    return fail(ErrorCode::kInvalidArgument,
-                "the profiler needs at least two clocks at or above minimum_frequency " +
-                    std::to_string(options.minimum_frequency_mhz) + " MHz to profile, and the " +
-                    (options.frequencies_mhz.empty() ? "clocks every rank supports" : "frequencies given") +
-                    " leave " + std::to_string(clocks.size()) + " (of " + clock_list(all) +
-                    " MHz); lower minimum_frequency or list more frequencies");
+    return fail(
+        ErrorCode::kInvalidArgument,
+        "the profiler needs at least two clocks at or above minimum_frequency " +
+            std::to_string(options.minimum_frequency_mhz) + " MHz to profile, and the " +
+            (options.frequencies_mhz.empty() ? "clocks every rank supports" : "frequencies given") +
+            " leave " + std::to_string(clocks.size()) + " (of " + clock_list(all) +
+            " MHz); lower minimum_frequency or list more frequencies");
   }
   return clocks;
 }
@@ -127,8 +131,8 @@ Result<std::unique_ptr<InstructionProfiler>> InstructionProfiler::make(
   }
   Result<std::vector<int>> clocks = profiler_clocks(ranks, options);
   if (!clocks) return fail(clocks.error());
-  return std::unique_ptr<InstructionProfiler>(new InstructionProfiler(
-      job, std::move(ranks), std::move(options), std::move(*clocks)));
+  return std::unique_ptr<InstructionProfiler>(
+      new InstructionProfiler(job, std::move(ranks), std::move(options), std::move(*clocks)));
 }
 
 InstructionProfiler::InstructionProfiler(JobInfo job, std::vector<RankInfo> ranks,
@@ -178,8 +182,8 @@ Result<void> InstructionProfiler::observe(const std::vector<ProfilingResult>& re
   for (const ProfilingResult& stage : *stages) {
     for (InstructionKind kind : kKinds) {
       const std::string name(instruction_name(kind));
-      const std::string where = "stage " + std::to_string(stage.rank) + "'s '" + name +
-                                "' at " + std::to_string(mhz) + " MHz";
+      const std::string where = "stage " + std::to_string(stage.rank) + "'s '" + name + "' at " +
+                                std::to_string(mhz) + " MHz";
       const auto t = stage.time_breakdown.find(name);
       const auto e = stage.energy_breakdown.find(name);
       if (t == stage.time_breakdown.end() || e == stage.energy_breakdown.end()) {
@@ -204,7 +208,8 @@ Result<void> InstructionProfiler::observe(const std::vector<ProfilingResult>& re
       if (times == 0 || energies == 0) {
         return fail(ErrorCode::kInvalidArgument,
                     where + ": " + std::to_string(n) + " iterations reported; the first " +
-                        std::to_string(drop) + " are dropped as warm-up and nothing measured "
+                        std::to_string(drop) +
+                        " are dropped as warm-up and nothing measured "
                         "remains: run more iterations per round before reporting");
       }
       round.push_back({stage.rank, kind, mhz, time_s, energy_j});

@@ -55,7 +55,8 @@ ProfilingResult result_of(const RankInfo& r, int mhz, int iterations, int per_it
 }
 
 std::vector<ProfilingResult> results_of(const std::vector<RankInfo>& ranks, int mhz,
-                                        const Model& time, const Model& energy, int iterations = 5) {
+                                        const Model& time, const Model& energy,
+                                        int iterations = 5) {
   std::vector<ProfilingResult> out;
   for (const RankInfo& r : ranks) out.push_back(result_of(r, mhz, iterations, 4, time, energy));
   return out;
@@ -88,9 +89,9 @@ TEST(InstructionProfilerTest, WarmsUpAtTheTopThenOneRoundPerClockDownToTheFloor)
     for (const auto& [name, mhz] : s0) names0.push_back(name);
     for (const auto& [name, mhz] : s1) names1.push_back(name);
     EXPECT_EQ(names0, (std::vector<std::string>{"forward", "forward", "backward", "forward",
-                                                 "backward", "backward"}));
+                                                "backward", "backward"}));
     EXPECT_EQ(names1, (std::vector<std::string>{"forward", "backward", "forward", "backward",
-                                                 "forward", "backward"}));
+                                                "forward", "backward"}));
     const int mhz = s0.front().second;
     for (const auto& s : *next)
       for (const auto& [name, clock] : s.frequencies) EXPECT_EQ(clock, mhz);
@@ -210,7 +211,8 @@ TEST(InstructionProfilerTest, MergesTheRanksOfAStageIntoOnePipelineReplica) {
     for (int i = 0; i < 4; ++i) {
       const double noise = i < 2 ? 50.0 : 1.0;
       for (const char* name : {"forward", "backward"}) {
-        res.time_breakdown[name].push_back({noise * 0.1 * (r.rank + 1), noise * 0.1 * (r.rank + 1)});
+        res.time_breakdown[name].push_back(
+            {noise * 0.1 * (r.rank + 1), noise * 0.1 * (r.rank + 1)});
         res.energy_breakdown[name].push_back({noise * 1.0, noise * 1.0});
       }
     }
@@ -300,10 +302,12 @@ TEST(InstructionProfilerTest, ArgumentsAreCheckedByName) {
     return f ? std::string("accepted") : f.error().message;
   };
   EXPECT_NE(error_of("{}").find("needs num_microbatches"), std::string::npos);
-  EXPECT_NE(error_of(R"({"num_microbatches": 8, "minimum_freq": 1})").find("unknown field 'minimum_freq'"),
+  EXPECT_NE(error_of(R"({"num_microbatches": 8, "minimum_freq": 1})")
+                .find("unknown field 'minimum_freq'"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"num_microbatches": "8"})").find("'num_microbatches' must be a whole number"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(R"({"num_microbatches": "8"})").find("'num_microbatches' must be a whole number"),
+      std::string::npos);
   EXPECT_NE(error_of(R"({"num_microbatches": 8, "num_microbatches": 9})").find("duplicate field"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"num_microbatches": 8, "warmup_step_ratio": 1})").find("[0, 1)"),
@@ -343,9 +347,10 @@ TEST(InstructionProfilerTest, TheFactoryWritesTheProfileAfterEachClock) {
   fs::remove_all(dir);
 
   // A profile path that cannot be written fails the round with the reason.
-  auto blocked = scheduler_factory(
-      {"InstructionProfiler", "", R"({"num_microbatches": 2, "warmup_rounds": 0,
-          "profile_path": "/proc/no/{job_id}.csv"})", ""});
+  auto blocked =
+      scheduler_factory({"InstructionProfiler", "", R"({"num_microbatches": 2, "warmup_rounds": 0,
+          "profile_path": "/proc/no/{job_id}.csv"})",
+                         ""});
   ASSERT_TRUE(blocked);
   auto b = (*blocked)(j, ranks);
   ASSERT_TRUE(b);

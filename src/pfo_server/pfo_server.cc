@@ -174,9 +174,8 @@ class HttpPfoServer final : public PfoServer {
 Result<std::unique_ptr<PfoServer>> PfoServer::start(PfoServerOptions options) {
   ZEUS_TRY(check_options(options));
   const std::optional<std::string> name = pfo::canonical_scheduler_name(options.scheduler);
-  Result<pfo::SchedulerFactory> factory =
-      pfo::scheduler_factory({options.scheduler, options.solution_path, options.scheduler_args,
-                              options.dump_dir});
+  Result<pfo::SchedulerFactory> factory = pfo::scheduler_factory(
+      {options.scheduler, options.solution_path, options.scheduler_args, options.dump_dir});
   if (!factory) return fail(factory.error());
   pfo::JobManagerOptions jobs{*name, std::move(*factory), options.dump_dir, options.max_job_idle_s,
                               options.rank_timeout_s};

@@ -301,13 +301,14 @@ TEST_F(PfoServerTest, ProfilerRunsARoundPerClockAndSaysWhenItIsDone) {
         clocks[r].push_back(mhz);
         json iterations = json::array();
         for (int i = 0; i < 3; ++i) iterations.push_back({100.0 / mhz, 100.0 / mhz});
-        auto res = c->request("POST", "/result/" + id,
-                              json{{"rank", r},
-                                   {"iter_time", {1.0, 1.0, 1.0}},
-                                   {"iter_energy", {1.0, 1.0, 1.0}},
-                                   {"time_breakdown", {{"forward", iterations}, {"backward", iterations}}},
-                                   {"energy_breakdown", {{"forward", iterations}, {"backward", iterations}}}}
-                                  .dump());
+        auto res = c->request(
+            "POST", "/result/" + id,
+            json{{"rank", r},
+                 {"iter_time", {1.0, 1.0, 1.0}},
+                 {"iter_energy", {1.0, 1.0, 1.0}},
+                 {"time_breakdown", {{"forward", iterations}, {"backward", iterations}}},
+                 {"energy_breakdown", {{"forward", iterations}, {"backward", iterations}}}}
+                .dump());
         ASSERT_EQ(res->status, 200) << res->body;
       }
     });

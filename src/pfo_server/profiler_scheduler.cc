@@ -13,13 +13,12 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array kArgs = {"num_microbatches", "frequencies",      "minimum_frequency",
+constexpr std::array kArgs = {"num_microbatches",    "frequencies",   "minimum_frequency",
                               "minimum_power_state", "warmup_rounds", "warmup_step_ratio",
-                              "max_energy_rises", "profile_path"};
+                              "max_energy_rises",    "profile_path"};
 
 tl::unexpected<Error> bad_arg(const std::string& name, const std::string& what) {
-  return fail(ErrorCode::kInvalidArgument,
-              "InstructionProfiler argument '" + name + "' " + what);
+  return fail(ErrorCode::kInvalidArgument, "InstructionProfiler argument '" + name + "' " + what);
 }
 
 Result<int> int_arg(const json& value, const std::string& name) {
@@ -94,7 +93,8 @@ Result<InstructionProfilerOptions> parse_profiler_args(std::string_view args_jso
       Result<int> n = int_arg(value, name);
       if (!n) return fail(n.error());
       if (name == "num_microbatches") o.num_microbatches = *n;
-      if (name == "minimum_frequency" || name == "minimum_power_state") o.minimum_frequency_mhz = *n;
+      if (name == "minimum_frequency" || name == "minimum_power_state")
+        o.minimum_frequency_mhz = *n;
       if (name == "warmup_rounds") o.warmup_rounds = *n;
       if (name == "max_energy_rises") o.max_energy_rises = *n;
     }
@@ -117,12 +117,14 @@ Result<SchedulerFactory> instruction_profiler_factory(std::string_view args_json
                               -> Result<std::unique_ptr<FrequencyScheduler>> {
     InstructionProfilerOptions o = base;
     if (o.profile_path.empty()) {
-      o.profile_path = (std::filesystem::path(dump_dir) / job.job_id / "stage_profile.csv").string();
+      o.profile_path =
+          (std::filesystem::path(dump_dir) / job.job_id / "stage_profile.csv").string();
     } else if (size_t at = o.profile_path.find("{job_id}"); at != std::string::npos) {
       o.profile_path.replace(at, 8, job.job_id);
     }
     const std::string path = o.profile_path;
-    Result<std::unique_ptr<InstructionProfiler>> profiler = InstructionProfiler::make(job, ranks, std::move(o));
+    Result<std::unique_ptr<InstructionProfiler>> profiler =
+        InstructionProfiler::make(job, ranks, std::move(o));
     if (!profiler) return fail(profiler.error());
     return std::unique_ptr<FrequencyScheduler>(
         std::make_unique<ProfileFileWriter>(std::move(*profiler), path));

@@ -60,9 +60,9 @@ Result<SchedulerFactory> scheduler_factory(const SchedulerConfig& config) {
     return instruction_profiler_factory(config.scheduler_args, config.dump_dir);
   }
   if (!config.scheduler_args.empty()) {
-    return fail(ErrorCode::kInvalidArgument,
-                "scheduler arguments (" + config.scheduler_args + ") are InstructionProfiler's; " +
-                    *name + " takes only its schedule file (--schedule FILE)");
+    return fail(ErrorCode::kInvalidArgument, "scheduler arguments (" + config.scheduler_args +
+                                                 ") are InstructionProfiler's; " + *name +
+                                                 " takes only its schedule file (--schedule FILE)");
   }
   if (config.solution_path.empty()) {
     return fail(ErrorCode::kInvalidArgument,

@@ -49,8 +49,8 @@ Result<std::unique_ptr<FrequencyScheduler>> make_point_solution(const JobInfo& j
 
 // The server's choice of scheduler (flags, or upstream's ZEUS_PFO_SCHEDULER[_ARGS]).
 struct SchedulerConfig {
-  std::string name;            // canonical: "PointSolution", "PointSolution3D", ...
-  std::string solution_path;   // the schedule file (the point solutions need one)
+  std::string name;                 // canonical: "PointSolution", "PointSolution3D", ...
+  std::string solution_path;        // the schedule file (the point solutions need one)
   std::string scheduler_args = "";  // JSON object text: InstructionProfiler's arguments
   std::string dump_dir = "";        // InstructionProfiler's default profile folder
 };

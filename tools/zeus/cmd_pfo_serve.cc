@@ -52,8 +52,8 @@ void apply_environment(PfoServeArgs* args, const CLI::App& cmd) {
   }
   const bool profiler =
       pfo::canonical_scheduler_name(args->options.scheduler) == "InstructionProfiler";
-  if (std::string a = env("ZEUS_PFO_SCHEDULER_ARGS"); !a.empty() && profiler &&
-                                                      !given("--scheduler-args")) {
+  if (std::string a = env("ZEUS_PFO_SCHEDULER_ARGS");
+      !a.empty() && profiler && !given("--scheduler-args")) {
     args->options.scheduler_args = a;  // checked, argument by argument, by the profiler
   } else if (!a.empty() && !profiler && !given("--schedule")) {
     const auto j = nlohmann::json::parse(a, nullptr, false);
@@ -99,8 +99,8 @@ void run_pfo_serve(PfoServeArgs args) {
   std::cout << "zeus pfo serve: scheduler " << options.scheduler
             << (options.scheduler_args.empty() ? ", schedule " + options.solution_path
                                                : ", arguments " + options.scheduler_args)
-            << ", dump "
-            << (options.dump_dir.empty() ? "off" : options.dump_dir) << ", rank timeout "
+            << ", dump " << (options.dump_dir.empty() ? "off" : options.dump_dir)
+            << ", rank timeout "
             << (options.rank_timeout_s > 0 ? format_fixed(options.rank_timeout_s, 0) + " s" : "off")
             << ", idle jobs evicted after " << format_fixed(options.max_job_idle_s, 0) << " s"
             << std::endl;
