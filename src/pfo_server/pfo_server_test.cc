@@ -329,6 +329,9 @@ TEST_F(PfoServerTest, ProfilerRunsARoundPerClockAndSaysWhenItIsDone) {
   for (std::string line; std::getline(in, line);) ++rows;
   EXPECT_EQ(rows, 12);  // 2 stages x 2 instructions x 3 clocks
   EXPECT_TRUE(fs::exists(dir_ / "dump" / id / "3.prof.json"));
+  const json info = json::parse(client()->request("GET", "/info")->body);
+  EXPECT_EQ(info["scheduler"], "InstructionProfiler");
+  EXPECT_EQ(info["scheduler_args"]["num_microbatches"], 2);
 }
 
 TEST_F(PfoServerTest, ScheduleForAnotherWorldSizeReachesEveryWaitingRank) {
