@@ -212,6 +212,12 @@ Result<void> InstructionProfiler::observe(const std::vector<ProfilingResult>& re
                         " are dropped as warm-up and nothing measured "
                         "remains: run more iterations per round before reporting");
       }
+      if (!(time_s > 0) || !(energy_j >= 0)) {
+        return fail(ErrorCode::kInvalidArgument,
+                    where + ": a mean time of " + python_float_repr(time_s) + " s and energy of " +
+                        python_float_repr(energy_j) +
+                        " J; times must be > 0 s and energies >= 0 J (check the client's units)");
+      }
       round.push_back({stage.rank, kind, mhz, time_s, energy_j});
       round_energy_j += energy_j;
     }

@@ -281,6 +281,11 @@ TEST(InstructionProfilerTest, ResultsWithoutBreakdownsOrIterationsAreRefusedByNa
   ASSERT_FALSE(single);
   EXPECT_NE(single.error().message.find("the first 1 are dropped as warm-up"), std::string::npos)
       << single.error().message;
+  const Model negative = [](int, int) { return -1.0; };
+  auto below_zero = (*p)->observe(results_of(ranks, 1980, kTime, negative));
+  ASSERT_FALSE(below_zero);
+  EXPECT_NE(below_zero.error().message.find("energies >= 0 J"), std::string::npos)
+      << below_zero.error().message;
   EXPECT_EQ((*p)->profiled_clocks(), 0);
 }
 
