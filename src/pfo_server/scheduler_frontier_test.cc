@@ -175,7 +175,11 @@ TEST_F(FrontierSchedulerTest, BadJobsAndTimesAreClearErrors) {
   auto empty = frontier_scheduler_factory("");
   ASSERT_FALSE(empty);
   EXPECT_NE(empty.error().message.find("--plans"), std::string::npos);
-  auto named = scheduler_factory({"frontier", "", dir_->string()});
+  auto named = scheduler_factory({"frontier", "", "", "", dir_->string()});
+  // Profiler arguments are not the Frontier's.
+  auto args = scheduler_factory({"frontier", "", "{\"num_microbatches\": 4}", "", dir_->string()});
+  ASSERT_FALSE(args);
+  EXPECT_NE(args.error().message.find("--plans DIR"), std::string::npos);
   EXPECT_TRUE(named) << named.error().to_string();
 }
 

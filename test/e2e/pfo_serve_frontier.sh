@@ -6,16 +6,8 @@
 # plan `zeus pfo choose --straggler-time` picks, DELETE brings the fastest plan back; bad --plans
 # is a clear error at start.
 set -euo pipefail
-zeus="${ZEUS_BIN:?}/zeus"
+source "${ZEUS_SOURCE_DIR:?}/test/e2e/lib/pfo_lib.sh"
 profile="${ZEUS_SOURCE_DIR:?}/data/perseus/stage_profile/gpt3-175b+a100_sxm_bf16.csv"
-dir=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # The first two stages of the GPT-3 profile: a 2-stage pipeline.
 { head -1 "$profile"; grep -E "^[01]," "$profile"; } > "$dir/two_stages.csv"
@@ -32,8 +24,7 @@ if "$zeus" pfo serve --port 0 --scheduler frontier --plans "$dir/none" > "$dir/b
 fi
 grep -q "plans.bin" "$dir/bad.log" || fail "bad --plans: $(cat "$dir/bad.log")"
 
-source "$(dirname "$0")/lib/pfo_serve_lib.sh"
-start_server ZEUS_PFO_SCHEDULER=Frontier "ZEUS_PFO_SCHEDULER_ARGS={\"plans_dir\": \"$dir/plans\"}"
+start_pfo_server ZEUS_PFO_SCHEDULER=Frontier "ZEUS_PFO_SCHEDULER_ARGS={\"plans_dir\": \"$dir/plans\"}"
 grep -q "scheduler Frontier, plans $dir/plans" "$dir/server.log" || fail "banner: $(cat "$dir/server.log")"
 
 /usr/bin/python3 - "$url" "$dir" "$t_prime" <<'PY'
@@ -79,7 +70,5 @@ report(1.0)
 assert round_clocks() == fastest
 assert json.loads(c.get("/info").text)["scheduler_args"]["plans_dir"] == d + "/plans"
 PY
-kill -INT "$server_pid"
-wait "$server_pid" || fail "the server did not exit 0 on SIGINT"
-server_pid=""
+stop_pfo_server
 echo "pfo_serve_frontier: ok"

@@ -14,6 +14,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "pfo_server/scheduler.h"
 #include "zeus/pfo_server.h"
 
 namespace zeus::cli {
@@ -43,13 +44,20 @@ bool env_bool(const char* name, bool fallback) {
 void apply_environment(PfoServeArgs* args, const CLI::App& cmd) {
   const auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
   if (std::string s = env("ZEUS_PFO_SCHEDULER"); !s.empty() && !given("--scheduler")) {
-    if (s != "PointSolution" && s != "PointSolution3D" && s != "Frontier") {
+    if (s != "PointSolution" && s != "PointSolution3D" && s != "InstructionProfiler" &&
+        s != "Frontier") {
       die("ZEUS_PFO_SCHEDULER='" + echo_value(s) +
-          "': the schedulers are PointSolution, PointSolution3D and Frontier");
+          "': the schedulers are PointSolution, PointSolution3D, InstructionProfiler and "
+          "Frontier");
     }
     args->options.scheduler = s;
   }
-  if (std::string a = env("ZEUS_PFO_SCHEDULER_ARGS"); !a.empty() && !given("--schedule")) {
+  const bool profiler =
+      pfo::canonical_scheduler_name(args->options.scheduler) == "InstructionProfiler";
+  if (std::string a = env("ZEUS_PFO_SCHEDULER_ARGS");
+      !a.empty() && profiler && !given("--scheduler-args")) {
+    args->options.scheduler_args = a;  // checked, argument by argument, by the profiler
+  } else if (!a.empty() && !profiler && !given("--schedule")) {
     const auto j = nlohmann::json::parse(a, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
       die("ZEUS_PFO_SCHEDULER_ARGS must be a JSON object such as "
@@ -97,10 +105,11 @@ void run_pfo_serve(PfoServeArgs args) {
   std::unique_ptr<PfoServer> server = value_or_die(PfoServer::start(options), "zeus pfo serve");
   std::cout << "zeus pfo serve: listening on " << server->url() << std::endl;
   std::cout << "zeus pfo serve: scheduler " << options.scheduler
-            << (options.plans_dir.empty() ? ", schedule " + options.solution_path
-                                          : ", plans " + options.plans_dir)
-            << ", dump "
-            << (options.dump_dir.empty() ? "off" : options.dump_dir) << ", rank timeout "
+            << (!options.plans_dir.empty()        ? ", plans " + options.plans_dir
+                : options.scheduler_args.empty() ? ", schedule " + options.solution_path
+                                                 : ", arguments " + options.scheduler_args)
+            << ", dump " << (options.dump_dir.empty() ? "off" : options.dump_dir)
+            << ", rank timeout "
             << (options.rank_timeout_s > 0 ? format_fixed(options.rank_timeout_s, 0) + " s" : "off")
             << ", idle jobs evicted after " << format_fixed(options.max_job_idle_s, 0) << " s"
             << std::endl;
@@ -126,6 +135,8 @@ void add_pfo_serve_command(CLI::App& pfo) {
       "  zeus pfo choose --plans plans/ --fastest --out schedule.json\n"
       "  zeus pfo serve --scheduler point-solution --schedule schedule.json\n"
       "  zeus pfo serve --scheduler point-solution-3d --schedule freqs_pipeline_00042.py\n"
+      "  zeus pfo serve --scheduler profiler --scheduler-args '{\"num_microbatches\": 8}' "
+      "--dump dump/\n"
       "  zeus pfo serve --scheduler frontier --plans plans/   # fastest plan; switches on stragglers\n"
       "Frontier: a straggler's iteration time T' comes from the reported results, or from an\n"
       "operator: curl -X POST URL/straggler/JOB -d '{\"iteration_time_s\": 3.6}' (DELETE clears it).\n"
@@ -140,17 +151,25 @@ void add_pfo_serve_command(CLI::App& pfo) {
   cmd->add_option("--scheduler", args->options.scheduler,
                   "point-solution (PointSolution): the schedule file has one list per rank; "
                   "point-solution-3d (PointSolution3D): one list per pipeline stage, shared by "
-                  "the data/tensor-parallel ranks of the stage; frontier (Frontier): the plans of "
-                  "--plans, the fastest plan, or when a pipeline straggles to T' the cheaper at "
-                  "T' of the least-energy plan done by T' and one lower global clock")
-      ->check(CLI::IsMember({"point-solution", "point-solution-3d", "frontier", "PointSolution",
-                             "PointSolution3D", "Frontier"}))
+                  "the data/tensor-parallel ranks of the stage; profiler (InstructionProfiler): "
+                  "a round per SM clock, writes the stage profile `zeus pfo plan` reads; "
+                  "frontier (Frontier): the plans of --plans, the fastest plan, or when a "
+                  "pipeline straggles to T' the cheaper at T' of the least-energy plan done by T' "
+                  "and one lower global clock")
+      ->check(CLI::IsMember({"point-solution", "point-solution-3d", "PointSolution",
+                             "PointSolution3D", "profiler", "InstructionProfiler", "frontier",
+                             "Frontier"}))
       ->capture_default_str();
   cmd->add_option("--schedule", args->options.solution_path,
                   "schedule file, read when each job starts: upstream's freqs_pipeline_*.py "
                   "(a Python literal, parsed and never run) or JSON (`zeus pfo choose` output, "
                   "or [[[\"forward\", 1980], ...], ...])")
       ->capture_default_str();
+  cmd->add_option("--scheduler-args", args->options.scheduler_args,
+                  "the profiler's arguments as a JSON object (or ZEUS_PFO_SCHEDULER_ARGS): "
+                  "{\"num_microbatches\": 8} (required), frequencies, minimum_frequency (850), "
+                  "warmup_rounds (2), warmup_step_ratio (0.1), max_energy_rises (5), profile_path "
+                  "(default DUMP/<job id>/stage_profile.csv)");
   cmd->add_option("--plans", args->options.plans_dir,
                   "frontier: the --out folder of `zeus pfo plan` (its plans.bin), read at start")
       ->capture_default_str();
