@@ -14,7 +14,9 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <string_view>
 
+#include "common/atomic_file.h"
 #include "zeus/pfo_plan_store.h"
 
 namespace zeus::pfo {
@@ -175,26 +177,9 @@ Result<void> write_plan_store(const std::filesystem::path& path, const Frontier&
   }
   out.put<uint64_t>(at);
 
-  const std::filesystem::path temp = path.string() + ".tmp";
-  {
-    std::ofstream file(temp, std::ios::binary | std::ios::trunc);
-    file.write(out.bytes.data(), static_cast<std::streamsize>(out.bytes.size()));
-    for (const auto& c : checkpoints) file.write(c.data(), static_cast<std::streamsize>(c.size()));
-    for (const auto& r : records) file.write(r.data(), static_cast<std::streamsize>(r.size()));
-    file.close();
-    if (!file) {
-      std::error_code ignored;
-      std::filesystem::remove(temp, ignored);
-      return fail(ErrorCode::kUnavailable, "cannot write " + temp.string());
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    return fail(ErrorCode::kUnavailable,
-                "cannot move " + temp.string() + " to " + path.string() + ": " + ec.message());
-  }
-  return ok();
+  for (const auto& c : checkpoints) out.bytes.insert(out.bytes.end(), c.begin(), c.end());
+  for (const auto& r : records) out.bytes.insert(out.bytes.end(), r.begin(), r.end());
+  return write_file_atomically(path, std::string_view(out.bytes.data(), out.bytes.size()));
 }
 
 Result<PlanStore> PlanStore::open(const std::filesystem::path& path) {
