@@ -108,7 +108,7 @@ class FrontierScheduler final : public FrequencyScheduler, public StragglerAware
       return clocks;
     }
     if (!plan) return store_->all_slowest_clocks_mhz();
-    if (cached_plan_ != plan) {  // reading a plan costs a file read; rounds often repeat it
+    if (cached_plan_ != plan) {  // rounds often repeat a plan: decode it once
       Result<std::vector<std::vector<int>>> clocks = store_->clocks_mhz(*plan);
       if (!clocks) return fail(clocks.error());
       cached_clocks_ = std::move(*clocks);

@@ -45,29 +45,6 @@ Error damaged_file(const std::filesystem::path& path) {
                path.string() + " is cut short or damaged (plan again with `zeus pfo plan`)"};
 }
 
-// Reads fixed-width values from a stream; a short read is a damaged file.
-class StreamReader {
- public:
-  StreamReader(std::istream& in, const std::filesystem::path& path) : in_(in), path_(path) {}
-  template <typename T>
-  Result<void> read(T& value) {
-    in_.read(reinterpret_cast<char*>(&value), sizeof(T));
-    if (!in_) return fail(damaged());
-    return ok();
-  }
-  template <typename T>
-  Result<T> get() {
-    T value{};
-    ZEUS_TRY(read(value));
-    return value;
-  }
-  Error damaged() const { return damaged_file(path_); }
-
- private:
-  std::istream& in_;
-  const std::filesystem::path& path_;
-};
-
 // Reads fixed-width values from bytes in memory.
 class SpanReader {
  public:
@@ -190,25 +167,30 @@ Result<PlanStore> PlanStore::open(const std::filesystem::path& path) {
     return fail(ErrorCode::kNotFound,
                 "cannot read " + path.string() + " (the plans.bin of `zeus pfo plan --out DIR`)");
   }
-  StreamReader in(file, path);
-  char magic[8] = {};
-  file.read(magic, sizeof(magic));
-  if (!file || std::memcmp(magic, kMagic, sizeof(magic)) != 0) {
+  // The whole file (a few MB even for the largest frontiers): reading a plan is then memory work.
+  auto bytes = std::make_shared<std::vector<char>>(size);
+  file.read(bytes->data(), static_cast<std::streamsize>(size));
+  if (!file) {
+    return fail(ErrorCode::kNotFound,
+                "cannot read " + path.string() + " (the plans.bin of `zeus pfo plan --out DIR`)");
+  }
+  if (size < sizeof(kMagic) || std::memcmp(bytes->data(), kMagic, sizeof(kMagic)) != 0) {
     return fail(ErrorCode::kInvalidArgument,
                 path.string() +
                     " is not a plan store (no ZPFOPLN1 header); plan again with "
                     "`zeus pfo plan`");
   }
-  const auto version = in.get<uint32_t>();
-  if (!version) return fail(version.error());
-  if (*version != kVersion) {
+  SpanReader in(std::span<const char>(*bytes).subspan(sizeof(kMagic)), path);
+  uint32_t version = 0;
+  ZEUS_TRY(in.read(version));
+  if (version != kVersion) {
     return fail(ErrorCode::kInvalidArgument,
-                path.string() + " is plan store version " + std::to_string(*version) +
+                path.string() + " is plan store version " + std::to_string(version) +
                     "; this zeus reads version 1 (plan again with `zeus pfo plan`)");
   }
   PlanStore store;
   store.path_ = path;
-  store.file_size_ = size;
+  store.bytes_ = std::move(bytes);
   uint32_t stages = 0, microbatches = 0, clocks = 0;
   uint64_t plans = 0;
   ZEUS_TRY(in.read(stages));
@@ -270,7 +252,7 @@ Result<PlanStore> PlanStore::open(const std::filesystem::path& path) {
   // Offsets must lie in the file and records must not overlap.
   const uint64_t checkpoint_bytes = 2 * store.num_instructions_;
   for (uint64_t o : store.checkpoint_offsets_) {
-    if (o + checkpoint_bytes > size) return fail(in.damaged());
+    if (o > size || checkpoint_bytes > size - o) return fail(in.damaged());
   }
   for (std::size_t i = 0; i + 1 < store.change_offsets_.size(); ++i) {
     if (store.change_offsets_[i] > store.change_offsets_[i + 1]) return fail(in.damaged());
@@ -279,16 +261,8 @@ Result<PlanStore> PlanStore::open(const std::filesystem::path& path) {
   return store;
 }
 
-Result<std::vector<char>> PlanStore::read_range(uint64_t begin, uint64_t end) const {
-  std::ifstream file(path_, std::ios::binary);
-  std::vector<char> bytes(end - begin);
-  if (file) file.seekg(static_cast<std::streamoff>(begin));
-  if (file) file.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!file) {
-    return fail(ErrorCode::kNotFound,
-                "cannot read " + path_.string() + " (was it replaced or cut short while in use?)");
-  }
-  return bytes;
+std::span<const char> PlanStore::range(uint64_t begin, uint64_t end) const {
+  return std::span<const char>(*bytes_).subspan(begin, end - begin);  // checked by open()
 }
 
 Result<void> PlanStore::apply_changes(std::span<const char> bytes, std::size_t records,
@@ -328,19 +302,17 @@ Result<std::vector<std::vector<int>>> PlanStore::clocks_mhz(std::size_t index) c
   }
   const std::size_t checkpoint = index / checkpoint_interval_;
   const uint64_t at = checkpoint_offsets_[checkpoint];
-  auto whole = read_range(at, at + 2 * num_instructions_);
-  if (!whole) return fail(whole.error());
+  const std::span<const char> whole = range(at, at + 2 * num_instructions_);
   std::vector<int> flat(num_instructions_);
   for (std::size_t k = 0; k < num_instructions_; ++k) {
     uint16_t mhz = 0;
-    std::memcpy(&mhz, whole->data() + 2 * k, sizeof(mhz));
+    std::memcpy(&mhz, whole.data() + 2 * k, sizeof(mhz));
     flat[k] = mhz;
   }
   const std::size_t first = checkpoint * checkpoint_interval_ + 1;  // records after it
   if (first <= index) {
-    auto changes = read_range(change_offsets_[first], change_offsets_[index + 1]);
-    if (!changes) return fail(changes.error());
-    ZEUS_TRY(apply_changes(*changes, index + 1 - first, flat));
+    ZEUS_TRY(apply_changes(range(change_offsets_[first], change_offsets_[index + 1]),
+                           index + 1 - first, flat));
   }
   return unflatten(flat);
 }
@@ -348,10 +320,8 @@ Result<std::vector<std::vector<int>>> PlanStore::clocks_mhz(std::size_t index) c
 Result<void> PlanStore::for_each_plan(
     const std::function<void(std::size_t, const std::vector<std::vector<int>>&)>& fn) const {
   if (points_.empty()) return ok();
-  auto changes = read_range(change_offsets_.front(), change_offsets_.back());
-  if (!changes) return fail(changes.error());
   std::vector<int> flat = flatten(all_slowest_clocks_);
-  std::span<const char> rest(*changes);
+  std::span<const char> rest = range(change_offsets_.front(), change_offsets_.back());
   for (std::size_t i = 0; i < points_.size(); ++i) {
     const std::size_t length = change_offsets_[i + 1] - change_offsets_[i];
     ZEUS_TRY(apply_changes(rest.subspan(0, length), 1, flat));
