@@ -107,13 +107,16 @@ TEST(PerseusEmulation, ReproducesTable6AndFigure7ForGpt3OnA100) {
 }
 
 // The combined straggler policy never saves less than Perseus or the best global clock, at every
-// T'/T of the emulation (its defaults: both models and GPUs, 12 to 96 microbatches).
+// T'/T of the emulation, on both models and GPUs at 12 microbatches (the whole default table,
+// 12 to 96 microbatches, is e2e.simulate_perseus_combined: a minute of planning, too slow for the
+// sanitizer run).
 TEST(PerseusEmulation, CombinedPolicyIsNeverBelowPerseusOrTheGlobalClock) {
   PerseusEmulationOptions options;
   options.data_dir = data_dir();
-  auto result = run_perseus_emulation(options);  // every default configuration
+  options.microbatches = {12};
+  auto result = run_perseus_emulation(options);
   ASSERT_TRUE(result) << result.error().to_string();
-  ASSERT_EQ(result->configs.size(), 16u);
+  ASSERT_EQ(result->configs.size(), 4u);
   int global_clock_wins = 0;
   for (const PerseusConfigResult& c : result->configs) {
     ASSERT_EQ(c.stragglers.size(), options.slowdowns.size());
