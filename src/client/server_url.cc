@@ -2,6 +2,7 @@
 #include "client/server_url.h"
 
 #include <cctype>
+#include <cmath>
 
 #include "http/url.h"
 
@@ -29,6 +30,22 @@ Result<ServerUrl> parse_server_url(std::string_view url) {
   out.path_prefix = u->path;
   while (!out.path_prefix.empty() && out.path_prefix.back() == '/') out.path_prefix.pop_back();
   return out;
+}
+
+Result<std::unique_ptr<http::HttpClient>> open_http_client(const ServerUrl& url, double timeout_s,
+                                                           bool keep_alive) {
+  if (!(timeout_s > 0 && std::isfinite(timeout_s))) {
+    return fail(ErrorCode::kInvalidArgument, "client timeout must be a finite value > 0 s");
+  }
+  if (url.scheme == "https") {
+    return fail(ErrorCode::kNotSupported,
+                "server URL '" + url.text + "': this client speaks plain HTTP only; reach an "
+                "HTTPS service through a local TLS proxy (or an SSH tunnel) and give its http:// URL");
+  }
+  http::ClientOptions options;
+  options.timeout_s = timeout_s;
+  options.keep_alive = keep_alive;
+  return http::HttpClient::tcp(url.host, url.port, options);
 }
 
 std::string percent_encode(std::string_view value) {
