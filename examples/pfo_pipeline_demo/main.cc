@@ -67,8 +67,8 @@ zeus::JobIdBroadcast file_broadcast(const DemoOptions& o) {
       }
       return value;
     }
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::duration<double>(o.broadcast_timeout_s);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(o.broadcast_timeout_s);
     while (std::chrono::steady_clock::now() < deadline) {
       if (std::ifstream in(o.job_id_file); in) {
         std::stringstream text;
@@ -83,7 +83,9 @@ zeus::JobIdBroadcast file_broadcast(const DemoOptions& o) {
   };
 }
 
-void sleep_ms(double ms) { std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms)); }
+void sleep_ms(double ms) {
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+}
 
 // One training iteration: the 1F1B order of the rank's stage, each instruction inside its hooks.
 zeus::Result<void> run_iteration(zeus::PipelineFrequencyOptimizer& pfo, const DemoOptions& o) {
@@ -94,7 +96,7 @@ zeus::Result<void> run_iteration(zeus::PipelineFrequencyOptimizer& pfo, const De
     ZEUS_TRY(pfo.on_instruction_begin(name));
     if (o.wait_for_clock) pfo.wait_for_clock();
     sleep_ms(instruction.kind == zeus::pfo::InstructionKind::kForward ? o.forward_ms
-                                                                       : o.backward_ms);
+                                                                      : o.backward_ms);
     ZEUS_TRY(pfo.on_instruction_end(name));
   }
   return pfo.on_step_end();
@@ -148,7 +150,8 @@ int run(const DemoOptions& o) {
       "{\"job_id\": \"%s\", \"rank\": %d, \"rounds\": %d, \"requests\": %llu, \"applied\": %llu, "
       "\"skipped\": %llu, \"failed\": %llu, \"mean_apply_ms\": %.3f}\n",
       (*pfo)->job_id().c_str(), o.rank, (*pfo)->rounds(),
-      static_cast<unsigned long long>(stats.requests), static_cast<unsigned long long>(stats.applied),
+      static_cast<unsigned long long>(stats.requests),
+      static_cast<unsigned long long>(stats.applied),
       static_cast<unsigned long long>(stats.skipped), static_cast<unsigned long long>(stats.failed),
       stats.applied > 0 ? 1e3 * stats.apply_total_s / static_cast<double>(stats.applied) : 0.0);
   return stats.failed > 0 ? 1 : 0;
@@ -158,11 +161,13 @@ int run(const DemoOptions& o) {
 
 int main(int argc, char** argv) {
   DemoOptions o;
-  CLI::App app{"One rank of a pipeline-parallel job whose clocks a Perseus server plans "
-               "(sleeps stand in for compute)",
-               "zeus-pfo-pipeline-demo"};
+  CLI::App app{
+      "One rank of a pipeline-parallel job whose clocks a Perseus server plans "
+      "(sleeps stand in for compute)",
+      "zeus-pfo-pipeline-demo"};
   app.add_option("--server", o.server, "the pipeline frequency server (zeus pfo serve)");
-  app.add_option("--gpu", o.gpu, "this rank's GPU (index among the visible ones)")->check(CLI::NonNegativeNumber);
+  app.add_option("--gpu", o.gpu, "this rank's GPU (index among the visible ones)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--rank", o.rank, "global rank")->check(CLI::NonNegativeNumber);
   app.add_option("--dp-rank", o.dp_rank, "data-parallel rank")->check(CLI::NonNegativeNumber);
   app.add_option("--pp-rank", o.pp_rank, "pipeline stage")->check(CLI::NonNegativeNumber);
@@ -175,22 +180,28 @@ int main(int argc, char** argv) {
                  "rank 0 writes the job id here, the others read it (a new path per job; needed "
                  "with more than one rank)");
   app.add_option("--job-metadata", o.job_metadata, "appended to the job id");
-  app.add_option("--microbatches", o.microbatches, "microbatches per iteration")->check(CLI::PositiveNumber);
-  app.add_option("--iterations", o.iterations, "training iterations")->check(CLI::NonNegativeNumber);
-  app.add_option("--forward-ms", o.forward_ms, "time of one forward pass")->check(CLI::NonNegativeNumber);
-  app.add_option("--backward-ms", o.backward_ms, "time of one backward pass")->check(CLI::NonNegativeNumber);
+  app.add_option("--microbatches", o.microbatches, "microbatches per iteration")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--iterations", o.iterations, "training iterations")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--forward-ms", o.forward_ms, "time of one forward pass")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--backward-ms", o.backward_ms, "time of one backward pass")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--steps-per-round", o.steps_per_round,
                  "iterations per round: then results are reported and the next schedule fetched "
                  "(0: never)");
   app.add_option("--broadcast-timeout", o.broadcast_timeout_s,
-                 "seconds ranks other than 0 wait for the job id file")->check(CLI::PositiveNumber);
+                 "seconds ranks other than 0 wait for the job id file")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--wait-for-clock", o.wait_for_clock,
                "wait until each instruction's clock is applied before running it (tests)");
   CLI11_PARSE(app, argc, argv);
   if (o.world_size > 1 || o.dp * o.pp * o.tp > 1) {
     if (o.job_id_file.empty()) {
-      std::fprintf(stderr, "zeus-pfo-pipeline-demo: a job of several ranks needs --job-id-file "
-                           "PATH (rank 0 writes the job id there, the others read it)\n");
+      std::fprintf(stderr,
+                   "zeus-pfo-pipeline-demo: a job of several ranks needs --job-id-file "
+                   "PATH (rank 0 writes the job id there, the others read it)\n");
       return 2;
     }
   }

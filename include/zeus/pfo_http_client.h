@@ -23,7 +23,7 @@
 namespace zeus {
 
 struct PfoHttpClientOptions {
-  double timeout_s = 30.0;            // register_job, register_rank, report (> 0)
+  double timeout_s = 30.0;             // register_job, register_rank, report (> 0)
   double schedule_timeout_s = 3600.0;  // the schedule barrier (> 0); the server's own rank
                                        // timeout (600 s by default) normally answers first
 };

@@ -23,10 +23,12 @@ std::string detail_text(const std::string& body) {
       if (!item.is_object()) continue;
       std::string loc;
       for (const nlohmann::json& part : item.value("loc", nlohmann::json::array())) {
-        loc += (loc.empty() ? "" : ".") + (part.is_string() ? part.get<std::string>() : part.dump());
+        loc +=
+            (loc.empty() ? "" : ".") + (part.is_string() ? part.get<std::string>() : part.dump());
       }
       const nlohmann::json msg = item.value("msg", nlohmann::json(""));
-      text += (text.empty() ? "" : "; ") + loc + ": " + (msg.is_string() ? msg.get<std::string>() : msg.dump());
+      text += (text.empty() ? "" : "; ") + loc + ": " +
+              (msg.is_string() ? msg.get<std::string>() : msg.dump());
     }
   }
   return text.empty() ? detail.dump() : text;
@@ -56,8 +58,8 @@ class PfoHttpClient final : public PipelineFrequencyService {
       : url_(std::move(url)), http_(std::move(http)), barrier_(std::move(barrier)) {}
 
   Result<std::string> register_job(const pfo::JobInfo& job) override {
-    Result<std::string> body = send(*http_, "POST", "/register_job", pfo::encode(job),
-                                    "registering the job");
+    Result<std::string> body =
+        send(*http_, "POST", "/register_job", pfo::encode(job), "registering the job");
     if (!body) return fail(body.error());
     const nlohmann::json id = nlohmann::json::parse(*body, nullptr, /*allow_exceptions=*/false);
     if (!id.is_string() || id.get<std::string>().empty()) {
@@ -76,10 +78,9 @@ class PfoHttpClient final : public PipelineFrequencyService {
 
   Result<pfo::FrequencySchedule> schedule(const std::string& job_id, int rank) override {
     const std::string doing = "waiting for rank " + std::to_string(rank) + "'s schedule";
-    Result<std::string> body =
-        send(*barrier_, "GET",
-             "/schedule/" + client::percent_encode(job_id) + "?rank=" + std::to_string(rank), "",
-             doing);
+    Result<std::string> body = send(
+        *barrier_, "GET",
+        "/schedule/" + client::percent_encode(job_id) + "?rank=" + std::to_string(rank), "", doing);
     if (!body) return fail(body.error());
     pfo::Decoded<pfo::FrequencySchedule> schedule = pfo::decode_frequency_schedule(*body);
     if (!schedule) return unreadable(doing, "a FrequencySchedule", schedule.error().msg);
@@ -109,7 +110,8 @@ class PfoHttpClient final : public PipelineFrequencyService {
     Result<http::HttpResponse> res = http.request(method, url_.path_prefix + target, body);
     if (!res) {
       return fail(ErrorCode::kUnavailable, doing + ": " + res.error().message +
-                                               "; is `zeus pfo serve` running at " + url_.text + "?");
+                                               "; is `zeus pfo serve` running at " + url_.text +
+                                               "?");
     }
     if (res->status < 200 || res->status >= 300) {
       return fail(code_of(res->status), doing + ": HTTP " + std::to_string(res->status) + " from " +

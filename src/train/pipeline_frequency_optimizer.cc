@@ -132,7 +132,8 @@ class PipelineFrequencyOptimizer::Impl {
     if (!next) return fail(next.error());
     if (next->rank != options_.rank) {
       return fail(ErrorCode::kInternal, "the server at " + service_->where() + " answered rank " +
-                                            std::to_string(options_.rank) + " with the schedule of rank " +
+                                            std::to_string(options_.rank) +
+                                            " with the schedule of rank " +
                                             std::to_string(next->rank));
     }
     ++rounds_;
@@ -166,7 +167,8 @@ Result<std::unique_ptr<PipelineFrequencyOptimizer>> PipelineFrequencyOptimizer::
   // Local set-up first; rank 0 broadcasts even when it failed, so no rank waits for an id forever.
   Result<void> checked = check_options(options, devices, gpu_index);
   Result<std::unique_ptr<EnergyMonitor>> monitor = fail(ErrorCode::kInternal, "not created");
-  Result<std::unique_ptr<FrequencyController>> controller = fail(ErrorCode::kInternal, "not started");
+  Result<std::unique_ptr<FrequencyController>> controller =
+      fail(ErrorCode::kInternal, "not started");
   if (checked) {
     EnergyMonitorOptions monitor_options;
     monitor_options.gpu_indices = std::vector<int>{gpu_index};
@@ -183,8 +185,12 @@ Result<std::unique_ptr<PipelineFrequencyOptimizer>> PipelineFrequencyOptimizer::
   std::string job_id;
   Result<void> registered = ok();
   if (options.rank == 0 && ready) {
-    pfo::JobInfo job{"", options.pp_degree, options.dp_degree, options.tp_degree,
-                     options.world_size, options.job_metadata};
+    pfo::JobInfo job{"",
+                     options.pp_degree,
+                     options.dp_degree,
+                     options.tp_degree,
+                     options.world_size,
+                     options.job_metadata};
     Result<std::string> id = service->register_job(job);
     if (id) {
       job_id = *id;
@@ -204,15 +210,15 @@ Result<std::unique_ptr<PipelineFrequencyOptimizer>> PipelineFrequencyOptimizer::
   if (!controller) return fail(controller.error());
   if (!registered) return fail(registered.error());
   if (job_id.empty()) {
-    return fail(ErrorCode::kUnavailable,
-                "rank 0 could not register the job with the server at " + service->where() +
-                    " (its own error says why); rank " + std::to_string(options.rank) +
-                    " has no job to join");
+    return fail(ErrorCode::kUnavailable, "rank 0 could not register the job with the server at " +
+                                             service->where() + " (its own error says why); rank " +
+                                             std::to_string(options.rank) + " has no job to join");
   }
   auto impl = std::make_unique<Impl>(std::move(service), std::move(options), std::move(*monitor),
                                      std::move(*controller));
   ZEUS_TRY(impl->join(std::move(job_id)));
-  return std::unique_ptr<PipelineFrequencyOptimizer>(new PipelineFrequencyOptimizer(std::move(impl)));
+  return std::unique_ptr<PipelineFrequencyOptimizer>(
+      new PipelineFrequencyOptimizer(std::move(impl)));
 }
 
 PipelineFrequencyOptimizer::PipelineFrequencyOptimizer(std::unique_ptr<Impl> impl)

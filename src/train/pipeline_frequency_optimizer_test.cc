@@ -7,7 +7,7 @@
 #include "zeus/pipeline_frequency_optimizer.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -77,11 +77,9 @@ struct Broadcast {
 class PipelineFrequencyOptimizerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("pfo_optimizer_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    std::string pattern = (fs::temp_directory_path() / "zeus_pfo_optimizer_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
   }
   void TearDown() override {
     if (server_) server_->stop();
@@ -114,7 +112,8 @@ class PipelineFrequencyOptimizerTest : public ::testing::Test {
     return std::move(*s);
   }
 
-  static PipelineFrequencyOptimizerOptions pipeline(int rank, int stages, uint32_t steps_per_round) {
+  static PipelineFrequencyOptimizerOptions pipeline(int rank, int stages,
+                                                    uint32_t steps_per_round) {
     PipelineFrequencyOptimizerOptions o;
     o.rank = rank;
     o.pp_rank = rank;
@@ -167,8 +166,8 @@ TEST_F(PipelineFrequencyOptimizerTest, TwoStagesFollowTheirSchedulesAndReportEac
     threads[r] = std::thread([&, r] {
       PipelineFrequencyOptimizerOptions o = pipeline(r, 2, /*steps_per_round=*/2);
       o.broadcast = broadcast.of(r);
-      auto pfo = PipelineFrequencyOptimizer::create(ranks[r].devices, 0, ranks[r].clock,
-                                                    service(), o);
+      auto pfo =
+          PipelineFrequencyOptimizer::create(ranks[r].devices, 0, ranks[r].clock, service(), o);
       ASSERT_TRUE(pfo) << pfo.error().message;
       ids[r] = (*pfo)->job_id();
       EXPECT_EQ((*pfo)->schedule().frequencies, schedules[r]);
@@ -215,7 +214,8 @@ TEST_F(PipelineFrequencyOptimizerTest, TwoStagesFollowTheirSchedulesAndReportEac
         ASSERT_EQ(result["energy_breakdown"]["forward"][i].size(), 2u);
         for (int k = 0; k < 2; ++k) {
           EXPECT_NEAR(result["energy_breakdown"]["forward"][i][k].get<double>(), forwards[k], 1e-3);
-          EXPECT_NEAR(result["energy_breakdown"]["backward"][i][k].get<double>(), backwards[k], 1e-3);
+          EXPECT_NEAR(result["energy_breakdown"]["backward"][i][k].get<double>(), backwards[k],
+                      1e-3);
           EXPECT_NEAR(result["time_breakdown"]["backward"][i][k].get<double>(), kBackwardS, 1e-9);
         }
       }
@@ -259,7 +259,7 @@ TEST_F(PipelineFrequencyOptimizerTest, AScheduleConsumedTooEarlyOrNotFullyIsAnEr
       << short_step.error().message;
   EXPECT_TRUE(iterate(**pfo, rank, {"forward", "backward"}));
   EXPECT_EQ((*pfo)->rounds(), 1);  // steps_per_round 0: never reports
-  (*pfo).reset();  // the destructor unlocks
+  (*pfo).reset();                  // the destructor unlocks
   EXPECT_EQ(rank.sm_history().back(), 0u);
 }
 
@@ -287,8 +287,8 @@ TEST_F(PipelineFrequencyOptimizerTest, BadOptionsNameTheFixAndTouchNeitherServer
   };
   for (const Case& c : cases) {
     Rank r;
-    auto pfo = PipelineFrequencyOptimizer::create(r.devices, c.gpu_index, r.clock, service(),
-                                                  c.options);
+    auto pfo =
+        PipelineFrequencyOptimizer::create(r.devices, c.gpu_index, r.clock, service(), c.options);
     ASSERT_FALSE(pfo) << c.what;
     EXPECT_EQ(pfo.error().code, ErrorCode::kInvalidArgument) << c.what;
     EXPECT_NE(pfo.error().message.find(c.message), std::string::npos) << pfo.error().message;
@@ -312,8 +312,8 @@ TEST_F(PipelineFrequencyOptimizerTest, ARefusedRegistrationReachesEveryRankAndLe
       PipelineFrequencyOptimizerOptions o = pipeline(r, 2, 1);
       o.job_metadata = "a/b";  // the server refuses: the id travels in paths
       o.broadcast = broadcast.of(r);
-      answers[r] = PipelineFrequencyOptimizer::create(ranks[r].devices, 0, ranks[r].clock,
-                                                      service(), o);
+      answers[r] =
+          PipelineFrequencyOptimizer::create(ranks[r].devices, 0, ranks[r].clock, service(), o);
     });
   }
   for (auto& t : threads) t.join();
@@ -324,8 +324,7 @@ TEST_F(PipelineFrequencyOptimizerTest, ARefusedRegistrationReachesEveryRankAndLe
   EXPECT_NE(answers[0].error().message.find("job_metadata"), std::string::npos)
       << answers[0].error().message;
   ASSERT_FALSE(answers[1]);
-  EXPECT_NE(answers[1].error().message.find("rank 0 could not register the job"),
-            std::string::npos)
+  EXPECT_NE(answers[1].error().message.find("rank 0 could not register the job"), std::string::npos)
       << answers[1].error().message;
   for (Rank& r : ranks) {
     EXPECT_EQ(r.sm_history(), (std::vector<uint32_t>{1410, 0}));  // started, then restored
@@ -335,8 +334,8 @@ TEST_F(PipelineFrequencyOptimizerTest, ARefusedRegistrationReachesEveryRankAndLe
 TEST_F(PipelineFrequencyOptimizerTest, AClockTheGpuLacksFailsEveryRankAtTheFirstSchedule) {
   serve({{{"forward", 1300}}});  // the ReplayGpu lists 1410, 1200, 1000, 800, 600
   Rank rank;
-  auto pfo = PipelineFrequencyOptimizer::create(rank.devices, 0, rank.clock, service(),
-                                                pipeline(0, 1, 1));
+  auto pfo =
+      PipelineFrequencyOptimizer::create(rank.devices, 0, rank.clock, service(), pipeline(0, 1, 1));
   ASSERT_FALSE(pfo);
   EXPECT_EQ(pfo.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(pfo.error().message.find("1300"), std::string::npos) << pfo.error().message;
