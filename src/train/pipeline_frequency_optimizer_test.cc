@@ -383,5 +383,23 @@ TEST_F(PipelineFrequencyOptimizerTest, ANewScheduleFromTheServerReplacesTheCurre
   EXPECT_EQ(paths.at(1), "/register_rank/job+1");
 }
 
+TEST_F(PipelineFrequencyOptimizerTest, BadServerAddressesAreRefusedAndAMissingServerIsNamed) {
+  EXPECT_EQ(make_pfo_http_client("ftp://127.0.0.1:7787").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(make_pfo_http_client("https://127.0.0.1:7787").error().code, ErrorCode::kNotSupported);
+  EXPECT_EQ(make_pfo_http_client("http://127.0.0.1:7787", {.timeout_s = 0}).error().code,
+            ErrorCode::kInvalidArgument);
+  // Nothing listens on a port just freed: rank 0's registration fails, and the GPU is restored.
+  serve({{{"forward", 1200}}});
+  server_->stop();
+  Rank rank;
+  auto pfo =
+      PipelineFrequencyOptimizer::create(rank.devices, 0, rank.clock, service(), pipeline(0, 1, 1));
+  ASSERT_FALSE(pfo);
+  EXPECT_EQ(pfo.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(pfo.error().message.find("is `zeus pfo serve` running at " + url_), std::string::npos)
+      << pfo.error().message;
+  EXPECT_EQ(rank.sm_history(), (std::vector<uint32_t>{1410, 0}));
+}
+
 }  // namespace
 }  // namespace zeus
