@@ -5,7 +5,8 @@
 # PipelineFrequencyOptimizer's hooks in 1F1B order. Checks, from the fake's sm_clock_log, that
 # each GPU's locked SM clock follows its rank's schedule instruction by instruction; that every
 # round's results reached the server (its dump); and that the clocks are back to default after a
-# normal exit, after SIGINT, and — with zeusd — after SIGKILL.
+# normal exit, after SIGINT, and — with zeusd — after SIGKILL. Then the same four ranks as 2
+# stages x 2 data-parallel replicas under PointSolution3D: both replicas of a stage follow it.
 set -euo pipefail
 serve_bin="$ZEUS_BIN/zeus"
 demo="$ZEUS_BIN/zeus-pfo-pipeline-demo"
@@ -35,7 +36,8 @@ export ZEUS_POWERCAP_ROOT="$dir/no-powercap"
 export ZEUS_LOG_LEVEL=warning
 unset CUDA_VISIBLE_DEVICES ZEUSD_SOCK_PATH ZEUS_PFO_SCHEDULER ZEUS_PFO_SCHEDULER_ARGS \
   ZEUS_PFO_DUMP_DATA ZEUS_PFO_DUMP_DIR ZEUS_PFO_MAX_JOB_IDLE_TIME
-stages=4
+ranks=4
+pp=4  # stages of the job that runs; ranks / pp data-parallel replicas (rank = dp_rank * pp + pp_rank)
 reset_state() {  # four H100s at their default limit, with the SM clock log on
   "$py" - "$dir/state.json" <<'PY'
 import json, sys
@@ -82,9 +84,9 @@ wait_unlocked() {  # within 2 s
   return 1
 }
 
-start_server() {
-  "$serve_bin" pfo serve --port 0 --scheduler point-solution \
-    --schedule "$dir/freqs_pipeline_00001.py" --dump "$dir/dump" > "$dir/serve.out" 2> "$dir/serve.err" &
+start_server() {  # SCHEDULER FILE DUMP
+  "$serve_bin" pfo serve --port 0 --scheduler "$1" --schedule "$2" --dump "$3" \
+    > "$dir/serve.out" 2> "$dir/serve.err" &
   server_pid=$!
   for _ in $(seq 250); do grep -q "listening on" "$dir/serve.out" 2>/dev/null && break; sleep 0.02; done
   url=$(sed -n 's/.*listening on //p' "$dir/serve.out")
@@ -95,8 +97,9 @@ start_server() {
 start_ranks() {
   local tag=$1 iterations=$2; shift 2
   rank_pids=()
-  for r in $(seq 0 $((stages - 1))); do
-    env "$@" CUDA_VISIBLE_DEVICES=$r "$demo" --server "$url" --pp $stages --rank $r --pp-rank $r \
+  for r in $(seq 0 $((ranks - 1))); do
+    env "$@" CUDA_VISIBLE_DEVICES=$r "$demo" --server "$url" --pp $pp --dp $((ranks / pp)) \
+      --rank $r --pp-rank $((r % pp)) --dp-rank $((r / pp)) \
       --job-id-file "$dir/$tag.job-id" --microbatches 4 --iterations "$iterations" \
       --steps-per-round 2 --forward-ms 5 --backward-ms 10 --wait-for-clock \
       > "$dir/$tag.$r.out" 2> "$dir/$tag.$r.err" &
@@ -114,25 +117,25 @@ wait_exited() {  # every rank process ended (within 5 s; else the test fails, no
 wait_joined() {  # every rank of TAG got its first schedule (within 10 s)
   for _ in $(seq 500); do
     local n=0
-    for r in $(seq 0 $((stages - 1))); do grep -q "^joined" "$dir/$1.$r.err" 2>/dev/null && n=$((n + 1)); done
-    [ "$n" = $stages ] && return 0
+    for r in $(seq 0 $((ranks - 1))); do grep -q "^joined" "$dir/$1.$r.err" 2>/dev/null && n=$((n + 1)); done
+    [ "$n" = $ranks ] && return 0
     sleep 0.02
   done
   fail "the ranks of $1 did not all join"
 }
 
 # 1. A normal run: 6 iterations, a round every 2.
-reset_state
-start_server
-start_ranks run 6
-for r in $(seq 0 $((stages - 1))); do
-  wait "${rank_pids[$r]}" || fail "rank $r failed: $(cat "$dir/run.$r.err")"
-done
-rank_pids=()
-wait_unlocked || fail "clocks still locked after a normal exit"
-for r in $(seq 0 $((stages - 1))); do
-  "$py" - "$dir/run.$r.out" "$dir/freqs_pipeline_00001.py" "$r" "$(state_check log "$r")" <<'PY' \
-    || fail "rank $r"
+# run_and_check TAG SCHEDULE_FILE: 6 iterations; each GPU's log is its stage's schedule 6 times.
+run_and_check() {
+  start_ranks "$1" 6
+  for r in $(seq 0 $((ranks - 1))); do
+    wait "${rank_pids[$r]}" || fail "rank $r failed: $(cat "$dir/$1.$r.err")"
+  done
+  rank_pids=()
+  wait_unlocked || fail "clocks still locked after a normal exit"
+  for r in $(seq 0 $((ranks - 1))); do
+    "$py" - "$dir/$1.$r.out" "$2" "$((r % pp))" "$(state_check log "$r")" <<'PY' \
+      || fail "rank $r"
 import ast, json, sys
 out = json.loads(open(sys.argv[1]).read())
 schedule = ast.literal_eval(open(sys.argv[2]).read())[int(sys.argv[3])]
@@ -141,7 +144,11 @@ assert out["rounds"] == 4 and out["failed"] == 0, out
 expected = [1980] + [mhz for _ in range(6) for _, mhz in schedule] + [0]
 assert log == expected, "SM clock log %s, expected %s" % (log, expected)
 PY
-done
+  done
+}
+reset_state
+start_server point-solution "$dir/freqs_pipeline_00001.py" "$dir/dump"
+run_and_check run "$dir/freqs_pipeline_00001.py"
 # What reached the server: rounds 0-2 ended (3 reports of 2 iterations from each rank).
 "$py" - "$dir/dump" <<'PY' || fail "dump"
 import glob, json, os, sys
@@ -176,7 +183,7 @@ sleep 0.3
 for pid in "${rank_pids[@]}"; do kill -INT "$pid"; done
 wait_exited SIGINT
 wait_unlocked || fail "clocks still locked after SIGINT"
-for r in $(seq 0 $((stages - 1))); do
+for r in $(seq 0 $((ranks - 1))); do
   log=$(state_check log "$r")
   "$py" -c 'import json,sys; l=json.loads(sys.argv[1]); assert len(l) > 3 and l[0] == 1980 and l[-1] == 0, l' "$log" \
     || fail "GPU $r after SIGINT: $log"
@@ -198,6 +205,22 @@ for pid in "${rank_pids[@]}"; do kill -KILL "$pid"; done
 wait_exited SIGKILL
 wait_unlocked || fail "clocks still locked 2 s after SIGKILL"
 grep -q "locked SM clocks to" "$dir/zeusd.log" || fail "zeusd did not do the locking"
-[ "$(grep -c "exited: unlock SM clocks" "$dir/zeusd.log")" -ge $stages ] \
+[ "$(grep -c "exited: unlock SM clocks" "$dir/zeusd.log")" -ge $ranks ] \
   || fail "zeusd did not restore each rank's GPU"
+kill -TERM "$zeusd_pid"; wait "$zeusd_pid" 2>/dev/null || true; zeusd_pid=""
+
+# 4. 2 stages x 2 replicas, PointSolution3D: one list per stage (2 stages, 4 microbatches), run by
+#    both ranks of the stage; the merged rounds reach the scheduler.
+kill -TERM "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+cat > "$dir/stages.json" <<'JSON'
+[[["forward", 1755], ["forward", 1500], ["backward", 1200], ["forward", 900], ["backward", 600],
+  ["forward", 1755], ["backward", 1500], ["backward", 1200]],
+ [["forward", 600], ["backward", 900], ["forward", 1200], ["backward", 1500], ["forward", 1755],
+  ["backward", 600], ["forward", 900], ["backward", 1200]]]
+JSON
+pp=2
+reset_state
+start_server point-solution-3d "$dir/stages.json" "$dir/dump3d"
+run_and_check run3d "$dir/stages.json"
+ls "$dir"/dump3d/*+dp2+pp2+tp1+PointSolution3D/2.prof.json > /dev/null || fail "3D rounds not in the dump"
 echo "ok"
