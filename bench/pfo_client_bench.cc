@@ -11,10 +11,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <string>
 
+#include "bench/ratio_reporter.h"
 #include "device/nvml/nvml_gpu.h"
 #include "zeus/clock.h"
 #include "zeus/energy_monitor.h"
@@ -141,57 +141,31 @@ void BM_WindowPairReplay(benchmark::State& state) {
 }
 BENCHMARK(BM_WindowPairReplay)->Unit(benchmark::kMicrosecond);
 
-// Keeps each benchmark's real time per iteration (in its unit, us) and prints the ratios at the
-// end.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.run_type == Run::RT_Iteration && !run.error_occurred) {
-        times_us_[run.benchmark_name()] = run.GetAdjustedRealTime();
-      }
-    }
-    ConsoleReporter::ReportRuns(runs);
+// The ratios printed after the table, from real times in us (the benchmarks' unit).
+void print_ratios(const zeus::bench::RunTimes& times) {
+  const double window_us = times.find("BM_WindowPairReplay").real;
+  // A step = 2 instructions; its windows: the step's and one per instruction.
+  for (const char* name : {"BM_StepReplay", "BM_StepFakeNvml"}) {
+    const double step_us = times.find(name).real;
+    if (step_us <= 0 || window_us <= 0) continue;
+    std::printf(
+        "%s: %.1f us real per instruction (hooks, cursor, clock request); a step of 2 "
+        "instructions = %.2f x its 3 monitor window pairs on ReplayGpu\n",
+        name, step_us / 2, step_us / (3 * window_us));
   }
-
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    auto real = [this](const char* name) {
-      auto it = times_us_.find(name);
-      return it == times_us_.end() ? -1.0 : it->second;
-    };
-    const double window_us = real("BM_WindowPairReplay");
-    // A step = 2 instructions; its windows: the step's and one per instruction.
-    for (const char* name : {"BM_StepReplay", "BM_StepFakeNvml"}) {
-      const double step_us = real(name);
-      if (step_us <= 0 || window_us <= 0) continue;
-      std::printf(
-          "%s: %.1f us real per instruction (hooks, cursor, clock request); a step of 2 "
-          "instructions = %.2f x its 3 monitor window pairs on ReplayGpu\n",
-          name, step_us / 2, step_us / (3 * window_us));
-    }
-    const double step_us = real("BM_StepReplay");
-    const double round_us = real("BM_StepEndingARoundReplay");
-    if (step_us > 0 && round_us > 0) {
-      std::printf(
-          "a step that ends a round (report + next schedule, loopback, one rank): %.0f us "
-          "real = %.1f x a plain step\n",
-          round_us, round_us / step_us);
-    }
+  const double step_us = times.find("BM_StepReplay").real;
+  const double round_us = times.find("BM_StepEndingARoundReplay").real;
+  if (step_us > 0 && round_us > 0) {
+    std::printf(
+        "a step that ends a round (report + next schedule, loopback, one rank): %.0f us "
+        "real = %.1f x a plain step\n",
+        round_us, round_us / step_us);
   }
-
- private:
-  std::map<std::string, double> times_us_;
-};
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   zeus::set_log_level(zeus::LogLevel::kError);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return zeus::bench::run_with_ratios(argc, argv, print_ratios);
 }
