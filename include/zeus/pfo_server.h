@@ -13,7 +13,8 @@
 // for each round N, in upstream's format.
 // Units: seconds, bytes. Thread-safety: start() returns a running server; stop() and the accessors
 // may be called from any thread. Failure: start() returns kInvalidArgument for bad options (an
-// unknown scheduler, no schedule file), kUnavailable when the address cannot be bound.
+// unknown scheduler, no schedule file, a bad profiler argument), kUnavailable when the address
+// cannot be bound.
 //
 //   zeus::PfoServerOptions o;  o.port = 0;  o.solution_path = "freqs_pipeline_00042.py";
 //   auto server = zeus::PfoServer::start(o);
@@ -32,8 +33,11 @@ namespace zeus {
 struct PfoServerOptions {
   std::string host = "127.0.0.1";  // "0.0.0.0": every interface
   int port = 7787;                 // 0: a free port, read back with port()
-  std::string scheduler = "PointSolution";  // or "PointSolution3D" (or point-solution[-3d])
+  std::string scheduler = "PointSolution";  // or "PointSolution3D", "InstructionProfiler" (or
+                                            // point-solution[-3d], profiler)
   std::string solution_path;       // the schedule file (.py literal or JSON), read at job start
+  std::string scheduler_args;      // JSON object: InstructionProfiler's arguments
+                                   // (num_microbatches, ...: src/pfo_server/profiler_scheduler.h)
   std::string dump_dir;            // empty: no dump
   double max_job_idle_s = 604800;  // a job with no request for this long is evicted (1 week)
   double rank_timeout_s = 600;     // ranks waiting at the barrier longer fail the job; 0: never

@@ -151,6 +151,9 @@ class HttpPfoServer final : public PfoServer {
       if (q.method != "GET" && q.method != "HEAD") return detail(405, "Method Not Allowed");
       nlohmann::json info = jobs_.info();
       info["scheduler_args"] = {{"solution_path", options_.solution_path}};
+      if (!options_.scheduler_args.empty()) {
+        info["scheduler_args"] = nlohmann::json::parse(options_.scheduler_args, nullptr, false);
+      }
       return pfo::json_answer(200, info.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     return detail(404, "Not Found");
@@ -171,8 +174,8 @@ class HttpPfoServer final : public PfoServer {
 Result<std::unique_ptr<PfoServer>> PfoServer::start(PfoServerOptions options) {
   ZEUS_TRY(check_options(options));
   const std::optional<std::string> name = pfo::canonical_scheduler_name(options.scheduler);
-  Result<pfo::SchedulerFactory> factory =
-      pfo::scheduler_factory({options.scheduler, options.solution_path});
+  Result<pfo::SchedulerFactory> factory = pfo::scheduler_factory(
+      {options.scheduler, options.solution_path, options.scheduler_args, options.dump_dir});
   if (!factory) return fail(factory.error());
   pfo::JobManagerOptions jobs{*name, std::move(*factory), options.dump_dir, options.max_job_idle_s,
                               options.rank_timeout_s};

@@ -1,6 +1,7 @@
 // PointSolution and the scheduler factory (pfo_server/scheduler.h).
 #include "pfo_server/scheduler.h"
 
+#include "pfo_server/profiler_scheduler.h"
 #include "pfo_server/scheduler_3d.h"
 
 namespace zeus::pfo {
@@ -43,6 +44,7 @@ Result<std::unique_ptr<FrequencyScheduler>> make_point_solution(const JobInfo& j
 std::optional<std::string> canonical_scheduler_name(const std::string& name) {
   if (name == "point-solution" || name == "PointSolution") return "PointSolution";
   if (name == "point-solution-3d" || name == "PointSolution3D") return "PointSolution3D";
+  if (name == "profiler" || name == "InstructionProfiler") return "InstructionProfiler";
   return std::nullopt;
 }
 
@@ -51,8 +53,16 @@ Result<SchedulerFactory> scheduler_factory(const SchedulerConfig& config) {
   if (!name) {
     return fail(ErrorCode::kInvalidArgument,
                 "unknown scheduler '" + config.name +
-                    "'; the schedulers are point-solution (PointSolution) and point-solution-3d "
-                    "(PointSolution3D)");
+                    "'; the schedulers are point-solution (PointSolution), point-solution-3d "
+                    "(PointSolution3D) and profiler (InstructionProfiler)");
+  }
+  if (*name == "InstructionProfiler") {
+    return instruction_profiler_factory(config.scheduler_args, config.dump_dir);
+  }
+  if (!config.scheduler_args.empty()) {
+    return fail(ErrorCode::kInvalidArgument, "scheduler arguments (" + config.scheduler_args +
+                                                 ") are InstructionProfiler's; " + *name +
+                                                 " takes only its schedule file (--schedule FILE)");
   }
   if (config.solution_path.empty()) {
     return fail(ErrorCode::kInvalidArgument,

@@ -14,6 +14,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "pfo_server/scheduler.h"
 #include "zeus/pfo_server.h"
 
 namespace zeus::cli {
@@ -43,13 +44,18 @@ bool env_bool(const char* name, bool fallback) {
 void apply_environment(PfoServeArgs* args, const CLI::App& cmd) {
   const auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
   if (std::string s = env("ZEUS_PFO_SCHEDULER"); !s.empty() && !given("--scheduler")) {
-    if (s != "PointSolution" && s != "PointSolution3D") {
+    if (s != "PointSolution" && s != "PointSolution3D" && s != "InstructionProfiler") {
       die("ZEUS_PFO_SCHEDULER='" + echo_value(s) +
-          "': the schedulers are PointSolution and PointSolution3D");
+          "': the schedulers are PointSolution, PointSolution3D and InstructionProfiler");
     }
     args->options.scheduler = s;
   }
-  if (std::string a = env("ZEUS_PFO_SCHEDULER_ARGS"); !a.empty() && !given("--schedule")) {
+  const bool profiler =
+      pfo::canonical_scheduler_name(args->options.scheduler) == "InstructionProfiler";
+  if (std::string a = env("ZEUS_PFO_SCHEDULER_ARGS");
+      !a.empty() && profiler && !given("--scheduler-args")) {
+    args->options.scheduler_args = a;  // checked, argument by argument, by the profiler
+  } else if (!a.empty() && !profiler && !given("--schedule")) {
     const auto j = nlohmann::json::parse(a, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
       die("ZEUS_PFO_SCHEDULER_ARGS must be a JSON object such as "
@@ -90,9 +96,11 @@ void run_pfo_serve(PfoServeArgs args) {
 
   std::unique_ptr<PfoServer> server = value_or_die(PfoServer::start(options), "zeus pfo serve");
   std::cout << "zeus pfo serve: listening on " << server->url() << std::endl;
-  std::cout << "zeus pfo serve: scheduler " << options.scheduler << ", schedule "
-            << options.solution_path << ", dump "
-            << (options.dump_dir.empty() ? "off" : options.dump_dir) << ", rank timeout "
+  std::cout << "zeus pfo serve: scheduler " << options.scheduler
+            << (options.scheduler_args.empty() ? ", schedule " + options.solution_path
+                                               : ", arguments " + options.scheduler_args)
+            << ", dump " << (options.dump_dir.empty() ? "off" : options.dump_dir)
+            << ", rank timeout "
             << (options.rank_timeout_s > 0 ? format_fixed(options.rank_timeout_s, 0) + " s" : "off")
             << ", idle jobs evicted after " << format_fixed(options.max_job_idle_s, 0) << " s"
             << std::endl;
@@ -118,6 +126,8 @@ void add_pfo_serve_command(CLI::App& pfo) {
       "  zeus pfo choose --plans plans/ --fastest --out schedule.json\n"
       "  zeus pfo serve --scheduler point-solution --schedule schedule.json\n"
       "  zeus pfo serve --scheduler point-solution-3d --schedule freqs_pipeline_00042.py\n"
+      "  zeus pfo serve --scheduler profiler --scheduler-args '{\"num_microbatches\": 8}' "
+      "--dump dump/\n"
       "Upstream's settings are honoured as defaults: ZEUS_PFO_SCHEDULER, ZEUS_PFO_SCHEDULER_ARGS\n"
       "('{\"solution_path\": \"...\"}'), ZEUS_PFO_DUMP_DATA, ZEUS_PFO_DUMP_DIR, "
       "ZEUS_PFO_MAX_JOB_IDLE_TIME.\n"
@@ -129,15 +139,21 @@ void add_pfo_serve_command(CLI::App& pfo) {
   cmd->add_option("--scheduler", args->options.scheduler,
                   "point-solution (PointSolution): the schedule file has one list per rank; "
                   "point-solution-3d (PointSolution3D): one list per pipeline stage, shared by "
-                  "the data/tensor-parallel ranks of the stage")
+                  "the data/tensor-parallel ranks of the stage; profiler (InstructionProfiler): "
+                  "a round per SM clock, writes the stage profile `zeus pfo plan` reads")
       ->check(CLI::IsMember({"point-solution", "point-solution-3d", "PointSolution",
-                             "PointSolution3D"}))
+                             "PointSolution3D", "profiler", "InstructionProfiler"}))
       ->capture_default_str();
   cmd->add_option("--schedule", args->options.solution_path,
                   "schedule file, read when each job starts: upstream's freqs_pipeline_*.py "
                   "(a Python literal, parsed and never run) or JSON (`zeus pfo choose` output, "
                   "or [[[\"forward\", 1980], ...], ...])")
       ->capture_default_str();
+  cmd->add_option("--scheduler-args", args->options.scheduler_args,
+                  "the profiler's arguments as a JSON object (or ZEUS_PFO_SCHEDULER_ARGS): "
+                  "{\"num_microbatches\": 8} (required), frequencies, minimum_frequency (850), "
+                  "warmup_rounds (2), warmup_step_ratio (0.1), max_energy_rises (5), profile_path "
+                  "(default DUMP/<job id>/stage_profile.csv)");
   cmd->add_option("--dump", args->dump,
                   "folder for each job's ranks.json, N.sched.json and N.prof.json "
                   "(default: none, unless ZEUS_PFO_DUMP_DATA/ZEUS_PFO_DUMP_DIR say so)")

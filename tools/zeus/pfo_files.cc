@@ -3,12 +3,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <fstream>
 #include <functional>
 #include <system_error>
 
 #include "cli_parse.h"
+#include "optimizer/pipeline_frequency/python_float.h"
 #include "output_path.h"
 
 #include "zeus/pfo_plan_choice.h"
@@ -16,14 +16,7 @@
 namespace zeus::cli {
 namespace fs = std::filesystem;
 
-std::string shortest_double(double value) {
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  std::string text(buffer, end);
-  // Python writes whole floats with ".0".
-  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
-  return text;
-}
+std::string shortest_double(double value) { return pfo::python_float_repr(value); }
 
 nlohmann::json plan_summary(const pfo::Frontier& frontier, const pfo::StageProfile& profile,
                             const std::string& profile_path) {
