@@ -7,14 +7,18 @@
 // microbatches. The job id reaches ranks other than 0 through --job-id-file, a file rank 0
 // writes (a shared file system stands in for torch.distributed's broadcast). GPUs are found as
 // any Zeus program finds them (CUDA_VISIBLE_DEVICES; through zeusd when ZEUSD_SOCK_PATH is set).
+// With --clock-bound, each instruction takes longer at a lower clock (its time x highest clock /
+// its scheduled clock), as compute-bound work does, so an online profiler sees the clocks at work.
 // Prints "joined JOB_ID" on stderr once the first schedule arrived, and one JSON line on stdout
-// at the end: the job id, rounds, and what the clock controller did. Exit status 1 on an error
-// (with the message), 2 on a usage error.
+// at the end: the job id, rounds, and what the clock controller did. When the server's online
+// profiler answers "[profiling-done]", the loop stops there (its message on stderr) and the
+// program ends normally. Exit status 1 on any other error (with the message), 2 on a usage error.
 //
 //   zeus-pfo-pipeline-demo --server http://127.0.0.1:7787 --pp 4 --rank 1 --pp-rank 1
 //       --job-id-file /tmp/job-id --microbatches 8 --iterations 20
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -49,6 +53,7 @@ struct DemoOptions {
   uint32_t steps_per_round = 5;
   double broadcast_timeout_s = 60;
   bool wait_for_clock = false;
+  bool clock_bound = false;
 };
 
 // The broadcast through a file: rank 0 writes the id (by a rename, so no reader sees half of
@@ -88,15 +93,21 @@ void sleep_ms(double ms) {
 }
 
 // One training iteration: the 1F1B order of the rank's stage, each instruction inside its hooks.
-zeus::Result<void> run_iteration(zeus::PipelineFrequencyOptimizer& pfo, const DemoOptions& o) {
+// `max_mhz`: the GPU's highest SM clock (--clock-bound).
+zeus::Result<void> run_iteration(zeus::PipelineFrequencyOptimizer& pfo, const DemoOptions& o,
+                                 uint32_t max_mhz) {
   ZEUS_TRY(pfo.on_step_begin());
+  size_t position = 0;
   for (const zeus::pfo::PipelineInstruction& instruction :
        zeus::pfo::one_f_one_b_order(o.pp, o.microbatches, o.pp_rank)) {
     const std::string name(zeus::pfo::instruction_name(instruction.kind));
     ZEUS_TRY(pfo.on_instruction_begin(name));
     if (o.wait_for_clock) pfo.wait_for_clock();
-    sleep_ms(instruction.kind == zeus::pfo::InstructionKind::kForward ? o.forward_ms
-                                                                      : o.backward_ms);
+    double ms =
+        instruction.kind == zeus::pfo::InstructionKind::kForward ? o.forward_ms : o.backward_ms;
+    const int scheduled_mhz = pfo.schedule().frequencies.at(position++).second;
+    if (o.clock_bound && scheduled_mhz > 0) ms *= static_cast<double>(max_mhz) / scheduled_mhz;
+    sleep_ms(ms);
     ZEUS_TRY(pfo.on_instruction_end(name));
   }
   return pfo.on_step_end();
@@ -134,8 +145,17 @@ int run(const DemoOptions& o) {
     return 1;
   }
   std::fprintf(stderr, "joined %s\n", (*pfo)->job_id().c_str());
+  auto supported = devices->gpus[o.gpu]->supported_sm_clocks_mhz();
+  const uint32_t max_mhz = supported && !supported->empty()
+                               ? *std::max_element(supported->begin(), supported->end())
+                               : 0;
   for (int i = 0; i < o.iterations; ++i) {
-    if (zeus::Result<void> done = run_iteration(**pfo, o); !done) {
+    zeus::Result<void> done = run_iteration(**pfo, o, max_mhz);
+    if (!done && done.error().message.find("[profiling-done]") != std::string::npos) {
+      std::fprintf(stderr, "%s\n", done.error().message.c_str());
+      break;  // the online profiler measured every clock: training stops here
+    }
+    if (!done) {
       std::fprintf(stderr, "zeus-pfo-pipeline-demo: rank %d, iteration %d: %s\n", o.rank, i,
                    done.error().to_string().c_str());
       return 1;
@@ -196,6 +216,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--wait-for-clock", o.wait_for_clock,
                "wait until each instruction's clock is applied before running it (tests)");
+  app.add_flag("--clock-bound", o.clock_bound,
+               "an instruction at a lower clock takes longer (x highest clock / its clock)");
   CLI11_PARSE(app, argc, argv);
   if (o.world_size > 1 || o.dp * o.pp * o.tp > 1) {
     if (o.job_id_file.empty()) {

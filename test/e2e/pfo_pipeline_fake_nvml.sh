@@ -7,6 +7,8 @@
 # round's results reached the server (its dump); and that the clocks are back to default after a
 # normal exit, after SIGINT, and — with zeusd — after SIGKILL. Then the same four ranks as 2
 # stages x 2 data-parallel replicas under PointSolution3D: both replicas of a stage follow it.
+# Last, the whole loop: the online profiler measures the stage profile while the ranks train,
+# `zeus pfo plan` and `zeus pfo choose` turn it into a schedule, and the ranks train on it.
 set -euo pipefail
 serve_bin="$ZEUS_BIN/zeus"
 demo="$ZEUS_BIN/zeus-pfo-pipeline-demo"
@@ -38,12 +40,20 @@ unset CUDA_VISIBLE_DEVICES ZEUSD_SOCK_PATH ZEUS_PFO_SCHEDULER ZEUS_PFO_SCHEDULER
   ZEUS_PFO_DUMP_DATA ZEUS_PFO_DUMP_DIR ZEUS_PFO_MAX_JOB_IDLE_TIME
 ranks=4
 pp=4  # stages of the job that runs; ranks / pp data-parallel replicas (rank = dp_rank * pp + pp_rank)
-reset_state() {  # four H100s at their default limit, with the SM clock log on
-  "$py" - "$dir/state.json" <<'PY'
+demo_flags=(--forward-ms 5 --backward-ms 10)
+# reset_state [clock-power]: four H100s at their default limit, with the SM clock log on; with
+# clock-power, 8 clocks 150 MHz apart whose power is 100 W + 300 W x (f / 1980)^3 (energy per
+# instruction, with time ~ 1 / f, falls down to 1080 MHz and rises at 930)
+reset_state() {
+  "$py" - "$dir/state.json" "${1:-}" <<'PY'
 import json, sys
 gpu = {"name": "NVIDIA H100 80GB HBM3", "architecture": 9, "min_limit_mw": 200000,
        "max_limit_mw": 700000, "limit_mw": 700000, "memory_clocks_mhz": [2619, 1593],
        "graphics_clocks_mhz": [1980, 1755, 1500, 1200, 900, 600]}
+if sys.argv[2] == "clock-power":
+    gpu["graphics_clocks_mhz"] = list(range(1980, 929, -150))
+    gpu["power_draw_mw_by_sm_mhz"] = {str(f): int(100000 + 300000 * (f / 1980) ** 3)
+                                      for f in gpu["graphics_clocks_mhz"]}
 json.dump({"sm_clock_log": [], "devices": [dict(gpu) for _ in range(4)]}, open(sys.argv[1], "w"))
 PY
 }
@@ -84,9 +94,10 @@ wait_unlocked() {  # within 2 s
   return 1
 }
 
-start_server() {  # SCHEDULER FILE DUMP
-  "$serve_bin" pfo serve --port 0 --scheduler "$1" --schedule "$2" --dump "$3" \
-    > "$dir/serve.out" 2> "$dir/serve.err" &
+start_server() {  # SCHEDULER FILE DUMP [ARGS...]
+  local scheduler=$1 file=$2 dump=$3; shift 3
+  "$serve_bin" pfo serve --port 0 --scheduler "$scheduler" ${file:+--schedule "$file"} \
+    --dump "$dump" "$@" > "$dir/serve.out" 2> "$dir/serve.err" &
   server_pid=$!
   for _ in $(seq 250); do grep -q "listening on" "$dir/serve.out" 2>/dev/null && break; sleep 0.02; done
   url=$(sed -n 's/.*listening on //p' "$dir/serve.out")
@@ -101,7 +112,7 @@ start_ranks() {
     env "$@" CUDA_VISIBLE_DEVICES=$r "$demo" --server "$url" --pp $pp --dp $((ranks / pp)) \
       --rank $r --pp-rank $((r % pp)) --dp-rank $((r / pp)) \
       --job-id-file "$dir/$tag.job-id" --microbatches 4 --iterations "$iterations" \
-      --steps-per-round 2 --forward-ms 5 --backward-ms 10 --wait-for-clock \
+      --steps-per-round 2 "${demo_flags[@]}" --wait-for-clock \
       > "$dir/$tag.$r.out" 2> "$dir/$tag.$r.err" &
     rank_pids+=($!)
   done
@@ -223,4 +234,60 @@ reset_state
 start_server point-solution-3d "$dir/stages.json" "$dir/dump3d"
 run_and_check run3d "$dir/stages.json"
 ls "$dir"/dump3d/*+dp2+pp2+tp1+PointSolution3D/2.prof.json > /dev/null || fail "3D rounds not in the dump"
+
+# 5. Profile -> plan -> serve -> train. The instructions take longer at lower clocks and the fake
+#    GPUs' power follows the clock: two warm-up rounds and one round per clock (8, the floor at
+#    900 MHz), then "[profiling-done]" stops the ranks; the stage profile is planned, the fastest
+#    plan chosen and served, and each GPU's clock log follows the plan.
+kill -TERM "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+pp=4
+demo_flags=(--forward-ms 10 --backward-ms 20 --clock-bound)
+reset_state clock-power
+start_server profiler "" "$dir/dump-profile" \
+  --scheduler-args '{"num_microbatches": 4, "minimum_frequency": 900}'
+start_ranks profile 1000
+for r in $(seq 0 $((ranks - 1))); do
+  wait "${rank_pids[$r]}" || fail "rank $r failed while profiling: $(cat "$dir/profile.$r.err")"
+  grep -q "\[profiling-done\]" "$dir/profile.$r.err" || fail "rank $r was not told profiling is done"
+done
+rank_pids=()
+wait_unlocked || fail "clocks still locked after profiling"
+profile=$(ls "$dir"/dump-profile/*/stage_profile.csv)
+"$py" - "$profile" <<'PY' || fail "the stage profile"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+clocks = sorted({int(r["frequency"]) for r in rows}, reverse=True)
+assert clocks == list(range(1980, 929, -150)), clocks
+assert len(rows) == 4 * 2 * len(clocks), len(rows)
+for stage in range(4):
+    for name in ("forward", "backward"):
+        t = {int(r["frequency"]): float(r["time"]) for r in rows
+             if int(r["stage"]) == stage and r["instruction"] == name}
+        assert t[930] > 1.5 * t[1980], (stage, name, t)  # clock-bound: ~2.1 x
+PY
+"$serve_bin" pfo plan --profile "$profile" --stages 4 --microbatches 4 --p2p-power 50 \
+  --out "$dir/plans" > "$dir/plan.out" 2> "$dir/plan.err" || fail "pfo plan: $(cat "$dir/plan.err")"
+"$serve_bin" pfo choose --plans "$dir/plans" --fastest --out "$dir/chosen.json" \
+  > "$dir/choose.out" 2> "$dir/choose.err" || fail "pfo choose: $(cat "$dir/choose.err")"
+kill -TERM "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+reset_state clock-power
+start_server point-solution "$dir/chosen.json" "$dir/dump-plan"
+start_ranks plan 4
+for r in $(seq 0 $((ranks - 1))); do
+  wait "${rank_pids[$r]}" || fail "rank $r failed on the plan: $(cat "$dir/plan.$r.err")"
+done
+rank_pids=()
+wait_unlocked || fail "clocks still locked after training on the plan"
+for r in $(seq 0 $((ranks - 1))); do
+  "$py" - "$dir/chosen.json" "$r" "$(state_check log "$r")" <<'PY' || fail "GPU $r on the plan"
+import json, sys
+plan = json.load(open(sys.argv[1]))["frequencies"][int(sys.argv[2])]
+log = json.loads(sys.argv[3])
+# The controller skips a clock equal to the one applied: consecutive repeats show once.
+wanted = [1980] + [mhz for _ in range(4) for _, mhz in plan]
+expected = [m for i, m in enumerate(wanted) if i == 0 or m != wanted[i - 1]] + [0]
+assert log == expected, "SM clock log %s, expected %s" % (log, expected)
+assert len(set(mhz for _, mhz in plan)) > 1, plan  # a plan, not one clock
+PY
+done
 echo "ok"
