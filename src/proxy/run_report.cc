@@ -24,6 +24,9 @@ std::string run_report_json(const RunReport& report) {
                        {"output_tokens", r.output_tokens},
                        {"energy_j", r.energy_j},
                        {"method", r.method},
+                       {"window_tokens", steady.found && i < steady.request_window_tokens.size()
+                                             ? steady.request_window_tokens[i]
+                                             : 0.0},
                        {"steady_state_energy_j", steady.found && i < steady.request_energy_j.size()
                                                      ? json(steady.request_energy_j[i])
                                                      : json(nullptr)}});

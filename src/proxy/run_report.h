@@ -36,8 +36,11 @@ struct RunReport {
 // {"requests", "output_tokens", "measured_j", "attributed_j", "idle_j",
 //  "steady_state": {"found", "why", "max_concurrency", "start_s", "end_s", "duration_s",
 //                   "energy_j", "tokens", "energy_per_token_j"},
-//  "results": [{"id", "model", "output_tokens", "energy_j", "method", "steady_state_energy_j"}]}
-// steady_state_energy_j is null when no window was found.
+//  "results": [{"id", "model", "output_tokens", "energy_j", "method", "window_tokens",
+//               "steady_state_energy_j"}]}
+// window_tokens: the tokens the request produced inside the window (0 without one), so
+// sum(window_tokens) x energy_per_token_j = the window's energy; steady_state_energy_j is null
+// when no window was found.
 std::string run_report_json(const RunReport& report);
 
 }  // namespace zeus::proxy

@@ -23,7 +23,7 @@ different phases, so an interval could hold 3 tokens of one and none of another,
 wandered by 10 % from the model's truth; in lockstep, every interval holds the batch's tokens in
 the ratio of the rates, as on a real batched server.
 
-Paths for error tests: /garbage answers bytes that are not HTTP; /close streams three chunks
+GET /metrics answers one Prometheus line (fake_upstream_up 1). Paths for error tests: /garbage answers bytes that are not HTTP; /close streams three chunks
 and closes. Prints "port N" on its first line; appends "cancelled" to stderr when a
 client left.
 """
@@ -163,9 +163,11 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        body = b'{"status":"ok"}'
+        # /metrics as vLLM serves it (the proxy appends its own); anything else: a health answer.
+        metrics = self.path == "/metrics"
+        body = b"# TYPE fake_upstream_up gauge\nfake_upstream_up 1\n" if metrics else b'{"status":"ok"}'
         self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "text/plain; version=0.0.4" if metrics else "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
