@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/bench_main.h"
 #include "device/nvml/nvml_gpu.h"
 #include "zeus/clock.h"
 #include "zeus/energy_monitor.h"
@@ -134,12 +135,6 @@ class RatioReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Windows this short read 0 J; the warning is what a user would see, not what is measured.
-  zeus::set_log_level(zeus::LogLevel::kError);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return zeus::bench::run_all(argc, argv, reporter);
 }

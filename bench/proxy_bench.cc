@@ -30,6 +30,7 @@
 #include <string>
 #include <thread>
 
+#include "bench/bench_main.h"
 #include "device/nvml/nvml_gpu.h"
 #include "http/client.h"
 #include "http/server.h"
@@ -328,11 +329,6 @@ class RatioReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  zeus::set_log_level(zeus::LogLevel::kError);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return zeus::bench::run_all(argc, argv, reporter);
 }

@@ -22,14 +22,12 @@ TEST(ProxyMetricsTest, HistogramsByModelAndMeterCounters) {
   metrics.observe("a", 30, 100);  // 0.3 J/token
   metrics.observe("a", 4, 10);    // 0.4 J/token
   metrics.observe("", 1.5, 0);    // no token: no J/token observation
-  ProxyStatus status;
-  status.measured_j = 50;
-  status.attributed_j = 35.5;
-  status.idle_j = 14.5;
-  status.in_flight = 2;
-  status.gpu_indices = {0, 3};
-  status.gpu_power_w = {120.5, 80};
-  const std::string text = metrics.render(status);
+  const std::string text = metrics.render(ProxyStatus{.in_flight = 2,
+                                                      .attributed_j = 35.5,
+                                                      .idle_j = 14.5,
+                                                      .measured_j = 50,
+                                                      .gpu_indices = {0, 3},
+                                                      .gpu_power_w = {120.5, 80}});
   EXPECT_TRUE(has_line(text, "zeus_proxy_request_energy_joules_count{model=\"a\"} 2")) << text;
   EXPECT_TRUE(has_line(text, "zeus_proxy_request_energy_joules_sum{model=\"a\"} 34")) << text;
   EXPECT_TRUE(has_line(text, "zeus_proxy_request_energy_joules_bucket{model=\"a\",le=\"5\"} 1"));
@@ -61,13 +59,14 @@ TEST(ProxyMetricsTest, ModelNamesBeyondTheBoundCountAsOther) {
 }
 
 TEST(LiveStatusTest, OneLineWithJoulesPerTokenAndWatts) {
-  ProxyStatus status;
-  status.requests = 120;
-  status.in_flight = 3;
-  status.output_tokens = 4000;
-  status.attributed_j = 860;
-  status.gpu_power_w = {200, 112.4};
-  EXPECT_EQ(format_status(status),
+  EXPECT_EQ(format_status(ProxyStatus{.requests = 120,
+                                      .output_tokens = 4000,
+                                      .in_flight = 3,
+                                      .attributed_j = 860,
+                                      .idle_j = 0,
+                                      .measured_j = 1000,
+                                      .gpu_indices = {0, 1},
+                                      .gpu_power_w = {200, 112.4}}),
             "zeus proxy: 120 requests (3 in flight), 4000 tokens, 0.215 J/token, 312.4 W");
   EXPECT_EQ(format_status({}),
             "zeus proxy: 0 requests (0 in flight), 0 tokens, - J/token, 0.0 W");
