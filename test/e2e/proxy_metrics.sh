@@ -3,8 +3,9 @@
 # status line: a scrape over HTTP shows the upstream's metrics then the proxy's, and the
 # histograms by model, token counters and energy counters agree with the JSONL log; each row has
 # the client's and the upstream's ids, model, tokens, TTFT, latency, energy and method; a body
-# over --max-body is 413 and the proxy keeps serving; a 100,000-token stream passes without
-# growing the proxy's memory by its size; the status line is drawn on a terminal only.
+# over --max-body is 413 and the proxy keeps serving; bad --max-body and --report values are
+# refused before serving; a 100,000-token stream passes without growing the proxy's memory by
+# its size; the status line is drawn on a terminal only.
 set -euo pipefail
 source "$(dirname "$0")/lib/proxy_lib.sh"
 
@@ -15,6 +16,14 @@ for bad in abc 0 -5; do
   fi
   grep -q -- "--max-body" "$dir/bad.out" || fail "--max-body $bad: $(cat "$dir/bad.out")"
 done
+
+# A --report path that cannot be written is refused before serving.
+mkdir "$dir/a-folder"
+if "$zeus" proxy --upstream "http://127.0.0.1:$upstream" --port 0 --report "$dir/a-folder" > "$dir/bad.out" 2>&1; then
+  fail "--report to a folder accepted"
+fi
+grep -q -- "--report" "$dir/bad.out" || fail "--report to a folder: $(cat "$dir/bad.out")"
+grep -q "serving" "$dir/bad.out" && fail "served before refusing --report"
 
 start_proxy proxy --gpus 0 --interval 0.05 --log "$dir/requests.jsonl" --max-body 100000
 before=$(date +%s.%N)
