@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -241,6 +242,8 @@ Result<std::unique_ptr<LlmProxy>> LlmProxy::start(Devices& devices, ProxyOptions
   http::ClientOptions client_options;
   client_options.timeout_s = options.upstream_timeout_s;
   client_options.max_body_bytes = 64 << 20;
+  // One kept-alive upstream connection per request that may be in flight: none is reopened.
+  client_options.max_idle_connections = static_cast<size_t>(std::max(1, options.max_in_flight));
   auto client = http::HttpClient::tcp(url->host, url->port, client_options);
   if (!client) return fail(client.error());
   Result<GpuEnergyReader> reader = GpuEnergyReader::create(devices, options.gpu_indices);
