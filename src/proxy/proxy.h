@@ -4,7 +4,7 @@
 // piece by piece); each request is timed from its first byte in to its last byte out, its output
 // tokens counted from the stream's chunks or the answer's usage, and the GPUs' energy split among
 // the requests in flight by the EnergyLedger (attribution.h), read from the energy counters of the
-// chosen GPUs every sample_interval_s and at every request's start and end.
+// chosen GPUs every sample_interval_s and at every request's end.
 // The energy goes back to the client as headers X-Zeus-Energy-J / X-Zeus-Tokens (non-streamed) or
 // HTTP trailers (streamed), bodies byte-identical; and, only when the client sends
 // "X-Zeus-Energy: 1" or "?zeus=1", as usage.energy_j in a JSON answer and as an SSE comment

@@ -49,6 +49,9 @@ wait_for "$dir/down.out" "serving"
 down_port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\) in front.*|\1|p' "$dir/down.out")
 [ "$(code -X POST -d '{}' "http://127.0.0.1:$down_port/v1/completions")" = 502 ] || fail "upstream down"
 grep -q "127.0.0.1:1" "$dir/body" || fail "upstream down message: $(cat "$dir/body")"
+# /metrics with no upstream to add its own: the proxy's alone.
+[ "$(code "http://127.0.0.1:$down_port/metrics")" = 200 ] || fail "/metrics with the upstream down"
+head -c 20 "$dir/body" | grep -q "^# HELP zeus_proxy_" || fail "/metrics with the upstream down: $(head -5 "$dir/body")"
 
 sleep 0.3  # some idle energy
 proxy_pid=$main_pid

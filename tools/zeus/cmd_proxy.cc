@@ -99,7 +99,7 @@ void add_proxy_command(CLI::App& app) {
   add_parsed_option(
       *cmd, "--interval", options->sample_interval_s,
       [](const std::string& text) { return parse_seconds(text, "--interval", {0.001}); },
-      "Seconds between energy readings (default 0.1; also read at each request's start and end)")
+      "Seconds between energy readings (default 0.1; also read at each request's end)")
       ->type_name("TIME");
   cmd->footer(
       "Answers gain X-Zeus-Energy-J and X-Zeus-Tokens (headers; HTTP trailers on streams).\n"
