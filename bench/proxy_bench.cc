@@ -90,8 +90,8 @@ Setup& setup() {
     options.workers = 4 * kClients;
     auto upstream = zeus::http::HttpServer::start(
         options, zeus::http::HttpServer::on_workers([](const zeus::http::HttpRequest& request,
-                                                        const zeus::http::Peer&,
-                                                        std::shared_ptr<zeus::http::Reply> reply) {
+                                                       const zeus::http::Peer&,
+                                                       std::shared_ptr<zeus::http::Reply> reply) {
           if (request.body.find("\"delay_ms\":20") != std::string::npos) {
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
           }
@@ -143,9 +143,8 @@ class CpuPerIteration {
   explicit CpuPerIteration(benchmark::State& state) : state_(state), start_us_(process_cpu_us()) {}
   ~CpuPerIteration() {
     if (state_.thread_index() == 0 && state_.iterations() > 0) {
-      state_.counters["process_cpu_us"] =
-          benchmark::Counter((process_cpu_us() - start_us_) / state_.threads(),
-                             benchmark::Counter::kAvgIterations);
+      state_.counters["process_cpu_us"] = benchmark::Counter(
+          (process_cpu_us() - start_us_) / state_.threads(), benchmark::Counter::kAvgIterations);
     }
   }
 
@@ -166,7 +165,12 @@ void BM_Request(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_Request)->ArgName("proxy")->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Request)
+    ->ArgName("proxy")
+    ->Arg(0)
+    ->Arg(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_Stream(benchmark::State& state) {
   zeus::http::HttpClient& c = client(state.range(0) == 1);
@@ -174,12 +178,13 @@ void BM_Stream(benchmark::State& state) {
   CpuPerIteration cpu(state);
   for (auto _ : state) {
     size_t bytes = 0;
-    auto answer = c.stream("POST", "/v1/chat/completions", kStreamBody, {},
-                           [&](std::string_view piece) {
-                             bytes += piece.size();
-                             return true;
-                           },
-                           30);
+    auto answer = c.stream(
+        "POST", "/v1/chat/completions", kStreamBody, {},
+        [&](std::string_view piece) {
+          bytes += piece.size();
+          return true;
+        },
+        30);
     if (!answer || answer->status != 200 || bytes != expected) {
       state.SkipWithError("a stream failed");
       return;
@@ -187,7 +192,8 @@ void BM_Stream(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * kStreamTokens);
 }
-BENCHMARK(BM_Stream)->ArgName("proxy")->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Stream)->ArgName("proxy")->Arg(0)->Arg(1)->UseRealTime()->Unit(
+    benchmark::kMicrosecond);
 
 // kClients threads at once: items per second is the throughput. Second argument: the upstream's
 // time per answer (0 or 20 ms).
@@ -286,19 +292,21 @@ class RatioReporter : public benchmark::ConsoleReporter {
     const std::string threads = "/real_time/threads:" + std::to_string(kClients);
     if (request_direct.real_us > 0 && request_proxy.real_us > 0) {
       const double added_us = request_proxy.real_us - request_direct.real_us;
-      std::printf("one request: %.1f us direct, %.1f us through the proxy: %.1f us added "
-                  "(goal < 100 us): %s; process CPU %.1f us direct, %.1f us through the proxy "
-                  "(%.1f us added)\n",
-                  request_direct.real_us, request_proxy.real_us, added_us,
-                  added_us < 100 ? "met" : "NOT met", request_direct.cpu_us, request_proxy.cpu_us,
-                  request_proxy.cpu_us - request_direct.cpu_us);
+      std::printf(
+          "one request: %.1f us direct, %.1f us through the proxy: %.1f us added "
+          "(goal < 100 us): %s; process CPU %.1f us direct, %.1f us through the proxy "
+          "(%.1f us added)\n",
+          request_direct.real_us, request_proxy.real_us, added_us,
+          added_us < 100 ? "met" : "NOT met", request_direct.cpu_us, request_proxy.cpu_us,
+          request_proxy.cpu_us - request_direct.cpu_us);
     }
     if (stream_direct.real_us > 0 && stream_proxy.real_us > 0) {
-      std::printf("one stream of %d tokens: %.0f us direct, %.0f us through the proxy: %.2f us "
-                  "added per token (process CPU %.2f us added per token)\n",
-                  kStreamTokens, stream_direct.real_us, stream_proxy.real_us,
-                  (stream_proxy.real_us - stream_direct.real_us) / kStreamTokens,
-                  (stream_proxy.cpu_us - stream_direct.cpu_us) / kStreamTokens);
+      std::printf(
+          "one stream of %d tokens: %.0f us direct, %.0f us through the proxy: %.2f us "
+          "added per token (process CPU %.2f us added per token)\n",
+          kStreamTokens, stream_direct.real_us, stream_proxy.real_us,
+          (stream_proxy.real_us - stream_direct.real_us) / kStreamTokens,
+          (stream_proxy.cpu_us - stream_direct.cpu_us) / kStreamTokens);
     }
     for (const char* upstream_ms : {"0", "20"}) {
       const std::string ms = std::string("/upstream_ms:") + upstream_ms;
@@ -306,10 +314,11 @@ class RatioReporter : public benchmark::ConsoleReporter {
       const Times proxied = find("BM_Clients/proxy:1" + ms + threads);
       if (direct.items_per_s <= 0 || proxied.items_per_s <= 0) continue;
       const double loss = 1 - proxied.items_per_s / direct.items_per_s;
-      std::printf("%d clients, upstream answering in %s ms: %.0f requests/s direct, %.0f through "
-                  "the proxy: %.1f %% fewer (goal < 5 %%): %s\n",
-                  kClients, upstream_ms, direct.items_per_s, proxied.items_per_s, 100 * loss,
-                  loss < 0.05 ? "met" : "NOT met");
+      std::printf(
+          "%d clients, upstream answering in %s ms: %.0f requests/s direct, %.0f through "
+          "the proxy: %.1f %% fewer (goal < 5 %%): %s\n",
+          kClients, upstream_ms, direct.items_per_s, proxied.items_per_s, 100 * loss,
+          loss < 0.05 ? "met" : "NOT met");
     }
   }
 

@@ -110,8 +110,7 @@ class Proxy final : public LlmProxy {
 HttpResponse Proxy::metrics_page() {
   std::string text;
   Result<HttpResponse> upstream = upstream_->request("GET", "/metrics");
-  if (upstream && upstream->status == 200 &&
-      upstream->content_type.rfind("text/plain", 0) == 0) {
+  if (upstream && upstream->status == 200 && upstream->content_type.rfind("text/plain", 0) == 0) {
     text = std::move(upstream->body);
     if (!text.empty() && text.back() != '\n') text += '\n';
   }

@@ -46,7 +46,7 @@ struct ProxyStatus {
   int64_t output_tokens = 0;
   int64_t in_flight = 0;
   double attributed_j = 0, idle_j = 0, measured_j = 0;
-  std::vector<int> gpu_indices;   // the measured GPUs
+  std::vector<int> gpu_indices;     // the measured GPUs
   std::vector<double> gpu_power_w;  // each one's mean power over the last interval or more
 };
 

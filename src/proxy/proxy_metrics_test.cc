@@ -68,8 +68,7 @@ TEST(LiveStatusTest, OneLineWithJoulesPerTokenAndWatts) {
                                       .gpu_indices = {0, 1},
                                       .gpu_power_w = {200, 112.4}}),
             "zeus proxy: 120 requests (3 in flight), 4000 tokens, 0.215 J/token, 312.4 W");
-  EXPECT_EQ(format_status({}),
-            "zeus proxy: 0 requests (0 in flight), 0 tokens, - J/token, 0.0 W");
+  EXPECT_EQ(format_status({}), "zeus proxy: 0 requests (0 in flight), 0 tokens, - J/token, 0.0 W");
 }
 
 TEST(LiveStatusTest, NothingIsDrawnWhenNotATerminal) {
@@ -77,7 +76,12 @@ TEST(LiveStatusTest, NothingIsDrawnWhenNotATerminal) {
   ASSERT_EQ(pipe(fds), 0);
   int reads = 0;
   {
-    LiveStatus line([&] { ++reads; return ProxyStatus{}; }, fds[1], 0.01);
+    LiveStatus line(
+        [&] {
+          ++reads;
+          return ProxyStatus{};
+        },
+        fds[1], 0.01);
     EXPECT_FALSE(line.active());
   }
   close(fds[1]);

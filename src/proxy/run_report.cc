@@ -32,9 +32,9 @@ std::string run_report_json(const RunReport& report) {
                                                      : json(nullptr)}});
   }
   const ProxySummary& s = report.summary;
-  const json doc = {{"requests", s.requests},         {"output_tokens", s.output_tokens},
-                    {"measured_j", s.measured_j},     {"attributed_j", s.attributed_j},
-                    {"idle_j", s.idle_j},             {"steady_state", std::move(window)},
+  const json doc = {{"requests", s.requests},       {"output_tokens", s.output_tokens},
+                    {"measured_j", s.measured_j},   {"attributed_j", s.attributed_j},
+                    {"idle_j", s.idle_j},           {"steady_state", std::move(window)},
                     {"results", std::move(results)}};
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -14,8 +14,7 @@ bool non_empty_string(const json& object, const char* key) {
 
 }  // namespace
 
-int64_t read_answer_json(std::string_view text, Usage* usage, std::string* model,
-                         std::string* id) {
+int64_t read_answer_json(std::string_view text, Usage* usage, std::string* model, std::string* id) {
   const json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return 0;
   if (const auto m = doc.find("model"); m != doc.end() && m->is_string() && model->empty()) {
@@ -57,8 +56,8 @@ int64_t SseScanner::feed(std::string_view bytes) {
   size_t start = 0;
   while (start < bytes.size()) {
     const size_t end = bytes.find('\n', start);
-    const std::string_view piece =
-        bytes.substr(start, end == std::string_view::npos ? std::string_view::npos : end + 1 - start);
+    const std::string_view piece = bytes.substr(
+        start, end == std::string_view::npos ? std::string_view::npos : end + 1 - start);
     start = end == std::string_view::npos ? bytes.size() : end + 1;
     if (skipping_line_) {  // the rest of an over-long line: passed on, not read
       keep(piece);

@@ -50,9 +50,9 @@ class SseScanner {
 
   bool keep_lines_;
   bool skipping_line_ = false;  // the line being received is over kMaxLineBytes: passed unread
-  std::string partial_;   // the line being received
-  std::string complete_;  // complete lines not taken yet
-  std::string held_;      // from "data: [DONE]" on
+  std::string partial_;         // the line being received
+  std::string complete_;        // complete lines not taken yet
+  std::string held_;            // from "data: [DONE]" on
   bool saw_done_ = false;
   Usage usage_;
   std::string model_;

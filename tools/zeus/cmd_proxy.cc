@@ -45,7 +45,8 @@ void write_report(const std::filesystem::path& path, const proxy::RunReport& rep
 void run_proxy(const ProxyArgs& args) {
   const proxy::ProxyOptions& options = args.options;
   std::filesystem::path report_path;
-  if (!args.report_path.empty()) report_path = value_or_die(output_file("--report", args.report_path));
+  if (!args.report_path.empty())
+    report_path = value_or_die(output_file("--report", args.report_path));
   Devices devices = discover_or_die(true, false);
   if (devices.gpus.empty()) die("no GPU to measure: " + gpu_backend_reasons(devices));
   auto running = value_or_die(proxy::LlmProxy::start(devices, options), "zeus proxy");
