@@ -111,7 +111,5 @@ void print_ratios(const zeus::bench::RunTimes& times) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Windows this short read 0 J; the warning is what a user would see, not what is measured.
-  zeus::set_log_level(zeus::LogLevel::kError);
   return zeus::bench::run_with_ratios(argc, argv, print_ratios);
 }

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "bench/bench_main.h"
+
 namespace zeus::bench {
 
 struct Times {
@@ -57,14 +59,11 @@ class RatioReporter : public benchmark::ConsoleReporter {
   RunTimes times_;
 };
 
-// The main() of a benchmark program whose table is followed by `summary`.
+// The main() of a benchmark program whose table is followed by `summary` (bench_main.h: quiet
+// logs, Google Benchmark's flags, the runs).
 inline int run_with_ratios(int argc, char** argv, RatioReporter::Summary summary) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   RatioReporter reporter(std::move(summary));
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return run_all(argc, argv, reporter);
 }
 
 }  // namespace zeus::bench

@@ -14,11 +14,14 @@ bool non_empty_string(const json& object, const char* key) {
 
 }  // namespace
 
-int64_t read_answer_json(std::string_view text, Usage* usage, std::string* model) {
+int64_t read_answer_json(std::string_view text, Usage* usage, std::string* model, std::string* id) {
   const json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return 0;
   if (const auto m = doc.find("model"); m != doc.end() && m->is_string() && model->empty()) {
     *model = m->get<std::string>();
+  }
+  if (const auto i = doc.find("id"); id && i != doc.end() && i->is_string() && id->empty()) {
+    *id = i->get<std::string>();
   }
   if (const auto u = doc.find("usage"); u != doc.end() && u->is_object()) {
     for (const auto& [key, out] : {std::pair{"prompt_tokens", &usage->prompt_tokens},
@@ -44,17 +47,32 @@ int64_t read_answer_json(std::string_view text, Usage* usage, std::string* model
   return chunks;
 }
 
+void SseScanner::keep(std::string_view bytes) {
+  if (keep_lines_) (saw_done_ ? held_ : complete_).append(bytes);
+}
+
 int64_t SseScanner::feed(std::string_view bytes) {
   int64_t tokens = 0;
   size_t start = 0;
   while (start < bytes.size()) {
     const size_t end = bytes.find('\n', start);
+    const std::string_view piece = bytes.substr(
+        start, end == std::string_view::npos ? std::string_view::npos : end + 1 - start);
+    start = end == std::string_view::npos ? bytes.size() : end + 1;
+    if (skipping_line_) {  // the rest of an over-long line: passed on, not read
+      keep(piece);
+      skipping_line_ = end == std::string_view::npos;
+      continue;
+    }
+    partial_.append(piece);
     if (end == std::string_view::npos) {
-      partial_.append(bytes.substr(start));
+      if (partial_.size() > kMaxLineBytes) {
+        keep(partial_);
+        partial_.clear();
+        skipping_line_ = true;
+      }
       break;
     }
-    partial_.append(bytes.substr(start, end + 1 - start));
-    start = end + 1;
     std::string_view line(partial_);
     line.remove_suffix(1);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -64,12 +82,12 @@ int64_t SseScanner::feed(std::string_view bytes) {
       if (data == "[DONE]") {
         saw_done_ = true;
       } else {
-        const int64_t n = read_answer_json(data, &usage_, &model_);
+        const int64_t n = read_answer_json(data, &usage_, &model_, &id_);
         tokens += n;
         chunks_ += n;
       }
     }
-    (saw_done_ ? held_ : complete_).append(partial_);
+    keep(partial_);
     partial_.clear();
   }
   return tokens;
@@ -87,7 +105,7 @@ std::string SseScanner::take_lines(bool hold_done) {
 
 std::string SseScanner::release_done() {
   std::string out = take_lines(false);
-  out.append(partial_);
+  if (keep_lines_) out.append(partial_);
   partial_.clear();
   return out;
 }

@@ -1,0 +1,93 @@
+// The stream scanner: tokens, usage and ids read from pieces split anywhere, and its memory
+// bounded on a long stream and on a line that never ends.
+#include "proxy/sse_scan.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace zeus::proxy {
+namespace {
+
+std::string chunk(int i) {
+  return "data: {\"id\":\"cmpl-7\",\"model\":\"m\",\"choices\":[{\"delta\":{\"content\":\"t" +
+         std::to_string(i) + "\"}}]}\n\n";
+}
+
+TEST(SseScannerTest, CountsTokensUsageModelAndIdAcrossSplits) {
+  const std::string stream = chunk(0) + chunk(1) +
+                             "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,"
+                             "\"completion_tokens\":2}}\n\ndata: [DONE]\n\n";
+  SseScanner scanner;
+  int64_t tokens = 0;
+  for (size_t i = 0; i < stream.size(); i += 7) tokens += scanner.feed(stream.substr(i, 7));
+  EXPECT_EQ(tokens, 2);
+  EXPECT_EQ(scanner.usage().prompt_tokens, 3);
+  EXPECT_EQ(scanner.usage().completion_tokens, 2);
+  EXPECT_EQ(scanner.model(), "m");
+  EXPECT_EQ(scanner.id(), "cmpl-7");
+  EXPECT_TRUE(scanner.saw_done());
+  EXPECT_EQ(scanner.take_lines(false), stream);  // kept lines are the stream, byte for byte
+}
+
+// A relay that forwards bytes as they come keeps nothing: 200,000 chunks (about 17 MB) pass
+// through a few hundred bytes of buffer.
+TEST(SseScannerTest, ALongStreamIsNotBufferedWhenLinesAreNotKept) {
+  SseScanner scanner(/*keep_lines=*/false);
+  size_t most = 0;
+  int64_t tokens = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const std::string c = chunk(i);
+    tokens += scanner.feed(std::string_view(c).substr(0, 20));
+    most = std::max(most, scanner.buffered_bytes());
+    tokens += scanner.feed(std::string_view(c).substr(20));
+    most = std::max(most, scanner.buffered_bytes());
+  }
+  EXPECT_EQ(tokens, 200000);
+  EXPECT_LE(most, chunk(199999).size());
+  EXPECT_EQ(scanner.take_lines(false), "");
+}
+
+// A relay that edits the stream takes the lines after each piece: the buffer stays one line.
+TEST(SseScannerTest, ALongStreamIsNotBufferedWhenLinesAreTaken) {
+  SseScanner scanner(/*keep_lines=*/true);
+  size_t most = 0;
+  std::string out, in;
+  for (int i = 0; i < 20000; ++i) {
+    const std::string c = chunk(i);
+    in += c;
+    scanner.feed(c);
+    most = std::max(most, scanner.buffered_bytes());
+    out += scanner.take_lines(true);
+  }
+  EXPECT_LE(most, chunk(19999).size());
+  EXPECT_EQ(out + scanner.release_done(), in);
+}
+
+// A line with no end (an upstream gone wrong) is passed on in pieces, never held whole; the
+// lines after it are read again.
+TEST(SseScannerTest, AnOverLongLineIsPassedOnUnread) {
+  for (const bool keep : {false, true}) {
+    SseScanner scanner(keep);
+    const std::string piece(64 * 1024, 'x');
+    std::string in = "data: ", out;
+    scanner.feed("data: ");
+    size_t most = 0;
+    for (int i = 0; i < 64; ++i) {  // 4 MiB in one line
+      in += piece;
+      scanner.feed(piece);
+      most = std::max(most, scanner.buffered_bytes());
+      out += scanner.take_lines(true);
+    }
+    const std::string rest = "\n\n" + chunk(1);
+    in += rest;
+    EXPECT_EQ(scanner.feed(rest), 1) << keep;
+    most = std::max(most, scanner.buffered_bytes());
+    out += scanner.release_done();
+    EXPECT_LE(most, SseScanner::kMaxLineBytes + piece.size()) << keep;
+    EXPECT_EQ(out, keep ? in : "") << keep;
+  }
+}
+
+}  // namespace
+}  // namespace zeus::proxy
