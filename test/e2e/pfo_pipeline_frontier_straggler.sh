@@ -70,6 +70,13 @@ esac
 t_measured=$(echo "$plan" | sed 's/straggler at \([0-9.]*\) s.*/\1/')
 "$py" -c 'import sys; s = float(sys.argv[1]) / float(sys.argv[2]); assert 2.5 < s < 12, s' \
   "$t_measured" "$t_min" || fail "measured T' $t_measured s for T_min $t_min s"
+# What the server measured from: in round 1 (the dump's reported results) pipeline 1's ranks took
+# 3 x (at least) pipeline 0's time per iteration.
+"$py" - "$dir/dump/$job/1.prof.json" <<'PY' || fail "round 1's reported results"
+import json, sys
+mean = {r["rank"]: sum(r["iter_time"]) / len(r["iter_time"]) for r in json.load(open(sys.argv[1]))}
+assert min(mean[2], mean[3]) > 3 * max(mean[0], mean[1]), mean
+PY
 counts=$(check_clock_phases $steps 4 "$dir/fastest.json" 1 "$dir/global930.json" 1)
 [ "$counts" = "2 2" ] || fail "rounds of the fastest plan, then of the global clock: $counts, not 2 2"
 
