@@ -7,7 +7,8 @@
 # then
 #   1. measured: pipeline 1's instructions take 6 x longer from round 1 on (--slowdown); the
 #      server measures it from the reported results and from round 2 on serves the combined
-#      policy's pick for T' ~ 5 x T_min, one global clock (930 MHz, below): every GPU follows it;
+#      policy's pick for T' ~ 5 x T_min, one global clock (930 MHz, below): every GPU follows it
+#      (the straggler's too: the ranks of a stage share a schedule);
 #   2. operator: POST /straggler/{job_id} {"iteration_time_s": 1.06 x T_min} switches every GPU
 #      to exactly the plan `zeus pfo choose --straggler-time` (and `zeus pfo export-plan`) picks.
 # /info says what was served and why; clocks are back to default after each exit. Timing-based
@@ -31,7 +32,8 @@ with open(sys.argv[1], "w") as f:
         for name, ms in (("forward", 5), ("backward", 10)):
             for mhz in range(1980, 929, -150):
                 t = ms * 1e-3 * 1980 / mhz
-                f.write("%d,%s,%d,%.7f,%.7f\n" % (stage, name, mhz, t, (100 + 300 * (mhz / 1980) ** 3) * t))
+                watts = 100 + 300 * (mhz / 1980) ** 3
+                f.write("%d,%s,%d,%.7f,%.7f\n" % (stage, name, mhz, t, watts * t))
 PY
 "$zeus" pfo plan --profile "$dir/profile.csv" --stages 2 --microbatches 4 --p2p-power 50 \
   --out "$dir/plans" > "$dir/plan.out" 2> "$dir/plan.err" || fail "pfo plan: $(cat "$dir/plan.err")"
@@ -48,7 +50,8 @@ PY
 info_plan() {
   curl -sf "$url/info" | "$py" -c '
 import json, sys
-print([j.get("plan", "") for j in json.load(sys.stdin)["jobs"] if j["job_id"] == sys.argv[1]][0])' "$1"
+jobs = json.load(sys.stdin)["jobs"]
+print([j.get("plan", "") for j in jobs if j["job_id"] == sys.argv[1]][0])' "$1"
 }
 
 reset_state clock-power
@@ -68,7 +71,7 @@ case "$plan" in
   *) fail "/info after the measured straggler: '$plan'" ;;
 esac
 t_measured=$(echo "$plan" | sed 's/straggler at \([0-9.]*\) s.*/\1/')
-"$py" -c 'import sys; s = float(sys.argv[1]) / float(sys.argv[2]); assert 2.5 < s < 12, s' \
+"$py" -c 'import sys; s = float(sys.argv[1]) / float(sys.argv[2]); assert 2.2 < s < 12, s' \
   "$t_measured" "$t_min" || fail "measured T' $t_measured s for T_min $t_min s"
 # What the server measured from: in round 1 (the dump's reported results) pipeline 1's ranks took
 # 3 x (at least) pipeline 0's time per iteration.
@@ -78,7 +81,7 @@ mean = {r["rank"]: sum(r["iter_time"]) / len(r["iter_time"]) for r in json.load(
 assert min(mean[2], mean[3]) > 3 * max(mean[0], mean[1]), mean
 PY
 counts=$(check_clock_phases $steps 4 "$dir/fastest.json" 1 "$dir/global930.json" 1)
-[ "$counts" = "2 2" ] || fail "rounds of the fastest plan, then of the global clock: $counts, not 2 2"
+[ "$counts" = "2 2" ] || fail "rounds of the fastest plan, then of 930 MHz: $counts, not 2 2"
 
 # 2. Operator: T' = 1.06 x T_min, short of every global clock but 1980 (a frontier plan wins).
 straggler_flags=()
@@ -88,7 +91,7 @@ t_prime=$("$py" -c 'import sys; print(round(float(sys.argv[1]) * 1.06, 6))' "$t_
   > /dev/null || fail "pfo choose"
 index=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["plan"])' "$dir/chosen.json")
 "$zeus" pfo export-plan --plans "$dir/plans" --index "$index" --out "$dir/exported.json"
-"$py" - "$dir/chosen.json" "$dir/exported.json" "$dir/fastest.json" <<'PY' || fail "choose vs export-plan"
+"$py" - "$dir/chosen.json" "$dir/exported.json" "$dir/fastest.json" <<'PY' || fail "choose, export"
 import json, sys
 chosen, exported, fastest = (json.load(open(p))["frequencies"] for p in sys.argv[1:])
 chosen = [[mhz for _, mhz in stage] for stage in chosen]  # (name, MHz); export-plan: MHz

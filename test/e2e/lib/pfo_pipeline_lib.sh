@@ -121,9 +121,10 @@ wait_joined() {  # TAG: every rank got its first schedule (within 10 s)
 }
 
 # check_clock_logs SCHEDULE ITERATIONS: each GPU's SM clock log is the maximum (the controller's
-# start), its stage's list of SCHEDULE (upstream's .py literal, plain JSON, or the file `zeus pfo
-# choose` writes, or MHz only as `zeus pfo export-plan` writes) ITERATIONS times, then 0 (unlocked) — where a clock
-# equals the one before it, once (the controller skips an unchanged clock).
+# start), its stage's list of SCHEDULE (upstream's .py literal, plain JSON, the file `zeus pfo
+# choose` writes, or MHz only, as `zeus pfo export-plan` writes) ITERATIONS times, then 0
+# (unlocked) — where a clock equals the one before it, once (the controller skips an unchanged
+# clock).
 check_clock_logs() {
   check_clock_phases 1 "$2" "$1" "$2" > /dev/null
 }
@@ -139,12 +140,14 @@ check_clock_phases() {
   for r in $(seq 0 $((ranks - 1))); do logs+=("$(state_check log "$r")"); done
   "$py" - "$pp" "$(IFS=';'; echo "${logs[*]}")" "$@" <<'PY' || fail "the GPUs' clocks"
 import ast, json, sys
-pp, logs, steps, rounds = int(sys.argv[1]), sys.argv[2].split(";"), int(sys.argv[3]), int(sys.argv[4])
+pp, logs = int(sys.argv[1]), sys.argv[2].split(";")
+steps, rounds = int(sys.argv[3]), int(sys.argv[4])
 def stage_lists(path):  # MHz per instruction per stage
     text = open(path).read()
     schedule = json.loads(text) if path.endswith(".json") else ast.literal_eval(text)
     stages = schedule["frequencies"] if isinstance(schedule, dict) else schedule
-    return [[m if isinstance(m, int) else m[1] for m in stage] for stage in stages]  # (name, MHz) or MHz
+    # (name, MHz) or MHz
+    return [[m if isinstance(m, int) else m[1] for m in stage] for stage in stages]
 schedules = [stage_lists(p) for p in sys.argv[5::2]]
 mins = [int(n) for n in sys.argv[6::2]]
 def splits(total, mins):  # every (n1, n2, ...) with n_i >= mins[i] summing to total
@@ -154,7 +157,8 @@ def splits(total, mins):  # every (n1, n2, ...) with n_i >= mins[i] summing to t
     for n in range(mins[0], total - sum(mins[1:]) + 1):
         for rest in splits(total - n, mins[1:]): yield (n,) + rest
 def expected(stage, counts):
-    wanted = [1980] + [mhz for s, n in zip(schedules, counts) for _ in range(n * steps) for mhz in s[stage]]
+    wanted = [1980] + [mhz for s, n in zip(schedules, counts)
+                       for _ in range(n * steps) for mhz in s[stage]]
     return [m for i, m in enumerate(wanted) if i == 0 or m != wanted[i - 1]] + [0]
 candidates = list(splits(rounds, mins))
 for r, log in enumerate(logs):
@@ -162,7 +166,8 @@ for r, log in enumerate(logs):
     matching = [c for c in candidates if expected(r % pp, c) == log]
     if not matching:
         first = (candidates or [tuple(mins)])[0]
-        sys.exit("GPU %d's SM clock log %s, expected (rounds %s) %s" % (r, log, first, expected(r % pp, first)))
+        sys.exit("GPU %d's SM clock log %s, expected (rounds %s) %s"
+                 % (r, log, first, expected(r % pp, first)))
     candidates = matching
 print(" ".join(map(str, candidates[0])))
 PY
