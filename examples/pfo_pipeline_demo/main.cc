@@ -9,6 +9,8 @@
 // any Zeus program finds them (CUDA_VISIBLE_DEVICES; through zeusd when ZEUSD_SOCK_PATH is set).
 // With --clock-bound, each instruction takes longer at a lower clock (its time x highest clock /
 // its scheduled clock), as compute-bound work does, so an online profiler sees the clocks at work.
+// With --slowdown F, every instruction takes F x longer from iteration --slowdown-from on: this
+// rank's pipeline becomes a straggler (test/e2e/pfo_pipeline_frontier_straggler.sh).
 // Prints "joined JOB_ID" on stderr once the first schedule arrived, and one JSON line on stdout
 // at the end: the job id, rounds, and what the clock controller did. When the server's online
 // profiler answers "[profiling-done]", the loop stops there (its message on stderr) and the
@@ -54,6 +56,8 @@ struct DemoOptions {
   double broadcast_timeout_s = 60;
   bool wait_for_clock = false;
   bool clock_bound = false;
+  double slowdown = 1.0;  // x each instruction's time from iteration slowdown_from on
+  int slowdown_from = 0;
 };
 
 // The broadcast through a file: rank 0 writes the id (by a rename, so no reader sees half of
@@ -93,9 +97,9 @@ void sleep_ms(double ms) {
 }
 
 // One training iteration: the 1F1B order of the rank's stage, each instruction inside its hooks.
-// `max_mhz`: the GPU's highest SM clock (--clock-bound).
+// `max_mhz`: the GPU's highest SM clock (--clock-bound); `slowdown`: x every instruction's time.
 zeus::Result<void> run_iteration(zeus::PipelineFrequencyOptimizer& pfo, const DemoOptions& o,
-                                 uint32_t max_mhz) {
+                                 uint32_t max_mhz, double slowdown) {
   ZEUS_TRY(pfo.on_step_begin());
   size_t position = 0;
   for (const zeus::pfo::PipelineInstruction& instruction :
@@ -107,7 +111,7 @@ zeus::Result<void> run_iteration(zeus::PipelineFrequencyOptimizer& pfo, const De
         instruction.kind == zeus::pfo::InstructionKind::kForward ? o.forward_ms : o.backward_ms;
     const int scheduled_mhz = pfo.schedule().frequencies.at(position++).second;
     if (o.clock_bound && scheduled_mhz > 0) ms *= static_cast<double>(max_mhz) / scheduled_mhz;
-    sleep_ms(ms);
+    sleep_ms(ms * slowdown);
     ZEUS_TRY(pfo.on_instruction_end(name));
   }
   return pfo.on_step_end();
@@ -150,7 +154,8 @@ int run(const DemoOptions& o) {
                                ? *std::max_element(supported->begin(), supported->end())
                                : 0;
   for (int i = 0; i < o.iterations; ++i) {
-    zeus::Result<void> done = run_iteration(**pfo, o, max_mhz);
+    zeus::Result<void> done =
+        run_iteration(**pfo, o, max_mhz, i >= o.slowdown_from ? o.slowdown : 1.0);
     if (!done && done.error().message.find("[profiling-done]") != std::string::npos) {
       std::fprintf(stderr, "%s\n", done.error().message.c_str());
       break;  // the online profiler measured every clock: training stops here
@@ -218,6 +223,12 @@ int main(int argc, char** argv) {
                "wait until each instruction's clock is applied before running it (tests)");
   app.add_flag("--clock-bound", o.clock_bound,
                "an instruction at a lower clock takes longer (x highest clock / its clock)");
+  app.add_option("--slowdown", o.slowdown,
+                 "x every instruction's time from iteration --slowdown-from on (a straggler)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--slowdown-from", o.slowdown_from,
+                 "the first slowed iteration (0-based; default 0)")
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
   if (o.world_size > 1 || o.dp * o.pp * o.tp > 1) {
     if (o.job_id_file.empty()) {

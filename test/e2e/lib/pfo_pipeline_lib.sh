@@ -11,6 +11,7 @@ py=/usr/bin/python3
 ranks=4
 pp=4
 demo_flags=(--forward-ms 5 --backward-ms 10 --steps-per-round 2)
+straggler_flags=()  # added to the flags of the ranks of pipeline (dp rank) 1 (a straggler)
 rank_pids=()
 zeusd_pid=""
 pfo_pipeline_cleanup() {
@@ -84,11 +85,14 @@ start_server() {
 start_ranks() {
   local tag=$1 iterations=$2; shift 2
   rank_pids=()
+  local extra
   for r in $(seq 0 $((ranks - 1))); do
+    extra=()
+    if [ $((r / pp)) = 1 ]; then extra=("${straggler_flags[@]}"); fi
     env "$@" CUDA_VISIBLE_DEVICES=$r "$demo" --server "$url" --pp $pp --dp $((ranks / pp)) \
       --rank $r --pp-rank $((r % pp)) --dp-rank $((r / pp)) \
       --job-id-file "$dir/$tag.job-id" --microbatches 4 --iterations "$iterations" \
-      "${demo_flags[@]}" --wait-for-clock > "$dir/$tag.$r.out" 2> "$dir/$tag.$r.err" &
+      "${demo_flags[@]}" "${extra[@]}" --wait-for-clock > "$dir/$tag.$r.out" 2> "$dir/$tag.$r.err" &
     rank_pids+=($!)
   done
 }
@@ -117,22 +121,54 @@ wait_joined() {  # TAG: every rank got its first schedule (within 10 s)
 }
 
 # check_clock_logs SCHEDULE ITERATIONS: each GPU's SM clock log is the maximum (the controller's
-# start), its stage's list of SCHEDULE (upstream's .py literal, plain JSON, or the file `zeus pfo
-# choose` writes) ITERATIONS times, then 0 (unlocked) — where a clock equals the one before it,
-# once (the controller skips an unchanged clock).
+# start), its stage's list of SCHEDULE (upstream's .py literal, plain JSON, the file `zeus pfo
+# choose` writes, or MHz only, as `zeus pfo export-plan` writes) ITERATIONS times, then 0
+# (unlocked) — where a clock equals the one before it, once (the controller skips an unchanged
+# clock).
 check_clock_logs() {
-  for r in $(seq 0 $((ranks - 1))); do
-    "$py" - "$1" "$2" "$((r % pp))" "$(state_check log "$r")" <<'PY' || fail "GPU $r's clocks"
+  check_clock_phases 1 "$2" "$1" "$2" > /dev/null
+}
+
+# check_clock_phases STEPS_PER_ROUND ROUNDS SCHEDULE MIN_ROUNDS [SCHEDULE MIN_ROUNDS ...]: as
+# check_clock_logs, for a job whose schedule changed between rounds: each GPU's log is the
+# maximum, its stage's list of the first SCHEDULE for n1 >= MIN_ROUNDS rounds of STEPS_PER_ROUND
+# iterations, then of the second for n2 rounds..., n1 + n2 + ... = ROUNDS, then 0, with the same
+# n1, n2, ... on every GPU (they share the rounds). Prints them ("2 3"; when the logs leave a
+# choice, as for a stage whose schedules are one clock each, the first).
+check_clock_phases() {
+  local logs=()
+  for r in $(seq 0 $((ranks - 1))); do logs+=("$(state_check log "$r")"); done
+  "$py" - "$pp" "$(IFS=';'; echo "${logs[*]}")" "$@" <<'PY' || fail "the GPUs' clocks"
 import ast, json, sys
-text = open(sys.argv[1]).read()
-schedule = json.loads(text) if sys.argv[1].endswith(".json") else ast.literal_eval(text)
-if isinstance(schedule, dict):
-    schedule = schedule["frequencies"]
-stage = schedule[int(sys.argv[3])]
-log = json.loads(sys.argv[4])
-wanted = [1980] + [mhz for _ in range(int(sys.argv[2])) for _, mhz in stage]
-expected = [m for i, m in enumerate(wanted) if i == 0 or m != wanted[i - 1]] + [0]
-assert log == expected, "SM clock log %s, expected %s" % (log, expected)
+pp, logs = int(sys.argv[1]), sys.argv[2].split(";")
+steps, rounds = int(sys.argv[3]), int(sys.argv[4])
+def stage_lists(path):  # MHz per instruction per stage
+    text = open(path).read()
+    schedule = json.loads(text) if path.endswith(".json") else ast.literal_eval(text)
+    stages = schedule["frequencies"] if isinstance(schedule, dict) else schedule
+    # (name, MHz) or MHz
+    return [[m if isinstance(m, int) else m[1] for m in stage] for stage in stages]
+schedules = [stage_lists(p) for p in sys.argv[5::2]]
+mins = [int(n) for n in sys.argv[6::2]]
+def splits(total, mins):  # every (n1, n2, ...) with n_i >= mins[i] summing to total
+    if len(mins) == 1:
+        if total >= mins[0]: yield (total,)
+        return
+    for n in range(mins[0], total - sum(mins[1:]) + 1):
+        for rest in splits(total - n, mins[1:]): yield (n,) + rest
+def expected(stage, counts):
+    wanted = [1980] + [mhz for s, n in zip(schedules, counts)
+                       for _ in range(n * steps) for mhz in s[stage]]
+    return [m for i, m in enumerate(wanted) if i == 0 or m != wanted[i - 1]] + [0]
+candidates = list(splits(rounds, mins))
+for r, log in enumerate(logs):
+    log = json.loads(log)
+    matching = [c for c in candidates if expected(r % pp, c) == log]
+    if not matching:
+        first = (candidates or [tuple(mins)])[0]
+        sys.exit("GPU %d's SM clock log %s, expected (rounds %s) %s"
+                 % (r, log, first, expected(r % pp, first)))
+    candidates = matching
+print(" ".join(map(str, candidates[0])))
 PY
-  done
 }
