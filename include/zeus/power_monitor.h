@@ -64,7 +64,8 @@ class PowerMonitor {
   Result<std::vector<PowerSample>> timeline(PowerDomain domain, int gpu_index,
                                             std::optional<double> start_s = std::nullopt,
                                             std::optional<double> end_s = std::nullopt) const;
-  // The sample closest to `time_s` (the newest when nullopt), in W; nullopt before any sample.
+  // The sample closest to `time_s` (the newest when nullopt), in W; nullopt before any sample
+  // or for a time outside [first sample, newest sample + update period].
   Result<std::optional<double>> power_w(int gpu_index, std::optional<double> time_s = std::nullopt,
                                         std::optional<PowerDomain> domain = std::nullopt) const;
   // Energy over [start_s, end_s] by trapezoid over the samples (PowerSampler::energy_j);

@@ -61,10 +61,15 @@ struct SampleRing {
 };
 
 // The sample of `samples` (time-ordered) closest to `time_s`, the earlier one on a tie (Zeus's
-// rule for get_power(time) and get_temperature(time)); nullopt when empty.
+// rule for get_power(time) and get_temperature(time)); nullopt when empty or when `time_s` lies
+// outside [first sample, newest sample + slack_s] (nothing was sampled then).
 template <typename Sample>
-std::optional<Sample> closest_sample(const std::vector<Sample>& samples, double time_s) {
-  if (samples.empty()) return std::nullopt;
+std::optional<Sample> closest_sample(const std::vector<Sample>& samples, double time_s,
+                                     double slack_s = 0.0) {
+  if (samples.empty() || time_s < samples.front().time_s ||
+      time_s > samples.back().time_s + slack_s) {
+    return std::nullopt;
+  }
   auto after = std::lower_bound(samples.begin(), samples.end(), time_s,
                                 [](const Sample& s, double t) { return s.time_s < t; });
   if (after == samples.begin()) return *after;

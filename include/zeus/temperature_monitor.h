@@ -59,7 +59,8 @@ class TemperatureMonitor {
   Result<std::vector<TemperatureSample>> timeline(int gpu_index,
                                                   std::optional<double> start_s = std::nullopt,
                                                   std::optional<double> end_s = std::nullopt) const;
-  // The sample closest to `time_s` (the newest when nullopt); nullopt without samples.
+  // The sample closest to `time_s` (the newest when nullopt); nullopt without samples or for
+  // a time outside [first sample, newest sample + update period].
   Result<std::optional<int>> temperature_c(int gpu_index,
                                            std::optional<double> time_s = std::nullopt) const;
 

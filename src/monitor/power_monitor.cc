@@ -94,7 +94,7 @@ Result<std::optional<double>> PowerMonitor::power_w(int gpu_index, std::optional
     if (!latest) return std::optional<double>();
     return std::optional<double>(latest->power_w);
   }
-  auto sample = closest_sample(sampler_->samples(gpu_index, *resolved), *time_s);
+  auto sample = closest_sample(sampler_->samples(gpu_index, *resolved), *time_s, update_period_s_);
   if (!sample) return std::optional<double>();
   return std::optional<double>(sample->power_w);
 }

@@ -133,11 +133,14 @@ TEST(PowerMonitorTest, BadArgumentsAreErrorsNotCrashes) {
 
 TEST(PowerMonitorTest, PowerAtATimeIsTheClosestSample) {
   std::vector<PowerSample> samples = {{1.0, 10.0}, {2.0, 20.0}, {4.0, 40.0}};
-  EXPECT_DOUBLE_EQ(closest_sample(samples, 0.0)->power_w, 10.0);
+  EXPECT_DOUBLE_EQ(closest_sample(samples, 1.0)->power_w, 10.0);
   EXPECT_DOUBLE_EQ(closest_sample(samples, 1.4)->power_w, 10.0);
   EXPECT_DOUBLE_EQ(closest_sample(samples, 1.5)->power_w, 10.0);  // a tie: the earlier
   EXPECT_DOUBLE_EQ(closest_sample(samples, 3.1)->power_w, 40.0);
-  EXPECT_DOUBLE_EQ(closest_sample(samples, 9.0)->power_w, 40.0);
+  EXPECT_DOUBLE_EQ(closest_sample(samples, 4.5, 1.0)->power_w, 40.0);  // within the slack
+  // Outside the sampled span there is no answer.
+  EXPECT_FALSE(closest_sample(samples, 0.9).has_value());
+  EXPECT_FALSE(closest_sample(samples, 5.5, 1.0).has_value());
   EXPECT_FALSE(closest_sample(std::vector<PowerSample>{}, 1.0).has_value());
 }
 

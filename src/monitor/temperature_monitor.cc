@@ -97,7 +97,9 @@ Result<std::optional<int>> TemperatureMonitor::temperature_c(int gpu_index,
   if (!samples) return fail(samples.error());
   if (samples->empty()) return std::optional<int>();
   if (!time_s) return std::optional<int>(samples->back().celsius);
-  return std::optional<int>(closest_sample(*samples, *time_s)->celsius);
+  auto sample = closest_sample(*samples, *time_s, options_.update_period_s);
+  if (!sample) return std::optional<int>();
+  return std::optional<int>(sample->celsius);
 }
 
 }  // namespace zeus

@@ -48,7 +48,8 @@ TEST(TemperatureMonitorTest, FollowsTheGpuAndDeduplicates) {
     EXPECT_EQ(timeline->front().celsius, 40);
     EXPECT_EQ(timeline->back().celsius, 55);
     EXPECT_EQ((*monitor)->temperature_c(gpu)->value(), 55);
-    EXPECT_EQ((*monitor)->temperature_c(gpu, middle_s - 1.0)->value(), 40);
+    EXPECT_EQ((*monitor)->temperature_c(gpu, timeline->front().time_s + 0.001)->value(), 40);
+    EXPECT_EQ((*monitor)->temperature_c(gpu, timeline->front().time_s - 1.0)->has_value(), false);
     auto before = (*monitor)->timeline(gpu, std::nullopt, middle_s);
     ASSERT_TRUE(before.has_value());
     for (const auto& sample : *before) EXPECT_EQ(sample.celsius, 40);
