@@ -39,6 +39,8 @@ Result<PowerDomain> parse_power_domain(std::string_view name);
 
 // One reading of `domain` from `gpu`, in mW.
 Result<uint32_t> read_power_mw(Gpu& gpu, PowerDomain domain);
+// The domains every one of `gpus` answers a reading of (one reading each), in Zeus's order.
+std::vector<PowerDomain> supported_power_domains(const std::vector<Gpu*>& gpus);
 
 // The domains to sample: every supported one when `requested` is nullopt, else the requested
 // ones in order without repeats. InvalidArgument for an empty request or a requested domain that

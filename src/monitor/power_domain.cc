@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "zeus/log.h"
+
 namespace zeus {
 namespace {
 
@@ -51,6 +53,22 @@ Result<uint32_t> read_power_mw(Gpu& gpu, PowerDomain domain) {
       return gpu.memory_average_power_mw();
   }
   return fail(ErrorCode::kInvalidArgument, "unknown power domain");
+}
+
+std::vector<PowerDomain> supported_power_domains(const std::vector<Gpu*>& gpus) {
+  std::vector<PowerDomain> supported;
+  for (PowerDomain domain : kAllPowerDomains) {
+    bool all = !gpus.empty();
+    for (Gpu* gpu : gpus) {
+      if (auto reading = read_power_mw(*gpu, domain); !reading) {
+        log_info("power domain " + power_domain_name(domain) + ": " + reading.error().to_string());
+        all = false;
+        break;
+      }
+    }
+    if (all) supported.push_back(domain);
+  }
+  return supported;
 }
 
 Result<std::vector<PowerDomain>> choose_power_domains(

@@ -25,20 +25,9 @@ Result<std::unique_ptr<PowerMonitor>> PowerMonitor::create(Clock& clock, std::ma
   if (options.max_samples_per_gpu < 2) {
     return fail(ErrorCode::kInvalidArgument, "max_samples_per_gpu must be at least 2");
   }
-  // A domain is supported when every monitored GPU answers a reading of it.
-  std::vector<PowerDomain> supported;
-  for (PowerDomain domain : kAllPowerDomains) {
-    bool all = true;
-    for (const auto& [index, gpu] : gpus) {
-      if (auto reading = read_power_mw(*gpu, domain); !reading) {
-        log_info("power domain " + power_domain_name(domain) + " of GPU " + std::to_string(index) +
-                 ": " + reading.error().to_string());
-        all = false;
-        break;
-      }
-    }
-    if (all) supported.push_back(domain);
-  }
+  std::vector<Gpu*> probed;
+  for (const auto& [index, gpu] : gpus) probed.push_back(gpu);
+  const std::vector<PowerDomain> supported = supported_power_domains(probed);
   auto domains = choose_power_domains(options.domains, supported);
   if (!domains) return fail(domains.error());
   if (std::find(domains->begin(), domains->end(), PowerDomain::kDeviceInstant) == domains->end()) {
@@ -50,8 +39,6 @@ Result<std::unique_ptr<PowerMonitor>> PowerMonitor::create(Clock& clock, std::ma
   if (options.update_period_s) {
     period_s = *options.update_period_s;
   } else {
-    std::vector<Gpu*> probed;
-    for (const auto& [index, gpu] : gpus) probed.push_back(gpu);
     const PowerDomain probe_domain =
         resolve_power_domain(std::nullopt, *domains).value_or(domains->front());
     period_s = infer_poll_period_s(probed, clock, probe_domain);
