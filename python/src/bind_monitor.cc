@@ -19,6 +19,7 @@ using MeasurementTuple =
 std::shared_ptr<MonitorSession> make_monitor(std::optional<std::vector<int>> gpu_indices,
                                              std::optional<std::vector<int>> cpu_indices,
                                              bool approx_instant_energy, std::string log_file,
+                                             bool log_append, bool log_gpu_columns_only,
                                              py::object sync) {
   require_non_negative(gpu_indices, "GPU");
   require_non_negative(cpu_indices, "CPU");
@@ -27,6 +28,8 @@ std::shared_ptr<MonitorSession> make_monitor(std::optional<std::vector<int>> gpu
   options.cpu_indices = std::move(cpu_indices);
   options.approximate_zero_energy = approx_instant_energy;
   options.log_file = std::move(log_file);
+  options.log_append = log_append;
+  options.log_gpu_columns_only = log_gpu_columns_only;
   if (!sync.is_none()) {
     if (!PyCallable_Check(sync.ptr())) {
       throw py::type_error("sync must be a callable or None, not " +
@@ -54,7 +57,8 @@ void bind_monitor(py::module_& m) {
       m, "EnergyMonitor", "zeus::EnergyMonitor over its own device discovery (J, s).")
       .def(py::init(&make_monitor), py::arg("gpu_indices") = py::none(),
            py::arg("cpu_indices") = py::none(), py::arg("approx_instant_energy") = false,
-           py::arg("log_file") = "", py::arg("sync") = py::none(),
+           py::arg("log_file") = "", py::arg("log_append") = false,
+           py::arg("log_gpu_columns_only") = false, py::arg("sync") = py::none(),
            "Discovers devices and creates the monitor. `sync` is called (with the GIL) before "
            "each timestamp when a window asks for synchronisation.")
       .def(
@@ -91,6 +95,14 @@ void bind_monitor(py::module_& m) {
           py::arg("name"), py::arg("sync") = true, py::arg("cancel") = false,
           "Ends window `name`: (time_s, gpu_energy_j, cpu_energy_j, dram_energy_j). "
           "NotFoundError if it is not open.")
+      .def(
+          "reset_windows",
+          [](MonitorSession& s) {
+            py::gil_scoped_release release;
+            std::lock_guard<std::mutex> lock(s.mutex);
+            return s.monitor->reset_windows();
+          },
+          "Drops every open window; returns their names.")
       .def("is_window_open",
            [](MonitorSession& s, const std::string& name) {
              py::gil_scoped_release release;

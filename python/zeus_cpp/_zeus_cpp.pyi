@@ -60,8 +60,11 @@ class EnergyMonitor:
         cpu_indices: Optional[List[int]] = None,
         approx_instant_energy: bool = False,
         log_file: str = "",
+        log_append: bool = False,
+        log_gpu_columns_only: bool = False,
         sync: Optional[Callable[[], None]] = None,
     ) -> None: ...
+    def reset_windows(self) -> List[str]: ...
     def begin_window(self, name: str, sync: bool = True, restart: bool = False) -> None: ...
     def end_window(
         self, name: str, sync: bool = True, cancel: bool = False
