@@ -128,6 +128,7 @@ inline void require_non_negative(const std::optional<std::vector<int>>& indices,
 void bind_device(py::module_& module);
 void bind_monitor(py::module_& module);
 void bind_timelines(py::module_& module);
+void bind_profile(py::module_& module);
 void bind_power_limit(py::module_& module);
 void bind_batch_size(py::module_& module);
 

@@ -164,6 +164,12 @@ class ZeusMonitor:
         sync = bool(sync_execution) and self._sync_holder[0] is not None
         self._monitor.begin_window(_check_key(key), sync, bool(restart))
 
+    def _synchronize(self) -> None:
+        """Waits for queued GPU work as the windows do (nothing without a sync function)."""
+        function = self._sync_holder[0]
+        if function is not None:
+            function()
+
     def reset_windows(self) -> None:
         """Drops every open window; their measurements are lost (nothing is logged)."""
         self._monitor.reset_windows()
