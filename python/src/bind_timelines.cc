@@ -64,14 +64,18 @@ std::optional<PowerDomain> domain_of(const std::optional<std::string>& name) {
   return unwrap(parse_power_domain(*name));
 }
 
-struct PowerMonitorSession {
+// A monitor over its own device discovery, with the Unix-time offset fixed at its creation.
+template <typename Monitor>
+struct TimelineSession {
   double offset_s = unix_to_monotonic_s();
-  std::shared_ptr<DeviceSession> session;
-  std::unique_ptr<PowerMonitor> monitor;
-  ~PowerMonitorSession() {
+  std::shared_ptr<DeviceSession> session = DeviceSession::discover();
+  std::unique_ptr<Monitor> monitor;
+  ~TimelineSession() {
     if (monitor) monitor->stop();
   }
 };
+using PowerMonitorSession = TimelineSession<PowerMonitor>;
+using TemperatureMonitorSession = TimelineSession<TemperatureMonitor>;
 
 std::shared_ptr<PowerMonitorSession> make_power_monitor(
     std::optional<std::vector<int>> gpu_indices, std::optional<double> update_period_s,
@@ -86,7 +90,6 @@ std::shared_ptr<PowerMonitorSession> make_power_monitor(
     options.domains = std::move(domains);
   }
   auto s = std::make_shared<PowerMonitorSession>();
-  s->session = DeviceSession::discover();
   std::map<int, Gpu*> gpus = select_gpus(*s->session, gpu_indices);
   s->monitor = without_gil(
       [&] { return PowerMonitor::create(system_clock(), std::move(gpus), std::move(options)); });
@@ -116,20 +119,10 @@ std::optional<double> power_energy_j(const PowerMonitorSession& s, int gpu_index
   return without_gil([&] { return s.monitor->energy_j(gpu_index, t0_s, t1_s, domain); });
 }
 
-struct TemperatureMonitorSession {
-  double offset_s = unix_to_monotonic_s();
-  std::shared_ptr<DeviceSession> session;
-  std::unique_ptr<TemperatureMonitor> monitor;
-  ~TemperatureMonitorSession() {
-    if (monitor) monitor->stop();
-  }
-};
-
 std::shared_ptr<TemperatureMonitorSession> make_temperature_monitor(
     std::optional<std::vector<int>> gpu_indices, double update_period_s,
     size_t max_samples_per_gpu) {
   auto s = std::make_shared<TemperatureMonitorSession>();
-  s->session = DeviceSession::discover();
   std::map<int, Gpu*> gpus = select_gpus(*s->session, gpu_indices);
   TemperatureMonitorOptions options;
   options.update_period_s = update_period_s;

@@ -6,23 +6,17 @@
 
 #include <gtest/gtest.h>
 
-#include "device/nvml/nvml_gpu.h"
+#include "device/nvml/fake_nvml_handle_for_test.h"
 #include "testing/fake_nvml_state.h"
 #include "zeus/replay_gpu.h"
 
 namespace zeus {
 namespace {
 
+using nvml::open_fake_gpus;
 using ::zeus::testing::FakeNvmlDevice;
 using ::zeus::testing::FakeNvmlEnvironment;
 using D = PowerDomain;
-
-std::vector<std::unique_ptr<Gpu>> open_fake() {
-  auto gpus = open_nvml_gpus(ZEUS_FAKE_NVML_PATH);
-  EXPECT_TRUE(gpus.has_value()) << gpus.error().to_string();
-  if (!gpus) return {};
-  return std::move(*gpus);
-}
 
 std::map<int, Gpu*> by_index(const std::vector<std::unique_ptr<Gpu>>& gpus) {
   std::map<int, Gpu*> out;
@@ -46,7 +40,7 @@ TEST(PowerMonitorTest, SamplesEveryDomainOnOneThreadAndAnswersPerDomain) {
   FakeNvmlDevice h100 = FakeNvmlDevice::h100();
   h100.memory_power_mw = 80000;
   FakeNvmlEnvironment fake({h100, h100});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   SystemClock clock;
   auto monitor = PowerMonitor::create(clock, by_index(gpus), with(0.01));
   ASSERT_TRUE(monitor.has_value()) << monitor.error().to_string();
@@ -79,7 +73,7 @@ TEST(PowerMonitorTest, SamplesEveryDomainOnOneThreadAndAnswersPerDomain) {
 
 TEST(PowerMonitorTest, UnsupportedDomainIsAClearErrorListingTheSupportedOnes) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::a100()});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   SystemClock clock;
   auto monitor =
       PowerMonitor::create(clock, by_index(gpus), with(0.1, std::vector<D>{D::kMemoryAverage}));
@@ -95,7 +89,7 @@ TEST(PowerMonitorTest, UnsupportedDomainIsAClearErrorListingTheSupportedOnes) {
 
 TEST(PowerMonitorTest, WithoutInstantPowerQueriesFallBackToAverage) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100()});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   SystemClock clock;
   auto monitor = PowerMonitor::create(
       clock, by_index(gpus), with(0.05, std::vector<D>{D::kDeviceAverage, D::kMemoryAverage}));
@@ -112,7 +106,7 @@ TEST(PowerMonitorTest, WithoutInstantPowerQueriesFallBackToAverage) {
 
 TEST(PowerMonitorTest, BadArgumentsAreErrorsNotCrashes) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100()});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   SystemClock clock;
   EXPECT_FALSE(PowerMonitor::create(clock, {}, with(0.1)).has_value());
   for (double bad : {0.0, -1.0, std::nan("")}) {
@@ -148,7 +142,7 @@ TEST(PowerMonitorTest, InfersThePeriodWhenNoneIsGiven) {
   FakeNvmlDevice h100 = FakeNvmlDevice::h100();
   h100.power_update_ms = 100;
   FakeNvmlEnvironment fake({h100});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   SystemClock clock;
   auto monitor = PowerMonitor::create(clock, by_index(gpus));
   ASSERT_TRUE(monitor.has_value()) << monitor.error().to_string();

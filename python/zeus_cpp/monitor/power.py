@@ -59,7 +59,29 @@ def _seconds(name: str, value: object) -> float:
     return float(value)
 
 
-class PowerMonitor:
+class _ThreadedMonitor:
+    """A monitor whose C++ core (`self._monitor`) runs a thread: stop(), `with`, and a stop
+    when garbage-collected."""
+
+    _monitor: object
+
+    def stop(self) -> None:
+        """Stops the thread; what was sampled stays queryable."""
+        self._monitor.stop()  # type: ignore[attr-defined]
+
+    def __enter__(self):  # type: ignore[no-untyped-def]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __del__(self) -> None:
+        monitor = getattr(self, "_monitor", None)
+        if monitor is not None:
+            monitor.stop()
+
+
+class PowerMonitor(_ThreadedMonitor):
     """Samples GPU power in one or more domains on a background thread."""
 
     def __init__(
@@ -100,10 +122,6 @@ class PowerMonitor:
         self.measurement_domains: List[PowerDomain] = [
             PowerDomain(name) for name in self._monitor.power_domains
         ]
-
-    def stop(self) -> None:
-        """Stops sampling; what was sampled stays queryable."""
-        self._monitor.stop()
 
     def get_power_timeline(
         self,
@@ -193,14 +211,3 @@ class PowerMonitor:
                 return None
             power[index] = watts
         return power
-
-    def __enter__(self) -> "PowerMonitor":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def __del__(self) -> None:
-        monitor = getattr(self, "_monitor", None)
-        if monitor is not None:
-            monitor.stop()

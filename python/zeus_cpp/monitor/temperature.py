@@ -15,10 +15,10 @@ from typing import Dict, List, Optional, Tuple
 
 from zeus_cpp import _zeus_cpp
 from zeus_cpp.monitor.energy import _check_indices
-from zeus_cpp.monitor.power import _seconds, _unix_time
+from zeus_cpp.monitor.power import _seconds, _ThreadedMonitor, _unix_time
 
 
-class TemperatureMonitor:
+class TemperatureMonitor(_ThreadedMonitor):
     """Reads GPU temperature on a background thread."""
 
     def __init__(
@@ -45,10 +45,6 @@ class TemperatureMonitor:
         self._monitor = _zeus_cpp.TemperatureMonitor(gpu_indices, period, capacity)
         self.gpu_indices: List[int] = list(self._monitor.gpu_indices)
         self.update_period: float = self._monitor.update_period
-
-    def stop(self) -> None:
-        """Stops reading; what was read stays queryable."""
-        self._monitor.stop()
 
     def get_temperature_timeline(
         self,
@@ -88,14 +84,3 @@ class TemperatureMonitor:
                 return None
             temperature[index] = celsius
         return temperature
-
-    def __enter__(self) -> "TemperatureMonitor":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def __del__(self) -> None:
-        monitor = getattr(self, "_monitor", None)
-        if monitor is not None:
-            monitor.stop()

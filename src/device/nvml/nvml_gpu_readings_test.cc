@@ -6,27 +6,22 @@
 
 #include <gtest/gtest.h>
 
+#include "device/nvml/fake_nvml_handle_for_test.h"
 #include "device/nvml/nvml_gpu.h"
 #include "testing/fake_nvml_state.h"
 
 namespace zeus {
 namespace {
 
+using nvml::open_fake_gpus;
 using ::zeus::testing::FakeNvmlDevice;
 using ::zeus::testing::FakeNvmlEnvironment;
-
-std::vector<std::unique_ptr<Gpu>> open_fake(const char* path = ZEUS_FAKE_NVML_PATH) {
-  auto gpus = open_nvml_gpus(path);
-  EXPECT_TRUE(gpus.has_value()) << gpus.error().to_string();
-  if (!gpus) return {};
-  return std::move(*gpus);
-}
 
 TEST(NvmlGpuReadingsTest, MemoryPowerComesFromTheMemoryScopeNotTheDevice) {
   FakeNvmlDevice h100 = FakeNvmlDevice::h100();
   h100.memory_power_mw = 71500;
   FakeNvmlEnvironment fake({h100, FakeNvmlDevice::a100()});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 2u);
   EXPECT_EQ(gpus[0]->memory_average_power_mw().value(), 71500u);
   EXPECT_EQ(gpus[0]->average_power_mw().value(), 350000u);
@@ -41,7 +36,7 @@ TEST(NvmlGpuReadingsTest, MemoryPowerComesFromTheMemoryScopeNotTheDevice) {
 
 TEST(NvmlGpuReadingsTest, OldDriverWithoutFieldValuesHasNoMemoryPower) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100()});
-  auto gpus = open_fake(ZEUS_FAKE_NVML_OLD_PATH);
+  auto gpus = open_fake_gpus(ZEUS_FAKE_NVML_OLD_PATH);
   ASSERT_EQ(gpus.size(), 1u);
   auto memory = gpus[0]->memory_average_power_mw();
   ASSERT_FALSE(memory.has_value());
@@ -52,7 +47,7 @@ TEST(NvmlGpuReadingsTest, TemperatureFollowsTheStateFile) {
   FakeNvmlDevice h100 = FakeNvmlDevice::h100();
   h100.temperature_c = 61;
   FakeNvmlEnvironment fake({h100});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 1u);
   EXPECT_EQ(gpus[0]->temperature_c().value(), 61);
   h100.temperature_c = 74;
@@ -67,7 +62,7 @@ TEST(NvmlGpuReadingsTest, TemperatureErrorsAreMapped) {
   FakeNvmlDevice h100 = FakeNvmlDevice::h100();
   h100.errors["nvmlDeviceGetTemperature"] = 15;  // GPU lost
   FakeNvmlEnvironment fake({h100});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 1u);
   auto celsius = gpus[0]->temperature_c();
   ASSERT_FALSE(celsius.has_value());
@@ -79,7 +74,7 @@ TEST(NvmlGpuReadingsTest, PowerUpdatePeriodMakesReadingsStepAroundTheDraw) {
   FakeNvmlDevice h100 = FakeNvmlDevice::h100();
   h100.power_update_ms = 20;
   FakeNvmlEnvironment fake({h100});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 1u);
   std::set<uint32_t> seen;
   for (int i = 0; i < 200 && seen.size() < 4; ++i) {
