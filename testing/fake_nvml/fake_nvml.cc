@@ -244,7 +244,8 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d
   if (energy_mj == nullptr) return kNvmlErrorInvalidArgument;
   const json& dev = g_state.device(index);
   if (dev["architecture"].get<unsigned int>() < kNvmlArchVolta) return kNvmlErrorNotSupported;
-  // find(), not operator[]: a const json has no entry for a missing key (the reset below erases it).
+  // find(), not operator[]: a const json has no entry for a missing key (the reset below erases
+  // it).
   if (const auto reset = dev.find("energy_reset_after_calls");
       reset != dev.end() && reset->is_number_integer() && call_number > reset->get<long>()) {
     // A driver reload or GPU reset: the counter starts again from 0, once.
@@ -455,6 +456,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device,
       "nvmlDeviceSetGpuLockedClocks", device,
       [&](const json& dev) { return check_lock(dev["graphics_clocks_mhz"], min_mhz, max_mhz); },
       [&](json& dev, json& state, size_t index) {
+        if (dev.contains("power_draw_mw_by_sm_mhz")) FakeState::bring_energy_up_to_date(dev);
         dev["locked_sm_clocks_mhz"] = {min_mhz, max_mhz};
         log_sm_clocks(state, index, min_mhz, max_mhz);
       });
@@ -463,6 +465,9 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device,
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
   return change_device("nvmlDeviceResetGpuLockedClocks", device, check_nothing,
                        [&](json& dev, json& state, size_t index) {
+                         if (dev.contains("power_draw_mw_by_sm_mhz")) {
+                           FakeState::bring_energy_up_to_date(dev);
+                         }
                          dev["locked_sm_clocks_mhz"] = nullptr;
                          log_sm_clocks(state, index, 0, 0);
                        });

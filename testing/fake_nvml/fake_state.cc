@@ -200,7 +200,15 @@ int FakeState::injected_error(const std::string& function, int index, long call_
 }
 
 uint32_t FakeState::power_mw(const json& device) {
-  const uint32_t draw_mw = device["power_draw_mw"].get<uint32_t>();
+  uint32_t draw_mw = device["power_draw_mw"].get<uint32_t>();
+  // Opt-in: the draw at the locked SM clock (a compute-bound GPU's power follows its clock).
+  const auto by_clock = device.find("power_draw_mw_by_sm_mhz");
+  const auto locked = device.find("locked_sm_clocks_mhz");
+  if (by_clock != device.end() && by_clock->is_object() && locked != device.end() &&
+      locked->is_array() && locked->size() == 2) {
+    const auto at = by_clock->find(std::to_string((*locked)[1].get<uint32_t>()));
+    if (at != by_clock->end() && at->is_number_unsigned()) draw_mw = at->get<uint32_t>();
+  }
   const uint32_t limit_mw = device["limit_mw"].get<uint32_t>();
   return draw_mw < limit_mw ? draw_mw : limit_mw;
 }
