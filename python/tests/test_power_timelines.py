@@ -199,3 +199,14 @@ def test_fast_polling_warns(period, message):
     quiet = subprocess.run([sys.executable, "-c", code.replace(str(period), "0.1")], env=env,
                            capture_output=True, text=True, timeout=60)
     assert "too fast" not in quiet.stderr and "below 1 ms" not in quiet.stderr
+
+
+def test_get_gpus_reads_memory_power_and_temperature(fake_nvml):
+    from zeus_cpp.device import get_gpus
+
+    fake_nvml.write([fake_device(memory_power_mw=61500, temperature_c=66), fake_device()])
+    gpus = get_gpus()
+    assert gpus.get_average_memory_power_usage(0) == 61500
+    assert gpus.get_gpu_temperature(0) == 66
+    with pytest.raises(zeus_cpp.NotSupportedError, match="memory power of GPU 1"):
+        gpus.get_average_memory_power_usage(1)
