@@ -77,6 +77,11 @@ class Gpu {
   // Power draw: instant (gauge) and the driver's short moving average, in mW.
   virtual Result<uint32_t> instant_power_mw() = 0;
   virtual Result<uint32_t> average_power_mw() = 0;
+  // Optional readings (NotSupported unless a backend has them): the driver's moving average of
+  // the memory's power draw in mW (NVML's average power field with the memory scope, e.g. on
+  // H100), and the GPU's core temperature in degrees Celsius.
+  virtual Result<uint32_t> memory_average_power_mw();
+  virtual Result<int> temperature_c();
 
   // True when total_energy_mj() is a usable monotone counter (NVIDIA Volta and newer whose
   // counter answered when probed at open; AMD when the counter passed its plausibility check).

@@ -272,13 +272,19 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int 
       field.latencyUsec = 0;
       const bool power_field =
           field.fieldId == kNvmlFieldPowerAverage || field.fieldId == kNvmlFieldPowerInstant;
-      if (!power_field || !dev["power_fields"].get<bool>()) {
+      // The memory scope has only the average field, and only where "memory_power_mw" is set.
+      const bool memory = field.scopeId == kNvmlPowerScopeMemory;
+      if (!power_field || !dev["power_fields"].get<bool>() ||
+          (memory &&
+           (field.fieldId != kNvmlFieldPowerAverage || dev["memory_power_mw"].is_null()))) {
         field.nvmlReturn = kNvmlErrorNotSupported;
         continue;
       }
       field.nvmlReturn = kNvmlSuccess;
       field.valueType = kNvmlValueTypeUnsignedInt;
-      field.value.uiVal = FakeState::power_mw(dev);
+      field.value.uiVal = memory
+                              ? dev["memory_power_mw"].get<unsigned int>()
+                              : FakeState::reported_power_mw(dev, zeus::fake_nvml::realtime_ns());
     }
     return kNvmlSuccess;
   });
@@ -360,7 +366,16 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t dev
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power_mw) {
   return read_device("nvmlDeviceGetPowerUsage", device, [&](const json& dev) {
     if (power_mw == nullptr) return kNvmlErrorInvalidArgument;
-    *power_mw = FakeState::power_mw(dev);
+    *power_mw = FakeState::reported_power_mw(dev, zeus::fake_nvml::realtime_ns());
+    return kNvmlSuccess;
+  });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int sensor,
+                                                       unsigned int* celsius) {
+  return read_device("nvmlDeviceGetTemperature", device, [&](const json& dev) {
+    if (celsius == nullptr || sensor != kNvmlTemperatureGpu) return kNvmlErrorInvalidArgument;
+    *celsius = dev["temperature_c"].get<unsigned int>();
     return kNvmlSuccess;
   });
 }

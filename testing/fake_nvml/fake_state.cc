@@ -95,6 +95,9 @@ void FakeState::normalise(json& state, int64_t epoch_ns, const json& previous) {
     set_default(device, "errors", json::object());
     set_default(device, "lost", false);
     set_default(device, "power_fields", true);
+    set_default(device, "memory_power_mw", nullptr);
+    set_default(device, "temperature_c", 45);
+    set_default(device, "power_update_ms", 0);
     set_default(device, "fail_after_calls", json::object());
     set_default(device, "energy_reset_after_calls", nullptr);
   }
@@ -208,6 +211,17 @@ uint32_t FakeState::power_mw(const json& device) {
   }
   const uint32_t limit_mw = device["limit_mw"].get<uint32_t>();
   return draw_mw < limit_mw ? draw_mw : limit_mw;
+}
+
+uint32_t FakeState::reported_power_mw(const json& device, int64_t now_ns) {
+  const uint32_t power = power_mw(device);
+  const int64_t period_ms = device["power_update_ms"].get<int64_t>();
+  if (period_ms <= 0) return power;
+  // Offsets -300, +100, -100, +300 mW in turn: every period reads differently, mean zero.
+  static constexpr int kOffsetsMw[] = {-300, 100, -100, 300};
+  const int64_t period = now_ns / (period_ms * 1000000);
+  const int offset_mw = kOffsetsMw[period % 4];
+  return offset_mw < 0 && power < static_cast<uint32_t>(-offset_mw) ? power : power + offset_mw;
 }
 
 double FakeState::energy_mj_at(const json& device, int64_t now_ns) {

@@ -64,6 +64,13 @@ inline constexpr unsigned int kNvmlArchVolta = 5;
 // Field ids for nvmlDeviceGetFieldValues (NVML_FI_DEV_POWER_*), values in mW.
 inline constexpr unsigned int kNvmlFieldPowerAverage = 185;
 inline constexpr unsigned int kNvmlFieldPowerInstant = 186;
+// nvmlFieldValue_t::scopeId for the power fields (NVML_POWER_SCOPE_*).
+inline constexpr unsigned int kNvmlPowerScopeGpu = 0;
+inline constexpr unsigned int kNvmlPowerScopeModule = 1;
+inline constexpr unsigned int kNvmlPowerScopeMemory = 2;
+
+// nvmlTemperatureSensors_t: the GPU die sensor.
+inline constexpr int kNvmlTemperatureGpu = 0;
 
 // nvmlValueType_t: which member of nvmlValue_t holds the value.
 inline constexpr int kNvmlValueTypeDouble = 0;
@@ -120,6 +127,7 @@ struct NvmlApi {
   nvmlReturn_t (*device_set_power_management_limit)(nvmlDevice_t, unsigned int) = nullptr;
   nvmlReturn_t (*device_get_power_usage)(nvmlDevice_t, unsigned int*) = nullptr;
   nvmlReturn_t (*device_get_field_values)(nvmlDevice_t, int, nvmlFieldValue_t*) = nullptr;
+  nvmlReturn_t (*device_get_temperature)(nvmlDevice_t, int, unsigned int*) = nullptr;
   nvmlReturn_t (*device_get_total_energy_consumption)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*device_get_persistence_mode)(nvmlDevice_t, int*) = nullptr;
   nvmlReturn_t (*device_set_persistence_mode)(nvmlDevice_t, int) = nullptr;

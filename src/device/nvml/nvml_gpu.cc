@@ -218,6 +218,33 @@ Result<uint32_t> NvmlGpu::average_power_mw() {
   return power_mw(kNvmlFieldPowerAverage, "reading the average power");
 }
 
+Result<uint32_t> NvmlGpu::memory_average_power_mw() {
+  const NvmlApi& api = library_->api();
+  const std::string_view operation = "reading the average memory power";
+  if (api.device_get_field_values == nullptr) {
+    return fail(library_->missing_function("nvmlDeviceGetFieldValues", describe(operation)));
+  }
+  nvmlFieldValue_t field{};
+  field.fieldId = kNvmlFieldPowerAverage;
+  field.scopeId = kNvmlPowerScopeMemory;
+  const nvmlReturn_t rc = api.device_get_field_values(handle_, 1, &field);
+  const nvmlReturn_t failure = rc != kNvmlSuccess ? rc : field.nvmlReturn;
+  if (failure != kNvmlSuccess) return fail(library_->error(failure, describe(operation)));
+  auto value_mw = field_value_mw(field);
+  if (!value_mw) {
+    return fail(ErrorCode::kNotSupported,
+                describe(operation) + ": the driver answered a value that is not a power");
+  }
+  return *value_mw;
+}
+
+Result<int> NvmlGpu::temperature_c() {
+  unsigned int celsius = 0;
+  ZEUS_TRY(call(library_->api().device_get_temperature, "nvmlDeviceGetTemperature",
+                "reading the temperature", kNvmlTemperatureGpu, &celsius));
+  return static_cast<int>(celsius);
+}
+
 Result<uint64_t> NvmlGpu::total_energy_mj() {
   if (!has_energy_counter_) {
     return fail(ErrorCode::kNotSupported,

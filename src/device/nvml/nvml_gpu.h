@@ -49,6 +49,10 @@ class NvmlGpu final : public Gpu {
 
   Result<uint32_t> instant_power_mw() override;
   Result<uint32_t> average_power_mw() override;
+  // NVML_FI_DEV_POWER_AVERAGE with the memory scope (no fallback: NotSupported where the driver
+  // or GPU lacks it, e.g. A40).
+  Result<uint32_t> memory_average_power_mw() override;
+  Result<int> temperature_c() override;
 
   bool has_energy_counter() override { return has_energy_counter_; }
   Result<uint64_t> total_energy_mj() override;
