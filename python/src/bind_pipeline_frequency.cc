@@ -63,29 +63,31 @@ std::function<void()> make_sync(py::object function) {
   return [callable] { callable.call(nullptr); };
 }
 
-std::shared_ptr<PfoSession> make_optimizer(
-    const std::string& server_url, int device_index, int rank, int dp_rank, int pp_rank,
-    int tp_rank, int dp_degree, int pp_degree, int tp_degree, int world_size,
-    std::optional<std::string> job_metadata, py::object broadcast, py::object sync,
-    uint32_t steps_per_round, bool handle_signals, double timeout_s, double schedule_timeout_s) {
+std::shared_ptr<PfoSession> make_optimizer(const std::string& server_url, int device_index,
+                                           int rank, int dp_rank, int pp_rank, int tp_rank,
+                                           int dp_degree, int pp_degree, int tp_degree,
+                                           int world_size, std::optional<std::string> job_metadata,
+                                           py::object broadcast, py::object sync,
+                                           uint32_t steps_per_round, bool handle_signals,
+                                           double timeout_s, double schedule_timeout_s) {
   PfoHttpClientOptions client_options;
   client_options.timeout_s = timeout_s;
   client_options.schedule_timeout_s = schedule_timeout_s;
   auto service = unwrap(make_pfo_http_client(server_url, client_options));
-  PipelineFrequencyOptimizerOptions options;
-  options.rank = rank;
-  options.dp_rank = dp_rank;
-  options.pp_rank = pp_rank;
-  options.tp_rank = tp_rank;
-  options.dp_degree = dp_degree;
-  options.pp_degree = pp_degree;
-  options.tp_degree = tp_degree;
-  options.world_size = world_size;
-  options.job_metadata = std::move(job_metadata);
-  if (!broadcast.is_none()) options.broadcast = make_broadcast(std::move(broadcast));
-  if (!sync.is_none()) options.sync = make_sync(std::move(sync));
-  options.steps_per_round = steps_per_round;
-  options.handle_signals = handle_signals;
+  PipelineFrequencyOptimizerOptions options{
+      .rank = rank,
+      .dp_rank = dp_rank,
+      .pp_rank = pp_rank,
+      .tp_rank = tp_rank,
+      .dp_degree = dp_degree,
+      .pp_degree = pp_degree,
+      .tp_degree = tp_degree,
+      .world_size = world_size,
+      .job_metadata = std::move(job_metadata),
+      .broadcast = broadcast.is_none() ? JobIdBroadcast() : make_broadcast(std::move(broadcast)),
+      .sync = sync.is_none() ? std::function<void()>() : make_sync(std::move(sync)),
+      .steps_per_round = steps_per_round,
+      .handle_signals = handle_signals};
   auto session = std::make_shared<PfoSession>();
   session->devices = DeviceSession::discover();
   session->optimizer = without_gil([&] {
@@ -113,40 +115,44 @@ void bind_pipeline_frequency(py::module_& m) {
       "zeus::PipelineFrequencyOptimizer: one rank of a pipeline job under `zeus pfo serve`.")
       .def(py::init(&make_optimizer), py::arg("server_url"), py::arg("device_index"),
            py::arg("rank"), py::arg("dp_rank"), py::arg("pp_rank"), py::arg("tp_rank"),
-           py::arg("dp_degree"), py::arg("pp_degree"), py::arg("tp_degree"),
-           py::arg("world_size"), py::arg("job_metadata") = py::none(),
-           py::arg("broadcast") = py::none(), py::arg("sync") = py::none(),
-           py::arg("steps_per_round") = 5, py::arg("handle_signals") = true,
-           py::arg("timeout_s") = 30.0, py::arg("schedule_timeout_s") = 3600.0)
+           py::arg("dp_degree"), py::arg("pp_degree"), py::arg("tp_degree"), py::arg("world_size"),
+           py::arg("job_metadata") = py::none(), py::arg("broadcast") = py::none(),
+           py::arg("sync") = py::none(), py::arg("steps_per_round") = 5,
+           py::arg("handle_signals") = true, py::arg("timeout_s") = 30.0,
+           py::arg("schedule_timeout_s") = 3600.0)
       .def("on_step_begin",
            [](PfoSession& s) { s.hook([](auto& o) { return o.on_step_begin(); }); })
       .def("on_step_end", [](PfoSession& s) { s.hook([](auto& o) { return o.on_step_end(); }); })
-      .def("on_instruction_begin",
-           [](PfoSession& s, const std::string& name) {
-             s.hook([&](auto& o) { return o.on_instruction_begin(name); });
-           },
-           py::arg("name"))
-      .def("on_instruction_end",
-           [](PfoSession& s, const std::string& name) {
-             s.hook([&](auto& o) { return o.on_instruction_end(name); });
-           },
-           py::arg("name"))
-      .def("wait_for_clock",
-           [](PfoSession& s) {
-             s.hook([](auto& o) -> Result<void> {
-               o.wait_for_clock();
-               return ok();
-             });
-           },
-           "Blocks until the clock asked for last is applied (tests).")
-      .def("stop",
-           [](PfoSession& s) {
-             without_gil([&]() -> Result<void> {
-               std::lock_guard<std::mutex> lock(s.mutex);
-               return s.optimizer ? s.optimizer->stop() : ok();
-             });
-           },
-           "Unlocks the clocks; idempotent, hooks fail afterwards.")
+      .def(
+          "on_instruction_begin",
+          [](PfoSession& s, const std::string& name) {
+            s.hook([&](auto& o) { return o.on_instruction_begin(name); });
+          },
+          py::arg("name"))
+      .def(
+          "on_instruction_end",
+          [](PfoSession& s, const std::string& name) {
+            s.hook([&](auto& o) { return o.on_instruction_end(name); });
+          },
+          py::arg("name"))
+      .def(
+          "wait_for_clock",
+          [](PfoSession& s) {
+            s.hook([](auto& o) -> Result<void> {
+              o.wait_for_clock();
+              return ok();
+            });
+          },
+          "Blocks until the clock asked for last is applied (tests).")
+      .def(
+          "stop",
+          [](PfoSession& s) {
+            without_gil([&]() -> Result<void> {
+              std::lock_guard<std::mutex> lock(s.mutex);
+              return s.optimizer ? s.optimizer->stop() : ok();
+            });
+          },
+          "Unlocks the clocks; idempotent, hooks fail afterwards.")
       .def_property_readonly("job_id",
                              [](PfoSession& s) {
                                std::lock_guard<std::mutex> lock(s.mutex);
