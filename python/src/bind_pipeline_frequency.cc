@@ -26,15 +26,11 @@ struct PfoSession {
   std::mutex mutex;
   ~PfoSession() { destroy_locked(optimizer, mutex); }
 
-  // Runs a hook without the GIL, raising its error; fails clearly once closed.
+  // Runs a hook without the GIL, raising its error (after stop(), the core's own).
   template <typename F>
   void hook(F&& fn) {
     without_gil([&]() -> Result<void> {
       std::lock_guard<std::mutex> lock(mutex);
-      if (!optimizer) {
-        return fail(ErrorCode::kInvalidArgument,
-                    "the pipeline frequency optimizer is closed; create a new one");
-      }
       return fn(*optimizer);
     });
   }
@@ -149,7 +145,7 @@ void bind_pipeline_frequency(py::module_& m) {
           [](PfoSession& s) {
             without_gil([&]() -> Result<void> {
               std::lock_guard<std::mutex> lock(s.mutex);
-              return s.optimizer ? s.optimizer->stop() : ok();
+              return s.optimizer->stop();
             });
           },
           "Unlocks the clocks; idempotent, hooks fail afterwards.")

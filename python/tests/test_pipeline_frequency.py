@@ -109,13 +109,26 @@ def test_the_gil_is_released_while_the_first_schedule_is_awaited(tmp_path, fake_
                                               for _ in iter(stop.is_set, True)])
     ticker.start()
     try:
-        with pytest.raises(Exception) as raised:
+        with pytest.raises(UnavailableError, match="rank 1 never registered"):
             _zeus_cpp.PipelineFrequencyOptimizer(url, 0, 0, 0, 0, 0, 1, 2, 1, 2,
                                                  broadcast=lambda value: value)
-        assert "rank" in str(raised.value)
     finally:
         stop.set()
         ticker.join()
         stop_pfo_server(process)
     assert len(ticks) > 20
+    assert all_unlocked(fake_nvml.path)
+
+
+def test_an_exception_in_the_broadcast_is_raised_as_is(tmp_path, fake_nvml):
+    from zeus_cpp import _zeus_cpp
+
+    write_gpus(fake_nvml.path, 1)
+
+    def broken(value: str) -> str:
+        raise ConnectionError("the process group is gone")
+
+    with pytest.raises(ConnectionError, match="process group is gone"):
+        _zeus_cpp.PipelineFrequencyOptimizer("http://127.0.0.1:9", 0, 1, 0, 1, 0, 1, 2, 1, 2,
+                                             broadcast=broken)
     assert all_unlocked(fake_nvml.path)
