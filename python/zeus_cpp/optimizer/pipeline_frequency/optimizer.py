@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 from zeus_cpp import _zeus_cpp
+from zeus_cpp.callback import Callback
 from zeus_cpp.utils.framework import sync_function, torch_broadcast
 
 
@@ -28,7 +29,7 @@ def _check_int(name: str, value: object) -> int:
     return value
 
 
-class PipelineFrequencyOptimizer:
+class PipelineFrequencyOptimizer(Callback):
     """Locks the SM clock of each pipeline instruction as the Perseus server plans it.
 
     Rank 0 registers the job with the server and the job id reaches every other rank through
