@@ -64,6 +64,10 @@ class Gpu {
   virtual GpuArchitecture architecture() const = 0;
   // Index on the physical machine (NVML/rocm_smi index), not the framework-visible index.
   virtual int physical_index() const = 0;
+  // PCI address in `lspci -D` form ("0000:01:00.0"); NotSupported where the backend has none.
+  virtual Result<std::string> pci_address() const {
+    return fail(ErrorCode::kNotSupported, "this GPU backend reports no PCI address");
+  }
 
   // Power limit (cap) control, in mW.
   virtual Result<PowerLimitRangeMw> power_limit_range_mw() = 0;
