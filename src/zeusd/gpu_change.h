@@ -19,10 +19,10 @@ enum class GpuKnob { kPowerLimit, kPersistenceMode, kSmClocks, kMemoryClocks };
 
 struct GpuChange {
   GpuKnob knob = GpuKnob::kPowerLimit;
-  bool reset = false;     // power limit: back to the default; clocks: unlock
-  uint32_t value_a = 0;   // power limit (mW) or the lowest clock (MHz)
-  uint32_t value_b = 0;   // the highest clock (MHz)
-  bool enabled = false;   // persistence mode
+  bool reset = false;    // power limit: back to the default; clocks: unlock
+  uint32_t value_a = 0;  // power limit (mW) or the lowest clock (MHz)
+  uint32_t value_b = 0;  // the highest clock (MHz)
+  bool enabled = false;  // persistence mode
 };
 
 // Why a change was not made: the status our own API answers (400 bad value, 409 leased by

@@ -11,9 +11,7 @@
 namespace zeus::zeusd {
 namespace {
 
-std::string ids_name(std::string_view device) {
-  return device == "CPU" ? "cpu_ids" : "gpu_ids";
-}
+std::string ids_name(std::string_view device) { return device == "CPU" ? "cpu_ids" : "gpu_ids"; }
 
 // A decimal without sign or spaces that fits `T`.
 template <typename T>
@@ -42,9 +40,8 @@ Result<std::vector<int>> parse_device_ids(std::string_view raw, std::string_view
   for (std::string& part : parts) {
     boost::algorithm::trim(part);
     if (part.empty()) {
-      return fail(ErrorCode::kInvalidArgument,
-                  param + " contains an empty " + std::string(device) + " index (write e.g. " +
-                      param + "=0,1)");
+      return fail(ErrorCode::kInvalidArgument, param + " contains an empty " + std::string(device) +
+                                                   " index (write e.g. " + param + "=0,1)");
     }
     unsigned int id = 0;
     if (!parse_decimal(part, &id) || id > 1'000'000) {
@@ -105,14 +102,12 @@ Result<ParsedQuery> parse_query(const QueryPairs& query, const QuerySpec& spec,
     auto it = values.find(name);
     if (it == values.end()) {
       return fail(ErrorCode::kInvalidArgument,
-                  "missing query parameter " + name + " (" + name + "=true or " + name +
-                      "=false)");
+                  "missing query parameter " + name + " (" + name + "=true or " + name + "=false)");
     }
     if (it->second == "true") return true;
     if (it->second == "false") return false;
-    return fail(ErrorCode::kInvalidArgument, "query parameter " + name + "='" +
-                                                 shown(it->second) +
-                                                 "' must be true or false");
+    return fail(ErrorCode::kInvalidArgument,
+                "query parameter " + name + "='" + shown(it->second) + "' must be true or false");
   };
   for (const std::string& name : spec.flags) {
     auto value = flag(name);
@@ -131,9 +126,9 @@ Result<ParsedQuery> parse_query(const QueryPairs& query, const QuerySpec& spec,
     }
     uint32_t number = 0;
     if (!parse_decimal(it->second, &number)) {
-      return fail(ErrorCode::kInvalidArgument,
-                  "query parameter " + name + "='" + shown(it->second) +
-                      "' must be a non-negative integer below 2^32");
+      return fail(ErrorCode::kInvalidArgument, "query parameter " + name + "='" +
+                                                   shown(it->second) +
+                                                   "' must be a non-negative integer below 2^32");
     }
     parsed.numbers[name] = number;
   }

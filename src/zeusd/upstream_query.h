@@ -27,9 +27,9 @@ namespace zeus::zeusd {
 using QueryPairs = std::vector<std::pair<std::string, std::string>>;
 
 struct QuerySpec {
-  std::string device = "GPU";  // "GPU" (parameter gpu_ids) or "CPU" (cpu_ids)
-  bool ids_required = false;   // writes: true
-  bool block = false;          // writes: the required `block` flag
+  std::string device = "GPU";        // "GPU" (parameter gpu_ids) or "CPU" (cpu_ids)
+  bool ids_required = false;         // writes: true
+  bool block = false;                // writes: the required `block` flag
   std::vector<std::string> numbers;  // required unsigned 32-bit parameters
   std::vector<std::string> flags;    // required boolean parameters
 };

@@ -16,8 +16,8 @@ TEST(UpstreamQuery, DeviceIdsAreTrimmedSortedAndDeduplicated) {
 }
 
 TEST(UpstreamQuery, MalformedDeviceIdsAreRefusedWithTheParameterNamed) {
-  for (const char* raw : {"", "  ", "1,", ",1", "1,,2", "a", "-1", "1.5", "+1", "0x1",
-                          "99999999999999999999999"}) {
+  for (const char* raw :
+       {"", "  ", "1,", ",1", "1,,2", "a", "-1", "1.5", "+1", "0x1", "99999999999999999999999"}) {
     auto ids = parse_device_ids(raw, "GPU");
     ASSERT_FALSE(ids.has_value()) << "'" << raw << "'";
     EXPECT_EQ(ids.error().code, ErrorCode::kInvalidArgument);
@@ -84,8 +84,8 @@ TEST(UpstreamQuery, BadValuesUnknownAndRepeatedFieldsAreRefused) {
          "must be true or false");
   refuse({{"gpu_ids", "0"}, {"power_limit_mw", "1"}, {"block", "True"}}, kSetLimit,
          "must be true or false");
-  refuse({{"gpu_ids", "0"}, {"power_limit_mw", "1"}, {"block", "true"}, {"force", "1"}},
-         kSetLimit, "unknown query parameter 'force'");
+  refuse({{"gpu_ids", "0"}, {"power_limit_mw", "1"}, {"block", "true"}, {"force", "1"}}, kSetLimit,
+         "unknown query parameter 'force'");
   refuse({{"gpu_ids", "0"}, {"gpu_ids", "1"}}, kRead, "given twice");
   refuse({{"gpu_id", "0"}}, kRead, "this route takes gpu_ids");
   refuse({{"cpu", "true"}}, kCpuEnergy, "missing query parameter dram");

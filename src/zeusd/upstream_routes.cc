@@ -8,13 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "zeus/log.h"
+#include "zeusd/json_answer.h"
 
 namespace zeus::zeusd {
 namespace {
 
-using nlohmann::json;
 using http::HttpRequest;
 using http::HttpResponse;
+using nlohmann::json;
 
 // One route of upstream's table: its method, the allow-list capability and its query.
 struct Route {
@@ -54,15 +55,8 @@ const std::vector<Route>& routes() {
   return table;
 }
 
-HttpResponse json_response(int status, const json& body) {
-  HttpResponse response;
-  response.status = status;
-  response.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
-  return response;
-}
-
 HttpResponse error_json(int status, const std::string& message) {
-  return json_response(status, json{{"error", message}});
+  return json_answer(status, json{{"error", message}});
 }
 
 // 200 with an empty body (a write), or 404 with one (no such route).
@@ -87,7 +81,7 @@ HttpResponse aggregate(const std::map<int, ChangeError>& errors) {
     worst = std::max(worst, UpstreamRoutes::status_of(error));
     messages[std::to_string(id)] = error.message;
   }
-  return json_response(worst, json{{"errors", messages}});
+  return json_answer(worst, json{{"errors", messages}});
 }
 
 ChangeError read_failure(const Error& error, const std::string& what) {
@@ -104,7 +98,8 @@ std::vector<GpuChange> changes_of(const std::string& op, const ParsedQuery& quer
     return {{GpuKnob::kPersistenceMode, false, 0, 0, query.flags.at("enabled")}};
   }
   if (op == "set_gpu_locked_clocks" || op == "set_mem_locked_clocks") {
-    const GpuKnob knob = op == "set_gpu_locked_clocks" ? GpuKnob::kSmClocks : GpuKnob::kMemoryClocks;
+    const GpuKnob knob =
+        op == "set_gpu_locked_clocks" ? GpuKnob::kSmClocks : GpuKnob::kMemoryClocks;
     return {{knob, false, number("min_clock_mhz"), number("max_clock_mhz"), false}};
   }
   const GpuChange sm{GpuKnob::kSmClocks, true, 0, 0, false};
@@ -148,7 +143,7 @@ int UpstreamRoutes::status_of(const ChangeError& error) {
 HttpResponse UpstreamRoutes::handle(const HttpRequest& request, const Peer& peer) {
   if (request.path == "/time") {
     if (request.method != "GET") return empty(404);
-    return json_response(200, json{{"timestamp_ms", unix_time_ms()}});
+    return json_answer(200, json{{"timestamp_ms", unix_time_ms()}});
   }
   if (request.path == "/auth/whoami" && request.method == "GET") {
     // Upstream answers this only with a signing key; this zeusd authorises by the allow-list.
@@ -162,8 +157,8 @@ HttpResponse UpstreamRoutes::handle(const HttpRequest& request, const Peer& peer
     return error_json(403, refused);
   }
   const bool gpu = route->query.device == "GPU";
-  auto query = parse_query(request.query, route->query,
-                           gpu ? devices_.gpus.size() : devices_.cpus.size());
+  auto query =
+      parse_query(request.query, route->query, gpu ? devices_.gpus.size() : devices_.cpus.size());
   if (!query) return error_json(400, query.error().message);
   const std::string op = request.path.substr(5);
   if (!gpu) return op == "get_power" ? cpu_power(query->ids) : cpu_energy(*query);
@@ -204,8 +199,9 @@ HttpResponse UpstreamRoutes::gpu_read(const std::string& op, const std::vector<i
     } else if (op == "get_cumulative_energy") {
       if (!gpu.has_energy_counter()) {
         errors[id] = ChangeError{400, ErrorCode::kNotSupported,
-                                 what + " has no trustworthy cumulative energy counter "
-                                        "(/discover: cumulative_energy_available false)"};
+                                 what +
+                                     " has no trustworthy cumulative energy counter "
+                                     "(/discover: cumulative_energy_available false)"};
         continue;
       }
       auto energy = gpu.total_energy_mj();
@@ -224,8 +220,9 @@ HttpResponse UpstreamRoutes::gpu_read(const std::string& op, const std::vector<i
     }
   }
   if (!errors.empty()) return aggregate(errors);
-  if (op == "get_power") return json_response(200, json{{"timestamp_ms", unix_time_ms()}, {"power_mw", answer}});
-  return json_response(200, answer);
+  if (op == "get_power")
+    return json_answer(200, json{{"timestamp_ms", unix_time_ms()}, {"power_mw", answer}});
+  return json_answer(200, answer);
 }
 
 HttpResponse UpstreamRoutes::gpu_write(const std::string& op, const ParsedQuery& query,
@@ -280,7 +277,7 @@ HttpResponse UpstreamRoutes::cpu_energy(const ParsedQuery& query) {
     answer[std::to_string(id)] = std::move(entry);
   }
   if (!errors.empty()) return aggregate(errors);
-  return json_response(200, answer);
+  return json_answer(200, answer);
 }
 
 HttpResponse UpstreamRoutes::cpu_power(const std::vector<int>& ids) {
@@ -303,7 +300,8 @@ HttpResponse UpstreamRoutes::cpu_power(const std::vector<int>& ids) {
       if (cpu.has_dram()) {
         auto dram = cpu.dram_energy_uj();
         if (!dram) {
-          errors.emplace(id, read_failure(dram.error(), "CPU " + std::to_string(id) + " DRAM energy"));
+          errors.emplace(id,
+                         read_failure(dram.error(), "CPU " + std::to_string(id) + " DRAM energy"));
           continue;
         }
         reading.dram_uj = *dram;
@@ -315,11 +313,12 @@ HttpResponse UpstreamRoutes::cpu_power(const std::vector<int>& ids) {
   std::map<int, Reading> first, second;
   const auto start = read_all(first);
   if (!errors.empty()) return aggregate(errors);
-  std::this_thread::sleep_for(std::chrono::duration<double>(options_.cpu_power_window_s));
+  if (!ids.empty())
+    std::this_thread::sleep_for(std::chrono::duration<double>(options_.cpu_power_window_s));
   const auto end = read_all(second);
   if (!errors.empty()) return aggregate(errors);
-  const double elapsed_us = std::max(
-      1.0, std::chrono::duration<double, std::micro>(end - start).count());
+  const double elapsed_us =
+      std::max(1.0, std::chrono::duration<double, std::micro>(end - start).count());
   auto milliwatts = [&](uint64_t before, uint64_t after) {
     return static_cast<uint64_t>(static_cast<double>(after >= before ? after - before : 0) *
                                  1000.0 / elapsed_us);
@@ -333,7 +332,7 @@ HttpResponse UpstreamRoutes::cpu_power(const std::vector<int>& ids) {
     power[std::to_string(id)] = {{"cpu_mw", milliwatts(a.package_uj, b.package_uj)},
                                  {"dram_mw", dram}};
   }
-  return json_response(200, json{{"timestamp_ms", unix_time_ms()}, {"power_mw", power}});
+  return json_answer(200, json{{"timestamp_ms", unix_time_ms()}, {"power_mw", power}});
 }
 
 }  // namespace zeus::zeusd

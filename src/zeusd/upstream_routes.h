@@ -4,18 +4,19 @@
 //   GET  /time                                 {"timestamp_ms"}
 //   GET  /auth/whoami                          404 {"error"}: this zeusd has no signing key
 //   GET  /gpu/get_power_limit                  {"<i>": {"power_limit_mw"}}               gpu-read
-//   GET  /gpu/get_power_limit_constraints      {"<i>": {"min_power_limit_mw", "max_power_limit_mw"}}
-//   GET  /gpu/get_persistence_mode             {"<i>": {"enabled"}}
-//   GET  /gpu/get_cumulative_energy            {"<i>": {"energy_mj"}}  (400 without a counter)
-//   GET  /gpu/get_power                        {"timestamp_ms", "power_mw": {"<i>": mW}}
-//   POST /gpu/set_power_limit                  power_limit_mw                           gpu-control
-//   POST /gpu/set_persistence_mode             enabled
-//   POST /gpu/set_gpu_locked_clocks            min_clock_mhz, max_clock_mhz
-//   POST /gpu/set_mem_locked_clocks            min_clock_mhz, max_clock_mhz
-//   POST /gpu/reset_gpu_locked_clocks, reset_mem_locked_clocks, reset_locked_clocks (both)
-//   GET  /cpu/get_cumulative_energy            cpu, dram (both required)                 cpu-read
-//                                              {"<i>": {"cpu_energy_uj", "dram_energy_uj"}} (nullable)
-//   GET  /cpu/get_power                        {"timestamp_ms", "power_mw": {"<i>": {"cpu_mw", "dram_mw"}}}
+//   GET  /gpu/get_power_limit_constraints      {"<i>": {"min_power_limit_mw",
+//   "max_power_limit_mw"}} GET  /gpu/get_persistence_mode             {"<i>": {"enabled"}} GET
+//   /gpu/get_cumulative_energy            {"<i>": {"energy_mj"}}  (400 without a counter) GET
+//   /gpu/get_power                        {"timestamp_ms", "power_mw": {"<i>": mW}} POST
+//   /gpu/set_power_limit                  power_limit_mw                           gpu-control POST
+//   /gpu/set_persistence_mode             enabled POST /gpu/set_gpu_locked_clocks min_clock_mhz,
+//   max_clock_mhz POST /gpu/set_mem_locked_clocks            min_clock_mhz, max_clock_mhz POST
+//   /gpu/reset_gpu_locked_clocks, reset_mem_locked_clocks, reset_locked_clocks (both) GET
+//   /cpu/get_cumulative_energy            cpu, dram (both required)                 cpu-read
+//                                              {"<i>": {"cpu_energy_uj", "dram_energy_uj"}}
+//                                              (nullable)
+//   GET  /cpu/get_power                        {"timestamp_ms", "power_mw": {"<i>": {"cpu_mw",
+//   "dram_mw"}}}
 // Writes take gpu_ids and block=true|false and answer 200 with an empty body; block=false answers
 // 200 without per-GPU device errors (they are logged), as upstream does once a command is queued.
 // Errors: {"error": ...} 400 for a malformed query or an unknown device ("GPU 3 not found"), 403
@@ -68,8 +69,7 @@ class UpstreamRoutes {
 
  private:
   http::HttpResponse gpu_read(const std::string& op, const std::vector<int>& ids);
-  http::HttpResponse gpu_write(const std::string& op, const ParsedQuery& query,
-                               const Peer& peer);
+  http::HttpResponse gpu_write(const std::string& op, const ParsedQuery& query, const Peer& peer);
   http::HttpResponse cpu_energy(const ParsedQuery& query);
   http::HttpResponse cpu_power(const std::vector<int>& ids);
 

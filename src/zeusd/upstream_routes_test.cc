@@ -262,14 +262,48 @@ TEST_F(UpstreamRoutesTest, CpuEnergyAndPower) {
   json only_dram = get_json("/cpu/get_cumulative_energy?cpu_ids=0&cpu=false&dram=true");
   EXPECT_TRUE(only_dram["0"]["cpu_energy_uj"].is_null()) << only_dram;
   EXPECT_TRUE(only_dram["0"]["dram_energy_uj"].is_number_unsigned());
-  EXPECT_NE(get_json("/cpu/get_cumulative_energy?cpu=true", 400)["error"].get<std::string>().find(
-                "dram"),
-            std::string::npos);
+  EXPECT_NE(
+      get_json("/cpu/get_cumulative_energy?cpu=true", 400)["error"].get<std::string>().find("dram"),
+      std::string::npos);
   EXPECT_EQ(get_json("/cpu/get_power?cpu_ids=1", 400), json({{"error", "CPU 1 not found"}}));
   json power = get_json("/cpu/get_power");
   EXPECT_TRUE(power["timestamp_ms"].is_number_unsigned());
   EXPECT_TRUE(power["power_mw"]["0"]["cpu_mw"].is_number_unsigned()) << power;
   EXPECT_TRUE(power["power_mw"]["0"]["dram_mw"].is_number_unsigned()) << power;
+}
+
+// Upstream's writes go through the lease path: another live process's GPU is refused (409 in the
+// per-device errors) while the free GPU changes, and each process's exit restores its own GPU.
+TEST_F(UpstreamRoutesTest, WritesTakeLeasesRestoredAtExit) {
+  Peer first;
+  first.pid = 111;
+  Peer second;
+  second.pid = 222;
+  auto post = [&](const Peer& who, const std::string& target) {
+    http::HttpRequest request;
+    request.method = "POST";
+    request.target = target;
+    std::string why;
+    ZEUS_CHECK(http::decode_target(target, &request, &why), why);
+    return service_->handle(request, who);
+  };
+  EXPECT_EQ(post(first, "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000&block=true").status,
+            200);
+  http::HttpResponse contested =
+      post(second, "/gpu/set_power_limit?gpu_ids=0,1&power_limit_mw=250000&block=true");
+  EXPECT_EQ(contested.status, 409) << contested.body;
+  json errors = json::parse(contested.body)["errors"];
+  ASSERT_EQ(errors.size(), 1u) << errors;
+  EXPECT_NE(errors["0"].get<std::string>().find("leased by pid 111"), std::string::npos);
+  EXPECT_EQ(fake_.read().devices[0].limit_mw, 300000u);
+  EXPECT_EQ(fake_.read().devices[1].limit_mw, 250000u);
+
+  service_->on_process_exit(111);
+  EXPECT_EQ(fake_.read().devices[0].limit_mw, 700000u);
+  EXPECT_EQ(fake_.read().devices[1].limit_mw, 250000u);
+  service_->on_process_exit(222);
+  EXPECT_EQ(fake_.read().devices[1].limit_mw, 400000u);
+  EXPECT_TRUE(service_->leases().empty());
 }
 
 TEST(UpstreamRoutesStatus, MapsDeviceErrorsAsUpstreamDoes) {

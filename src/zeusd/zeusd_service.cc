@@ -12,21 +12,15 @@
 
 #include "common/strict_json.h"
 #include "zeus/log.h"
+#include "zeusd/json_answer.h"
 
 namespace zeus::zeusd {
 namespace {
 
 using nlohmann::json;
 
-HttpResponse json_response(int status, const json& body) {
-  HttpResponse response;
-  response.status = status;
-  response.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
-  return response;
-}
-
 HttpResponse error_response(int status, const std::string& message) {
-  return json_response(status, json{{"message", message}});
+  return json_answer(status, json{{"message", message}});
 }
 
 // The HTTP status and message for a device error. PermissionDenied from a device means zeusd
@@ -130,11 +124,12 @@ ZeusdService::ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& wa
       allow_(std::move(allow)),
       watcher_(watcher),
       journal_(journal),
-      upstream_(devices_, allow_, mutex_,
-                [this](const Peer& peer, int index, const GpuChange& change) {
-                  return change_gpu(peer, index, change);
-                },
-                upstream) {}
+      upstream_(
+          devices_, allow_, mutex_,
+          [this](const Peer& peer, int index, const GpuChange& change) {
+            return change_gpu(peer, index, change);
+          },
+          upstream) {}
 
 HttpResponse ZeusdService::handle(const HttpRequest& request, const Peer& peer) {
   // Upstream's routes lock mutex_ around their device calls themselves (/cpu/get_power waits
@@ -198,7 +193,7 @@ HttpResponse ZeusdService::discover(const Peer& peer) {
   }
   // Upstream's fields: every API group is served (the allow-list decides per caller, "caller"
   // says which); no bearer tokens.
-  return json_response(
+  return json_answer(
       200, json{{"gpus", gpus},
                 {"cpus", cpus},
                 {"enabled_api_groups", {"gpu-control", "gpu-read", "cpu-read"}},
@@ -212,7 +207,7 @@ HttpResponse ZeusdService::list_leases(const Peer& peer) {
   }
   json list = json::array();
   for (const Lease& lease : leases_.list()) list.push_back(lease_to_json(lease));
-  return json_response(200, json{{"leases", list}});
+  return json_answer(200, json{{"leases", list}});
 }
 
 HttpResponse ZeusdService::gpu_route(const HttpRequest& request, const Peer& peer,
@@ -251,23 +246,23 @@ HttpResponse ZeusdService::gpu_read(int index, const std::string& knob) {
   if (knob == "power_limit") {
     auto limit = gpu.power_limit_mw();
     if (!limit) return device_error(limit.error(), what + " power limit");
-    return json_response(200, json{{"gpu", index}, {"power_limit_mw", *limit}});
+    return json_answer(200, json{{"gpu", index}, {"power_limit_mw", *limit}});
   }
   if (knob == "power") {
     auto instant = gpu.instant_power_mw();
     if (!instant) return device_error(instant.error(), what + " power");
-    return json_response(200, json{{"gpu", index},
-                                   {"instant_power_mw", *instant},
-                                   {"average_power_mw", nullable(gpu.average_power_mw())}});
+    return json_answer(200, json{{"gpu", index},
+                                 {"instant_power_mw", *instant},
+                                 {"average_power_mw", nullable(gpu.average_power_mw())}});
   }
   if (knob == "energy") {
     auto energy = gpu.total_energy_mj();
     if (!energy) return device_error(energy.error(), what + " energy");
-    return json_response(200, json{{"gpu", index}, {"total_energy_mj", *energy}});
+    return json_answer(200, json{{"gpu", index}, {"total_energy_mj", *energy}});
   }
   auto enabled = gpu.persistence_mode();
   if (!enabled) return device_error(enabled.error(), what + " persistence mode");
-  return json_response(200, json{{"gpu", index}, {"enabled", *enabled}});
+  return json_answer(200, json{{"gpu", index}, {"enabled", *enabled}});
 }
 
 HttpResponse ZeusdService::gpu_change(const HttpRequest& request, const Peer& peer, int index,
@@ -320,7 +315,7 @@ HttpResponse ZeusdService::gpu_change(const HttpRequest& request, const Peer& pe
   if (change.knob == GpuKnob::kPowerLimit) {
     answer["power_limit_mw"] = nullable(devices_.gpus[index]->power_limit_mw());
   }
-  return json_response(200, answer);
+  return json_answer(200, answer);
 }
 
 tl::expected<ChangeDone, ChangeError> ZeusdService::change_gpu(const Peer& peer, int index,
@@ -357,8 +352,8 @@ tl::expected<ChangeDone, ChangeError> ZeusdService::change_gpu(const Peer& peer,
       if (change.value_a < *lo || change.value_b > *hi) {
         return refuse(400, "clocks " + std::to_string(change.value_a) + "-" +
                                std::to_string(change.value_b) + " MHz are outside " + what +
-                               "'s supported " + std::to_string(*lo) + "-" +
-                               std::to_string(*hi) + " MHz");
+                               "'s supported " + std::to_string(*lo) + "-" + std::to_string(*hi) +
+                               " MHz");
       }
     }
   }
@@ -373,7 +368,8 @@ tl::expected<ChangeDone, ChangeError> ZeusdService::change_gpu(const Peer& peer,
   const std::string who = peer.description();
   if (new_lease) {
     auto watched = watcher_.watch(peer.pid);
-    if (!watched) return refuse(400, "cannot tie the change to the client: " + watched.error().message);
+    if (!watched)
+      return refuse(400, "cannot tie the change to the client: " + watched.error().message);
   }
   Lease& lease = leases_.acquire(index, peer.pid, peer.uid);
   const Lease lease_before = lease;
@@ -476,7 +472,7 @@ HttpResponse ZeusdService::cpu_route(const HttpRequest& request, const Peer& pee
       return device_error(value.error(), "CPU " + std::to_string(*index) + " DRAM energy");
     dram = *value;
   }
-  return json_response(
+  return json_answer(
       200, json{{"cpu", *index}, {"package_energy_uj", *package}, {"dram_energy_uj", dram}});
 }
 

@@ -39,14 +39,14 @@
 #include <mutex>
 #include <optional>
 
+#include "http/message.h"
 #include "zeus/device.h"
 #include "zeusd/allow_list.h"
 #include "zeusd/gpu_change.h"
-#include "zeusd/upstream_routes.h"
-#include "http/message.h"
 #include "zeusd/lease_journal.h"
 #include "zeusd/lease_table.h"
 #include "zeusd/process_watcher.h"
+#include "zeusd/upstream_routes.h"
 
 namespace zeus::zeusd {
 

@@ -12,12 +12,7 @@ fake_gpus '{"devices": [
    "min_limit_mw": 200000, "max_limit_mw": 700000},
   {"name": "NVIDIA A100-SXM4-40GB", "architecture": 7, "power_draw_mw": 250000,
    "min_limit_mw": 100000, "max_limit_mw": 400000}]}'
-rapl="$dir/powercap/intel-rapl:0"
-mkdir -p "$rapl/intel-rapl:0:0"
-echo package-0 > "$rapl/name"; echo 123456789 > "$rapl/energy_uj"; echo 262143328850 > "$rapl/max_energy_range_uj"
-echo dram > "$rapl/intel-rapl:0:0/name"; echo 5555 > "$rapl/intel-rapl:0:0/energy_uj"
-echo 65532610987 > "$rapl/intel-rapl:0:0/max_energy_range_uj"
-export ZEUS_POWERCAP_ROOT="$dir/powercap"
+fake_rapl 123456789 5555
 
 start_zeusd --socket "$sock" --socket-mode 0666 --allow 'gpu-read=*' --log-level info
 
