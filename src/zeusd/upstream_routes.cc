@@ -174,28 +174,26 @@ HttpResponse UpstreamRoutes::gpu_read(const std::string& op, const std::vector<i
     Gpu& gpu = *devices_.gpus[id];
     const std::string what = "GPU " + std::to_string(id);
     const std::string key = std::to_string(id);
+    // One device reading: its answer, or its failure.
+    auto record = [&](const auto& value, const char* about, auto&& to_json) {
+      if (value) {
+        answer[key] = to_json(*value);
+      } else {
+        errors[id] = read_failure(value.error(), what + " " + about);
+      }
+    };
     if (op == "get_power_limit") {
-      auto limit = gpu.power_limit_mw();
-      if (!limit) {
-        errors[id] = read_failure(limit.error(), what + " power limit");
-      } else {
-        answer[key] = {{"power_limit_mw", *limit}};
-      }
+      record(gpu.power_limit_mw(), "power limit", [](uint32_t mw) {
+        return json{{"power_limit_mw", mw}};
+      });
     } else if (op == "get_power_limit_constraints") {
-      auto range = gpu.power_limit_range_mw();
-      if (!range) {
-        errors[id] = read_failure(range.error(), what + " power limit constraints");
-      } else {
-        answer[key] = {{"min_power_limit_mw", range->min_mw},
-                       {"max_power_limit_mw", range->max_mw}};
-      }
+      record(gpu.power_limit_range_mw(), "power limit constraints", [](PowerLimitRangeMw range) {
+        return json{{"min_power_limit_mw", range.min_mw}, {"max_power_limit_mw", range.max_mw}};
+      });
     } else if (op == "get_persistence_mode") {
-      auto enabled = gpu.persistence_mode();
-      if (!enabled) {
-        errors[id] = read_failure(enabled.error(), what + " persistence mode");
-      } else {
-        answer[key] = {{"enabled", *enabled}};
-      }
+      record(gpu.persistence_mode(), "persistence mode", [](bool enabled) {
+        return json{{"enabled", enabled}};
+      });
     } else if (op == "get_cumulative_energy") {
       if (!gpu.has_energy_counter()) {
         errors[id] = ChangeError{400, ErrorCode::kNotSupported,
@@ -204,19 +202,9 @@ HttpResponse UpstreamRoutes::gpu_read(const std::string& op, const std::vector<i
                                      "(/discover: cumulative_energy_available false)"};
         continue;
       }
-      auto energy = gpu.total_energy_mj();
-      if (!energy) {
-        errors[id] = read_failure(energy.error(), what + " energy");
-      } else {
-        answer[key] = {{"energy_mj", *energy}};
-      }
+      record(gpu.total_energy_mj(), "energy", [](uint64_t mj) { return json{{"energy_mj", mj}}; });
     } else {  // get_power
-      auto power = gpu.instant_power_mw();
-      if (!power) {
-        errors[id] = read_failure(power.error(), what + " power");
-      } else {
-        answer[key] = *power;
-      }
+      record(gpu.instant_power_mw(), "power", [](uint32_t mw) { return json(mw); });
     }
   }
   if (!errors.empty()) return aggregate(errors);
