@@ -13,6 +13,8 @@
 #include "http/client.h"
 #include "testing/fake_nvml_state.h"
 #include "testing/fake_sysfs.h"
+#include "zeus/clock.h"
+#include "zeus/replay_gpu.h"
 #include "zeusd/process_watcher.h"
 #include "zeusd/zeusd_server.h"
 #include "zeusd/zeusd_service.h"
@@ -304,6 +306,44 @@ TEST_F(UpstreamRoutesTest, WritesTakeLeasesRestoredAtExit) {
   service_->on_process_exit(222);
   EXPECT_EQ(fake_.read().devices[1].limit_mw, 400000u);
   EXPECT_TRUE(service_->leases().empty());
+}
+
+// A GPU without a trustworthy energy counter: /discover says so and its energy read is a 400 of
+// that GPU, while the one with a counter is not reported (upstream answers all or the errors).
+TEST(UpstreamRoutesEnergy, GpuWithoutACounterIsRefusedPerDevice) {
+  FakeClock clock;
+  Devices devices;
+  for (bool counter : {true, false}) {
+    ReplayGpuConfig config;
+    config.uuid = std::string("GPU-counter-") + (counter ? "yes" : "no");
+    config.has_energy_counter = counter;
+    config.power_model = ReplayGpu::capped_power_model(200.0);
+    devices.gpus.push_back(std::make_unique<ReplayGpu>(clock, config));
+  }
+  NullProcessWatcher watcher;
+  ZeusdService service(devices, AllowList{}, watcher);
+  Peer root;
+  root.pid = 1;
+  auto get = [&](const std::string& target) {
+    http::HttpRequest request;
+    request.method = "GET";
+    std::string why;
+    ZEUS_CHECK(http::decode_target(target, &request, &why), why);
+    return service.handle(request, root);
+  };
+  json discovered = json::parse(get("/discover").body);
+  EXPECT_EQ(discovered["gpus"][0]["cumulative_energy_available"], true);
+  EXPECT_EQ(discovered["gpus"][1]["cumulative_energy_available"], false);
+  EXPECT_TRUE(discovered["gpus"][1]["pci_address"].is_null());  // a replay GPU has none
+  http::HttpResponse both = get("/gpu/get_cumulative_energy");
+  EXPECT_EQ(both.status, 400);
+  json errors = json::parse(both.body)["errors"];
+  ASSERT_EQ(errors.size(), 1u) << both.body;
+  EXPECT_NE(errors["1"].get<std::string>().find("cumulative_energy_available false"),
+            std::string::npos);
+  http::HttpResponse first = get("/gpu/get_cumulative_energy?gpu_ids=0");
+  EXPECT_EQ(first.status, 200);
+  EXPECT_TRUE(json::parse(first.body)["0"]["energy_mj"].is_number_unsigned()) << first.body;
 }
 
 TEST(UpstreamRoutesStatus, MapsDeviceErrorsAsUpstreamDoes) {
