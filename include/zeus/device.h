@@ -116,6 +116,11 @@ class Cpu {
   virtual bool has_dram() const = 0;
   // Cumulative DRAM energy in uJ, like package_energy_uj(). NotSupported without a DRAM zone.
   virtual Result<uint64_t> dram_energy_uj() = 0;
+  // The hardware counter's reading when this object began counting, in uJ: start plus
+  // package_energy_uj() is the raw counter plus its wraparounds (what Zeus's zeusd reports).
+  // 0 where the backend has no raw counter.
+  virtual uint64_t package_counter_start_uj() const { return 0; }
+  virtual uint64_t dram_counter_start_uj() const { return 0; }
 };
 
 // Why a backend was or was not used.

@@ -252,7 +252,7 @@ HttpResponse UpstreamRoutes::cpu_energy(const ParsedQuery& query) {
         errors[id] = read_failure(package.error(), "CPU " + std::to_string(id) + " energy");
         continue;
       }
-      entry["cpu_energy_uj"] = *package;
+      entry["cpu_energy_uj"] = cpu.package_counter_start_uj() + *package;
     }
     if (want_dram && cpu.has_dram()) {
       auto dram = cpu.dram_energy_uj();
@@ -260,7 +260,7 @@ HttpResponse UpstreamRoutes::cpu_energy(const ParsedQuery& query) {
         errors[id] = read_failure(dram.error(), "CPU " + std::to_string(id) + " DRAM energy");
         continue;
       }
-      entry["dram_energy_uj"] = *dram;
+      entry["dram_energy_uj"] = cpu.dram_counter_start_uj() + *dram;
     }
     answer[std::to_string(id)] = std::move(entry);
   }

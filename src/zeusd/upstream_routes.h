@@ -1,22 +1,23 @@
 // UpstreamRoutes: Zeus's own daemon API (upstream zeusd, the one `zeus.utils.zeusd` in Zeus 0.16
 // speaks), served by our zeusd beside its /gpu/{i}/<knob> routes so one daemon serves both kinds
 // of clients. Every parameter is a query parameter (upstream_query.h); POST bodies are empty.
-//   GET  /time                                 {"timestamp_ms"}
-//   GET  /auth/whoami                          404 {"error"}: this zeusd has no signing key
-//   GET  /gpu/get_power_limit                  {"<i>": {"power_limit_mw"}}               gpu-read
-//   GET  /gpu/get_power_limit_constraints      {"<i>": {"min_power_limit_mw",
-//   "max_power_limit_mw"}} GET  /gpu/get_persistence_mode             {"<i>": {"enabled"}} GET
-//   /gpu/get_cumulative_energy            {"<i>": {"energy_mj"}}  (400 without a counter) GET
-//   /gpu/get_power                        {"timestamp_ms", "power_mw": {"<i>": mW}} POST
-//   /gpu/set_power_limit                  power_limit_mw                           gpu-control POST
-//   /gpu/set_persistence_mode             enabled POST /gpu/set_gpu_locked_clocks min_clock_mhz,
-//   max_clock_mhz POST /gpu/set_mem_locked_clocks            min_clock_mhz, max_clock_mhz POST
-//   /gpu/reset_gpu_locked_clocks, reset_mem_locked_clocks, reset_locked_clocks (both) GET
-//   /cpu/get_cumulative_energy            cpu, dram (both required)                 cpu-read
-//                                              {"<i>": {"cpu_energy_uj", "dram_energy_uj"}}
-//                                              (nullable)
-//   GET  /cpu/get_power                        {"timestamp_ms", "power_mw": {"<i>": {"cpu_mw",
-//   "dram_mw"}}}
+// Routes (answers keyed by the device index as a string, e.g. {"0": {...}}):
+//   GET  /time                              {"timestamp_ms"}
+//   GET  /auth/whoami                       404 {"error"}: this zeusd has no signing key
+//   GET  /gpu/get_power_limit               {"0": {"power_limit_mw"}}                 gpu-read
+//   GET  /gpu/get_power_limit_constraints   {"0": {"min_power_limit_mw", "max_power_limit_mw"}}
+//   GET  /gpu/get_persistence_mode          {"0": {"enabled"}}
+//   GET  /gpu/get_cumulative_energy         {"0": {"energy_mj"}} (400 without a counter)
+//   GET  /gpu/get_power                     {"timestamp_ms", "power_mw": {"0": mW}}
+//   POST /gpu/set_power_limit               power_limit_mw                         gpu-control
+//   POST /gpu/set_persistence_mode          enabled
+//   POST /gpu/set_gpu_locked_clocks         min_clock_mhz, max_clock_mhz
+//   POST /gpu/set_mem_locked_clocks         min_clock_mhz, max_clock_mhz
+//   POST /gpu/reset_gpu_locked_clocks, /gpu/reset_mem_locked_clocks, /gpu/reset_locked_clocks
+//   GET  /cpu/get_cumulative_energy         cpu, dram (both required)                 cpu-read
+//        {"0": {"cpu_energy_uj", "dram_energy_uj"}}: raw counter plus wraparounds, nullable
+//   GET  /cpu/get_power                     {"timestamp_ms", "power_mw": {"0": {"cpu_mw",
+//        "dram_mw"}}} from two readings cpu_power_window_s apart
 // Writes take gpu_ids and block=true|false and answer 200 with an empty body; block=false answers
 // 200 without per-GPU device errors (they are logged), as upstream does once a command is queued.
 // Errors: {"error": ...} 400 for a malformed query or an unknown device ("GPU 3 not found"), 403

@@ -259,8 +259,12 @@ TEST_F(UpstreamRoutesTest, PerDeviceFailuresAggregateWithTheWorstStatus) {
 
 TEST_F(UpstreamRoutesTest, CpuEnergyAndPower) {
   json energy = get_json("/cpu/get_cumulative_energy?cpu=true&dram=true");
-  ASSERT_TRUE(energy["0"]["cpu_energy_uj"].is_number_unsigned()) << energy;
-  ASSERT_TRUE(energy["0"]["dram_energy_uj"].is_number_unsigned()) << energy;
+  // The raw counters (plus wraparounds), not the energy since zeusd started.
+  EXPECT_EQ(energy["0"]["cpu_energy_uj"], 5'000'000) << energy;
+  EXPECT_EQ(energy["0"]["dram_energy_uj"], 700'000) << energy;
+  tree_.set_package_energy_uj(0, 5'250'000);
+  EXPECT_EQ(get_json("/cpu/get_cumulative_energy?cpu=true&dram=false")["0"]["cpu_energy_uj"],
+            5'250'000);
   json only_dram = get_json("/cpu/get_cumulative_energy?cpu_ids=0&cpu=false&dram=true");
   EXPECT_TRUE(only_dram["0"]["cpu_energy_uj"].is_null()) << only_dram;
   EXPECT_TRUE(only_dram["0"]["dram_energy_uj"].is_number_unsigned());
