@@ -39,4 +39,9 @@ struct ChangeDone {
   std::string description;
 };
 
+// The ChangeError for a failed device call about `what` ("GPU 0 power limit"): 400 invalid, 404
+// not found, 501 not supported, 503 unavailable, else 500; a device's PermissionDenied means zeusd
+// itself lacks the privilege, which is the operator's problem (500), not the client's (403).
+ChangeError classify_device_error(const Error& error, const std::string& what);
+
 }  // namespace zeus::zeusd
