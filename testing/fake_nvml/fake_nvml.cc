@@ -5,6 +5,7 @@
 // symbols, no nvmlDeviceGetTotalEnergyConsumption, no nvmlDeviceGetFieldValues).
 // Besides NVML's symbols it exports zeus_fake_nvml_call_count(name) and
 // zeus_fake_nvml_reset_call_counts() so tests can see which entry points were called.
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -310,6 +311,22 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
   return read_device("nvmlDeviceGetArchitecture", device, [&](const json& dev) {
     if (architecture == nullptr) return kNvmlErrorInvalidArgument;
     *architecture = dev["architecture"].get<unsigned int>();
+    return kNvmlSuccess;
+  });
+}
+
+// The state's "pci_domain", "pci_bus" and "pci_device" (defaults: 0, 1 + index, 0).
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  return read_device("nvmlDeviceGetPciInfo_v3", device, [&](const json& dev) {
+    if (pci == nullptr) return kNvmlErrorInvalidArgument;
+    *pci = nvmlPciInfo_t{};
+    pci->domain = dev["pci_domain"].get<unsigned int>();
+    pci->bus = dev["pci_bus"].get<unsigned int>();
+    pci->device = dev["pci_device"].get<unsigned int>();
+    std::snprintf(pci->bus_id, sizeof pci->bus_id, "%08x:%02x:%02x.0", pci->domain, pci->bus,
+                  pci->device);
+    std::snprintf(pci->bus_id_legacy, sizeof pci->bus_id_legacy, "%04x:%02x:%02x.0",
+                  pci->domain & 0xffffu, pci->bus & 0xffu, pci->device & 0xffu);
     return kNvmlSuccess;
   });
 }

@@ -74,6 +74,9 @@ void FakeState::normalise(json& state, int64_t epoch_ns, const json& previous) {
     set_default(device, "name", "NVIDIA H100 80GB HBM3");
     set_default(device, "uuid", default_uuid(at));
     set_default(device, "architecture", 9);
+    set_default(device, "pci_domain", 0);
+    set_default(device, "pci_bus", static_cast<int>(at) + 1);
+    set_default(device, "pci_device", 0);
     set_default(device, "power_draw_mw", 350000);
     set_default(device, "min_limit_mw", 200000);
     set_default(device, "max_limit_mw", 700000);

@@ -106,6 +106,17 @@ static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t must match nvml.
 inline constexpr unsigned int kNvmlDeviceNameBufferSize = 96;
 inline constexpr unsigned int kNvmlDeviceUuidBufferSize = 96;
 
+// nvmlPciInfo_t as filled by nvmlDeviceGetPciInfo_v3.
+struct nvmlPciInfo_t {
+  char bus_id_legacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;
+  unsigned int pci_sub_system_id;
+  char bus_id[32];
+};
+
 // One pointer per entry point. Names are the symbols' names without the "nvml" prefix;
 // where a `_v2` symbol exists with the same signature, the loader prefers it.
 struct NvmlApi {
@@ -120,6 +131,7 @@ struct NvmlApi {
   nvmlReturn_t (*device_get_name)(nvmlDevice_t, char*, unsigned int) = nullptr;
   nvmlReturn_t (*device_get_uuid)(nvmlDevice_t, char*, unsigned int) = nullptr;
   nvmlReturn_t (*device_get_architecture)(nvmlDevice_t, unsigned int*) = nullptr;
+  nvmlReturn_t (*device_get_pci_info)(nvmlDevice_t, nvmlPciInfo_t*) = nullptr;  // ..._v3
   nvmlReturn_t (*device_get_power_management_limit_constraints)(nvmlDevice_t, unsigned int*,
                                                                 unsigned int*) = nullptr;
   nvmlReturn_t (*device_get_power_management_default_limit)(nvmlDevice_t, unsigned int*) = nullptr;

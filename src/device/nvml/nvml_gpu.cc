@@ -95,6 +95,15 @@ Result<std::unique_ptr<NvmlGpu>> NvmlGpu::open(std::shared_ptr<NvmlLibrary> libr
   ZEUS_TRY(gpu->call(api.device_get_uuid, "nvmlDeviceGetUUID", "reading the UUID", uuid,
                      kNvmlDeviceUuidBufferSize));
   gpu->uuid_ = uuid;
+  // lspci -D form from the domain, bus and device numbers (function 0, as NVML reports the GPU).
+  nvml::nvmlPciInfo_t pci{};
+  if (gpu->call(api.device_get_pci_info, "nvmlDeviceGetPciInfo_v3", "reading the PCI address",
+                &pci)) {
+    char address[32] = {};
+    std::snprintf(address, sizeof address, "%04x:%02x:%02x.0", pci.domain & 0xffffu,
+                  pci.bus & 0xffu, pci.device & 0xffu);
+    gpu->pci_address_ = address;
+  }
 
   unsigned int arch_code = 0;
   auto arch = gpu->call(api.device_get_architecture, "nvmlDeviceGetArchitecture",
@@ -369,6 +378,14 @@ Result<std::vector<std::unique_ptr<Gpu>>> open_nvml_gpus(const std::string& libr
   }
   if (gpus.empty() && first_error) return fail(*first_error);  // none usable: say why
   return gpus;
+}
+
+Result<std::string> NvmlGpu::pci_address() const {
+  if (pci_address_.empty()) {
+    return fail(ErrorCode::kNotSupported,
+                "GPU " + std::to_string(index_) + ": nvmlDeviceGetPciInfo_v3 did not answer");
+  }
+  return pci_address_;
 }
 
 }  // namespace zeus

@@ -47,6 +47,7 @@ Result<std::shared_ptr<NvmlLibrary>> NvmlLibrary::load(const std::string& path) 
   resolve(*library, "nvmlDeviceGetName", false, &api.device_get_name);
   resolve(*library, "nvmlDeviceGetUUID", false, &api.device_get_uuid);
   resolve(*library, "nvmlDeviceGetArchitecture", false, &api.device_get_architecture);
+  resolve(*library, "nvmlDeviceGetPciInfo_v3", false, &api.device_get_pci_info);
   resolve(*library, "nvmlDeviceGetPowerManagementLimitConstraints", false,
           &api.device_get_power_management_limit_constraints);
   resolve(*library, "nvmlDeviceGetPowerManagementDefaultLimit", false,
