@@ -243,8 +243,15 @@ Progress Job::fail(Refusal why) {
   return progress;
 }
 
-Step<void> Job::set_straggler_time(std::optional<double> iteration_time_s, double now_s) {
+Step<void> Job::set_straggler_time(std::optional<double> iteration_time_s, double now_s,
+                                   std::optional<int> pipeline) {
   if (phase_ == Phase::kFailed) return tl::unexpected(failure_);
+  if (pipeline && (*pipeline < 0 || *pipeline >= info_.dp_degree)) {
+    return tl::unexpected(Refusal{422, "pipeline " + std::to_string(*pipeline) +
+                                           " is not a dp rank of job " + info_.job_id +
+                                           " (dp " + std::to_string(info_.dp_degree) +
+                                           ": 0-" + std::to_string(info_.dp_degree - 1) + ")"});
+  }
   if (!scheduler_) {
     return tl::unexpected(Refusal{409, "job " + info_.job_id + " has " +
                                            std::to_string(registered_count_) + " of " +
@@ -258,7 +265,7 @@ Step<void> Job::set_straggler_time(std::optional<double> iteration_time_s, doubl
                                            "'s scheduler does not take a straggler; start the "
                                            "server with --scheduler frontier --plans DIR"});
   }
-  Result<void> set = target->set_straggler_time(iteration_time_s);
+  Result<void> set = target->set_straggler_time(iteration_time_s, pipeline);
   if (!set) return tl::unexpected(Refusal{status_of(set.error()), set.error().message});
   last_active_s_ = now_s;
   return {};

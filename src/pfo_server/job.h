@@ -85,7 +85,9 @@ class Job {
   // POST/DELETE /straggler: tells the job's scheduler of a straggler's iteration time (nullopt
   // clears it); the next round computed uses it. 409 before every rank registered, 400 when the
   // scheduler takes no straggler (only Frontier does) or for a bad time.
-  Step<void> set_straggler_time(std::optional<double> iteration_time_s, double now_s);
+  // `pipeline`: the straggler's dp rank, which keeps the fastest plan (422 outside the job's dp).
+  Step<void> set_straggler_time(std::optional<double> iteration_time_s, double now_s,
+                                std::optional<int> pipeline = std::nullopt);
   // A Frontier scheduler's straggler_state() (what it served and why); "" for other schedulers
   // or before the scheduler exists.
   std::string straggler_state() const;

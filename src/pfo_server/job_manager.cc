@@ -108,11 +108,12 @@ Step<void> JobManager::report_result(const std::string& job_id, ProfilingResult 
 }
 
 Step<void> JobManager::set_straggler_time(const std::string& job_id,
-                                          std::optional<double> iteration_time_s) {
+                                          std::optional<double> iteration_time_s,
+                                          std::optional<int> pipeline) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return tl::unexpected(unknown(job_id));
-  return it->second->job.set_straggler_time(iteration_time_s, clock_.now_s());
+  return it->second->job.set_straggler_time(iteration_time_s, clock_.now_s(), pipeline);
 }
 
 void JobManager::sweep() {

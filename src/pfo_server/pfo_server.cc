@@ -151,14 +151,16 @@ class HttpPfoServer final : public PfoServer {
     if (std::string id = job_id_in(q.path, kStraggler); !id.empty()) {
       // Ours: an operator tells a Frontier job of a straggler (POST) or that it is gone (DELETE).
       std::optional<double> time_s;
+      std::optional<int> pipeline;
       if (post) {
-        pfo::Decoded<double> t = pfo::decode_straggler_time(q.body);
+        pfo::Decoded<pfo::StragglerRequest> t = pfo::decode_straggler_time(q.body);
         if (!t) return invalid(t.error());
-        time_s = *t;
+        time_s = t->iteration_time_s;
+        pipeline = t->pipeline;
       } else if (q.method != "DELETE") {
         return detail(405, "Method Not Allowed");
       }
-      pfo::Step<void> done = jobs_.set_straggler_time(id, time_s);
+      pfo::Step<void> done = jobs_.set_straggler_time(id, time_s, pipeline);
       return done ? pfo::json_answer(200, "null") : refused(done.error());
     }
     if (!job_id_in(q.path, kSchedule).empty()) return detail(405, "Method Not Allowed");

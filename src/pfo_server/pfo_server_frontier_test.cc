@@ -156,6 +156,18 @@ TEST_F(FrontierServerTest, StragglerRouteErrors) {
     }
   }
   EXPECT_EQ(request("GET", "/straggler/" + id).status, 405);
+  // "pipeline": a dp rank of the job (dp 1: only 0).
+  for (const char* body : {R"({"iteration_time_s": 3.0, "pipeline": 1})",
+                           R"({"iteration_time_s": 3.0, "pipeline": -1})",
+                           R"({"iteration_time_s": 3.0, "pipeline": "0"})"}) {
+    const http::HttpResponse bad = request("POST", "/straggler/" + id, body);
+    EXPECT_EQ(bad.status, 422) << body << " -> " << bad.body;
+    EXPECT_NE(bad.body.find("pipeline"), std::string::npos) << bad.body;
+  }
+  // In range, before the ranks registered: the usual 409.
+  EXPECT_EQ(request("POST", "/straggler/" + id, R"({"iteration_time_s": 3.0, "pipeline": 0})")
+                .status,
+            409);
 }
 
 TEST(FrontierJob, AStragglerForAnotherSchedulerIsRefusedNamingTheFix) {

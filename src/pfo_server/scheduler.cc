@@ -61,15 +61,17 @@ Result<SchedulerFactory> scheduler_factory(const SchedulerConfig& config) {
   if (*name == "InstructionProfiler") {
     return instruction_profiler_factory(config.scheduler_args, config.dump_dir);
   }
+  if (*name == "Frontier") {
+    Result<FrontierSchedulerOptions> options = parse_frontier_args(config.scheduler_args);
+    if (!options) return fail(options.error());
+    return frontier_scheduler_factory(config.plans_dir, *options);
+  }
   if (!config.scheduler_args.empty()) {
     return fail(ErrorCode::kInvalidArgument, "scheduler arguments (" + config.scheduler_args +
-                                                 ") are InstructionProfiler's; " + *name +
-                                                 (*name == "Frontier"
-                                                      ? " takes only its plans (--plans DIR)"
-                                                      : " takes only its schedule file "
-                                                        "(--schedule FILE)"));
+                                                 ") are InstructionProfiler's and Frontier's; " +
+                                                 *name +
+                                                 " takes only its schedule file (--schedule FILE)");
   }
-  if (*name == "Frontier") return frontier_scheduler_factory(config.plans_dir);
   if (config.solution_path.empty()) {
     return fail(ErrorCode::kInvalidArgument,
                 *name + " needs a schedule file (--schedule FILE, or solution_path in "

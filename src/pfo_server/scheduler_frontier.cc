@@ -2,15 +2,22 @@
 #include "pfo_server/scheduler_frontier.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "common/strict_json.h"
+#include "pfo_server/straggler_detect.h"
 
 #include "zeus/pfo_straggler_policy.h"
 
 namespace zeus::pfo {
 namespace {
+
+using nlohmann::json;
 
 std::string seconds(double s) {
   char text[32];
@@ -22,91 +29,77 @@ class FrontierScheduler final : public FrequencyScheduler, public StragglerAware
  public:
   FrontierScheduler(std::vector<RankInfo> ranks, std::shared_ptr<const PlanStore> store,
                     FrontierSchedulerOptions options)
-      : ranks_(std::move(ranks)), store_(std::move(store)), options_(options) {}
+      : ranks_(std::move(ranks)),
+        store_(std::move(store)),
+        detector_(options.straggler_tolerance) {
+    for (const RankInfo& rank : ranks_) num_pipelines_ = std::max(num_pipelines_, rank.dp_rank + 1);
+    const PlanChoice fastest = fastest_plan(store_->candidates());
+    fastest_plan_ = fastest.plan;
+    t_min_s_ = fastest.point.time_s;
+  }
 
   Result<std::vector<FrequencySchedule>> next_schedule() override {
-    const std::optional<double> straggler = operator_time_s_ ? operator_time_s_ : measured_time_s_;
-    Result<std::vector<std::vector<int>>> clocks = choose(straggler);
+    std::optional<double> straggler_s;
+    std::optional<int> pipeline;
+    if (operator_time_s_) {
+      straggler_s = operator_time_s_;
+      pipeline = operator_pipeline_;
+    } else if (const auto& measured = detector_.straggler()) {
+      straggler_s = measured->time_s;
+      pipeline = measured->pipeline;
+    }
+    Result<std::vector<std::vector<int>>> clocks = choose(straggler_s, pipeline);
     if (!clocks) return fail(clocks.error());
+    std::vector<std::vector<int>> fastest;
+    if (pipeline) {
+      Result<std::vector<std::vector<int>>> f = plan_clocks(fastest_plan_);
+      if (!f) return fail(f.error());
+      fastest = std::move(*f);
+    }
     std::vector<FrequencySchedule> out;
     for (const RankInfo& rank : ranks_) {
       FrequencySchedule schedule{rank.rank, {}};
       const auto& kinds = store_->kinds()[static_cast<std::size_t>(rank.pp_rank)];
-      const auto& stage = (*clocks)[static_cast<std::size_t>(rank.pp_rank)];
+      const auto& stage = (pipeline && rank.dp_rank == *pipeline ? fastest : *clocks)
+          [static_cast<std::size_t>(rank.pp_rank)];
       for (std::size_t k = 0; k < kinds.size(); ++k)
         schedule.frequencies.emplace_back(instruction_name(kinds[k]), stage[k]);
       out.push_back(std::move(schedule));
     }
+    served_all_fastest_ = !straggler_s;
+    served_by_operator_ = operator_time_s_.has_value();
     return out;
   }
 
   Result<void> observe(const std::vector<ProfilingResult>& results) override {
-    // The round's iteration time: the longest of the ranks' mean iteration times.
-    double measured_s = 0.0;
-    for (const ProfilingResult& r : results) {
-      if (r.iter_time.empty()) continue;
-      const double mean = std::accumulate(r.iter_time.begin(), r.iter_time.end(), 0.0) /
-                          static_cast<double>(r.iter_time.size());
-      measured_s = std::max(measured_s, mean);
-    }
-    if (!(measured_s > 0.0) || !std::isfinite(measured_s)) return ok();  // nothing measured
-    if (!calibration_) {
-      // The first measured round ran the fastest plan: measured seconds per planned second.
-      calibration_ = measured_s / served_time_s_;
-      return ok();
-    }
-    const double slowdown = measured_s / (served_time_s_ * *calibration_);
-    if (slowdown > 1.0 + options_.straggler_tolerance) {
-      measured_time_s_ = slowdown * fastest_plan(store_->candidates()).point.time_s;
-    } else {
-      measured_time_s_.reset();
-    }
+    if (served_by_operator_) return ok();  // the operator's plans: nothing to measure from
+    detector_.observe(pipeline_times(ranks_, results, num_pipelines_), t_min_s_,
+                      served_all_fastest_);
     return ok();
   }
 
   std::string straggler_state() const override { return state_; }
 
-  Result<void> set_straggler_time(std::optional<double> iteration_time_s) override {
+  Result<void> set_straggler_time(std::optional<double> iteration_time_s,
+                                  std::optional<int> pipeline) override {
     if (iteration_time_s && !(*iteration_time_s > 0.0 && std::isfinite(*iteration_time_s))) {
       return fail(ErrorCode::kInvalidArgument,
                   "iteration_time_s must be a positive number of seconds (the straggler's "
                   "iteration time, in the plans' seconds)");
     }
+    if (pipeline && (*pipeline < 0 || *pipeline >= num_pipelines_)) {
+      return fail(ErrorCode::kInvalidArgument, "pipeline " + std::to_string(*pipeline) +
+                                                   " is not one of the job's " +
+                                                   std::to_string(num_pipelines_) +
+                                                   " pipelines (dp ranks)");
+    }
     operator_time_s_ = iteration_time_s;
+    operator_pipeline_ = iteration_time_s ? pipeline : std::nullopt;
     return ok();
   }
 
  private:
-  // The clocks per stage for a straggler at `straggler_s` (none: the fastest plan).
-  Result<std::vector<std::vector<int>>> choose(std::optional<double> straggler_s) {
-    const PlanCandidates candidates = store_->candidates();
-    std::optional<std::size_t> plan;
-    std::optional<int> global_clock;
-    if (!straggler_s) {
-      const PlanChoice fastest = fastest_plan(candidates);
-      plan = fastest.plan;
-      served_time_s_ = fastest.point.time_s;
-    } else {
-      Result<CombinedChoice> choice =
-          combined_straggler_plan(candidates, store_->global_clocks(),
-                                  {store_->num_stages(), store_->p2p_power_w()}, *straggler_s);
-      if (!choice) return fail(choice.error());
-      plan = choice->frontier.plan;
-      global_clock = choice->global_clock_mhz;
-      served_time_s_ = choice->time_s;
-    }
-    const std::string what = global_clock ? "global clock " + std::to_string(*global_clock) + " MHz"
-                             : plan       ? "plan " + std::to_string(*plan)
-                                          : std::string("the T_max schedule");
-    state_ = (straggler_s ? "straggler at " + seconds(*straggler_s) +
-                                (operator_time_s_ ? " (operator): " : " (measured): ")
-                          : std::string("no straggler: fastest ")) +
-             what + " (" + seconds(served_time_s_) + ")";
-    if (global_clock) {
-      std::vector<std::vector<int>> clocks;
-      for (const auto& kinds : store_->kinds()) clocks.emplace_back(kinds.size(), *global_clock);
-      return clocks;
-    }
+  Result<std::vector<std::vector<int>>> plan_clocks(std::optional<std::size_t> plan) {
     if (!plan) return store_->all_slowest_clocks_mhz();
     if (cached_plan_ != plan) {  // rounds often repeat a plan: decode it once
       Result<std::vector<std::vector<int>>> clocks = store_->clocks_mhz(*plan);
@@ -117,17 +110,57 @@ class FrontierScheduler final : public FrequencyScheduler, public StragglerAware
     return cached_clocks_;
   }
 
+  // The clocks per stage for the non-straggler pipelines, for a straggler at `straggler_s`
+  // (none: the fastest plan); sets state_.
+  Result<std::vector<std::vector<int>>> choose(std::optional<double> straggler_s,
+                                               std::optional<int> pipeline) {
+    std::optional<std::size_t> plan;
+    std::optional<int> global_clock;
+    double served_s = t_min_s_;
+    if (!straggler_s) {
+      plan = fastest_plan_;
+    } else {
+      Result<CombinedChoice> choice =
+          combined_straggler_plan(store_->candidates(), store_->global_clocks(),
+                                  {store_->num_stages(), store_->p2p_power_w()}, *straggler_s);
+      if (!choice) return fail(choice.error());
+      plan = choice->frontier.plan;
+      global_clock = choice->global_clock_mhz;
+      served_s = choice->time_s;
+    }
+    const std::string what = global_clock ? "global clock " + std::to_string(*global_clock) + " MHz"
+                             : plan       ? "plan " + std::to_string(*plan)
+                                          : std::string("the T_max schedule");
+    const std::string who = std::string(operator_time_s_ ? "operator" : "measured") +
+                            (pipeline ? ", pipeline " + std::to_string(*pipeline) : "");
+    state_ = (straggler_s ? "straggler at " + seconds(*straggler_s) + " (" + who + "): "
+                          : std::string("no straggler: fastest ")) +
+             what + " (" + seconds(served_s) + ")" +
+             (pipeline ? "; pipeline " + std::to_string(*pipeline) + ": the fastest plan" : "");
+    if (global_clock) {
+      std::vector<std::vector<int>> clocks;
+      for (const auto& kinds : store_->kinds()) clocks.emplace_back(kinds.size(), *global_clock);
+      return clocks;
+    }
+    return plan_clocks(plan);
+  }
+
   std::vector<RankInfo> ranks_;
   std::shared_ptr<const PlanStore> store_;
-  FrontierSchedulerOptions options_;
+  StragglerDetector detector_;
+  int num_pipelines_ = 0;
+  std::optional<std::size_t> fastest_plan_;
+  double t_min_s_ = 0.0;
   std::optional<double> operator_time_s_;
-  std::optional<double> measured_time_s_;
-  std::optional<double> calibration_;
-  double served_time_s_ = 0.0;  // the planned time of the plan last handed out
+  std::optional<int> operator_pipeline_;
+  bool served_all_fastest_ = true;  // the round last handed out ran the fastest plan everywhere
+  bool served_by_operator_ = false;
   std::string state_ = "no round yet";
   std::optional<std::size_t> cached_plan_;
   std::vector<std::vector<int>> cached_clocks_;
 };
+
+constexpr std::array kFrontierArgs = {"straggler_tolerance"};
 
 }  // namespace
 
@@ -157,6 +190,33 @@ Result<std::unique_ptr<FrequencyScheduler>> make_frontier_scheduler(
   }
   return std::unique_ptr<FrequencyScheduler>(
       std::make_unique<FrontierScheduler>(ranks, std::move(store), options));
+}
+
+Result<FrontierSchedulerOptions> parse_frontier_args(std::string_view args_json) {
+  FrontierSchedulerOptions o;
+  if (args_json.empty()) return o;
+  Result<json> args = parse_strict_json_object(args_json);
+  if (!args) {
+    return fail(ErrorCode::kInvalidArgument,
+                "the Frontier arguments: " + args.error().message +
+                    " (a JSON object such as {\"straggler_tolerance\": 0.1}; the plans: --plans DIR)");
+  }
+  Result<void> known = check_known_fields(*args, kFrontierArgs);
+  if (!known) {
+    return fail(ErrorCode::kInvalidArgument,
+                "the Frontier arguments: " + known.error().message +
+                    " (its plans: --plans DIR)");
+  }
+  if (args->contains("straggler_tolerance")) {
+    const json& t = (*args)["straggler_tolerance"];
+    if (!t.is_number() || !(t.get<double>() >= 0.0 && t.get<double>() <= 10.0)) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "Frontier argument 'straggler_tolerance' must be a number in 0-10 (0.05: a "
+                  "pipeline 5 % slower than the others is a straggler)");
+    }
+    o.straggler_tolerance = t.get<double>();
+  }
+  return o;
 }
 
 Result<SchedulerFactory> frontier_scheduler_factory(const std::string& plans_dir,

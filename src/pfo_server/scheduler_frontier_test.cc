@@ -65,6 +65,17 @@ class FrontierSchedulerTest : public ::testing::Test {
     return out;
   }
 
+  // The stage clocks pipeline (dp rank) `p` was served.
+  static std::vector<std::vector<int>> pipeline_clocks(const std::vector<FrequencySchedule>& round,
+                                                       int p) {
+    std::vector<std::vector<int>> out(testing::kTestStages);
+    for (const FrequencySchedule& s : round) {
+      if (s.rank / testing::kTestStages != p) continue;
+      for (const auto& [name, mhz] : s.frequencies) out[s.rank % testing::kTestStages].push_back(mhz);
+    }
+    return out;
+  }
+
   static std::vector<std::vector<int>> plan(std::size_t index) {
     return *store_->clocks_mhz(index);
   }
@@ -122,40 +133,116 @@ TEST_F(FrontierSchedulerTest, AnOperatorsStragglerGetsTheCombinedPolicysPlan) {
   EXPECT_EQ(stage_clocks(*s->next_schedule()), plan(fastest()));
 }
 
-TEST_F(FrontierSchedulerTest, AStragglerMeasuredFromTheResultsSwitchesTheNextRound) {
-  auto s = make();
+TEST_F(FrontierSchedulerTest, AMeasuredStragglerKeepsTheFastestPlanAndTheOthersSwitch) {
+  auto s = make(/*dp=*/2);
+  auto& state = dynamic_cast<StragglerAware&>(*s);
   constexpr double kScale = 10.0;  // measured seconds per planned second (the calibration)
   ASSERT_TRUE(s->next_schedule());
-  ASSERT_TRUE(s->observe(results(kScale * t_min())));  // round 0 calibrates
-  EXPECT_EQ(stage_clocks(*s->next_schedule()), plan(fastest()));
-  // 3 % slower is within the tolerance: still the fastest plan.
-  ASSERT_TRUE(s->observe(results(1.03 * kScale * t_min())));
-  EXPECT_EQ(stage_clocks(*s->next_schedule()), plan(fastest()));
-  // One rank's pipeline runs 1.08x slower: the longest mean counts.
-  std::vector<ProfilingResult> slow = results(kScale * t_min());
-  slow[5] = result(5, 1.08 * kScale * t_min());
+  ASSERT_TRUE(s->observe(results(kScale * t_min(), 2)));  // round 0 calibrates
+  EXPECT_EQ(stage_clocks(*s->next_schedule(), 2), plan(fastest()));
+  // The whole job runs 1.18x slower (no straggler: every pipeline alike): the fastest plan.
+  ASSERT_TRUE(s->observe(results(1.18 * kScale * t_min(), 2)));
+  EXPECT_EQ(stage_clocks(*s->next_schedule(), 2), plan(fastest()));
+  EXPECT_EQ(state.straggler_state().rfind("no straggler: fastest plan " +
+                                              std::to_string(fastest()), 0), 0u);
+  // One rank of pipeline 1 runs 1.08x slower than pipeline 0: the longest mean counts.
+  std::vector<ProfilingResult> slow = results(kScale * t_min(), 2);
+  slow[testing::kTestStages + 5] = result(testing::kTestStages + 5, 1.08 * kScale * t_min());
   ASSERT_TRUE(s->observe(slow));
-  EXPECT_EQ(dynamic_cast<StragglerAware&>(*s).straggler_state().rfind(
-                "no straggler: fastest plan " + std::to_string(fastest()), 0),
-            0u);
   auto expected =
       combined_straggler_plan(store_->candidates(), store_->global_clocks(),
                               {store_->num_stages(), store_->p2p_power_w()}, 1.08 * t_min());
   ASSERT_TRUE(expected && expected->frontier.plan);
   ASSERT_NE(*expected->frontier.plan, fastest());
-  EXPECT_EQ(stage_clocks(*s->next_schedule()), plan(*expected->frontier.plan));
-  EXPECT_NE(dynamic_cast<StragglerAware&>(*s).straggler_state().find("(measured): plan "),
-            std::string::npos);
-  // The straggler keeps slowing the (now slower) plan by 1.08x: the same pick.
-  ASSERT_TRUE(s->observe(results(1.08 * kScale * expected->time_s)));
-  EXPECT_EQ(stage_clocks(*s->next_schedule()), plan(*expected->frontier.plan));
-  // It recovers: the served plan runs at its planned time, and the fastest plan returns.
-  ASSERT_TRUE(s->observe(results(kScale * expected->time_s)));
+  auto round = *s->next_schedule();
+  EXPECT_EQ(pipeline_clocks(round, 0), plan(*expected->frontier.plan));
+  EXPECT_EQ(pipeline_clocks(round, 1), plan(fastest()));  // the straggler keeps the fastest
+  EXPECT_NE(state.straggler_state().find("(measured, pipeline 1): plan "), std::string::npos)
+      << state.straggler_state();
+  // Pipeline 0 now runs the slower plan, pipeline 1 still 1.08x: the same pick; pipeline 0's
+  // longer time is not compared with anything.
+  std::vector<ProfilingResult> next = results(kScale * 1.3 * expected->time_s, 2);
+  for (int r = 0; r < testing::kTestStages; ++r)
+    next[testing::kTestStages + r] = result(testing::kTestStages + r, 1.08 * kScale * t_min());
+  ASSERT_TRUE(s->observe(next));
+  round = *s->next_schedule();
+  EXPECT_EQ(pipeline_clocks(round, 0), plan(*expected->frontier.plan));
+  EXPECT_EQ(pipeline_clocks(round, 1), plan(fastest()));
+  // It recovers: the straggler runs the fastest plan at T_min, and everyone gets it again.
+  next = results(kScale * 1.3 * expected->time_s, 2);
+  for (int r = 0; r < testing::kTestStages; ++r)
+    next[testing::kTestStages + r] = result(testing::kTestStages + r, kScale * t_min());
+  ASSERT_TRUE(s->observe(next));
+  EXPECT_EQ(stage_clocks(*s->next_schedule(), 2), plan(fastest()));
+}
+
+TEST_F(FrontierSchedulerTest, OnePipelineDetectsNoMeasuredStraggler) {
+  auto s = make();
+  ASSERT_TRUE(s->next_schedule());
+  ASSERT_TRUE(s->observe(results(t_min())));
+  ASSERT_TRUE(s->observe(results(3.0 * t_min())));
   EXPECT_EQ(stage_clocks(*s->next_schedule()), plan(fastest()));
-  // An operator's time wins over the measured one.
-  ASSERT_TRUE(dynamic_cast<StragglerAware&>(*s).set_straggler_time(1.05 * t_min()));
-  ASSERT_TRUE(s->observe(results(kScale * t_min())));
-  EXPECT_NE(stage_clocks(*s->next_schedule()), plan(fastest()));
+}
+
+TEST_F(FrontierSchedulerTest, AnOperatorsPipelineKeepsTheFastestPlanAndWinsOverAMeasuredOne) {
+  auto s = make(/*dp=*/2);
+  auto& target = dynamic_cast<StragglerAware&>(*s);
+  auto expected =
+      combined_straggler_plan(store_->candidates(), store_->global_clocks(),
+                              {store_->num_stages(), store_->p2p_power_w()}, 1.05 * t_min());
+  ASSERT_TRUE(expected && expected->frontier.plan);
+  ASSERT_TRUE(s->next_schedule());
+  ASSERT_TRUE(s->observe(results(t_min(), 2)));
+  // Measured: pipeline 1 is the straggler; the operator names pipeline 0, which wins.
+  std::vector<ProfilingResult> slow = results(t_min(), 2);
+  for (int r = 0; r < testing::kTestStages; ++r)
+    slow[testing::kTestStages + r] = result(testing::kTestStages + r, 2.0 * t_min());
+  ASSERT_TRUE(s->observe(slow));
+  ASSERT_TRUE(target.set_straggler_time(1.05 * t_min(), 0));
+  auto round = *s->next_schedule();
+  EXPECT_EQ(pipeline_clocks(round, 0), plan(fastest()));
+  EXPECT_EQ(pipeline_clocks(round, 1), plan(*expected->frontier.plan));
+  EXPECT_NE(target.straggler_state().find("(operator, pipeline 0): plan"), std::string::npos)
+      << target.straggler_state();
+  // Without a pipeline every pipeline gets the plan.
+  ASSERT_TRUE(target.set_straggler_time(1.05 * t_min()));
+  EXPECT_EQ(stage_clocks(*s->next_schedule(), 2), plan(*expected->frontier.plan));
+  EXPECT_NE(target.straggler_state().find("(operator): plan"), std::string::npos);
+  // Out of range: refused, nothing changes.
+  auto bad = target.set_straggler_time(1.05 * t_min(), 2);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("pipeline 2"), std::string::npos);
+  // Cleared: the measured straggler (pipeline 1, at 2 x T_min) is served again.
+  ASSERT_TRUE(target.set_straggler_time(std::nullopt));
+  round = *s->next_schedule();
+  EXPECT_EQ(pipeline_clocks(round, 1), plan(fastest()));
+  EXPECT_NE(pipeline_clocks(round, 0), plan(fastest()));
+  EXPECT_NE(target.straggler_state().find("(measured, pipeline 1)"), std::string::npos);
+}
+
+TEST_F(FrontierSchedulerTest, TheToleranceComesFromTheSchedulerArguments) {
+  auto parsed = parse_frontier_args(R"({"straggler_tolerance": 0.5})");
+  ASSERT_TRUE(parsed) << parsed.error().to_string();
+  EXPECT_DOUBLE_EQ(parsed->straggler_tolerance, 0.5);
+  EXPECT_DOUBLE_EQ(parse_frontier_args("")->straggler_tolerance, 0.05);
+  for (const char* bad : {R"({"straggler_tolerance": -1})", R"({"straggler_tolerance": "0.1"})",
+                          R"({"tolerance": 0.1})", "[1]", "nope"}) {
+    EXPECT_FALSE(parse_frontier_args(bad)) << bad;
+  }
+  // With 0.5, a pipeline 1.4x slower than the other is noise.
+  auto [info, ranks] = job(2);
+  auto s = std::move(*make_frontier_scheduler(info, ranks, store_, *parsed));
+  ASSERT_TRUE(s->next_schedule());
+  ASSERT_TRUE(s->observe(results(t_min(), 2)));
+  std::vector<ProfilingResult> slow = results(t_min(), 2);
+  slow[testing::kTestStages] = result(testing::kTestStages, 1.4 * t_min());
+  ASSERT_TRUE(s->observe(slow));
+  EXPECT_EQ(stage_clocks(*s->next_schedule(), 2), plan(fastest()));
+  slow[testing::kTestStages] = result(testing::kTestStages, 1.6 * t_min());
+  ASSERT_TRUE(s->observe(slow));
+  EXPECT_EQ(pipeline_clocks(*s->next_schedule(), 1), plan(fastest()));
+  EXPECT_NE(dynamic_cast<StragglerAware&>(*s).straggler_state().find("pipeline 1"),
+            std::string::npos);
 }
 
 TEST_F(FrontierSchedulerTest, BadJobsAndTimesAreClearErrors) {
@@ -179,7 +266,10 @@ TEST_F(FrontierSchedulerTest, BadJobsAndTimesAreClearErrors) {
   // Profiler arguments are not the Frontier's.
   auto args = scheduler_factory({"frontier", "", "{\"num_microbatches\": 4}", "", dir_->string()});
   ASSERT_FALSE(args);
+  EXPECT_NE(args.error().message.find("straggler_tolerance"), std::string::npos);
   EXPECT_NE(args.error().message.find("--plans DIR"), std::string::npos);
+  EXPECT_TRUE(scheduler_factory(
+      {"frontier", "", "{\"straggler_tolerance\": 0.1}", "", dir_->string()}));
   EXPECT_TRUE(named) << named.error().to_string();
 }
 

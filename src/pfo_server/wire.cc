@@ -315,11 +315,11 @@ Decoded<FrequencySchedule> decode_frequency_schedule(std::string_view body) {
   return s;
 }
 
-Decoded<double> decode_straggler_time(std::string_view body) {
+Decoded<StragglerRequest> decode_straggler_time(std::string_view body) {
   Decoded<json> j = parse_strict(body);
   if (!j) return pass(j);
   const Fields f(*j, {"body"});
-  if (auto k = f.only({"iteration_time_s"}); !k) return pass(k);
+  if (auto k = f.only({"iteration_time_s", "pipeline"}); !k) return pass(k);
   if (!f.has("iteration_time_s")) {
     return wrong(f.at("iteration_time_s"), "field required", "value_error.missing");
   }
@@ -332,7 +332,13 @@ Decoded<double> decode_straggler_time(std::string_view body) {
     return wrong(f.at("iteration_time_s"),
                  "the straggler's iteration time must be a finite number of seconds > 0");
   }
-  return t;
+  StragglerRequest out{t, std::nullopt};
+  if (f.has("pipeline")) {
+    Decoded<int> p = f.integer("pipeline", 0);
+    if (!p) return pass(p);
+    out.pipeline = *p;
+  }
+  return out;
 }
 
 Decoded<ProfilingResult> decode_profiling_result(std::string_view body) {

@@ -6,11 +6,13 @@
 # fake's power model). Every GPU's clock log follows the fastest plan instruction by instruction;
 # then
 #   1. measured: pipeline 1's instructions take 6 x longer from round 1 on (--slowdown); the
-#      server measures it from the reported results and from round 2 on serves the combined
-#      policy's pick for T' ~ 5 x T_min, one global clock (930 MHz, below): every GPU follows it
-#      (the straggler's too: the ranks of a stage share a schedule);
+#      server measures it from the reported results (pipeline 1 against pipeline 0) and from
+#      round 2 on serves pipeline 0 the combined policy's pick for T' ~ 5 x T_min, one global
+#      clock (930 MHz, below); pipeline 1's GPUs, the straggler's, keep the fastest plan;
 #   2. operator: POST /straggler/{job_id} {"iteration_time_s": 1.06 x T_min} switches every GPU
-#      to exactly the plan `zeus pfo choose --straggler-time` (and `zeus pfo export-plan`) picks.
+#      to exactly the plan `zeus pfo choose --straggler-time` (and `zeus pfo export-plan`) picks;
+#   3. no straggler (--slowdown 1, tolerance 0.1 through ZEUS_PFO_SCHEDULER_ARGS): every round
+#      stays on the fastest plan.
 # /info says what was served and why; clocks are back to default after each exit. Timing-based
 # (the slowdown is measured with real sleeps), so ctest runs it alone.
 set -euo pipefail
@@ -68,7 +70,7 @@ wait_unlocked || fail "clocks still locked after the measured straggler"
 job=$(cat "$dir/measured.job-id")
 plan=$(info_plan "$job")
 case "$plan" in
-  "straggler at "*" s (measured): global clock 930 MHz ("*) ;;
+  "straggler at "*" s (measured, pipeline 1): global clock 930 MHz ("*"; pipeline 1: the fastest plan") ;;
   *) fail "/info after the measured straggler: '$plan'" ;;
 esac
 t_measured=$(echo "$plan" | sed 's/straggler at \([0-9.]*\) s.*/\1/')
@@ -81,8 +83,10 @@ import json, sys
 mean = {r["rank"]: sum(r["iter_time"]) / len(r["iter_time"]) for r in json.load(open(sys.argv[1]))}
 assert min(mean[2], mean[3]) > 3 * max(mean[0], mean[1]), mean
 PY
-counts=$(check_clock_phases $steps 4 "$dir/fastest.json" 1 "$dir/global930.json" 1)
-[ "$counts" = "2 2" ] || fail "rounds of the fastest plan, then of 930 MHz: $counts, not 2 2"
+counts=$(phase_gpus="0 1" check_clock_phases $steps 4 "$dir/fastest.json" 1 "$dir/global930.json" 1)
+[ "$counts" = "2 2" ] || fail "pipeline 0: rounds of the fastest plan, then of 930 MHz: $counts, not 2 2"
+counts=$(phase_gpus="2 3" check_clock_phases $steps 4 "$dir/fastest.json" 4)
+[ "$counts" = "4" ] || fail "pipeline 1 (the straggler): $counts rounds of the fastest plan, not 4"
 
 # 2. Operator: T' = 1.06 x T_min, short of every global clock but 1980 (a frontier plan wins).
 straggler_flags=()
@@ -118,5 +122,29 @@ case "$plan" in
 esac
 counts=$(check_clock_phases $steps $rounds "$dir/fastest.json" 1 "$dir/chosen.json" 1)
 echo "operator: fastest plan for ${counts% *} rounds, then plan $index for ${counts#* }"
+stop_pfo_server
+
+# 3. No straggler: pipeline 1 at --slowdown 1 (the same speed as pipeline 0). The job as a whole
+#    may run slower than round 0 calibrated (the old detection took that for a straggler at
+#    1.18 x T_min); no pipeline is slower than the other, so every round runs the fastest plan.
+reset_state clock-power
+start_pfo_server ZEUS_PFO_SCHEDULER_ARGS='{"straggler_tolerance": 0.1}' -- --scheduler frontier \
+  --dump "$dir/dump" --plans "$dir/plans"
+curl -sf "$url/info" | "$py" -c '
+import json, sys
+assert json.load(sys.stdin)["scheduler_args"]["straggler_tolerance"] == 0.1' \
+  || fail "/info does not show the straggler tolerance"
+straggler_flags=(--slowdown 1 --slowdown-from $steps)
+start_ranks steady $((rounds * steps))
+wait_ranks steady
+wait_unlocked || fail "clocks still locked after the run without a straggler"
+job=$(cat "$dir/steady.job-id")
+plan=$(info_plan "$job")
+case "$plan" in
+  "no straggler: fastest plan "*) ;;
+  *) fail "/info without a straggler: '$plan'" ;;
+esac
+counts=$(check_clock_phases $steps $rounds "$dir/fastest.json" $rounds)
+[ "$counts" = "$rounds" ] || fail "no straggler: $counts rounds of the fastest plan, not $rounds"
 stop_pfo_server
 echo "ok"

@@ -63,11 +63,18 @@ void apply_environment(PfoServeArgs* args, const CLI::App& cmd) {
       die("ZEUS_PFO_SCHEDULER_ARGS must be a JSON object such as "
           "{\"solution_path\": \"freqs_pipeline_00042.py\"}");
     }
+    const bool frontier = pfo::canonical_scheduler_name(args->options.scheduler) == "Frontier";
+    nlohmann::json frontier_args = nlohmann::json::object();
     for (const auto& item : j.items()) {
+      if (frontier && item.key() == "straggler_tolerance") {  // checked by the scheduler
+        frontier_args[item.key()] = item.value();
+        continue;
+      }
       const bool known = item.key() == "solution_path" || item.key() == "plans_dir";
       if (!known || !item.value().is_string()) {
         die("ZEUS_PFO_SCHEDULER_ARGS: the point-solution schedulers take one argument, "
-            "\"solution_path\" (a string), and Frontier \"plans_dir\"; got '" +
+            "\"solution_path\" (a string), and Frontier \"plans_dir\" (a string) and "
+            "\"straggler_tolerance\"; got '" +
             echo_value(item.key()) + "'");
       }
       if (item.key() == "plans_dir") {
@@ -75,6 +82,9 @@ void apply_environment(PfoServeArgs* args, const CLI::App& cmd) {
       } else {
         args->options.solution_path = item.value().get<std::string>();
       }
+    }
+    if (!frontier_args.empty() && !given("--scheduler-args")) {
+      args->options.scheduler_args = frontier_args.dump();
     }
   }
   const std::string dir = env("ZEUS_PFO_DUMP_DIR");
@@ -169,7 +179,7 @@ void add_pfo_serve_command(CLI::App& pfo) {
                   "the profiler's arguments as a JSON object (or ZEUS_PFO_SCHEDULER_ARGS): "
                   "{\"num_microbatches\": 8} (required), frequencies, minimum_frequency (850), "
                   "warmup_rounds (2), warmup_step_ratio (0.1), max_energy_rises (5), profile_path "
-                  "(default DUMP/<job id>/stage_profile.csv)");
+                  "(default DUMP/<job id>/stage_profile.csv); frontier: straggler_tolerance (0.05)");
   cmd->add_option("--plans", args->options.plans_dir,
                   "frontier: the --out folder of `zeus pfo plan` (its plans.bin), read at start")
       ->capture_default_str();

@@ -134,13 +134,18 @@ check_clock_logs() {
 # maximum, its stage's list of the first SCHEDULE for n1 >= MIN_ROUNDS rounds of STEPS_PER_ROUND
 # iterations, then of the second for n2 rounds..., n1 + n2 + ... = ROUNDS, then 0, with the same
 # n1, n2, ... on every GPU (they share the rounds). Prints them ("2 3"; when the logs leave a
-# choice, as for a stage whose schedules are one clock each, the first).
+# choice, as for a stage whose schedules are one clock each, the first). With phase_gpus set
+# ("2 3"), only those GPUs are checked (a straggler's pipeline keeps another schedule).
 check_clock_phases() {
-  local logs=()
-  for r in $(seq 0 $((ranks - 1))); do logs+=("$(state_check log "$r")"); done
-  "$py" - "$pp" "$(IFS=';'; echo "${logs[*]}")" "$@" <<'PY' || fail "the GPUs' clocks"
+  local logs=() gpus
+  gpus=(${phase_gpus:-$(seq 0 $((ranks - 1)))})
+  for r in "${gpus[@]}"; do logs+=("$(state_check log "$r")"); done
+  "$py" - "$pp" "$(IFS=';'; echo "${logs[*]}")" "$(IFS=','; echo "${gpus[*]}")" "$@" <<'PY' \
+    || fail "the GPUs' clocks"
 import ast, json, sys
 pp, logs = int(sys.argv[1]), sys.argv[2].split(";")
+gpus = [int(g) for g in sys.argv[3].split(",")]
+del sys.argv[3]
 steps, rounds = int(sys.argv[3]), int(sys.argv[4])
 def stage_lists(path):  # MHz per instruction per stage
     text = open(path).read()
@@ -161,7 +166,7 @@ def expected(stage, counts):
                        for _ in range(n * steps) for mhz in s[stage]]
     return [m for i, m in enumerate(wanted) if i == 0 or m != wanted[i - 1]] + [0]
 candidates = list(splits(rounds, mins))
-for r, log in enumerate(logs):
+for r, log in zip(gpus, logs):
     log = json.loads(log)
     matching = [c for c in candidates if expected(r % pp, c) == log]
     if not matching:
