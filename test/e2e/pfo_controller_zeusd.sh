@@ -25,11 +25,22 @@ export ZEUS_POWERCAP_ROOT="$dir/no-powercap"
 unset CUDA_VISIBLE_DEVICES ZEUSD_SOCK_PATH
 sock="$dir/zeusd.sock"
 reset_state() {  # an H100 at 400 W (not its default), with the SM clock log on
-  cat > "$dir/state.json" <<'JSON'
+  # Written whole and renamed, as the fake writes it: zeusd never reads half a file.
+  cat > "$dir/state.json.new" <<'JSON'
 {"sm_clock_log": [], "devices": [{"name": "NVIDIA H100 80GB HBM3", "architecture": 9,
   "min_limit_mw": 200000, "max_limit_mw": 700000, "limit_mw": 400000,
   "memory_clocks_mhz": [2619, 1593], "graphics_clocks_mhz": [1980, 1500, 1200, 900, 600]}]}
 JSON
+  mv "$dir/state.json.new" "$dir/state.json"
+}
+# wait_exit_restored PID: zeusd undoes a job's leases when it sees the process gone, after the
+# job's own restore; the next part's fresh state must not race with that (5 s at most).
+wait_exit_restored() {
+  for _ in $(seq 250); do
+    grep -q "pid $1 (uid [0-9]*) exited: unlock memory clocks" "$dir/zeusd.log" && return 0
+    sleep 0.02
+  done
+  fail "zeusd did not undo pid $1's leases within 5 s: $(tail -5 "$dir/zeusd.log")"
 }
 # state FIELD -> a device-0 field as JSON; "log": the SM clock sequence, where repeated resets
 # at the end count once (after the controller's own reset, zeusd's lease resets again when the
@@ -72,18 +83,21 @@ for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
 [ -S "$sock" ] || fail "zeusd did not create $sock"
 
 # 1. A normal exit: the controller unlocks through zeusd; the sequence is max, 1500, 900 ... reset.
-ZEUSD_SOCK_PATH="$sock" "$check" --clocks 1500,900 --changes 4 > "$dir/run.out" 2> "$dir/run.err" \
-  || fail "check failed: $(cat "$dir/run.err")"
+ZEUSD_SOCK_PATH="$sock" "$check" --clocks 1500,900 --changes 4 > "$dir/run.out" 2> "$dir/run.err" &
+run_pid=$!
+wait "$run_pid" || fail "check failed: $(cat "$dir/run.err")"
 "$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["applied"]==4 and d["failed"]==0, d' "$dir/run.out"
 wait_unlocked || fail "clocks still locked after a normal exit"
 [ "$(state log)" = "[1980, 1500, 900, 1500, 900, 0]" ] || fail "sequence $(state log)"
 grep -q "locked SM clocks to 900-900 MHz" "$dir/zeusd.log" || fail "zeusd did not do the locking"
+wait_exit_restored "$run_pid"
 
 # 2. SIGTERM: the controller's signal restore unlocks through zeusd.
 reset_state
 start_holding_job
-kill -TERM "$job_pid"; wait "$job_pid" 2>/dev/null || true; job_pid=""
+kill -TERM "$job_pid"; wait "$job_pid" 2>/dev/null || true
 wait_unlocked || fail "clocks still locked after SIGTERM"
+wait_exit_restored "$job_pid"; job_pid=""
 
 # 3. SIGKILL: nothing runs in the job; zeusd's lease unlocks both clocks and puts back the limit
 #    the job found (400 W: zeusd restores what was there, the controller had reset it to 700 W).

@@ -22,7 +22,10 @@ start_pfo_server() {
   local vars=()
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do vars+=("$1"); shift; done
   [ "${1:-}" = "--" ] && shift
-  env "${vars[@]}" "$zeus" pfo serve --port 0 "$@" > "$dir/server.log" 2>&1 &
+  # Emptied here, not by the background job's redirection: that one happens later, in the child,
+  # and the loop below would read a previous server's "listening on" line.
+  : > "$dir/server.log"
+  env "${vars[@]}" "$zeus" pfo serve --port 0 "$@" >> "$dir/server.log" 2>&1 &
   server_pid=$!
   url=""
   for _ in $(seq 100); do
