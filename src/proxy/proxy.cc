@@ -8,6 +8,7 @@
 #include "http/client.h"
 #include "http/server.h"
 #include "http/url.h"
+#include "proxy/live_routes.h"
 #include "proxy/meter.h"
 #include "proxy/sse_scan.h"
 #include "zeus/log.h"
@@ -57,7 +58,9 @@ class Proxy final : public LlmProxy {
  public:
   Proxy(ProxyOptions options, std::unique_ptr<http::HttpClient> upstream,
         std::unique_ptr<Meter> meter)
-      : options_(std::move(options)), upstream_(std::move(upstream)), meter_(std::move(meter)) {}
+      : options_(std::move(options)), upstream_(std::move(upstream)), meter_(std::move(meter)) {
+    meter_->publish_to(&feed_, feed_.add_source("proxy", LiveFeed::gpus_label(options_.gpu_indices)));
+  }
   ~Proxy() override { stop(); }
 
   Result<void> listen() {
@@ -73,7 +76,9 @@ class Proxy final : public LlmProxy {
         server_options,
         http::HttpServer::on_workers(
             [this](const HttpRequest& request, const http::Peer&,
-                   std::shared_ptr<http::Reply> reply) { relay(request, *reply); }));
+                   std::shared_ptr<http::Reply> reply) {
+              if (!serve_live(feed_, request, *reply)) relay(request, *reply);
+            }));
     if (!server) return fail(server.error());
     server_ = std::move(*server);
     Result<int> port = server_->listen_tcp(options_.host, options_.port);
@@ -92,6 +97,7 @@ class Proxy final : public LlmProxy {
   void relay(const HttpRequest& request, http::Reply& reply);
 
   ProxyOptions options_;
+  LiveFeed feed_;  // the live page's (/zeus/); before the meter, which publishes to it
   std::unique_ptr<http::HttpClient> upstream_;
   std::unique_ptr<Meter> meter_;
   std::unique_ptr<http::HttpServer> server_;
@@ -111,7 +117,7 @@ void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
     record.model = body["model"].get<std::string>();
   }
   const double start_s = meter_->now_s();
-  const RequestId id = meter_->begin(asked_streamed);
+  const RequestId id = meter_->begin(asked_streamed, record.model);
 
   std::shared_ptr<http::BodyStream> stream;  // an SSE answer, relayed as it comes
   HttpResponse whole;                        // any other answer, relayed once complete

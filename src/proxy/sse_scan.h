@@ -17,8 +17,10 @@ struct Usage {
 };
 
 // Reads one JSON object (a chunk or a whole answer): usage and model where present; returns the
-// token chunks in it (non-empty content or text in choices[]). Not JSON: 0, nothing read.
-int64_t read_answer_json(std::string_view json, Usage* usage, std::string* model);
+// token chunks in it (non-empty content or text in choices[]), and appends their text to *text
+// when text is set. Not JSON: 0, nothing read.
+int64_t read_answer_json(std::string_view json, Usage* usage, std::string* model,
+                         std::string* text = nullptr);
 
 class SseScanner {
  public:
@@ -28,6 +30,8 @@ class SseScanner {
   // hold_done, a "data: [DONE]" line and what follows stay back until release_done().
   std::string take_lines(bool hold_done);
   std::string release_done();  // the held [DONE] line and the rest, then the unfinished line
+  // The answer's text (the chunks' content) fed since the last call.
+  std::string take_text();
   bool saw_done() const { return saw_done_; }
   const Usage& usage() const { return usage_; }
   const std::string& model() const { return model_; }
@@ -41,6 +45,7 @@ class SseScanner {
   Usage usage_;
   std::string model_;
   int64_t chunks_ = 0;
+  std::string text_;  // not taken yet
 };
 
 }  // namespace zeus::proxy
