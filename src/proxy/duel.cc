@@ -28,8 +28,11 @@ const char* duel_state_name(DuelState state) {
 EnergyComparison compare_energy(double chosen_j, double other_j) {
   EnergyComparison out;
   out.less = chosen_j <= other_j;
-  const double larger = std::max(chosen_j, other_j);
-  out.percent = larger > 0 ? std::fabs(chosen_j - other_j) / larger * 100 : 0;
+  if (other_j > 0) {
+    out.percent = std::fabs(chosen_j - other_j) / other_j * 100;
+  } else {
+    out.percent = chosen_j > 0 ? 100 : 0;
+  }
   char text[160];
   std::snprintf(text, sizeof(text), "That answer also used %.0f %% %s energy (%.1f J vs %.1f J).",
                 out.percent, out.less ? "less" : "more", chosen_j, other_j);

@@ -68,7 +68,7 @@ struct Duel {
 // energy (12.5 J vs 20.0 J)."
 struct EnergyComparison {
   bool less = true;      // the chosen answer used no more energy than the other
-  double percent = 0;    // |chosen - other| / max(chosen, other) x 100 (of the larger)
+  double percent = 0;    // |chosen - other| / other x 100 (100 when other is 0 J and chosen not)
   std::string sentence;  // for the page
 };
 EnergyComparison compare_energy(double chosen_j, double other_j);

@@ -90,15 +90,17 @@ TEST(DuelBookTest, DuelsExpireAndTheOldestGoFirst) {
   EXPECT_TRUE(book.response_vote("c", 0, 33));
 }
 
-TEST(DuelBookTest, TheRevealSentenceComparesWithTheLargerEnergy) {
+TEST(DuelBookTest, TheRevealSentenceComparesWithTheOtherAnswer) {
   const EnergyComparison less = compare_energy(12.6, 20);
   EXPECT_TRUE(less.less);
   EXPECT_NEAR(less.percent, 37, 1e-9);
   EXPECT_EQ(less.sentence, "That answer also used 37 % less energy (12.6 J vs 20.0 J).");
   const EnergyComparison more = compare_energy(20, 10);
   EXPECT_FALSE(more.less);
-  EXPECT_NEAR(more.percent, 50, 1e-9);
+  EXPECT_NEAR(more.percent, 100, 1e-9);
+  EXPECT_EQ(more.sentence, "That answer also used 100 % more energy (20.0 J vs 10.0 J).");
   EXPECT_EQ(compare_energy(0, 0).percent, 0);
+  EXPECT_EQ(compare_energy(5, 0).percent, 100);
 }
 
 }  // namespace

@@ -10,7 +10,13 @@ ZEUS_FAKE_NVML_STATE) is rewritten at every start and end to IDLE_W + W_PER_TOKE
 per second of the requests in flight, so energy follows the tokens produced.
 Paths for error tests: /garbage answers bytes that are not HTTP; /close streams three chunks
 and closes. Prints "port N" on its first line; appends "cancelled" to stderr when a client left.
+Options, for two fakes side by side (the Colosseum's tests): --gpu N rewrites only device N of
+the state file (under a lock on STATE.lock, so two fakes can share it); --tokens N answers N
+tokens whatever max_tokens says; --duration S is the default duration_s; --w-per-token-s W the
+power model's slope.
 """
+import argparse
+import fcntl
 import json
 import os
 import sys
@@ -18,8 +24,15 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+parser = argparse.ArgumentParser()
+parser.add_argument("--gpu", type=int, default=-1, help="the only device to rewrite (-1: all)")
+parser.add_argument("--tokens", type=int, default=0, help="tokens per answer (0: max_tokens)")
+parser.add_argument("--duration", type=float, default=0.5, help="default duration_s")
+parser.add_argument("--w-per-token-s", type=float, default=2.0)
+ARGS = parser.parse_args()
+
 IDLE_W = 60.0
-W_PER_TOKEN_S = 2.0
+W_PER_TOKEN_S = ARGS.w_per_token_s
 STATE = os.environ.get("ZEUS_FAKE_NVML_STATE", "")
 lock = threading.Lock()
 rates = {}  # request key -> tokens per second
@@ -29,16 +42,19 @@ def set_power():
     if not STATE:
         return
     watts = IDLE_W + W_PER_TOKEN_S * sum(rates.values())
-    with open(STATE) as f:
-        state = json.load(f)
-    for device in state["devices"]:
-        device.pop("energy_mj", None)  # keep counting from where it was
-        device.pop("energy_time_ns", None)
-        device["power_draw_mw"] = int(watts * 1000)
-    tmp = STATE + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(state, f)
-    os.replace(tmp, STATE)
+    with open(STATE + ".lock", "a") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        with open(STATE) as f:
+            state = json.load(f)
+        for index, device in enumerate(state["devices"]):
+            device.pop("energy_mj", None)  # keep counting from where it was
+            device.pop("energy_time_ns", None)
+            if ARGS.gpu < 0 or index == ARGS.gpu:
+                device["power_draw_mw"] = int(watts * 1000)
+        tmp = STATE + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(state, f)
+        os.replace(tmp, STATE)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -62,8 +78,8 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"this is not HTTP\r\n\r\n")
             self.close_connection = True
             return
-        n = int(request.get("max_tokens", 16))
-        duration = float(request.get("duration_s", 0.5))
+        n = ARGS.tokens or int(request.get("max_tokens", 16))
+        duration = float(request.get("duration_s", ARGS.duration))
         model = request.get("model", "fake")
         stream = request.get("stream") is True or self.path == "/close"
         key = object()
