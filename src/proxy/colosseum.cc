@@ -9,7 +9,6 @@
 
 #include "http/client.h"
 #include "http/server.h"
-#include "http/url.h"
 #include "proxy/colosseum_wire.h"
 #include "proxy/duel.h"
 #include "proxy/leaderboard.h"
@@ -17,6 +16,7 @@
 #include "proxy/live_routes.h"
 #include "proxy/meter.h"
 #include "proxy/sse_scan.h"
+#include "proxy/upstream.h"
 #include "store/vote_store.h"
 #include "zeus/log.h"
 
@@ -48,15 +48,8 @@ class Arena final : public Colosseum {
   Result<void> set_up(Devices& devices) {
     for (int i = 0; i < 2; ++i) {
       const ColosseumSide& side = options_.sides[i];
-      Result<http::HttpUrl> url = http::parse_http_url(side.url);
-      if (!url) return fail(url.error());
-      if (url->scheme != "http") {
-        return fail(ErrorCode::kInvalidArgument,
-                    "--upstream " + side.name + "=" + side.url + ": an http:// URL (no TLS)");
-      }
-      http::ClientOptions client_options;
-      client_options.timeout_s = options_.upstream_timeout_s;
-      auto client = http::HttpClient::tcp(url->host, url->port, client_options);
+      auto client = upstream_client(side.url, options_.upstream_timeout_s,
+                                    "--upstream " + side.name + "=...");
       if (!client) return fail(client.error());
       sides_[i].name = side.name;
       sides_[i].client = std::move(*client);

@@ -1,25 +1,11 @@
-// The Colosseum's page (live_page.h), as a raw string literal.
+// The Colosseum's page (live_page.h), as raw string literals in the shared frame.
 #include "proxy/live_page.h"
 
 namespace zeus::proxy {
 namespace {
 
-constexpr std::string_view kPage = R"html(<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Zeus Colosseum</title>
-<link rel="icon" href="data:,">
-<style>
-  body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d2733; background: #f5f7fa; }
-  header { background: #1d2733; color: #fff; padding: 10px 20px; display: flex; gap: 16px;
-           align-items: baseline; }
-  header h1 { font-size: 18px; margin: 0; }
-  header span, header a { color: #aab6c3; font-size: 12px; }
-  main { padding: 16px 20px; display: grid; gap: 16px; max-width: 1100px; }
-  section { background: #fff; border: 1px solid #dde3ea; border-radius: 6px; padding: 12px 16px; }
-  h2 { font-size: 15px; margin: 0 0 8px; }
+constexpr std::string_view kStyle = R"css(
+  main { max-width: 1100px; }
   textarea { width: 100%; box-sizing: border-box; font: inherit; padding: 6px; height: 60px; }
   button { font: inherit; padding: 6px 14px; border-radius: 5px; border: 1px solid #1f6feb;
            background: #1f6feb; color: #fff; cursor: pointer; }
@@ -32,16 +18,9 @@ constexpr std::string_view kPage = R"html(<!DOCTYPE html>
   .energy { font-variant-numeric: tabular-nums; margin-top: 6px; }
   .actions { display: flex; gap: 12px; align-items: center; margin-top: 10px; }
   #reveal { font-size: 16px; font-weight: 600; }
-  table { border-collapse: collapse; width: 100%; }
-  th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #edf0f4;
-           font-variant-numeric: tabular-nums; }
-  th { font-weight: 600; color: #516070; font-size: 12px; }
-  .muted { color: #7d8790; }
-  #error { color: #c0392b; }
-</style>
-</head>
-<body>
-<header><h1>Zeus Colosseum</h1><span>two anonymous models, one prompt: vote, then see the energy</span>
+)css";
+
+constexpr std::string_view kBody = R"html(<header><h1>Zeus Colosseum</h1><span>two anonymous models, one prompt: vote, then see the energy</span>
   <a href="/zeus/">live page</a></header>
 <main>
   <div id="error"></div>
@@ -194,12 +173,13 @@ $("worth-yes").onclick = () => worth(true);
 $("worth-no").onclick = () => worth(false);
 leaderboard();
 </script>
-</body>
-</html>
 )html";
 
 }  // namespace
 
-std::string_view colosseum_page_html() { return kPage; }
+std::string_view colosseum_page_html() {
+  static const std::string page = page_document("Zeus Colosseum", kStyle, kBody);
+  return page;
+}
 
 }  // namespace zeus::proxy

@@ -1,17 +1,10 @@
-// The live page (live_page.h), as a raw string literal.
+// The live page and the frame the proxy's pages share (live_page.h), as raw string literals.
 #include "proxy/live_page.h"
 
 namespace zeus::proxy {
 namespace {
 
-constexpr std::string_view kPage = R"html(<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>zeus proxy: live</title>
-<link rel="icon" href="data:,">
-<style>
+constexpr std::string_view kFrameStyle = R"css(
   body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d2733; background: #f5f7fa; }
   header { background: #1d2733; color: #fff; padding: 10px 20px; display: flex; gap: 16px;
            align-items: baseline; }
@@ -20,23 +13,25 @@ constexpr std::string_view kPage = R"html(<!DOCTYPE html>
   main { padding: 16px 20px; display: grid; gap: 16px; }
   section { background: #fff; border: 1px solid #dde3ea; border-radius: 6px; padding: 12px 16px; }
   h2 { font-size: 15px; margin: 0 0 8px; }
-  .cards { display: flex; gap: 16px; }
-  .card { background: #fff; border: 1px solid #dde3ea; border-radius: 6px; padding: 10px 16px;
-          min-width: 150px; }
-  .card b { display: block; font-size: 22px; font-variant-numeric: tabular-nums; }
-  .card span { color: #516070; font-size: 12px; }
   table { border-collapse: collapse; width: 100%; }
   th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #edf0f4;
            font-variant-numeric: tabular-nums; }
   th { font-weight: 600; color: #516070; font-size: 12px; }
   .muted { color: #7d8790; }
+  #error { color: #c0392b; }
+)css";
+
+constexpr std::string_view kStyle = R"css(
+  .cards { display: flex; gap: 16px; }
+  .card { background: #fff; border: 1px solid #dde3ea; border-radius: 6px; padding: 10px 16px;
+          min-width: 150px; }
+  .card b { display: block; font-size: 22px; font-variant-numeric: tabular-nums; }
+  .card span { color: #516070; font-size: 12px; }
   svg text { font-size: 11px; fill: #516070; }
   .legend span { margin-right: 14px; font-size: 12px; }
-  #error { color: #c0392b; }
-</style>
-</head>
-<body>
-<header><h1>zeus proxy: live</h1><span id="status">connecting…</span>
+)css";
+
+constexpr std::string_view kBody = R"html(<header><h1>zeus proxy: live</h1><span id="status">connecting…</span>
   <a href="/zeus/colosseum">Colosseum</a></header>
 <main>
   <div id="error"></div>
@@ -219,12 +214,23 @@ function connect() {
 connect();
 setInterval(redraw, 1000);
 </script>
-</body>
-</html>
 )html";
 
 }  // namespace
 
-std::string_view live_page_html() { return kPage; }
+std::string page_document(std::string_view title, std::string_view style, std::string_view body) {
+  std::string page =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>";
+  page.append(title).append("</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>");
+  page.append(kFrameStyle).append(style).append("</style>\n</head>\n<body>\n");
+  page.append(body).append("</body>\n</html>\n");
+  return page;
+}
+
+std::string_view live_page_html() {
+  static const std::string page = page_document("zeus proxy: live", kStyle, kBody);
+  return page;
+}
 
 }  // namespace zeus::proxy

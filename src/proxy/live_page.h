@@ -11,9 +11,13 @@
 // Thread-safety: immutable data. Failure: none.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace zeus::proxy {
+
+// A whole page: the shared head (title, the pages' common CSS, then `style`) and `body`.
+std::string page_document(std::string_view title, std::string_view style, std::string_view body);
 
 std::string_view live_page_html();
 std::string_view colosseum_page_html();

@@ -7,10 +7,10 @@
 
 #include "http/client.h"
 #include "http/server.h"
-#include "http/url.h"
 #include "proxy/live_routes.h"
 #include "proxy/meter.h"
 #include "proxy/sse_scan.h"
+#include "proxy/upstream.h"
 #include "zeus/log.h"
 
 namespace zeus::proxy {
@@ -209,18 +209,10 @@ void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
 }  // namespace
 
 Result<std::unique_ptr<LlmProxy>> LlmProxy::start(Devices& devices, ProxyOptions options) {
-  Result<http::HttpUrl> url = http::parse_http_url(options.upstream);
-  if (!url) return fail(url.error());
-  if (url->scheme != "http") {
-    return fail(ErrorCode::kInvalidArgument, "--upstream must be an http:// URL (no TLS)");
-  }
   if (!(options.sample_interval_s > 0)) {
     return fail(ErrorCode::kInvalidArgument, "the sampling interval must be > 0 s");
   }
-  http::ClientOptions client_options;
-  client_options.timeout_s = options.upstream_timeout_s;
-  client_options.max_body_bytes = 64 << 20;
-  auto client = http::HttpClient::tcp(url->host, url->port, client_options);
+  auto client = upstream_client(options.upstream, options.upstream_timeout_s, "--upstream");
   if (!client) return fail(client.error());
   Result<GpuEnergyReader> reader = GpuEnergyReader::create(devices, options.gpu_indices);
   if (!reader) return fail(reader.error());

@@ -99,15 +99,9 @@ class SqliteVoteStore final : public VoteStore {
 }  // namespace
 
 Result<std::unique_ptr<VoteStore>> VoteStore::open(const std::string& path) {
-  sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(
-      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
-  if (rc != SQLITE_OK) {
-    const std::string message = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close_v2(db);
-    return fail(ErrorCode::kUnavailable, "votes: cannot open '" + path + "': " + message +
-                                             "; check that the folder exists and is writable");
-  }
+  Result<sqlite3*> opened = sqlite_open(path, "votes");
+  if (!opened) return fail(opened.error());
+  sqlite3* db = *opened;
   auto store = std::make_unique<SqliteVoteStore>(db);  // closes db on every exit below
   sqlite3_busy_timeout(db, 5000);
   if (path != ":memory:") {

@@ -133,4 +133,27 @@ expect 409 /energy_vote '{"request_id": "api", "is_worth": true}' "no extra ener
 grep -q '"duels":2' "$dir/body" || fail "the leaderboard after two duels: $(cat "$dir/body")"
 [ "$(code "$base/models")" = 200 ] && grep -q '"available_models":\["small","big"\]' "$dir/body" \
   || fail "GET /models: $(cat "$dir/body")"
+
+# The live page of a plain proxy (one upstream): a finished request shows in its state and its
+# event stream; /zeus/ is the proxy's own, not forwarded.
+"$zeus" proxy --upstream "http://127.0.0.1:$small" --gpus 0 --port 0 --interval 0.05 \
+  > "$dir/plain.out" 2> "$dir/plain.err" &
+pids+=($!)
+wait_for "$dir/plain.out" "serving"
+plain=$(sed -n 's|^zeus proxy: serving \(http://127.0.0.1:[0-9]*\) in front.*|\1|p' "$dir/plain.out")
+curl -s -X POST -d '{"model": "m1", "duration_s": 0.2}' "$plain/v1/completions" > /dev/null
+[ "$(code "$plain/zeus/state")" = 200 ] || fail "GET /zeus/state: $(cat "$dir/body")"
+"$py" - "$dir/body" <<'PY' || fail "the plain proxy's live state: $(cat "$dir/body")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+[r] = s["requests"]
+assert r["model"] == "m1" and r["end_s"] > r["start_s"] and r["energy_j"] > 0 and r["tokens"] == 20, r  # the fake answers 20
+assert s["models"]["m1"]["requests"] == 1 and s["sources"][0]["gpus"] == "GPU 0", s
+PY
+timeout 3 curl -s -N "$plain/zeus/events" > "$dir/events" || true
+head -1 "$dir/events" | grep -q '^event: snapshot' || fail "/zeus/events: $(head -c 300 "$dir/events")"
+grep -q '"model":"m1"' "$dir/events" || fail "/zeus/events lacks the request: $(head -c 300 "$dir/events")"
+[ "$(code "$plain/zeus")" = 301 ] || fail "GET /zeus does not redirect to /zeus/"
+[ "$(code -X POST -d '{}' "$plain/zeus/")" = 405 ] || fail "POST /zeus/ is not 405"
+[ "$(code "$plain/zeus/")" = 200 ] && grep -q "zeus proxy: live" "$dir/body" || fail "GET /zeus/"
 echo "proxy_colosseum_chromium: ok, screenshot $out/proxy_colosseum.png"
