@@ -156,4 +156,21 @@ grep -q '"model":"m1"' "$dir/events" || fail "/zeus/events lacks the request: $(
 [ "$(code "$plain/zeus")" = 301 ] || fail "GET /zeus does not redirect to /zeus/"
 [ "$(code -X POST -d '{}' "$plain/zeus/")" = 405 ] || fail "POST /zeus/ is not 405"
 [ "$(code "$plain/zeus/")" = 200 ] && grep -q "zeus proxy: live" "$dir/body" || fail "GET /zeus/"
+
+# Option mistakes: refused at start with the fix, nothing served.
+echo "not a database, not at all, nothing like one, only text in a file" > "$dir/notes.txt"
+refuse() {  # message-part args...
+  local part=$1
+  shift
+  if timeout 10 "$zeus" proxy --port 0 "$@" > "$dir/refused.out" 2>&1; then fail "accepted: $*"; fi
+  grep -q -- "$part" "$dir/refused.out" || fail "$*: the message lacks '$part': $(cat "$dir/refused.out")"
+}
+refuse "need names" --upstream http://127.0.0.1:1 --upstream http://127.0.0.1:2
+refuse "no upstream is named 'c'" --upstream a=http://127.0.0.1:1 --upstream b=http://127.0.0.1:2 --gpus c=0
+refuse "overlap" --upstream a=http://127.0.0.1:1 --upstream b=http://127.0.0.1:2 --gpus a=0
+refuse "give --votes a new file" --upstream a=http://127.0.0.1:1 --upstream b=http://127.0.0.1:2 \
+  --gpus a=0 --gpus b=1 --votes "$dir/notes.txt"
+refuse "only the Colosseum" --upstream http://127.0.0.1:1 --votes "$dir/v.db"
+refuse "different names" --upstream a=http://127.0.0.1:1 --upstream a=http://127.0.0.1:2
+refuse "not 3" --upstream a=http://x:1 --upstream b=http://y:1 --upstream c=http://z:1
 echo "proxy_colosseum_chromium: ok, screenshot $out/proxy_colosseum.png"

@@ -20,16 +20,26 @@ namespace {
 std::atomic<bool> g_stop{false};
 void request_stop(int) { g_stop.store(true); }
 
-void run_proxy(const proxy::ProxyOptions& options) {
+Devices gpus_or_die() {
   Devices devices = discover_or_die(true, false);
   if (devices.gpus.empty()) die("no GPU to measure: " + gpu_backend_reasons(devices));
-  auto running = value_or_die(proxy::LlmProxy::start(devices, options), "zeus proxy");
+  return devices;
+}
+
+// Prints `serving` (the first line names the port: tests start with --port 0 and read it from
+// here), then waits for Ctrl-C or SIGTERM.
+void serve_until_signal(const std::string& serving) {
   signal(SIGINT, request_stop);
   signal(SIGTERM, request_stop);
-  // The first line names the port (tests start with --port 0 and read it from here).
-  std::cout << "zeus proxy: serving http://" << options.host << ":" << running->port()
-            << " in front of " << options.upstream << std::endl;
+  std::cout << serving << std::endl;
   while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+void run_proxy(const proxy::ProxyOptions& options) {
+  Devices devices = gpus_or_die();
+  auto running = value_or_die(proxy::LlmProxy::start(devices, options), "zeus proxy");
+  serve_until_signal("zeus proxy: serving http://" + options.host + ":" +
+                     std::to_string(running->port()) + " in front of " + options.upstream);
   running->stop();
   std::cout << proxy::format_summary(running->summary()) << std::flush;
 }
@@ -74,16 +84,12 @@ void run_colosseum(const ProxyArgs& args) {
   options.sample_interval_s = args.proxy.sample_interval_s;
   options.max_tokens = args.max_tokens;
   if (!args.votes_path.empty()) options.votes_path = args.votes_path;
-  Devices devices = discover_or_die(true, false);
-  if (devices.gpus.empty()) die("no GPU to measure: " + gpu_backend_reasons(devices));
+  Devices devices = gpus_or_die();
   auto running = value_or_die(proxy::Colosseum::start(devices, options), "zeus proxy");
-  signal(SIGINT, request_stop);
-  signal(SIGTERM, request_stop);
-  std::cout << "zeus proxy: serving http://" << options.host << ":" << running->port()
-            << " (Colosseum: " << options.sides[0].name << " at " << options.sides[0].url
-            << " vs " << options.sides[1].name << " at " << options.sides[1].url << ")"
-            << std::endl;
-  while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  serve_until_signal("zeus proxy: serving http://" + options.host + ":" +
+                     std::to_string(running->port()) + " (Colosseum: " + options.sides[0].name +
+                     " at " + options.sides[0].url + " vs " + options.sides[1].name + " at " +
+                     options.sides[1].url + ")");
   running->stop();
   for (const proxy::ProxySummary& s : running->summaries()) {
     std::cout << proxy::format_summary(s) << std::flush;
@@ -118,14 +124,14 @@ void add_proxy_command(CLI::App& app) {
                   "The inference server, e.g. http://127.0.0.1:8000; twice, named "
                   "(NAME=URL, NAME sent as the model), for the Colosseum")
       ->required()
-      ->expected(1);
+      ->allow_extra_args(false);
   cmd->add_option("--port", options->port, "Port to listen on (default 8080; 0: any, printed)");
   cmd->add_option("--host", options->host, "Address to listen on (default 127.0.0.1)");
   cmd->add_option("--gpus", args->gpus,
                   "The upstream's GPUs, e.g. 0,1 (default: all visible); NAME=LIST per "
                   "Colosseum upstream, e.g. --gpus a=0 --gpus b=1")
       ->type_name("LIST")
-      ->expected(1);
+      ->allow_extra_args(false);
   cmd->add_option("--votes", args->votes_path,
                   "Colosseum: keep the votes in this SQLite file (default: in memory)");
   cmd->add_option("--max-tokens", args->max_tokens,
