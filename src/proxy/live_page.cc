@@ -40,8 +40,8 @@ constexpr std::string_view kBody = R"html(<header><h1>zeus proxy: live</h1><span
     <div class="card"><b id="finished">0</b><span>requests finished</span></div>
     <div class="card"><b id="power-now">–</b><span>GPU power now (W)</span></div>
   </div>
-  <section><h2>GPU power and requests (last 60 s)</h2>
-    <svg id="chart" width="900" height="260" role="img" aria-label="power timeline"></svg>
+  <section><h2>GPU power and requests (up to the last 60 s)</h2>
+    <svg id="chart" viewBox="0 0 900 260" width="100%" role="img" aria-label="power timeline"></svg>
     <div class="legend" id="legend"></div>
   </section>
   <section><h2>Energy by model</h2>
@@ -120,19 +120,23 @@ function drawChart() {
   let now = 0;
   for (const s of st.sources) if (s.power.length) now = Math.max(now, s.power[s.power.length - 1][0]);
   if (now === 0) now = Date.now() / 1000;
-  const t0 = now - WINDOW_S;
+  // The last minute, or less while the proxy is younger (at least 5 s).
+  let first = now;
+  for (const s of st.sources) if (s.power.length) first = Math.min(first, s.power[0][0]);
+  const span = Math.max(5, Math.min(WINDOW_S, now - first));
+  const t0 = now - span;
   let wmax = 1;
   for (const s of st.sources) for (const p of s.power) if (p[0] >= t0) wmax = Math.max(wmax, p[1]);
   wmax *= 1.1;
-  const x = t => L + (W - L - R) * (t - t0) / WINDOW_S;
+  const x = t => L + (W - L - R) * (t - t0) / span;
   const y = w => T + PH - PH * w / wmax;
   svg.appendChild(el("line", {svg: 1, x1: L, y1: T + PH, x2: W - R, y2: T + PH, stroke: "#aab6c3"}));
   svg.appendChild(el("line", {svg: 1, x1: L, y1: T, x2: L, y2: T + PH, stroke: "#aab6c3"}));
   for (const f of [0, 0.5, 1]) {
     svg.appendChild(el("text", {svg: 1, x: 4, y: y(wmax * f / 1.1) + 4}, fmt(wmax * f / 1.1, 0) + " W"));
   }
-  for (const s of [0, 30, 60]) {
-    svg.appendChild(el("text", {svg: 1, x: x(now - s) - 12, y: H - 4}, s === 0 ? "now" : "-" + s + " s"));
+  for (const s of [0, span / 2, span]) {
+    svg.appendChild(el("text", {svg: 1, x: x(now - s) - 12, y: H - 4}, s === 0 ? "now" : "-" + fmt(s, 0) + " s"));
   }
   const legend = document.getElementById("legend");
   legend.replaceChildren();

@@ -8,7 +8,8 @@
 # "... % more energy", the "worth it" vote, the leaderboard; then opens /zeus/ and finds both
 # answers there. The votes file must hold the duel's row. The API's refusals (unknown id, a
 # second vote, an energy vote in the wrong state, bad bodies) are clear 4xx answers. A screenshot
-# of the reveal goes to $ZEUS_BUILD_DIR/test-output/proxy_colosseum.png.
+# of the reveal goes to $ZEUS_BUILD_DIR/test-output/proxy_colosseum.png, one of the live page to
+# proxy_live.png there.
 set -euo pipefail
 zeus="$ZEUS_BIN/zeus"
 py=/usr/bin/python3
@@ -59,7 +60,8 @@ base=$(sed -n 's|^zeus proxy: serving \(http://127.0.0.1:[0-9]*\) (Colosseum.*|\
 out="${ZEUS_BUILD_DIR:-$dir}/test-output"
 mkdir -p "$out"
 rm -f "$out/proxy_colosseum.png"
-seen=$(cd "$lib" && timeout 120 "$py" colosseum_duel.py "$base" "$out/proxy_colosseum.png") \
+seen=$(cd "$lib" && timeout 120 "$py" colosseum_duel.py "$base" "$out/proxy_colosseum.png" \
+  "$out/proxy_live.png") \
   || fail "the browser run failed: $(tail -5 "$dir/proxy.err")"
 echo "$seen"
 check() { "$py" -c "import json,sys; s=json.loads(sys.argv[1]); sys.exit(0 if ($2) else 1)" "$seen" \
@@ -76,8 +78,10 @@ check "the leaderboard" 's["leaderboard"][0][:3] == ["big", "1", "100 %"] and s[
 check "no error on the page" 's["error"] == "" and s["error_after_answers"] == "" and s["live_error"] == ""'
 check "the live page's models" 'sorted(m[0] for m in s["live_models"]) == ["big", "small"] and s["live_finished"] == "2"'
 check "the live page's request spans" 's["live_spans"] == 2'
-[ "$(head -c 4 "$out/proxy_colosseum.png" | od -An -c | tr -d ' ')" = '211PNG' ] \
-  || fail "the screenshot is not a PNG"
+for png in proxy_colosseum proxy_live; do
+  [ "$(head -c 4 "$out/$png.png" | od -An -c | tr -d ' ')" = '211PNG' ] \
+    || fail "the screenshot $png.png is not a PNG"
+done
 
 # The SQLite row: the models on each side, their energies (big about 220 J, small about 100 J:
 # idle 60 W plus the fake's power model for 1 s), the vote for big, worth it.

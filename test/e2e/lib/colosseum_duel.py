@@ -3,14 +3,14 @@
 through its first finished requests; prints what it saw as one JSON object (checked by
 test/e2e/proxy_colosseum_chromium.sh).
 
-usage: colosseum_duel.py BASE_URL SCREENSHOT.png
+usage: colosseum_duel.py BASE_URL COLOSSEUM.png LIVE.png
 """
 import json
 import sys
 
 from cdp_browser import Browser
 
-base, screenshot = sys.argv[1], sys.argv[2]
+base, screenshot, live_screenshot = sys.argv[1], sys.argv[2], sys.argv[3]
 q = lambda selector, what="textContent": "document.querySelector(%s).%s" % (json.dumps(selector), what)
 seen = {}
 with Browser() as b:
@@ -62,4 +62,5 @@ with Browser() as b:
     seen["live_spans"] = b.evaluate("document.querySelectorAll('#chart rect.span').length")
     seen["live_finished"] = b.evaluate(q("#finished"))
     seen["live_error"] = b.evaluate(q("#error"))
+    b.screenshot(live_screenshot)
 print(json.dumps(seen))
