@@ -57,14 +57,14 @@ class Arena final : public Colosseum {
     const auto& gpus_0 = options_.sides[0].gpu_indices;
     const auto& gpus_1 = options_.sides[1].gpu_indices;
     const bool same = gpus_0 == gpus_1;
-    const bool overlap = gpus_0.empty() || gpus_1.empty() ||
-                         std::any_of(gpus_0.begin(), gpus_0.end(), [&](int g) {
-                           return std::find(gpus_1.begin(), gpus_1.end(), g) != gpus_1.end();
-                         });
+    const bool overlap =
+        gpus_0.empty() || gpus_1.empty() || std::any_of(gpus_0.begin(), gpus_0.end(), [&](int g) {
+          return std::find(gpus_1.begin(), gpus_1.end(), g) != gpus_1.end();
+        });
     if (!same && overlap) {
       return fail(ErrorCode::kInvalidArgument,
-                  "the GPUs of " + sides_[0].name + " (" + LiveFeed::gpus_label(gpus_0) +
-                      ") and " + sides_[1].name + " (" + LiveFeed::gpus_label(gpus_1) +
+                  "the GPUs of " + sides_[0].name + " (" + LiveFeed::gpus_label(gpus_0) + ") and " +
+                      sides_[1].name + " (" + LiveFeed::gpus_label(gpus_1) +
                       ") overlap: give each side its own GPUs (--gpus NAME=LIST), or the same "
                       "list to both");
     }
@@ -89,11 +89,10 @@ class Arena final : public Colosseum {
     server_options.workers = options_.workers;
     server_options.write_timeout_s = options_.upstream_timeout_s;
     auto server = http::HttpServer::start(
-        server_options, http::HttpServer::on_workers([this](const HttpRequest& request,
-                                                            const http::Peer&,
-                                                            std::shared_ptr<http::Reply> reply) {
-          route(request, *reply);
-        }));
+        server_options,
+        http::HttpServer::on_workers(
+            [this](const HttpRequest& request, const http::Peer&,
+                   std::shared_ptr<http::Reply> reply) { route(request, *reply); }));
     if (!server) return fail(server.error());
     server_ = std::move(*server);
     Result<int> port = server_->listen_tcp(options_.host, options_.port);
@@ -222,9 +221,9 @@ void Arena::prompt(const HttpRequest& request, http::Reply& reply) {
     const std::string text = scanner.take_text();
     return text.empty() ? stream->open() : stream->write(dump(json(text)) + std::string(1, '\0'));
   };
-  Result<HttpResponse> answer = side.client->stream(
-      "POST", "/v1/chat/completions", dump(upstream_body), {}, on_head, on_data,
-      options_.upstream_timeout_s);
+  Result<HttpResponse> answer =
+      side.client->stream("POST", "/v1/chat/completions", dump(upstream_body), {}, on_head, on_data,
+                          options_.upstream_timeout_s);
   side.meter->usage(id, scanner.usage().prompt_tokens, scanner.usage().completion_tokens);
   record.latency_s = side.meter->now_s() - start_s;
   const RequestEnergy energy = side.meter->end(id, record);
@@ -245,9 +244,8 @@ void Arena::prompt(const HttpRequest& request, http::Reply& reply) {
     reply.send(HttpResponse::error(
         502, "zeus colosseum: " + model + "'s server did not answer: " + answer.error().message));
   } else {
-    reply.send(HttpResponse::error(
-        502, "zeus colosseum: " + model + "'s server answered " + std::to_string(record.status) +
-                 ": " + upstream_error));
+    reply.send(HttpResponse::error(502, "zeus colosseum: " + model + "'s server answered " +
+                                            std::to_string(record.status) + ": " + upstream_error));
   }
 }
 
@@ -273,13 +271,14 @@ HttpResponse Arena::response_vote(const HttpRequest& request) {
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   Result<void> saved = votes_->record_vote(record);
   if (!saved) log_warning("zeus colosseum: the vote was not saved: " + saved.error().message);
-  const EnergyComparison comparison = compare_energy(record.energy_j[won], record.energy_j[1 - won]);
+  const EnergyComparison comparison =
+      compare_energy(record.energy_j[won], record.energy_j[1 - won]);
   return json_answer(dump({{"model_names", record.models},
-                                 {"energy_consumptions", record.energy_j},
-                                 {"tokens", record.tokens},
-                                 {"state", duel_state_name(duel->state)},
-                                 {"message", comparison.sentence},
-                                 {"saved", saved.has_value()}}));
+                           {"energy_consumptions", record.energy_j},
+                           {"tokens", record.tokens},
+                           {"state", duel_state_name(duel->state)},
+                           {"message", comparison.sentence},
+                           {"saved", saved.has_value()}}));
 }
 
 HttpResponse Arena::energy_vote(const HttpRequest& request) {
@@ -292,10 +291,11 @@ HttpResponse Arena::energy_vote(const HttpRequest& request) {
   }
   if (!duel) return refused(duel.error());
   Result<void> saved = votes_->record_energy_vote(asked->request_id, asked->is_worth);
-  if (!saved) log_warning("zeus colosseum: the energy vote was not saved: " + saved.error().message);
+  if (!saved)
+    log_warning("zeus colosseum: the energy vote was not saved: " + saved.error().message);
   return json_answer(dump({{"model_names", duel->models},
-                                 {"state", duel_state_name(duel->state)},
-                                 {"saved", saved.has_value()}}));
+                           {"state", duel_state_name(duel->state)},
+                           {"saved", saved.has_value()}}));
 }
 
 HttpResponse Arena::leaderboard_json() {

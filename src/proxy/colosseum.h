@@ -30,8 +30,8 @@
 namespace zeus::proxy {
 
 struct ColosseumSide {
-  std::string name;  // shown after the vote; sent as "model"
-  std::string url;   // "http://host:port"
+  std::string name;              // shown after the vote; sent as "model"
+  std::string url;               // "http://host:port"
   std::vector<int> gpu_indices;  // empty: every GPU
 };
 
@@ -41,8 +41,8 @@ struct ColosseumOptions {
   int port = 8080;
   std::string votes_path = ":memory:";  // SQLite file
   double sample_interval_s = 0.1;
-  int max_tokens = 512;         // per answer (the original's)
-  double ttl_s = 600;           // a duel's life
+  int max_tokens = 512;  // per answer (the original's)
+  double ttl_s = 600;    // a duel's life
   size_t max_duels = 10000;
   size_t max_prompt_bytes = 64 * 1024;
   double upstream_timeout_s = 600;

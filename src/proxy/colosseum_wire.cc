@@ -22,8 +22,8 @@ Result<json> object_of(std::string_view body, std::initializer_list<std::string_
     if (!known) {
       std::string list;
       for (std::string_view f : fields) list += (list.empty() ? "" : ", ") + std::string(f);
-      return fail(ErrorCode::kInvalidArgument, std::string(route) + ": unknown field '" + name +
-                                                   "' (known: " + list + ")");
+      return fail(ErrorCode::kInvalidArgument,
+                  std::string(route) + ": unknown field '" + name + "' (known: " + list + ")");
     }
   }
   return doc;
@@ -79,7 +79,8 @@ Result<PromptRequest> decode_prompt(std::string_view body, size_t max_prompt_byt
   const auto prompt = doc->find("prompt");
   if (prompt == doc->end() || !prompt->is_string() ||
       prompt->get_ref<const std::string&>().empty()) {
-    return fail(ErrorCode::kInvalidArgument, "POST /prompt: prompt (a non-empty string) is required");
+    return fail(ErrorCode::kInvalidArgument,
+                "POST /prompt: prompt (a non-empty string) is required");
   }
   out.prompt = prompt->get<std::string>();
   if (out.prompt.size() > max_prompt_bytes) {
@@ -120,8 +121,7 @@ Result<EnergyVoteRequest> decode_energy_vote(std::string_view body) {
   }
   const auto worth = doc->find("is_worth");
   if (worth == doc->end() || !worth->is_boolean()) {
-    return fail(ErrorCode::kInvalidArgument,
-                "POST /energy_vote: is_worth must be true or false");
+    return fail(ErrorCode::kInvalidArgument, "POST /energy_vote: is_worth must be true or false");
   }
   out.is_worth = worth->get<bool>();
   return out;

@@ -33,8 +33,7 @@ TEST(ColosseumWireTest, BadBodiesNameTheField) {
   refused(decode_prompt("[1]", 100), "JSON object");
   refused(decode_prompt("{", 100), "JSON object");
   refused(decode_prompt(R"({"prompt": "x", "model_index": 0})", 100), "request_id");
-  refused(decode_prompt(R"({"request_id": "", "prompt": "x", "model_index": 0})", 100),
-          "1 to 128");
+  refused(decode_prompt(R"({"request_id": "", "prompt": "x", "model_index": 0})", 100), "1 to 128");
   refused(decode_prompt(R"({"request_id": "a\nb", "prompt": "x", "model_index": 0})", 100),
           "control characters");
   refused(decode_prompt(R"({"request_id": "r", "prompt": "", "model_index": 0})", 100), "prompt");

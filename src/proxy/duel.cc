@@ -17,10 +17,14 @@ std::string quoted(const std::string& id) { return "'" + id + "'"; }
 
 const char* duel_state_name(DuelState state) {
   switch (state) {
-    case DuelState::kPrompted: return "prompted";
-    case DuelState::kChoseLessEnergy: return "chose_less_energy_response";
-    case DuelState::kChoseMoreEnergy: return "chose_more_energy_response";
-    case DuelState::kVotedEnergy: return "voted_energy";
+    case DuelState::kPrompted:
+      return "prompted";
+    case DuelState::kChoseLessEnergy:
+      return "chose_less_energy_response";
+    case DuelState::kChoseMoreEnergy:
+      return "chose_more_energy_response";
+    case DuelState::kVotedEnergy:
+      return "voted_energy";
   }
   return "unknown";
 }
@@ -55,8 +59,7 @@ DuelResult<Duel*> DuelBook::find(const std::string& request_id, double now_s) {
 }
 
 DuelResult<std::string> DuelBook::prompt(const std::string& request_id, int side,
-                                         const std::array<std::string, 2>& models,
-                                         double now_s) {
+                                         const std::array<std::string, 2>& models, double now_s) {
   if (request_id.empty() || request_id.size() > 128) {
     return refuse(400, "request_id must be a non-empty string of at most 128 characters");
   }
@@ -133,8 +136,7 @@ DuelResult<Duel> DuelBook::response_vote(const std::string& request_id, int vict
   return d;
 }
 
-DuelResult<Duel> DuelBook::energy_vote(const std::string& request_id, bool is_worth,
-                                       double now_s) {
+DuelResult<Duel> DuelBook::energy_vote(const std::string& request_id, bool is_worth, double now_s) {
   DuelResult<Duel*> duel = find(request_id, now_s);
   if (!duel) return tl::unexpected(duel.error());
   Duel& d = **duel;
@@ -147,7 +149,8 @@ DuelResult<Duel> DuelBook::energy_vote(const std::string& request_id, bool is_wo
                              " used less energy: there is no extra energy to vote on");
     case DuelState::kVotedEnergy:
       return refuse(409, "duel " + quoted(request_id) + " has its energy vote already");
-    case DuelState::kChoseMoreEnergy: break;
+    case DuelState::kChoseMoreEnergy:
+      break;
   }
   d.is_worth = is_worth;
   d.state = DuelState::kVotedEnergy;

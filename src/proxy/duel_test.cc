@@ -69,7 +69,7 @@ TEST(DuelBookTest, WrongStatesAndBadValuesAreRefused) {
   ASSERT_TRUE(book.prompt("r1", 1, kModels, 0));
   ASSERT_TRUE(book.answered("r1", 1, 5, 3, false, 0));
   EXPECT_NE(book.response_vote("r1", 0, 0).error().message.find("failed"), std::string::npos);
-  EXPECT_EQ(book.energy_vote("r1", true, 0).error().status, 409);  // no response vote yet
+  EXPECT_EQ(book.energy_vote("r1", true, 0).error().status, 409);        // no response vote yet
   EXPECT_EQ(book.answered("r1", 1, 5, 3, true, 0).error().status, 409);  // ended already
 }
 

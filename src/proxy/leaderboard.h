@@ -19,12 +19,12 @@ struct LeaderboardRow {
   std::string model;
   int64_t duels = 0;
   int64_t wins = 0;
-  double win_rate = 0;          // wins / duels
+  double win_rate = 0;             // wins / duels
   double energy_per_answer_j = 0;  // mean over its answers
   double energy_per_token_j = 0;   // its answers' energy / their tokens (0 without tokens)
-  int64_t energy_votes = 0;     // won with more energy, and the energy vote was cast
-  int64_t worth = 0;            // ... of which "worth it"
-  double worth_rate = -1;       // worth / energy_votes; -1 when no energy vote
+  int64_t energy_votes = 0;        // won with more energy, and the energy vote was cast
+  int64_t worth = 0;               // ... of which "worth it"
+  double worth_rate = -1;          // worth / energy_votes; -1 when no energy vote
 };
 
 std::vector<LeaderboardRow> leaderboard(const std::vector<store::DuelRecord>& duels);

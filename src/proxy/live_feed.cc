@@ -10,14 +10,12 @@ namespace {
 using nlohmann::json;
 
 json request_json(int source, const LiveRequest& r) {
-  return {{"source", source},      {"id", r.id},       {"model", r.model},
-          {"start_s", r.start_s},  {"end_s", r.end_s}, {"energy_j", r.energy_j},
+  return {{"source", source},          {"id", r.id},        {"model", r.model},
+          {"start_s", r.start_s},      {"end_s", r.end_s},  {"energy_j", r.energy_j},
           {"tokens", r.output_tokens}, {"status", r.status}};
 }
 
-std::string dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 }  // namespace
 
@@ -102,9 +100,8 @@ std::string LiveFeed::snapshot_locked() const {
   }
   json models = json::object();
   for (const auto& [name, t] : models_) {
-    models[name] = {{"requests", t.requests},
-                    {"energy_j", t.energy_j},
-                    {"tokens", t.output_tokens}};
+    models[name] = {
+        {"requests", t.requests}, {"energy_j", t.energy_j}, {"tokens", t.output_tokens}};
   }
   return dump({{"sources", std::move(sources)},
                {"requests", std::move(requests)},
@@ -123,7 +120,8 @@ bool LiveFeed::subscribe(std::shared_ptr<http::EventStream> listener) {
 
 size_t LiveFeed::listeners() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return std::count_if(listeners_.begin(), listeners_.end(), [](const auto& l) { return l->open(); });
+  return std::count_if(listeners_.begin(), listeners_.end(),
+                       [](const auto& l) { return l->open(); });
 }
 
 void LiveFeed::broadcast_locked(const std::string& data, const char* name) {

@@ -111,9 +111,9 @@ RequestEnergy Meter::end(RequestId id, const RequestRecord& record) {
     timeline.end_s = t;
     timeline.output_tokens = out.output_tokens;
     if (feed_) {
-      feed_->finished(feed_source_, {id, record.model, epoch_unix_s_ + timeline.start_s,
-                                     epoch_unix_s_ + t, out.energy_j, out.output_tokens,
-                                     record.status});
+      feed_->finished(feed_source_,
+                      {id, record.model, epoch_unix_s_ + timeline.start_s, epoch_unix_s_ + t,
+                       out.energy_j, out.output_tokens, record.status});
     }
     timelines_.push_back(std::move(timeline));
     ++requests_;

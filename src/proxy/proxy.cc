@@ -59,7 +59,8 @@ class Proxy final : public LlmProxy {
   Proxy(ProxyOptions options, std::unique_ptr<http::HttpClient> upstream,
         std::unique_ptr<Meter> meter)
       : options_(std::move(options)), upstream_(std::move(upstream)), meter_(std::move(meter)) {
-    meter_->publish_to(&feed_, feed_.add_source("proxy", LiveFeed::gpus_label(options_.gpu_indices)));
+    meter_->publish_to(&feed_,
+                       feed_.add_source("proxy", LiveFeed::gpus_label(options_.gpu_indices)));
   }
   ~Proxy() override { stop(); }
 
@@ -74,11 +75,10 @@ class Proxy final : public LlmProxy {
     // Relayed on a worker: the upstream client blocks while the answer comes.
     auto server = http::HttpServer::start(
         server_options,
-        http::HttpServer::on_workers(
-            [this](const HttpRequest& request, const http::Peer&,
-                   std::shared_ptr<http::Reply> reply) {
-              if (!serve_live(feed_, request, *reply)) relay(request, *reply);
-            }));
+        http::HttpServer::on_workers([this](const HttpRequest& request, const http::Peer&,
+                                            std::shared_ptr<http::Reply> reply) {
+          if (!serve_live(feed_, request, *reply)) relay(request, *reply);
+        }));
     if (!server) return fail(server.error());
     server_ = std::move(*server);
     Result<int> port = server_->listen_tcp(options_.host, options_.port);

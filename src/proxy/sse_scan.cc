@@ -41,11 +41,10 @@ int64_t read_answer_json(std::string_view json_text, Usage* usage, std::string* 
   for (const json& choice : *choices) {
     if (!choice.is_object()) continue;
     const auto delta = choice.find("delta");
-    const bool produced =
-        non_empty_string(choice, "text", text) ||
-        (delta != choice.end() && delta->is_object() &&
-         (non_empty_string(*delta, "content", text) ||
-          non_empty_string(*delta, "reasoning_content", text)));
+    const bool produced = non_empty_string(choice, "text", text) ||
+                          (delta != choice.end() && delta->is_object() &&
+                           (non_empty_string(*delta, "content", text) ||
+                            non_empty_string(*delta, "reasoning_content", text)));
     chunks += produced ? 1 : 0;
   }
   return chunks;

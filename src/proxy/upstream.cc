@@ -4,8 +4,7 @@
 
 namespace zeus::proxy {
 
-Result<std::unique_ptr<http::HttpClient>> upstream_client(const std::string& url,
-                                                          double timeout_s,
+Result<std::unique_ptr<http::HttpClient>> upstream_client(const std::string& url, double timeout_s,
                                                           const std::string& what) {
   Result<http::HttpUrl> parsed = http::parse_http_url(url);
   if (!parsed) {

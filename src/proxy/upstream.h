@@ -14,8 +14,7 @@
 
 namespace zeus::proxy {
 
-Result<std::unique_ptr<http::HttpClient>> upstream_client(const std::string& url,
-                                                          double timeout_s,
+Result<std::unique_ptr<http::HttpClient>> upstream_client(const std::string& url, double timeout_s,
                                                           const std::string& what);
 
 }  // namespace zeus::proxy

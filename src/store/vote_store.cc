@@ -114,9 +114,8 @@ Result<std::unique_ptr<VoteStore>> VoteStore::open(const std::string& path) {
   }
   Result<void> schema = sqlite_exec(db, kSchema, "creating the votes table");
   if (!schema) {
-    return fail(ErrorCode::kUnavailable,
-                "votes: '" + path + "': " + schema.error().message +
-                    "; give --votes a new file or one this command wrote");
+    return fail(ErrorCode::kUnavailable, "votes: '" + path + "': " + schema.error().message +
+                                             "; give --votes a new file or one this command wrote");
   }
   return std::unique_ptr<VoteStore>(std::move(store));
 }

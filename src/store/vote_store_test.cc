@@ -22,8 +22,8 @@ DuelRecord record(const std::string& id) {
 
 class VoteStoreTest : public ::testing::Test {
  protected:
-  std::filesystem::path dir_ = std::filesystem::temp_directory_path() /
-                               ("vote_store_test_" + std::to_string(::getpid()));
+  std::filesystem::path dir_ =
+      std::filesystem::temp_directory_path() / ("vote_store_test_" + std::to_string(::getpid()));
   void SetUp() override { std::filesystem::create_directories(dir_); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 };

@@ -92,8 +92,8 @@ TEST(CliParse, NumbersAreFiniteAndWhole) {
 }
 
 TEST(CliParse, NamedValuesSplitBeforeTheirValue) {
-  auto named = parse_named_value("meta-llama/Llama-3.1-8B=http://127.0.0.1:8000", "--upstream",
-                                 "=http://");
+  auto named =
+      parse_named_value("meta-llama/Llama-3.1-8B=http://127.0.0.1:8000", "--upstream", "=http://");
   ASSERT_TRUE(named);
   EXPECT_EQ(named->name, "meta-llama/Llama-3.1-8B");
   EXPECT_EQ(named->value, "http://127.0.0.1:8000");

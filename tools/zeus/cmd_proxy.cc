@@ -100,7 +100,8 @@ void run(ProxyArgs& args) {
   if (args.upstreams.size() == 2) return run_colosseum(args);
   if (args.upstreams.size() != 1) {
     die("--upstream: give one inference server (the proxy) or two named ones (the Colosseum), "
-        "not " + std::to_string(args.upstreams.size()));
+        "not " +
+        std::to_string(args.upstreams.size()));
   }
   if (!args.votes_path.empty()) die("--votes: only the Colosseum (two --upstream) has votes");
   auto named = value_or_die(parse_named_value(args.upstreams[0], "--upstream", "=http"));
