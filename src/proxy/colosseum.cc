@@ -15,6 +15,7 @@
 #include "proxy/live_page.h"
 #include "proxy/live_routes.h"
 #include "proxy/meter.h"
+#include "proxy/serving.h"
 #include "proxy/sse_scan.h"
 #include "proxy/upstream.h"
 #include "store/vote_store.h"
@@ -88,16 +89,12 @@ class Arena final : public Colosseum {
     server_options.limits.max_body_bytes = options_.max_prompt_bytes + 4096;
     server_options.workers = options_.workers;
     server_options.write_timeout_s = options_.upstream_timeout_s;
-    auto server = http::HttpServer::start(
+    auto server = serve_on_workers(
         server_options,
-        http::HttpServer::on_workers(
-            [this](const HttpRequest& request, const http::Peer&,
-                   std::shared_ptr<http::Reply> reply) { route(request, *reply); }));
+        [this](const HttpRequest& request, http::Reply& reply) { route(request, reply); },
+        options_.host, options_.port, &port_);
     if (!server) return fail(server.error());
     server_ = std::move(*server);
-    Result<int> port = server_->listen_tcp(options_.host, options_.port);
-    if (!port) return fail(port.error());
-    port_ = *port;
     return ok();
   }
 

@@ -9,6 +9,7 @@
 #include "http/server.h"
 #include "proxy/live_routes.h"
 #include "proxy/meter.h"
+#include "proxy/serving.h"
 #include "proxy/sse_scan.h"
 #include "proxy/upstream.h"
 #include "zeus/log.h"
@@ -73,17 +74,14 @@ class Proxy final : public LlmProxy {
     server_options.write_timeout_s = options_.upstream_timeout_s;
     server_options.max_stream_buffer_bytes = 1 << 20;
     // Relayed on a worker: the upstream client blocks while the answer comes.
-    auto server = http::HttpServer::start(
+    auto server = serve_on_workers(
         server_options,
-        http::HttpServer::on_workers([this](const HttpRequest& request, const http::Peer&,
-                                            std::shared_ptr<http::Reply> reply) {
-          if (!serve_live(feed_, request, *reply)) relay(request, *reply);
-        }));
+        [this](const HttpRequest& request, http::Reply& reply) {
+          if (!serve_live(feed_, request, reply)) relay(request, reply);
+        },
+        options_.host, options_.port, &port_);
     if (!server) return fail(server.error());
     server_ = std::move(*server);
-    Result<int> port = server_->listen_tcp(options_.host, options_.port);
-    if (!port) return fail(port.error());
-    port_ = *port;
     return ok();
   }
 
