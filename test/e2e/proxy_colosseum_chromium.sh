@@ -138,6 +138,23 @@ grep -q '"duels":2' "$dir/body" || fail "the leaderboard after two duels: $(cat 
 [ "$(code "$base/models")" = 200 ] && grep -q '"available_models":\["small","big"\]' "$dir/body" \
   || fail "GET /models: $(cat "$dir/body")"
 
+# A side whose server is down: its /prompt is a 502 that says so, the other side still answers,
+# and the duel cannot be voted on.
+"$zeus" proxy --upstream "small=http://127.0.0.1:$small" --gpus small=0 \
+  --upstream "down=http://127.0.0.1:1" --gpus down=1 --port 0 > "$dir/down.out" 2> "$dir/down.err" &
+pids+=($!)
+wait_for "$dir/down.out" "serving"
+down=$(sed -n 's|^zeus proxy: serving \(http://127.0.0.1:[0-9]*\) (Colosseum.*|\1|p' "$dir/down.out")
+statuses=""
+for side in 0 1; do
+  statuses+=$(curl -s -o "$dir/down$side" -w '%{http_code} ' -X POST \
+    -d "{\"request_id\": \"d1\", \"prompt\": \"hi\", \"model_index\": $side}" "$down/prompt")
+done
+[ "$(tr ' ' '\n' <<< "$statuses" | sort | tr '\n' ' ')" = " 200 502 " ] || fail "one side down: $statuses"
+grep -q "down's server did not answer" "$dir/down0" "$dir/down1" || fail "the 502's message: $(cat "$dir/down0" "$dir/down1")"
+[ "$(code -X POST -d '{"request_id": "d1", "victory_index": 0}' "$down/response_vote")" = 409 ] \
+  && grep -q "failed" "$dir/body" || fail "a vote on a failed duel: $(cat "$dir/body")"
+
 # The live page of a plain proxy (one upstream): a finished request shows in its state and its
 # event stream; /zeus/ is the proxy's own, not forwarded.
 "$zeus" proxy --upstream "http://127.0.0.1:$small" --gpus 0 --port 0 --interval 0.05 \
