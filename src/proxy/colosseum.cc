@@ -73,8 +73,9 @@ class Arena final : public Colosseum {
       const std::vector<int>& gpus = options_.sides[i].gpu_indices;
       Result<GpuEnergyReader> reader = GpuEnergyReader::create(devices, gpus);
       if (!reader) return fail(reader.error());
-      meters_.push_back(
-          std::make_unique<Meter>(std::move(*reader), options_.sample_interval_s, std::string()));
+      meters_.push_back(std::make_unique<Meter>(std::move(*reader), options_.sample_interval_s,
+                                                options_.log_path));
+      ZEUS_TRY(meters_.back()->open_log());
       const std::string source = same ? sides_[0].name + " + " + sides_[1].name : sides_[i].name;
       meters_.back()->publish_to(&feed_, feed_.add_source(source, LiveFeed::gpus_label(gpus)));
     }

@@ -40,6 +40,7 @@ struct ColosseumOptions {
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string votes_path = ":memory:";  // SQLite file
+  std::string log_path;  // JSONL, one row per answer (as the proxy's --log); empty: none
   double sample_interval_s = 0.1;
   int max_tokens = 512;  // per answer (the original's)
   double ttl_s = 600;    // a duel's life

@@ -51,7 +51,7 @@ big=$(sed -n 's/^port //p' "$dir/big.out")
 
 "$zeus" proxy --upstream "small=http://127.0.0.1:$small" --gpus small=0 \
   --upstream "big=http://127.0.0.1:$big" --gpus big=1 --port 0 --interval 0.05 \
-  --votes "$dir/votes.db" > "$dir/proxy.out" 2> "$dir/proxy.err" &
+  --votes "$dir/votes.db" --log "$dir/answers.jsonl" > "$dir/proxy.out" 2> "$dir/proxy.err" &
 pids+=($!)
 wait_for "$dir/proxy.out" "serving"
 base=$(sed -n 's|^zeus proxy: serving \(http://127.0.0.1:[0-9]*\) (Colosseum.*|\1|p' "$dir/proxy.out")
@@ -102,6 +102,15 @@ print("row ok: big %.1f J, small %.1f J" % (e["big"], e["small"]))
 PY
 ) || fail "the votes table: $row"
 echo "$row"
+"$py" - "$dir/answers.jsonl" "$dir/votes.db" <<'PY' || fail "the --log rows: $(cat "$dir/answers.jsonl")"
+import json, sqlite3, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert sorted(r["model"] for r in rows) == ["big", "small"], rows
+m0, m1, e0, e1 = sqlite3.connect(sys.argv[2]).execute(
+    "SELECT model_0, model_1, energy_0_j, energy_1_j FROM duels").fetchone()
+logged = {r["model"]: r["energy_j"] for r in rows}
+assert abs(logged[m0] - e0) < 1e-6 and abs(logged[m1] - e1) < 1e-6, (logged, e0, e1)
+PY
 
 # The API's refusals: clear 4xx answers with a message; the proxy keeps serving.
 code() { curl -s -o "$dir/body" -w '%{http_code}' "$@"; }

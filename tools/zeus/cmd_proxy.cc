@@ -83,6 +83,7 @@ void run_colosseum(const ProxyArgs& args) {
   options.port = args.proxy.port;
   options.sample_interval_s = args.proxy.sample_interval_s;
   options.max_tokens = args.max_tokens;
+  options.log_path = args.proxy.log_path;
   if (!args.votes_path.empty()) options.votes_path = args.votes_path;
   Devices devices = gpus_or_die();
   auto running = value_or_die(proxy::Colosseum::start(devices, options), "zeus proxy");
