@@ -1,15 +1,16 @@
 // Cost of one EnergyMonitor begin/end window pair, on the fake NVML (the real NVML backend
-// dlopen'ing testing/fake_nvml; ZEUS_BENCH_NVML_PATH picks another libnvidia-ml) and on ReplayGpu, next to one bare NVML energy read measured in
-// the same run. The goal: under 2 us of the library's own time per pair beyond its NVML calls
-// (one total_energy_mj() per GPU at each edge). The ratios are printed after the table.
+// dlopen'ing testing/fake_nvml; ZEUS_BENCH_NVML_PATH picks another libnvidia-ml) and on ReplayGpu,
+// next to one bare NVML energy read measured in the same run. The goal: under 2 us of the library's
+// own time per pair beyond its NVML calls (one total_energy_mj() per GPU at each edge). The ratios
+// are printed after the table.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <memory>
 #include <string>
 
+#include "bench/ratio_reporter.h"
 #include "device/nvml/nvml_gpu.h"
 #include "zeus/clock.h"
 #include "zeus/energy_monitor.h"
@@ -82,64 +83,33 @@ void BM_WindowPairReplay(benchmark::State& state) {
 }
 BENCHMARK(BM_WindowPairReplay)->Unit(benchmark::kNanosecond);
 
-// Keeps each benchmark's time per iteration (ns) and prints the ratios at the end. CPU time is
-// the basis (on a shared, loaded machine real time mostly measures waiting); real time is shown.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.run_type == Run::RT_Iteration && !run.error_occurred) {
-        times_ns_[run.benchmark_name()] = {run.GetAdjustedCPUTime(), run.GetAdjustedRealTime()};
-      }
-    }
-    ConsoleReporter::ReportRuns(runs);
+// The ratios printed after the table. CPU time is the basis (on a shared, loaded machine real
+// time mostly measures waiting); real time is shown. Times in ns (the benchmarks' unit).
+void print_ratios(const zeus::bench::RunTimes& times) {
+  const zeus::bench::Times read = times.find("BM_NvmlEnergyRead");
+  const zeus::bench::Times nvml_pair = times.find("BM_WindowPairNvml");
+  const zeus::bench::Times replay_pair = times.find("BM_WindowPairReplay");
+  if (read.cpu <= 0) {
+    std::printf("no bare NVML read measured: ratios unavailable\n");
+    return;
   }
-
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    auto find = [this](const char* name) {
-      auto it = times_ns_.find(name);
-      return it == times_ns_.end() ? Times{} : it->second;
-    };
-    const Times read = find("BM_NvmlEnergyRead");
-    const Times nvml_pair = find("BM_WindowPairNvml");
-    const Times replay_pair = find("BM_WindowPairReplay");
-    if (read.cpu_ns <= 0) {
-      std::printf("no bare NVML read measured: ratios unavailable\n");
-      return;
-    }
-    if (nvml_pair.cpu_ns > 0) {
-      const double own_ns = nvml_pair.cpu_ns - 2.0 * read.cpu_ns;  // two energy reads per pair
-      std::printf(
-          "window pair on NVML: %.0f ns CPU = %.2f x one bare NVML energy read (%.0f ns CPU); "
-          "real time ratio %.2f; library's own time beyond the 2 reads: %.0f ns (goal < 2000 "
-          "ns): %s\n",
-          nvml_pair.cpu_ns, nvml_pair.cpu_ns / read.cpu_ns, read.cpu_ns,
-          nvml_pair.real_ns / read.real_ns, own_ns, own_ns < 2000.0 ? "met" : "NOT met");
-    }
-    if (replay_pair.cpu_ns > 0) {
-      std::printf("window pair on ReplayGpu: %.0f ns CPU = %.2f x one bare NVML energy read\n",
-                  replay_pair.cpu_ns, replay_pair.cpu_ns / read.cpu_ns);
-    }
+  if (nvml_pair.cpu > 0) {
+    const double own_ns = nvml_pair.cpu - 2.0 * read.cpu;  // two energy reads per pair
+    std::printf(
+        "window pair on NVML: %.0f ns CPU = %.2f x one bare NVML energy read (%.0f ns CPU); "
+        "real time ratio %.2f; library's own time beyond the 2 reads: %.0f ns (goal < 2000 "
+        "ns): %s\n",
+        nvml_pair.cpu, nvml_pair.cpu / read.cpu, read.cpu, nvml_pair.real / read.real, own_ns,
+        own_ns < 2000.0 ? "met" : "NOT met");
   }
-
- private:
-  struct Times {
-    double cpu_ns = -1.0;
-    double real_ns = -1.0;
-  };
-  std::map<std::string, Times> times_ns_;
-};
+  if (replay_pair.cpu > 0) {
+    std::printf("window pair on ReplayGpu: %.0f ns CPU = %.2f x one bare NVML energy read\n",
+                replay_pair.cpu, replay_pair.cpu / read.cpu);
+  }
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Windows this short read 0 J; the warning is what a user would see, not what is measured.
-  zeus::set_log_level(zeus::LogLevel::kError);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return zeus::bench::run_with_ratios(argc, argv, print_ratios);
 }

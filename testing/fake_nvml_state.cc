@@ -54,6 +54,9 @@ json device_to_json(const FakeNvmlDevice& device, int64_t now_ns) {
       {"errors", device.errors},
       {"lost", device.lost},
       {"power_fields", device.power_fields},
+      {"memory_power_mw", device.memory_power_mw ? json(*device.memory_power_mw) : json(nullptr)},
+      {"temperature_c", device.temperature_c},
+      {"power_update_ms", device.power_update_ms},
   };
   if (!device.uuid.empty()) out["uuid"] = device.uuid;
   for (const auto& [function, after] : device.fail_after_calls) {
@@ -84,6 +87,11 @@ FakeNvmlDevice device_from_json(const json& in, size_t index, int64_t now_ns, in
   device.errors = in.value("errors", device.errors);
   device.lost = in.value("lost", device.lost);
   device.power_fields = in.value("power_fields", device.power_fields);
+  const json memory = in.value("memory_power_mw", json());
+  device.memory_power_mw =
+      memory.is_number() ? std::optional<uint32_t>(memory.get<uint32_t>()) : std::nullopt;
+  device.temperature_c = in.value("temperature_c", device.temperature_c);
+  device.power_update_ms = in.value("power_update_ms", device.power_update_ms);
   if (const auto after = in.find("fail_after_calls"); after != in.end() && after->is_object()) {
     for (const auto& [function, rule] : after->items()) {
       device.fail_after_calls[function] = {rule.value("calls", 0L), rule.value("error", 15)};
@@ -121,13 +129,20 @@ FakeNvmlDevice FakeNvmlDevice::h100() {
   return preset("NVIDIA H100 80GB HBM3", 9, 200000, 700000, 350000);
 }
 FakeNvmlDevice FakeNvmlDevice::a100() {
-  return preset("NVIDIA A100-SXM4-40GB", 7, 100000, 400000, 250000);
+  FakeNvmlDevice device = preset("NVIDIA A100-SXM4-40GB", 7, 100000, 400000, 250000);
+  device.memory_power_mw = std::nullopt;
+  return device;
 }
+// Before Hopper, NVML has no memory-scope power.
 FakeNvmlDevice FakeNvmlDevice::v100() {
-  return preset("Tesla V100-SXM2-32GB", 5, 150000, 300000, 200000);
+  FakeNvmlDevice device = preset("Tesla V100-SXM2-32GB", 5, 150000, 300000, 200000);
+  device.memory_power_mw = std::nullopt;
+  return device;
 }
 FakeNvmlDevice FakeNvmlDevice::p100() {
-  return preset("Tesla P100-PCIE-16GB", 4, 125000, 250000, 150000);
+  FakeNvmlDevice device = preset("Tesla P100-PCIE-16GB", 4, 125000, 250000, 150000);
+  device.memory_power_mw = std::nullopt;
+  return device;
 }
 
 Result<void> write_fake_nvml_state(const std::string& path, const FakeNvmlState& state) {

@@ -20,6 +20,8 @@
 //       "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-00000000-fake-0000-0000-000000000000",
 //       "architecture": 9,              // NVML code: 4 Pascal, 5 Volta, 7 Ampere, 9 Hopper
 //       "power_draw_mw": 350000,        // drawn at an unlimited cap; reported = min(draw, limit)
+//       // Opt-in: the draw while the SM clock is locked at a listed max clock (else power_draw_mw):
+//       "power_draw_mw_by_sm_mhz": {"1980": 400000, "1500": 250000},
 //       "min_limit_mw": 200000, "max_limit_mw": 700000,
 //       "default_limit_mw": <max_limit_mw>, "limit_mw": <default_limit_mw>,
 //       "energy_mj": 0.0, "energy_time_ns": <now>,  // counter value at a CLOCK_REALTIME time;
@@ -30,6 +32,11 @@
 //       "errors": {"nvmlDeviceGetPowerUsage": 15},   // injected on this device only
 //       "lost": false,                  // true: every call on the device answers GPU_IS_LOST
 //       "power_fields": true,           // false: GetFieldValues answers NOT_SUPPORTED per field
+//       "memory_power_mw": null,        // the memory scope's average power; null: NOT_SUPPORTED
+//       "temperature_c": 45,            // what nvmlDeviceGetTemperature answers
+//       "power_update_ms": 0,           // > 0: power readings step every so many ms (a driver
+//                                       // counter's update period; the energy counter is
+//                                       unchanged)
 //       // The first `calls` calls of a function (per process, since
 //       // nvmlInit) on this device succeed, later ones
 //       // answer `error` (e.g. the GPU is lost after the job's first reading):
@@ -82,6 +89,11 @@ struct FakeNvmlDevice {
   std::map<std::string, int> errors;  // NVML function name -> nvmlReturn_t
   bool lost = false;
   bool power_fields = true;
+  // Memory-scope average power; nullopt: the GPU does not report it (as an A40).
+  std::optional<uint32_t> memory_power_mw = 62000;
+  int temperature_c = 45;
+  // > 0: the power readings change every so many milliseconds (see the format above).
+  uint32_t power_update_ms = 0;
   // Function name -> the first `calls` calls (per process) succeed, later ones answer `error`.
   struct FailAfter {
     long calls = 0;

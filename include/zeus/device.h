@@ -64,6 +64,10 @@ class Gpu {
   virtual GpuArchitecture architecture() const = 0;
   // Index on the physical machine (NVML/rocm_smi index), not the framework-visible index.
   virtual int physical_index() const = 0;
+  // PCI address in `lspci -D` form ("0000:01:00.0"); NotSupported where the backend has none.
+  virtual Result<std::string> pci_address() const {
+    return fail(ErrorCode::kNotSupported, "this GPU backend reports no PCI address");
+  }
 
   // Power limit (cap) control, in mW.
   virtual Result<PowerLimitRangeMw> power_limit_range_mw() = 0;
@@ -77,6 +81,11 @@ class Gpu {
   // Power draw: instant (gauge) and the driver's short moving average, in mW.
   virtual Result<uint32_t> instant_power_mw() = 0;
   virtual Result<uint32_t> average_power_mw() = 0;
+  // Optional readings (NotSupported unless a backend has them): the driver's moving average of
+  // the memory's power draw in mW (NVML's average power field with the memory scope, e.g. on
+  // H100), and the GPU's core temperature in degrees Celsius.
+  virtual Result<uint32_t> memory_average_power_mw();
+  virtual Result<int> temperature_c();
 
   // True when total_energy_mj() is a usable monotone counter (NVIDIA Volta and newer whose
   // counter answered when probed at open; AMD when the counter passed its plausibility check).
@@ -112,6 +121,11 @@ class Cpu {
   virtual bool has_dram() const = 0;
   // Cumulative DRAM energy in uJ, like package_energy_uj(). NotSupported without a DRAM zone.
   virtual Result<uint64_t> dram_energy_uj() = 0;
+  // The hardware counter's reading when this object began counting, in uJ: start plus
+  // package_energy_uj() is the raw counter plus its wraparounds (what Zeus's zeusd reports).
+  // 0 where the backend has no raw counter.
+  virtual uint64_t package_counter_start_uj() const { return 0; }
+  virtual uint64_t dram_counter_start_uj() const { return 0; }
 };
 
 // Why a backend was or was not used.

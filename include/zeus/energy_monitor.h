@@ -66,6 +66,9 @@ struct EnergyMonitorOptions {
   // Append to log_file instead: an existing file must start with the same header (else
   // InvalidArgument, and the file is left untouched); a missing or empty one gets the header.
   bool log_append = false;
+  // Log only the GPU columns (start_time,window_name,elapsed_time,gpu{i}_energy): exactly the
+  // header and rows of upstream ZeusMonitor's log_file, which other tools parse.
+  bool log_gpu_columns_only = false;
   // Sampling period of the PowerSampler used for GPUs without an energy counter.
   double sampler_interval_s = 0.1;
   // Run that sampler on a background thread. false (for a FakeClock, whose sleeps would race
@@ -90,6 +93,8 @@ class EnergyMonitor {
                                          bool cancel = false) = 0;
   // True when `name` is open.
   virtual bool is_window_open(std::string_view name) const = 0;
+  // Drops every open window (nothing is read or logged) and returns their names, sorted.
+  virtual std::vector<std::string> reset_windows() = 0;
 
   // The framework-visible GPU indices and CPU packages this monitor measures.
   virtual const std::vector<int>& gpu_indices() const = 0;

@@ -63,7 +63,7 @@ double all_max_clock_energy_j(const StageProfile& profile,
 // authors' emulation): the straggler's energy scales with the slowdown, the other P - 1 run
 // `plan_energy_j` in `plan_time_s` and block until T' = slowdown * straggler_base_time_s.
 //   E = straggler_energy_j * slowdown + (P - 1) * (plan_energy_j + P_b * N_stages * (T' -
-//   plan_time_s))
+//   plan_time_s)), the waiting counted as energy_at_straggler_time_j (zeus/pfo_straggler_policy.h)
 struct StragglerScenario {
   int num_pipelines = 1;
   int num_stages = 0;

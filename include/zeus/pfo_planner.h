@@ -113,8 +113,7 @@ Result<void> validate_planner_options(const StageProfile& profile, const Planner
 
 // Bounds on the planner's work, beyond which it refuses (kInvalidArgument naming the bound and
 // the fix) instead of running for hours or filling memory and disk. Each plan is one step: a
-// critical-path pass over every instruction and two max-flows, and one line of every
-// instruction's clock in plans.jsonl (~5 bytes each).
+// critical-path pass over every instruction and two max-flows.
 inline constexpr int64_t kMaxPlanInstructions = 200'000;  // 2 x stages x microbatches
 inline constexpr int64_t kMaxPlans = 5'000'000;           // (T_max - T_min) / unit
 inline constexpr int64_t kMaxPlanWork = 1'000'000'000;    // instructions x plans

@@ -3,7 +3,8 @@
 // Speaks Zeus 0.16's wire protocol (docs/perseus.md, "Runtime: the server"): POST /register_job
 // (the job id as a JSON string), POST /register_rank/{job_id}, GET /schedule/{job_id}?rank=R (a
 // barrier: answered once every rank of the job has registered and asked), POST /result/{job_id},
-// and GET /info. A waiting rank holds a connection, never a thread: a 1,024-rank job waits on the
+// and GET /info; ours besides: POST /straggler/{job_id} {"iteration_time_s": T'} and DELETE
+// /straggler/{job_id} tell a Frontier job of a straggler or that it is gone. A waiting rank holds a connection, never a thread: a 1,024-rank job waits on the
 // event loop. Bad bodies are 422 with FastAPI's {"detail": [...]}; other errors carry
 // {"detail": "..."}: an unknown job 404, a rank out of range 400, a duplicate rank 409, a schedule
 // that does not fit the job (rank count, clocks the GPU lacks, a missing or malformed file) 400
@@ -13,7 +14,8 @@
 // for each round N, in upstream's format.
 // Units: seconds, bytes. Thread-safety: start() returns a running server; stop() and the accessors
 // may be called from any thread. Failure: start() returns kInvalidArgument for bad options (an
-// unknown scheduler, no schedule file), kUnavailable when the address cannot be bound.
+// unknown scheduler, no schedule file or plans, a bad profiler argument), kUnavailable when the
+// address cannot be bound.
 //
 //   zeus::PfoServerOptions o;  o.port = 0;  o.solution_path = "freqs_pipeline_00042.py";
 //   auto server = zeus::PfoServer::start(o);
@@ -32,8 +34,13 @@ namespace zeus {
 struct PfoServerOptions {
   std::string host = "127.0.0.1";  // "0.0.0.0": every interface
   int port = 7787;                 // 0: a free port, read back with port()
-  std::string scheduler = "PointSolution";  // or "PointSolution3D" (or point-solution[-3d])
+  std::string scheduler = "PointSolution";  // or "PointSolution3D", "InstructionProfiler",
+                                            // "Frontier" (or point-solution[-3d], profiler,
+                                            // frontier)
   std::string solution_path;       // the schedule file (.py literal or JSON), read at job start
+  std::string scheduler_args;      // JSON object: InstructionProfiler's arguments
+                                   // (num_microbatches, ...: src/pfo_server/profiler_scheduler.h)
+  std::string plans_dir;           // Frontier: the --out folder of `zeus pfo plan`, read at start
   std::string dump_dir;            // empty: no dump
   double max_job_idle_s = 604800;  // a job with no request for this long is evicted (1 week)
   double rank_timeout_s = 600;     // ranks waiting at the barrier longer fail the job; 0: never

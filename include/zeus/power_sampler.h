@@ -1,15 +1,15 @@
 // PowerSampler: samples the power of some GPUs on one background thread and integrates it.
 //
-// Used automatically by EnergyMonitor for GPUs without an energy counter, and by the Python
-// PowerMonitor (energy over a time range, latest power per GPU). Each GPU keeps its samples
-// (time_s, power_w) in a bounded ring buffer; consecutive identical readings (the driver did not
-// update) are deduplicated to the first and last of their run, so integration stays exact.
-// energy_j() integrates by trapezoid over [t0_s, t1_s] within the sampled span, interpolating
-// at the edges and never extrapolating outside the span.
-// Units: seconds on the given Clock, watts, joules.
-// Thread-safety: every method may be called from any thread while the sampler runs.
-// Failure: a read that fails on the thread is skipped (logged once per GPU); queries return
-// Unavailable when there is nothing to integrate.
+// Used automatically by EnergyMonitor for GPUs without an energy counter, and by PowerMonitor
+// (timelines and energy per power domain). One thread reads every GPU in every requested power
+// domain (PowerSamplerOptions::domains; queries that name no domain use the first). Each
+// (domain, GPU) keeps its samples (time_s, power_w) in a bounded ring buffer; consecutive identical
+// readings (the driver did not update) are deduplicated to the first and last of their run, so
+// integration stays exact. energy_j() integrates by trapezoid over [t0_s, t1_s] within the sampled
+// span, interpolating at the edges and never extrapolating outside the span. Units: seconds on the
+// given Clock, watts, joules. Thread-safety: every method may be called from any thread while the
+// sampler runs. Failure: a read that fails on the thread is skipped (logged once per GPU); queries
+// return Unavailable when there is nothing to integrate.
 //
 //   zeus::PowerSampler sampler(clock, {{0, gpu}}, {.interval_s = 0.1});
 //   sampler.start();  ...  sampler.stop();
@@ -23,13 +23,16 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "zeus/clock.h"
 #include "zeus/device.h"
+#include "zeus/power_domain.h"
 #include "zeus/result.h"
+#include "zeus/sample_ring.h"
 
 namespace zeus {
 
@@ -43,8 +46,8 @@ struct PowerSamplerOptions {
   double interval_s = 0.1;
   // Samples kept per GPU (after deduplication); the oldest are dropped first. At least 2.
   size_t capacity = 65536;
-  // Read the driver's moving average (average_power_mw) instead of the instant power.
-  bool use_average_power = false;
+  // The power domains read at each tick; the first is the default of every query. Not empty.
+  std::vector<PowerDomain> domains = {PowerDomain::kDeviceInstant};
 };
 
 class PowerSampler {
@@ -64,8 +67,8 @@ class PowerSampler {
   void stop();
   bool running() const { return running_.load(); }
 
-  // Reads every GPU once now and records the samples. Returns the first read error (the other
-  // GPUs are still sampled).
+  // Reads every GPU in every domain once now and records the samples. Returns the first read
+  // error (the other readings are still taken).
   Result<void> sample_once();
 
   // Energy of GPU `gpu_index` over the part of [t0_s, t1_s] that the samples span, by trapezoid
@@ -73,43 +76,44 @@ class PowerSampler {
   // the last sample (probe item B7). NotFound for an unknown index, InvalidArgument for
   // non-finite times or t1_s < t0_s, Unavailable when the range holds no sample time
   // (has_samples_in() is false) or starts before samples that were dropped.
-  Result<double> energy_j(int gpu_index, double t0_s, double t1_s) const;
+  Result<double> energy_j(int gpu_index, double t0_s, double t1_s,
+                          std::optional<PowerDomain> domain = std::nullopt) const;
   // True when GPU `gpu_index` has samples and [t0_s, t1_s] overlaps the time they span.
-  bool has_samples_in(int gpu_index, double t0_s, double t1_s) const;
+  bool has_samples_in(int gpu_index, double t0_s, double t1_s,
+                      std::optional<PowerDomain> domain = std::nullopt) const;
   // The times of the oldest and newest retained samples of a GPU; nullopt without samples.
-  std::optional<std::pair<double, double>> span_s(int gpu_index) const;
+  std::optional<std::pair<double, double>> span_s(
+      int gpu_index, std::optional<PowerDomain> domain = std::nullopt) const;
   // The newest sample of a GPU; NotFound for an unknown index, Unavailable before any sample.
-  Result<PowerSample> latest(int gpu_index) const;
+  Result<PowerSample> latest(int gpu_index, std::optional<PowerDomain> domain = std::nullopt) const;
   // A copy of the retained samples of a GPU, oldest first (empty for an unknown index).
-  std::vector<PowerSample> samples(int gpu_index) const;
+  std::vector<PowerSample> samples(int gpu_index,
+                                   std::optional<PowerDomain> domain = std::nullopt) const;
   // The GPU indices sampled, ascending.
   std::vector<int> gpu_indices() const;
+  // The domains sampled, in the order given (the first is the default).
+  const std::vector<PowerDomain>& domains() const { return options_.domains; }
 
  private:
-  // Fixed-capacity ring of one GPU's samples, time-ordered.
-  struct Ring {
-    std::vector<PowerSample> buffer;
-    size_t head = 0;   // index of the oldest sample
-    size_t size = 0;
-    bool dropped = false;  // true once a sample was overwritten
-    bool read_failed_logged = false;
-    const PowerSample& at(size_t i) const { return buffer[(head + i) % buffer.size()]; }
-    PowerSample& at(size_t i) { return buffer[(head + i) % buffer.size()]; }
-    void push(const PowerSample& sample);
-  };
+  using Ring = SampleRing<PowerSample, &PowerSample::power_w>;
 
   void run();
   Result<void> sample_gpus(bool from_thread);
   static double integrate(const Ring& ring, double t0_s, double t1_s);
   // The overlap rule of has_samples_in(), on one ring; caller holds data_mutex_.
   static bool overlaps(const Ring& ring, double t0_s, double t1_s);
+  // The ring of (domain or the default domain, GPU); nullptr when not sampled. Caller holds
+  // data_mutex_.
+  const Ring* find_ring(int gpu_index, std::optional<PowerDomain> domain) const;
+  // "GPU 0" or "GPU 0 (memory_average)" when the domain is not the default one.
+  std::string describe(int gpu_index, std::optional<PowerDomain> domain) const;
 
   Clock& clock_;
   std::map<int, Gpu*> gpus_;
   PowerSamplerOptions options_;
   std::mutex sample_mutex_;        // serialises sampling so samples stay time-ordered
   mutable std::mutex data_mutex_;  // guards rings_
-  std::map<int, Ring> rings_;
+  std::map<std::pair<PowerDomain, int>, Ring> rings_;  // by (domain, GPU index)
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_requested_{false};
   std::thread thread_;

@@ -10,7 +10,8 @@
 //     with blocking power filling idle time (paper Table 6);
 //   - with one straggler slowed to T' = s * T_min among 1536 / M data-parallel pipelines, the
 //     total saving of every other pipeline switching to the least-energy plan within T' (Fig. 7),
-//     against the same for EnvPipe (its published result) and the best single global SM clock;
+//     against the same for EnvPipe (its published result) and the best single global SM clock,
+//     and for the combined policy that takes the cheaper of Perseus's plan and a global clock;
 //   - the executor's replay of the fastest plan against the planner's time and energy.
 // Units: seconds, joules, watts, MHz. Thread-safety: pure functions of their inputs (the
 // emulation reads its profiles from files once). Failure: Result errors naming the file or value.
@@ -27,6 +28,7 @@
 
 #include "zeus/pfo_planner.h"
 #include "zeus/pfo_profile.h"
+#include "zeus/pfo_straggler_policy.h"
 #include "zeus/result.h"
 #include "zeus/sim_report.h"
 
@@ -62,6 +64,20 @@ Result<PipelineRun> execute_pipeline(
     const std::vector<std::vector<pfo::PipelineInstruction>>& schedule,
     const std::vector<std::vector<int>>& clocks_mhz, const ExecutorOptions& options);
 
+// Every instruction at one SM clock, replayed: the global-clock alternative to a plan.
+struct GlobalClockRun {
+  pfo::GlobalClockPlan plan;  // the clock, the replay's iteration time and energy
+  PipelineRun run;
+};
+
+// One run per clock profiled for every (stage, instruction) of `schedule`, lowest clock first,
+// each replayed by execute_pipeline with the measured times and energies and the blocking power
+// filling idle time. The global-clock baseline of the emulation and the global-clock candidates
+// of the combined straggler policy (zeus/pfo_straggler_policy.h, `zeus pfo plan`'s plan store).
+Result<std::vector<GlobalClockRun>> global_clock_runs(
+    const pfo::StageProfile& profile,
+    const std::vector<std::vector<pfo::PipelineInstruction>>& schedule, double p2p_power_w);
+
 struct PerseusEmulationOptions {
   std::filesystem::path data_dir;  // holds perseus/stage_profile/, envpipe_result.csv
   std::vector<std::string> models = {"gpt3-175b", "bloom"};
@@ -84,6 +100,11 @@ struct StragglerRow {
   double envpipe_saving = 0.0;
   double global_clock_saving = 0.0;
   int global_clock_mhz = 0;  // the best single clock within T'
+  // The combined policy (zeus/pfo_straggler_policy.h): the cheaper at T' of Perseus's plan and
+  // the best global clock; never below either saving.
+  double combined_saving = 0.0;
+  double combined_time_s = 0.0;
+  int combined_global_clock_mhz = 0;  // 0 when the frontier plan won
 };
 
 struct PerseusConfigResult {

@@ -75,69 +75,93 @@ void bind_device(py::module_& m) {
           "(backend, used, detail) per backend tried: why each was used or skipped.");
 
   py::class_<GpuHandle>(m, "Gpu", "One GPU of a Devices discovery; units mW, mJ, MHz.")
-      .def_property_readonly("index", [](const GpuHandle& g) { return g.index; },
-                             "Framework-visible index.")
+      .def_property_readonly(
+          "index", [](const GpuHandle& g) { return g.index; }, "Framework-visible index.")
       .def_property_readonly("name", [](const GpuHandle& g) { return g.gpu().name(); })
       .def_property_readonly("uuid", [](const GpuHandle& g) { return g.gpu().uuid(); })
       .def_property_readonly(
-          "architecture", [](const GpuHandle& g) { return architecture_name(g.gpu().architecture()); })
+          "architecture",
+          [](const GpuHandle& g) { return architecture_name(g.gpu().architecture()); })
       .def_property_readonly("physical_index",
                              [](const GpuHandle& g) { return g.gpu().physical_index(); })
-      .def("power_limit_range_mw",
-           [](const GpuHandle& g) {
-             auto range = without_gil([&] { return g.gpu().power_limit_range_mw(); });
-             return std::make_pair(range.min_mw, range.max_mw);
-           },
-           "(min_mw, max_mw).")
+      .def(
+          "power_limit_range_mw",
+          [](const GpuHandle& g) {
+            auto range = without_gil([&] { return g.gpu().power_limit_range_mw(); });
+            return std::make_pair(range.min_mw, range.max_mw);
+          },
+          "(min_mw, max_mw).")
       .def("default_power_limit_mw",
-           [](const GpuHandle& g) { return without_gil([&] { return g.gpu().default_power_limit_mw(); }); })
+           [](const GpuHandle& g) {
+             return without_gil([&] { return g.gpu().default_power_limit_mw(); });
+           })
       .def("power_limit_mw",
            [](const GpuHandle& g) { return without_gil([&] { return g.gpu().power_limit_mw(); }); })
-      .def("set_power_limit_mw",
-           [](const GpuHandle& g, int64_t limit_mw) {
-             require(limit_mw >= 0 && limit_mw <= UINT32_MAX,
-                     "power limit " + std::to_string(limit_mw) + " mW is out of range");
-             without_gil([&] { return g.gpu().set_power_limit_mw(static_cast<uint32_t>(limit_mw)); });
-           },
-           py::arg("limit_mw"), "Sets the power limit (PermissionDeniedError without root).")
+      .def(
+          "set_power_limit_mw",
+          [](const GpuHandle& g, int64_t limit_mw) {
+            require(limit_mw >= 0 && limit_mw <= UINT32_MAX,
+                    "power limit " + std::to_string(limit_mw) + " mW is out of range");
+            without_gil(
+                [&] { return g.gpu().set_power_limit_mw(static_cast<uint32_t>(limit_mw)); });
+          },
+          py::arg("limit_mw"), "Sets the power limit (PermissionDeniedError without root).")
       .def("reset_power_limit",
            [](const GpuHandle& g) { without_gil([&] { return g.gpu().reset_power_limit(); }); })
       .def("instant_power_mw",
-           [](const GpuHandle& g) { return without_gil([&] { return g.gpu().instant_power_mw(); }); })
+           [](const GpuHandle& g) {
+             return without_gil([&] { return g.gpu().instant_power_mw(); });
+           })
       .def("average_power_mw",
-           [](const GpuHandle& g) { return without_gil([&] { return g.gpu().average_power_mw(); }); })
+           [](const GpuHandle& g) {
+             return without_gil([&] { return g.gpu().average_power_mw(); });
+           })
+      .def("memory_average_power_mw",
+           [](const GpuHandle& g) {
+             return without_gil([&] { return g.gpu().memory_average_power_mw(); });
+           })
+      .def("temperature_c",
+           [](const GpuHandle& g) { return without_gil([&] { return g.gpu().temperature_c(); }); })
       .def("has_energy_counter",
            [](const GpuHandle& g) {
              py::gil_scoped_release release;
              return g.gpu().has_energy_counter();
            })
-      .def("total_energy_mj",
-           [](const GpuHandle& g) { return without_gil([&] { return g.gpu().total_energy_mj(); }); })
+      .def(
+          "total_energy_mj",
+          [](const GpuHandle& g) { return without_gil([&] { return g.gpu().total_energy_mj(); }); })
       .def("persistence_mode",
-           [](const GpuHandle& g) { return without_gil([&] { return g.gpu().persistence_mode(); }); })
-      .def("set_persistence_mode",
-           [](const GpuHandle& g, bool enabled) {
-             without_gil([&] { return g.gpu().set_persistence_mode(enabled); });
-           },
-           py::arg("enabled"))
+           [](const GpuHandle& g) {
+             return without_gil([&] { return g.gpu().persistence_mode(); });
+           })
+      .def(
+          "set_persistence_mode",
+          [](const GpuHandle& g, bool enabled) {
+            without_gil([&] { return g.gpu().set_persistence_mode(enabled); });
+          },
+          py::arg("enabled"))
       .def("supported_memory_clocks_mhz",
            [](const GpuHandle& g) {
              return without_gil([&] { return g.gpu().supported_memory_clocks_mhz(); });
            })
       .def("supported_sm_clocks_mhz",
-           [](const GpuHandle& g) { return without_gil([&] { return g.gpu().supported_sm_clocks_mhz(); }); })
-      .def("lock_sm_clocks_mhz",
-           [](const GpuHandle& g, uint32_t min_mhz, uint32_t max_mhz) {
-             without_gil([&] { return g.gpu().lock_sm_clocks_mhz(min_mhz, max_mhz); });
-           },
-           py::arg("min_mhz"), py::arg("max_mhz"))
+           [](const GpuHandle& g) {
+             return without_gil([&] { return g.gpu().supported_sm_clocks_mhz(); });
+           })
+      .def(
+          "lock_sm_clocks_mhz",
+          [](const GpuHandle& g, uint32_t min_mhz, uint32_t max_mhz) {
+            without_gil([&] { return g.gpu().lock_sm_clocks_mhz(min_mhz, max_mhz); });
+          },
+          py::arg("min_mhz"), py::arg("max_mhz"))
       .def("reset_sm_clocks",
            [](const GpuHandle& g) { without_gil([&] { return g.gpu().reset_sm_clocks(); }); })
-      .def("lock_memory_clocks_mhz",
-           [](const GpuHandle& g, uint32_t min_mhz, uint32_t max_mhz) {
-             without_gil([&] { return g.gpu().lock_memory_clocks_mhz(min_mhz, max_mhz); });
-           },
-           py::arg("min_mhz"), py::arg("max_mhz"))
+      .def(
+          "lock_memory_clocks_mhz",
+          [](const GpuHandle& g, uint32_t min_mhz, uint32_t max_mhz) {
+            without_gil([&] { return g.gpu().lock_memory_clocks_mhz(min_mhz, max_mhz); });
+          },
+          py::arg("min_mhz"), py::arg("max_mhz"))
       .def("reset_memory_clocks",
            [](const GpuHandle& g) { without_gil([&] { return g.gpu().reset_memory_clocks(); }); });
 }

@@ -18,8 +18,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
@@ -114,9 +116,21 @@ void destroy_locked(std::unique_ptr<T>& owned, std::mutex& mutex) {
   }
 }
 
+// InvalidArgumentError naming `what` ("GPU", "CPU") for a negative index.
+inline void require_non_negative(const std::optional<std::vector<int>>& indices, const char* what) {
+  if (!indices) return;
+  for (int index : *indices) {
+    require(index >= 0, std::string(what) + " index " + std::to_string(index) +
+                            " is negative: indices count from 0 over the visible devices");
+  }
+}
+
 void bind_device(py::module_& module);
 void bind_monitor(py::module_& module);
+void bind_timelines(py::module_& module);
+void bind_profile(py::module_& module);
 void bind_power_limit(py::module_& module);
 void bind_batch_size(py::module_& module);
+void bind_pipeline_frequency(py::module_& module);
 
 }  // namespace zeus::python

@@ -124,22 +124,11 @@ Result<std::unique_ptr<BsoHttpClient>> make_bso_http_client(const std::string& s
                                                             BsoHttpClientOptions options) {
   Result<client::ServerUrl> url = client::parse_server_url(server_url);
   if (!url) return fail(url.error());
-  if (!(options.timeout_s > 0 && std::isfinite(options.timeout_s))) {
-    return fail(ErrorCode::kInvalidArgument, "client timeout must be a finite value > 0 s");
-  }
   if (options.token.find_first_of("\r\n") != std::string::npos) {
     return fail(ErrorCode::kInvalidArgument, "the token holds a line break; check the token file");
   }
-  if (url->scheme == "https") {
-    return fail(ErrorCode::kNotSupported,
-                "server URL '" + url->text + "': this client speaks plain HTTP only; reach an "
-                "HTTPS service through a local TLS proxy (or an SSH tunnel) and give its http:// URL");
-  }
-  http::ClientOptions http_options;
-  http_options.timeout_s = options.timeout_s;
-  http_options.keep_alive = options.keep_alive;
   Result<std::unique_ptr<http::HttpClient>> http =
-      http::HttpClient::tcp(url->host, url->port, http_options);
+      client::open_http_client(*url, options.timeout_s, options.keep_alive);
   if (!http) return fail(http.error());
   return std::unique_ptr<BsoHttpClient>(
       std::make_unique<HttpClient>(*url, std::move(options), std::move(*http)));

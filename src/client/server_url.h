@@ -1,5 +1,6 @@
-// The address of a batch-size service, split the way the HTTP client needs it, and the
-// percent-encoding of query values and path segments.
+// The address of a service (the batch-size service, the pipeline-frequency server), split the way
+// the HTTP client needs it, the percent-encoding of query values and path segments, and the HTTP
+// client of such an address.
 //
 // "http://host:8000/prefix/" -> scheme_host_port "http://host:8000", path_prefix "/prefix".
 // Thread-safety: pure functions. Failure: kInvalidArgument naming the URL and the expected form.
@@ -8,9 +9,11 @@
 //   std::string target = url->path_prefix + "/jobs/" + client::percent_encode(job_id);
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
+#include "http/client.h"
 #include "zeus/result.h"
 
 namespace zeus::client {
@@ -26,6 +29,11 @@ struct ServerUrl {
 
 // Accepts http:// and https:// URLs with a host, an optional port (1-65535) and path.
 Result<ServerUrl> parse_server_url(std::string_view url);
+
+// A plain-HTTP client of `url` whose requests time out after `timeout_s` (finite, > 0; else
+// kInvalidArgument); kNotSupported, naming the workaround, for an https:// URL.
+Result<std::unique_ptr<http::HttpClient>> open_http_client(const ServerUrl& url, double timeout_s,
+                                                           bool keep_alive);
 
 // Every byte except A-Z a-z 0-9 - . _ ~ as %XX.
 std::string percent_encode(std::string_view value);

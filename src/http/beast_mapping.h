@@ -23,7 +23,7 @@ void apply_limits(const Limits& limits, bhttp::request_parser<bhttp::string_body
 // `received`: the bytes from the start of the request (to tell an unserved version, 505, from a
 // malformed request line, 400).
 std::pair<int, std::string> status_of_parse_error(const boost::system::error_code& ec,
-                                                  std::string_view received);
+                                                  std::string_view received, const Limits& limits);
 
 // Moves a complete Beast request into *out. False (with *status, *why) when it has more header
 // fields than the limit, a version other than 1.x, a target that is neither "/path?query", an

@@ -112,7 +112,7 @@ class Client final : public HttpClient {
       request.body() = std::string(body);
       if (!has_type) request.set(bhttp::field::content_type, "application/json");
     }
-    request.keep_alive(options_.keep_alive && streaming == nullptr);
+    request.keep_alive(options_.keep_alive);
     request.prepare_payload();
 
     for (int attempt = 0; attempt < 2; ++attempt) {
@@ -128,7 +128,7 @@ class Client final : public HttpClient {
           streaming ? read_stream(*conn, request, deadline, *streaming, idle_timeout_s, &got_bytes)
                   : read_whole(*conn, request, deadline, &got_bytes);
       if (!answer && reused && !got_bytes && options_.retry_on_stale_connection) continue;
-      if (answer && !streaming && !answer->close && options_.keep_alive) give_back(std::move(conn));
+      if (answer && !answer->close && options_.keep_alive) give_back(std::move(conn));
       return answer;
     }
     return fail(ErrorCode::kUnavailable, "the server at " + where() + " closed the connection");
@@ -180,9 +180,10 @@ class Client final : public HttpClient {
     if (ec) return transport_failure("reading the answer", ec);
     if (auto problem = detail::check_response_header(parser.get())) return malformed(*problem);
     HttpResponse out = head_of(parser.get());
-    out.close = true;
+    out.close = true;  // until the body is read to its end
     if (callbacks.on_head && !callbacks.on_head(out)) return out;
     if (request.method() == bhttp::verb::head) return out;
+    const bool keep_alive = parser.get().keep_alive();
     char piece[16 * 1024];
     while (!parser.is_done()) {
       parser.get().body().data = piece;
@@ -197,7 +198,10 @@ class Client final : public HttpClient {
       if (ec == asio::error::timed_out) break;  // quiet for idle_timeout_s: the caller decides
       if (ec) return transport_failure("reading the stream", ec);
     }
-    return out;  // the connection is not reused after a stream
+    // Read to its end on a connection the server keeps: reused (a relay's next request skips a
+    // connect); stopped early, cut or timed out: dropped.
+    out.close = !(parser.is_done() && keep_alive);
+    return out;
   }
 
   // Status, content type and header fields of an answer (body left empty).

@@ -57,7 +57,8 @@ class HttpClient {
   // Sends one request and hands the answer's body to `on_data` piece by piece as it arrives
   // (transfer coding removed), until the body ends, on_data returns false, or no byte arrives for
   // `idle_timeout_s`. Answers the response's status, content type and headers (its body is
-  // empty; the pieces went to on_data).
+  // empty; the pieces went to on_data). A body read to its end leaves the connection in the pool
+  // (unless the server closes it); one stopped early, cut or timed out closes it.
   Result<HttpResponse> stream(std::string_view method, std::string_view target,
                               std::string_view body, const Headers& headers,
                               const std::function<bool(std::string_view)>& on_data,

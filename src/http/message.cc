@@ -90,7 +90,7 @@ ParsedRequest parse_request(std::string_view bytes, const Limits& limits) {
     const size_t n = parser.put(boost::asio::buffer(bytes.data() + used, bytes.size() - used), ec);
     if (ec == detail::bhttp::error::need_more) break;
     if (ec) {
-      std::tie(out.error_status, out.error) = detail::status_of_parse_error(ec, bytes);
+      std::tie(out.error_status, out.error) = detail::status_of_parse_error(ec, bytes, limits);
       return out;
     }
     used += n;
@@ -139,12 +139,13 @@ bool request_line_is_well_formed(std::string_view received) {
 }  // namespace
 
 std::pair<int, std::string> status_of_parse_error(const boost::system::error_code& ec,
-                                                  std::string_view received) {
+                                                  std::string_view received, const Limits& limits) {
   if (ec == bhttp::error::header_limit) {
     return {431, "request header larger than the server's limit"};
   }
   if (ec == bhttp::error::body_limit || ec == bhttp::error::buffer_overflow) {
-    return {413, "request body larger than the server's limit"};
+    return {413, "request body larger than the server's limit of " +
+                     std::to_string(limits.max_body_bytes) + " bytes"};
   }
   if (ec == bhttp::error::bad_version) {
     // Beast says bad_version both for "HTTP/1.2" CRLF and for a line ending in a bare LF.

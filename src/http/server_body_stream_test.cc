@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "http/client.h"
 #include "http/reply.h"
@@ -127,6 +129,47 @@ TEST(BodyStreamTest, TheClientGetsTheHeadBeforeTheBodyAndTheBodyUnframed) {
       [&](std::string_view) { return ++pieces > 0; }, 2);
   ASSERT_TRUE(refused.has_value());
   EXPECT_EQ(pieces, 0);
+}
+
+// A stream read to its end leaves its connection to the next request (a proxy relaying streams
+// does not connect anew for each); one the reader stopped early is dropped.
+TEST(BodyStreamTest, AStreamReadToItsEndLeavesItsConnectionForTheNext) {
+  std::mutex mutex;
+  std::vector<std::string> peers;
+  Running r = start({}, [&](const HttpRequest&, const Peer& peer, std::shared_ptr<Reply> reply) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      peers.push_back(peer.address);
+    }
+    std::thread([reply] {
+      std::shared_ptr<BodyStream> body = reply->start_body(StreamHead{});
+      body->write("ab");
+      std::this_thread::sleep_for(5ms);
+      body->write("cd");
+      body->finish({});
+    }).detach();
+  });
+  const auto read = [&](bool to_the_end) {
+    std::string body;
+    Result<HttpResponse> answer = r.client->stream(
+        "POST", "/s", "{}", {},
+        [&](std::string_view piece) {
+          body += piece;
+          return to_the_end;
+        },
+        2);
+    EXPECT_TRUE(answer.has_value());
+    return body;
+  };
+  EXPECT_EQ(read(true), "abcd");
+  EXPECT_EQ(read(true), "abcd");
+  EXPECT_EQ(read(false), "ab");
+  EXPECT_EQ(read(true), "abcd");
+  std::lock_guard<std::mutex> lock(mutex);
+  ASSERT_EQ(peers.size(), 4u);
+  EXPECT_EQ(peers[1], peers[0]);  // reused
+  EXPECT_EQ(peers[2], peers[0]);  // reused, then dropped when its reader stopped
+  EXPECT_NE(peers[3], peers[0]);  // a fresh connection
 }
 
 TEST(BodyStreamTest, AWriterAheadOfAClientThatDoesNotReadWaitsThenTheClientIsDropped) {

@@ -244,7 +244,8 @@ class Session final : public SessionHandle,
     }
     const auto received = buffer_.data();
     auto [status, message] = status_of_parse_error(
-        ec, std::string_view(static_cast<const char*>(received.data()), received.size()));
+        ec, std::string_view(static_cast<const char*>(received.data()), received.size()),
+        core_.options.limits);
     answer_and_close(status, message);
   }
 

@@ -180,6 +180,13 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     return windows_.find(name) != windows_.end();
   }
 
+  std::vector<std::string> reset_windows() override {
+    std::vector<std::string> names;
+    for (const auto& [name, window] : windows_) names.push_back(name);
+    windows_.clear();
+    return names;
+  }
+
   const std::vector<int>& gpu_indices() const override { return gpu_indices_; }
   const std::vector<int>& cpu_indices() const override { return cpu_indices_; }
 
@@ -372,6 +379,7 @@ Result<std::unique_ptr<EnergyMonitor>> EnergyMonitor::create(Devices& devices, C
     std::vector<int> cpu_columns;
     std::vector<int> dram_columns;
     for (const auto& c : cpus) {
+      if (options.log_gpu_columns_only) break;
       cpu_columns.push_back(c.index);
       if (c.dram) dram_columns.push_back(c.index);
     }

@@ -367,5 +367,41 @@ TEST_F(EnergyMonitorTest, UnwritableLogFailsCreate) {
   EXPECT_EQ(monitor.error().code, ErrorCode::kUnavailable);
 }
 
+TEST_F(EnergyMonitorTest, GpuOnlyLogIsUpstreamsFormatEvenWithCpus) {
+  add_gpu(devices_, clock_, 100.0);
+  FakeCpu* cpu = add_cpu(devices_, /*dram=*/true);
+  const std::string path =
+      ::testing::TempDir() + "zeus_energy_monitor_gpu_only_" + std::to_string(::getpid()) + ".csv";
+  {
+    auto monitor = make_monitor({.log_file = path, .log_gpu_columns_only = true});
+    EXPECT_EQ(monitor->cpu_indices(), (std::vector<int>{0}));  // CPUs are still measured
+    ASSERT_TRUE(monitor->begin_window("training_step").has_value());
+    clock_.advance_s(0.25);
+    cpu->package_uj += 5'000'000;
+    auto m = monitor->end_window("training_step");
+    ASSERT_TRUE(m.has_value());
+    EXPECT_DOUBLE_EQ(m->cpu_energy_j.at(0), 5.0);
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(),
+            "start_time,window_name,elapsed_time,gpu0_energy\n"
+            "1700000010.0,training_step,0.25,25.0\n");
+  std::filesystem::remove(path);
+}
+
+TEST_F(EnergyMonitorTest, ResetWindowsDropsEveryOpenWindowUnlogged) {
+  add_gpu(devices_, clock_, 100.0);
+  auto monitor = make_monitor();
+  ASSERT_TRUE(monitor->begin_window("b").has_value());
+  ASSERT_TRUE(monitor->begin_window("a").has_value());
+  EXPECT_EQ(monitor->reset_windows(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(monitor->is_window_open("a"));
+  EXPECT_EQ(monitor->end_window("b").error().code, ErrorCode::kNotFound);
+  EXPECT_TRUE(monitor->reset_windows().empty());
+  ASSERT_TRUE(monitor->begin_window("a").has_value());  // the name is free again
+}
+
 }  // namespace
 }  // namespace zeus

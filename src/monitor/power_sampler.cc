@@ -20,30 +20,16 @@ double interpolate(const PowerSample& a, const PowerSample& b, double t_s) {
 
 }  // namespace
 
-void PowerSampler::Ring::push(const PowerSample& sample) {
-  // A run of identical readings keeps only its first and last sample.
-  if (size >= 2 && at(size - 1).power_w == sample.power_w &&
-      at(size - 2).power_w == sample.power_w) {
-    at(size - 1).time_s = sample.time_s;
-    return;
-  }
-  if (size < buffer.size()) {
-    at(size) = sample;
-    ++size;
-    return;
-  }
-  buffer[head] = sample;
-  head = (head + 1) % buffer.size();
-  dropped = true;
-}
-
 PowerSampler::PowerSampler(Clock& clock, std::map<int, Gpu*> gpus, PowerSamplerOptions options)
     : clock_(clock), gpus_(std::move(gpus)), options_(options) {
   ZEUS_CHECK(options_.interval_s > 0.0, "PowerSamplerOptions::interval_s must be > 0");
   ZEUS_CHECK(options_.capacity >= 2, "PowerSamplerOptions::capacity must be >= 2");
+  ZEUS_CHECK(!options_.domains.empty(), "PowerSamplerOptions::domains must not be empty");
   for (const auto& [index, gpu] : gpus_) {
     ZEUS_CHECK(gpu != nullptr, "PowerSampler got a null Gpu");
-    rings_[index].buffer.resize(options_.capacity);
+    for (PowerDomain domain : options_.domains) {
+      rings_.emplace(std::make_pair(domain, index), Ring(options_.capacity));
+    }
   }
 }
 
@@ -86,25 +72,27 @@ Result<void> PowerSampler::sample_gpus(bool from_thread) {
   std::lock_guard<std::mutex> sample_lock(sample_mutex_);
   Result<void> result = ok();
   for (const auto& [index, gpu] : gpus_) {
-    auto power_mw = options_.use_average_power ? gpu->average_power_mw() : gpu->instant_power_mw();
-    const double time_s = clock_.now_s();
-    bool log_failure = false;
-    {
-      std::lock_guard<std::mutex> data_lock(data_mutex_);
-      Ring& ring = rings_.at(index);
-      if (power_mw) {
-        ring.push({time_s, *power_mw / 1000.0});
-        continue;
+    for (PowerDomain domain : options_.domains) {
+      auto power_mw = read_power_mw(*gpu, domain);
+      const double time_s = clock_.now_s();
+      bool log_failure = false;
+      {
+        std::lock_guard<std::mutex> data_lock(data_mutex_);
+        Ring& ring = rings_.at({domain, index});
+        if (power_mw) {
+          ring.push({time_s, *power_mw / 1000.0});
+          continue;
+        }
+        log_failure = from_thread && !ring.read_failed_logged;
+        if (from_thread) ring.read_failed_logged = true;
       }
-      log_failure = from_thread && !ring.read_failed_logged;
-      if (from_thread) ring.read_failed_logged = true;
+      if (log_failure) {
+        log_warning("power sampler: reading the " + power_domain_name(domain) + " power of GPU " +
+                    std::to_string(index) + " failed (" + power_mw.error().to_string() +
+                    "); its samples are skipped until reads succeed");
+      }
+      if (result) result = fail(power_mw.error());
     }
-    if (log_failure) {
-      log_warning("power sampler: reading the power of GPU " + std::to_string(index) +
-                  " failed (" + power_mw.error().to_string() +
-                  "); its samples are skipped until reads succeed");
-    }
-    if (result) result = fail(power_mw.error());
   }
   return result;
 }
@@ -143,20 +131,37 @@ bool PowerSampler::overlaps(const Ring& ring, double t0_s, double t1_s) {
   return ring.size > 0 && t0_s <= ring.at(ring.size - 1).time_s && t1_s >= ring.at(0).time_s;
 }
 
-bool PowerSampler::has_samples_in(int gpu_index, double t0_s, double t1_s) const {
-  std::lock_guard<std::mutex> lock(data_mutex_);
-  auto it = rings_.find(gpu_index);
-  return it != rings_.end() && overlaps(it->second, t0_s, t1_s);
+const PowerSampler::Ring* PowerSampler::find_ring(int gpu_index,
+                                                  std::optional<PowerDomain> domain) const {
+  auto it = rings_.find({domain.value_or(options_.domains.front()), gpu_index});
+  return it == rings_.end() ? nullptr : &it->second;
 }
 
-std::optional<std::pair<double, double>> PowerSampler::span_s(int gpu_index) const {
-  std::lock_guard<std::mutex> lock(data_mutex_);
-  auto it = rings_.find(gpu_index);
-  if (it == rings_.end() || it->second.size == 0) return std::nullopt;
-  return std::make_pair(it->second.at(0).time_s, it->second.at(it->second.size - 1).time_s);
+std::string PowerSampler::describe(int gpu_index, std::optional<PowerDomain> domain) const {
+  std::string text = "GPU " + std::to_string(gpu_index);
+  if (domain && *domain != options_.domains.front()) {
+    text += " (" + power_domain_name(*domain) + ")";
+  }
+  return text;
 }
 
-Result<double> PowerSampler::energy_j(int gpu_index, double t0_s, double t1_s) const {
+bool PowerSampler::has_samples_in(int gpu_index, double t0_s, double t1_s,
+                                  std::optional<PowerDomain> domain) const {
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  const Ring* ring = find_ring(gpu_index, domain);
+  return ring != nullptr && overlaps(*ring, t0_s, t1_s);
+}
+
+std::optional<std::pair<double, double>> PowerSampler::span_s(
+    int gpu_index, std::optional<PowerDomain> domain) const {
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  const Ring* ring = find_ring(gpu_index, domain);
+  if (ring == nullptr || ring->size == 0) return std::nullopt;
+  return std::make_pair(ring->at(0).time_s, ring->at(ring->size - 1).time_s);
+}
+
+Result<double> PowerSampler::energy_j(int gpu_index, double t0_s, double t1_s,
+                                      std::optional<PowerDomain> domain) const {
   if (!std::isfinite(t0_s) || !std::isfinite(t1_s)) {
     return fail(ErrorCode::kInvalidArgument, "energy_j needs finite times, got [" +
                                                  std::to_string(t0_s) + ", " +
@@ -168,54 +173,52 @@ Result<double> PowerSampler::energy_j(int gpu_index, double t0_s, double t1_s) c
                                                  std::to_string(t1_s) + "]");
   }
   std::lock_guard<std::mutex> lock(data_mutex_);
-  auto it = rings_.find(gpu_index);
-  if (it == rings_.end()) {
+  const Ring* found = find_ring(gpu_index, domain);
+  if (found == nullptr) {
     return fail(ErrorCode::kNotFound,
-                "the power sampler does not sample GPU " + std::to_string(gpu_index));
+                "the power sampler does not sample " + describe(gpu_index, domain) +
+                    " (sampled domains: " + power_domain_list(options_.domains) + ")");
   }
-  const Ring& ring = it->second;
+  const Ring& ring = *found;
   if (ring.size == 0) {
-    return fail(ErrorCode::kUnavailable, "no power samples of GPU " + std::to_string(gpu_index) +
+    return fail(ErrorCode::kUnavailable, "no power samples of " + describe(gpu_index, domain) +
                                              " yet; start() the sampler or call sample_once()");
   }
   if (!overlaps(ring, t0_s, t1_s)) {
-    return fail(ErrorCode::kUnavailable,
-                "no power samples of GPU " + std::to_string(gpu_index) + " in [" +
-                    std::to_string(t0_s) + ", " + std::to_string(t1_s) +
-                    "] s: they span [" + std::to_string(ring.at(0).time_s) + ", " +
-                    std::to_string(ring.at(ring.size - 1).time_s) + "] s");
+    return fail(ErrorCode::kUnavailable, "no power samples of " + describe(gpu_index, domain) +
+                                             " in [" + std::to_string(t0_s) + ", " +
+                                             std::to_string(t1_s) + "] s: they span [" +
+                                             std::to_string(ring.at(0).time_s) + ", " +
+                                             std::to_string(ring.at(ring.size - 1).time_s) + "] s");
   }
   if (ring.dropped && t0_s < ring.at(0).time_s) {
     return fail(ErrorCode::kUnavailable,
                 "the range starts at " + std::to_string(t0_s) + " s, before the oldest sample " +
-                    "still kept of GPU " + std::to_string(gpu_index) + " (" +
-                    std::to_string(ring.at(0).time_s) +
-                    " s); raise PowerSamplerOptions::capacity");
+                    "still kept of " + describe(gpu_index, domain) + " (" +
+                    std::to_string(ring.at(0).time_s) + " s); raise PowerSamplerOptions::capacity");
   }
   return integrate(ring, t0_s, t1_s);
 }
 
-Result<PowerSample> PowerSampler::latest(int gpu_index) const {
+Result<PowerSample> PowerSampler::latest(int gpu_index, std::optional<PowerDomain> domain) const {
   std::lock_guard<std::mutex> lock(data_mutex_);
-  auto it = rings_.find(gpu_index);
-  if (it == rings_.end()) {
+  const Ring* ring = find_ring(gpu_index, domain);
+  if (ring == nullptr) {
     return fail(ErrorCode::kNotFound,
-                "the power sampler does not sample GPU " + std::to_string(gpu_index));
+                "the power sampler does not sample " + describe(gpu_index, domain));
   }
-  if (it->second.size == 0) {
-    return fail(ErrorCode::kUnavailable, "no power samples of GPU " + std::to_string(gpu_index));
+  if (ring->size == 0) {
+    return fail(ErrorCode::kUnavailable, "no power samples of " + describe(gpu_index, domain));
   }
-  return it->second.at(it->second.size - 1);
+  return ring->at(ring->size - 1);
 }
 
-std::vector<PowerSample> PowerSampler::samples(int gpu_index) const {
+std::vector<PowerSample> PowerSampler::samples(int gpu_index,
+                                               std::optional<PowerDomain> domain) const {
   std::lock_guard<std::mutex> lock(data_mutex_);
-  std::vector<PowerSample> out;
-  auto it = rings_.find(gpu_index);
-  if (it == rings_.end()) return out;
-  out.reserve(it->second.size);
-  for (size_t i = 0; i < it->second.size; ++i) out.push_back(it->second.at(i));
-  return out;
+  const Ring* ring = find_ring(gpu_index, domain);
+  if (ring == nullptr) return {};
+  return ring->copy();
 }
 
 std::vector<int> PowerSampler::gpu_indices() const {

@@ -130,7 +130,8 @@ TEST(PowerSamplerTest, BackgroundThreadSamplesOnTheSystemClock) {
   ReplayGpu gpu(clock, model_config([](double t_s, uint32_t, uint32_t) {
                   return 200.0 + 50.0 * std::sin(t_s * 100.0);
                 }));
-  PowerSampler sampler(clock, {{0, &gpu}}, {.interval_s = 0.01, .use_average_power = true});
+  PowerSampler sampler(clock, {{0, &gpu}},
+                       {.interval_s = 0.01, .domains = {PowerDomain::kDeviceAverage}});
   ASSERT_TRUE(sampler.start().has_value());
   EXPECT_TRUE(sampler.running());
   EXPECT_EQ(sampler.start().error().code, ErrorCode::kInvalidArgument);

@@ -6,6 +6,8 @@
 #include <set>
 #include <tuple>
 
+#include "pfo_server/scheduler_frontier.h"
+
 namespace zeus::pfo {
 namespace {
 
@@ -239,6 +241,39 @@ Progress Job::fail(Refusal why) {
   Progress progress;
   if (phase_ != Phase::kFailed) fail_into(std::move(why), &progress);
   return progress;
+}
+
+Step<void> Job::set_straggler_time(std::optional<double> iteration_time_s, double now_s,
+                                   std::optional<int> pipeline) {
+  if (phase_ == Phase::kFailed) return tl::unexpected(failure_);
+  if (pipeline && (*pipeline < 0 || *pipeline >= info_.dp_degree)) {
+    return tl::unexpected(Refusal{422, "pipeline " + std::to_string(*pipeline) +
+                                           " is not a dp rank of job " + info_.job_id +
+                                           " (dp " + std::to_string(info_.dp_degree) +
+                                           ": 0-" + std::to_string(info_.dp_degree - 1) + ")"});
+  }
+  if (!scheduler_) {
+    return tl::unexpected(Refusal{409, "job " + info_.job_id + " has " +
+                                           std::to_string(registered_count_) + " of " +
+                                           std::to_string(info_.world_size) +
+                                           " ranks registered; tell it of a straggler once "
+                                           "every rank has registered"});
+  }
+  auto* target = dynamic_cast<StragglerAware*>(scheduler_.get());
+  if (!target) {
+    return tl::unexpected(Refusal{400, "job " + info_.job_id +
+                                           "'s scheduler does not take a straggler; start the "
+                                           "server with --scheduler frontier --plans DIR"});
+  }
+  Result<void> set = target->set_straggler_time(iteration_time_s, pipeline);
+  if (!set) return tl::unexpected(Refusal{status_of(set.error()), set.error().message});
+  last_active_s_ = now_s;
+  return {};
+}
+
+std::string Job::straggler_state() const {
+  const auto* frontier = dynamic_cast<const StragglerAware*>(scheduler_.get());
+  return frontier ? frontier->straggler_state() : std::string();
 }
 
 void Job::start_round(Progress* progress) {

@@ -82,6 +82,15 @@ class Job {
   Step<Progress> ask_schedule(int rank, double now_s);
   // POST /result: 400 out of range, 409 when no round runs or the rank reported this round.
   Step<Progress> report_result(ProfilingResult result, double now_s);
+  // POST/DELETE /straggler: tells the job's scheduler of a straggler's iteration time (nullopt
+  // clears it); the next round computed uses it. 409 before every rank registered, 400 when the
+  // scheduler takes no straggler (only Frontier does) or for a bad time.
+  // `pipeline`: the straggler's dp rank, which keeps the fastest plan (422 outside the job's dp).
+  Step<void> set_straggler_time(std::optional<double> iteration_time_s, double now_s,
+                                std::optional<int> pipeline = std::nullopt);
+  // A Frontier scheduler's straggler_state() (what it served and why); "" for other schedulers
+  // or before the scheduler exists.
+  std::string straggler_state() const;
   // A waiting rank's client is gone: it no longer waits (it may ask again).
   void forget_waiter(int rank);
   // Fails the job when ranks have waited at the barrier for more than rank_timeout_s (> 0).

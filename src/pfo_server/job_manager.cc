@@ -3,8 +3,8 @@
 
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 
+#include "common/atomic_file.h"
 #include "pfo_server/wire.h"
 #include "zeus/log.h"
 
@@ -19,19 +19,8 @@ http::HttpResponse answer_of(const Delivery& d) {
 // Writes `text` to dir/name through a temporary file, so a reader never sees half a file.
 void write_file(const std::filesystem::path& dir, const std::string& name,
                 const std::string& text) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const std::filesystem::path temp = dir / (name + ".tmp");
-  {
-    std::ofstream out(temp, std::ios::binary);
-    out << text;
-    if (!out) {
-      log_warning("zeus pfo serve: cannot write " + temp.string() + " (dump skipped)");
-      return;
-    }
-  }
-  std::filesystem::rename(temp, dir / name, ec);
-  if (ec) log_warning("zeus pfo serve: cannot write " + (dir / name).string() + ": " + ec.message());
+  Result<void> written = write_file_atomically(dir / name, text);
+  if (!written) log_warning("zeus pfo serve: " + written.error().message + " (dump skipped)");
 }
 
 }  // namespace
@@ -118,6 +107,15 @@ Step<void> JobManager::report_result(const std::string& job_id, ProfilingResult 
   return {};
 }
 
+Step<void> JobManager::set_straggler_time(const std::string& job_id,
+                                          std::optional<double> iteration_time_s,
+                                          std::optional<int> pipeline) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return tl::unexpected(unknown(job_id));
+  return it->second->job.set_straggler_time(iteration_time_s, clock_.now_s(), pipeline);
+}
+
 void JobManager::sweep() {
   std::lock_guard<std::mutex> lock(mu_);
   const double now = clock_.now_s();
@@ -160,6 +158,7 @@ nlohmann::json JobManager::info() const {
                       {"round", job.round()},
                       {"state", job.state()},
                       {"idle_s", now - job.last_active_s()}});
+      if (std::string plan = job.straggler_state(); !plan.empty()) jobs.back()["plan"] = plan;
     }
   }
   return {{"scheduler", options_.scheduler_name},

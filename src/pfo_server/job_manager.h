@@ -52,6 +52,9 @@ class JobManager {
   // later, from the thread that completes the barrier or fails the job.
   void ask_schedule(const std::string& job_id, int rank, std::shared_ptr<http::Reply> reply);
   Step<void> report_result(const std::string& job_id, ProfilingResult result);
+  // POST/DELETE /straggler/{job_id} (Job::set_straggler_time); 404 for an unknown job.
+  Step<void> set_straggler_time(const std::string& job_id, std::optional<double> iteration_time_s,
+                                std::optional<int> pipeline = std::nullopt);
   // Fails barriers that waited past the rank timeout; evicts jobs idle past max_job_idle_s.
   void sweep();
   // Answers every waiting rank 503 (the server stops).

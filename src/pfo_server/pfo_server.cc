@@ -9,6 +9,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/periodic_task.h"
@@ -27,6 +28,7 @@ using http::HttpResponse;
 constexpr std::string_view kRegisterRank = "/register_rank/";
 constexpr std::string_view kSchedule = "/schedule/";
 constexpr std::string_view kResult = "/result/";
+constexpr std::string_view kStraggler = "/straggler/";
 
 HttpResponse detail(int status, std::string_view text) {
   return pfo::json_answer(status, pfo::detail_body(text));
@@ -146,11 +148,30 @@ class HttpPfoServer final : public PfoServer {
       pfo::Step<void> done = jobs_.report_result(id, std::move(*result));
       return done ? pfo::json_answer(200, "null") : refused(done.error());
     }
+    if (std::string id = job_id_in(q.path, kStraggler); !id.empty()) {
+      // Ours: an operator tells a Frontier job of a straggler (POST) or that it is gone (DELETE).
+      std::optional<double> time_s;
+      std::optional<int> pipeline;
+      if (post) {
+        pfo::Decoded<pfo::StragglerRequest> t = pfo::decode_straggler_time(q.body);
+        if (!t) return invalid(t.error());
+        time_s = t->iteration_time_s;
+        pipeline = t->pipeline;
+      } else if (q.method != "DELETE") {
+        return detail(405, "Method Not Allowed");
+      }
+      pfo::Step<void> done = jobs_.set_straggler_time(id, time_s, pipeline);
+      return done ? pfo::json_answer(200, "null") : refused(done.error());
+    }
     if (!job_id_in(q.path, kSchedule).empty()) return detail(405, "Method Not Allowed");
     if (q.path == "/info") {
       if (q.method != "GET" && q.method != "HEAD") return detail(405, "Method Not Allowed");
       nlohmann::json info = jobs_.info();
       info["scheduler_args"] = {{"solution_path", options_.solution_path}};
+      if (!options_.scheduler_args.empty()) {
+        info["scheduler_args"] = nlohmann::json::parse(options_.scheduler_args, nullptr, false);
+      }
+      if (!options_.plans_dir.empty()) info["scheduler_args"]["plans_dir"] = options_.plans_dir;
       return pfo::json_answer(200, info.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     return detail(404, "Not Found");
@@ -172,7 +193,8 @@ Result<std::unique_ptr<PfoServer>> PfoServer::start(PfoServerOptions options) {
   ZEUS_TRY(check_options(options));
   const std::optional<std::string> name = pfo::canonical_scheduler_name(options.scheduler);
   Result<pfo::SchedulerFactory> factory =
-      pfo::scheduler_factory({options.scheduler, options.solution_path});
+      pfo::scheduler_factory({options.scheduler, options.solution_path, options.scheduler_args,
+                              options.dump_dir, options.plans_dir});
   if (!factory) return fail(factory.error());
   pfo::JobManagerOptions jobs{*name, std::move(*factory), options.dump_dir, options.max_job_idle_s,
                               options.rank_timeout_s};

@@ -213,6 +213,127 @@ TEST_F(PfoServerTest, ClearErrors) {
   EXPECT_EQ(c->request("GET", "/schedule/" + id + "?rank=x")->status, 422);
 }
 
+TEST_F(PfoServerTest, OneRanksUnsupportedClockFailsEveryRankAndNothingIsHandedOut) {
+  PfoServerOptions o;
+  o.solution_path = write("freqs.py", kFourRanks);
+  start(o);
+  const std::string id = register_job(4, 1, 1, 4);
+  // Rank 2's GPU lacks 1200 MHz, which its list asks for; the others could run theirs.
+  std::vector<http::HttpResponse> answers(4);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 4; ++r) {
+    ranks.emplace_back([&, r] {
+      auto c = client();
+      const std::vector<int> clocks =
+          r == 2 ? std::vector<int>{1980, 1500} : std::vector<int>{1980, 1500, 1200};
+      ASSERT_EQ(c->request("POST", "/register_rank/" + id, rank_body(r, 0, r, 0, clocks))->status,
+                200);
+      answers[r] = *c->request("GET", "/schedule/" + id + "?rank=" + std::to_string(r));
+    });
+  }
+  for (auto& t : ranks) t.join();
+  for (const auto& a : answers) {
+    EXPECT_EQ(a.status, 400);
+    EXPECT_NE(a.body.find("rank 2 (pp_rank 2) instruction 0 ('forward') asks for 1200 MHz, which "
+                          "its GPU does not support (1980, 1500 MHz)"),
+              std::string::npos)
+        << a.body;
+  }
+  // The job stays failed: a rank asking again, or reporting, gets the same reason.
+  auto c = client();
+  auto again = c->request("GET", "/schedule/" + id + "?rank=0");
+  EXPECT_EQ(again->status, 400);
+  EXPECT_NE(again->body.find("asks for 1200 MHz"), std::string::npos);
+  auto result = c->request("POST", "/result/" + id,
+                           json{{"rank", 0}, {"iter_time", {1.0}}, {"iter_energy", {1.0}}}.dump());
+  EXPECT_EQ(result->status, 400);
+  const json info = json::parse(c->request("GET", "/info")->body);
+  EXPECT_EQ(info["jobs"][0]["round"], 0);
+  EXPECT_EQ(info["jobs"][0]["state"].get<std::string>().rfind("failed: ", 0), 0u);
+}
+
+TEST_F(PfoServerTest, TwoRanksClaimingOnePositionAreRefused) {
+  PfoServerOptions o;
+  o.solution_path = write("freqs.py", kFourRanks);
+  start(o);
+  const std::string id = register_job(2, 2, 1, 4);
+  auto c = client();
+  ASSERT_EQ(c->request("POST", "/register_rank/" + id, rank_body(0, 0, 0, 0))->status, 200);
+  auto same = c->request("POST", "/register_rank/" + id, rank_body(1, 0, 0, 0));
+  EXPECT_EQ(same->status, 409);
+  EXPECT_NE(same->body.find("rank 1 claims dp_rank 0, pp_rank 0, tp_rank 0, which rank 0 "
+                            "registered"),
+            std::string::npos)
+      << same->body;
+  auto outside = c->request("POST", "/register_rank/" + id, rank_body(1, 2, 0, 0));
+  EXPECT_EQ(outside->status, 400);
+  EXPECT_NE(outside->body.find("outside the job's degrees"), std::string::npos) << outside->body;
+  // Refusals register nothing: rank 1 may still come with its own position.
+  EXPECT_EQ(c->request("POST", "/register_rank/" + id, rank_body(1, 1, 0, 0))->status, 200);
+  EXPECT_EQ(json::parse(c->request("GET", "/info")->body)["jobs"][0]["registered_ranks"], 2);
+}
+
+TEST_F(PfoServerTest, ProfilerRunsARoundPerClockAndSaysWhenItIsDone) {
+  PfoServerOptions o;
+  o.scheduler = "profiler";
+  o.scheduler_args = R"({"num_microbatches": 2, "warmup_rounds": 1})";
+  o.dump_dir = (dir_ / "dump").string();
+  start(o);
+  const std::string id = register_job(2, 1, 1, 2);
+  EXPECT_NE(id.find("+InstructionProfiler+test"), std::string::npos) << id;
+  std::vector<std::vector<int>> clocks(2);
+  std::vector<std::string> done(2);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      auto c = client();
+      ASSERT_EQ(c->request("POST", "/register_rank/" + id, rank_body(r, 0, r, 0))->status, 200);
+      for (int round = 0; round < 10; ++round) {
+        auto s = c->request("GET", "/schedule/" + id + "?rank=" + std::to_string(r));
+        ASSERT_TRUE(s);
+        if (s->status != 200) {
+          done[r] = std::to_string(s->status) + " " + s->body;
+          return;
+        }
+        const json schedule = json::parse(s->body);
+        ASSERT_EQ(schedule["frequencies"].size(), 4u);  // 2 microbatches: 2 forwards, 2 backwards
+        const int mhz = schedule["frequencies"][0][1];
+        clocks[r].push_back(mhz);
+        json iterations = json::array();
+        for (int i = 0; i < 3; ++i) iterations.push_back({100.0 / mhz, 100.0 / mhz});
+        auto res = c->request(
+            "POST", "/result/" + id,
+            json{{"rank", r},
+                 {"iter_time", {1.0, 1.0, 1.0}},
+                 {"iter_energy", {1.0, 1.0, 1.0}},
+                 {"time_breakdown", {{"forward", iterations}, {"backward", iterations}}},
+                 {"energy_breakdown", {{"forward", iterations}, {"backward", iterations}}}}
+                .dump());
+        ASSERT_EQ(res->status, 200) << res->body;
+      }
+    });
+  }
+  for (auto& t : ranks) t.join();
+  // rank_body's GPUs list 1980, 1500 and 1200 MHz: one warm-up round, then each clock.
+  EXPECT_EQ(clocks[0], (std::vector<int>{1980, 1980, 1500, 1200}));
+  EXPECT_EQ(clocks[1], clocks[0]);
+  for (const std::string& d : done) {
+    EXPECT_EQ(d.rfind("500 {\"detail\":\"[profiling-done]", 0), 0u) << d;
+  }
+  const fs::path csv = dir_ / "dump" / id / "stage_profile.csv";
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header, "rank,dp_rank,pp_rank,tp_rank,stage,instruction,frequency,time,energy");
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) ++rows;
+  EXPECT_EQ(rows, 12);  // 2 stages x 2 instructions x 3 clocks
+  EXPECT_TRUE(fs::exists(dir_ / "dump" / id / "3.prof.json"));
+  const json info = json::parse(client()->request("GET", "/info")->body);
+  EXPECT_EQ(info["scheduler"], "InstructionProfiler");
+  EXPECT_EQ(info["scheduler_args"]["num_microbatches"], 2);
+}
+
 TEST_F(PfoServerTest, ScheduleForAnotherWorldSizeReachesEveryWaitingRank) {
   PfoServerOptions o;
   o.solution_path = write("freqs.py", kFourRanks);  // 4 ranks; the job has 2

@@ -1,7 +1,9 @@
 // PointSolution and the scheduler factory (pfo_server/scheduler.h).
 #include "pfo_server/scheduler.h"
 
+#include "pfo_server/profiler_scheduler.h"
 #include "pfo_server/scheduler_3d.h"
+#include "pfo_server/scheduler_frontier.h"
 
 namespace zeus::pfo {
 namespace {
@@ -43,6 +45,8 @@ Result<std::unique_ptr<FrequencyScheduler>> make_point_solution(const JobInfo& j
 std::optional<std::string> canonical_scheduler_name(const std::string& name) {
   if (name == "point-solution" || name == "PointSolution") return "PointSolution";
   if (name == "point-solution-3d" || name == "PointSolution3D") return "PointSolution3D";
+  if (name == "profiler" || name == "InstructionProfiler") return "InstructionProfiler";
+  if (name == "frontier" || name == "Frontier") return "Frontier";
   return std::nullopt;
 }
 
@@ -51,8 +55,22 @@ Result<SchedulerFactory> scheduler_factory(const SchedulerConfig& config) {
   if (!name) {
     return fail(ErrorCode::kInvalidArgument,
                 "unknown scheduler '" + config.name +
-                    "'; the schedulers are point-solution (PointSolution) and point-solution-3d "
-                    "(PointSolution3D)");
+                    "'; the schedulers are point-solution (PointSolution), point-solution-3d "
+                    "(PointSolution3D), profiler (InstructionProfiler) and frontier (Frontier)");
+  }
+  if (*name == "InstructionProfiler") {
+    return instruction_profiler_factory(config.scheduler_args, config.dump_dir);
+  }
+  if (*name == "Frontier") {
+    Result<FrontierSchedulerOptions> options = parse_frontier_args(config.scheduler_args);
+    if (!options) return fail(options.error());
+    return frontier_scheduler_factory(config.plans_dir, *options);
+  }
+  if (!config.scheduler_args.empty()) {
+    return fail(ErrorCode::kInvalidArgument, "scheduler arguments (" + config.scheduler_args +
+                                                 ") are InstructionProfiler's and Frontier's; " +
+                                                 *name +
+                                                 " takes only its schedule file (--schedule FILE)");
   }
   if (config.solution_path.empty()) {
     return fail(ErrorCode::kInvalidArgument,

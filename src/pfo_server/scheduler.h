@@ -7,6 +7,10 @@
 //   PointSolution      one fixed schedule (a file of `zeus pfo choose` or lowtime), a list per rank
 //   PointSolution3D    the same under data/tensor parallelism: the file has a list per pipeline
 //                      stage; every rank of a stage runs that stage's list (3D wrapper below)
+//   InstructionProfiler  the online profiler: a round per clock, writes the stage profile
+//                      (instruction_profiler.h; its arguments: profiler_scheduler.h)
+//   Frontier           a planned frontier; the fastest plan, or the combined straggler policy's
+//                      pick when a straggler is known (pfo_server/scheduler_frontier.h)
 // Units: MHz, s, J. Thread-safety: one scheduler per job, used under the job's lock.
 // Failure: kInvalidArgument when the schedule does not fit the job (wrong number of ranks),
 // kNotFound for a missing file; the job manager reports them to every waiting rank.
@@ -47,12 +51,16 @@ Result<std::unique_ptr<FrequencyScheduler>> make_point_solution(const JobInfo& j
 
 // The server's choice of scheduler (flags, or upstream's ZEUS_PFO_SCHEDULER[_ARGS]).
 struct SchedulerConfig {
-  std::string name;           // canonical: "PointSolution" or "PointSolution3D"
-  std::string solution_path;  // the schedule file (both need one)
+  std::string name;                 // canonical: "PointSolution", "PointSolution3D", ...
+  std::string solution_path;        // the schedule file (the point solutions need one)
+  std::string scheduler_args = "";  // JSON object text: InstructionProfiler's arguments
+  std::string dump_dir = "";        // InstructionProfiler's default profile folder
+  std::string plans_dir = "";       // Frontier: the --out folder of `zeus pfo plan`
 };
 
 // "point-solution" / "PointSolution" -> "PointSolution", "point-solution-3d" /
-// "PointSolution3D" -> "PointSolution3D"; nullopt for anything else.
+// "PointSolution3D" -> "PointSolution3D", "profiler" / "InstructionProfiler" ->
+// "InstructionProfiler", "frontier" / "Frontier" -> "Frontier"; nullopt for anything else.
 std::optional<std::string> canonical_scheduler_name(const std::string& name);
 
 // The factory for `config`: reads the schedule file each time a job starts (so a new file serves

@@ -42,7 +42,8 @@ TEST(SchedulerTest, PointSolutionRepeatsItsScheduleAndChecksTheRankCount) {
 TEST(SchedulerTest, FactoryNamesAndArguments) {
   EXPECT_EQ(canonical_scheduler_name("point-solution-3d").value_or(""), "PointSolution3D");
   EXPECT_EQ(canonical_scheduler_name("PointSolution").value_or(""), "PointSolution");
-  EXPECT_FALSE(canonical_scheduler_name("InstructionProfiler"));
+  EXPECT_EQ(canonical_scheduler_name("profiler").value_or(""), "InstructionProfiler");
+  EXPECT_FALSE(canonical_scheduler_name("AllMaxFrequency"));
   EXPECT_FALSE(scheduler_factory({"Nope", "x.py"}));
   EXPECT_FALSE(scheduler_factory({"PointSolution", ""}));
   auto missing = scheduler_factory({"PointSolution", "/nonexistent/freqs.py"});

@@ -315,6 +315,32 @@ Decoded<FrequencySchedule> decode_frequency_schedule(std::string_view body) {
   return s;
 }
 
+Decoded<StragglerRequest> decode_straggler_time(std::string_view body) {
+  Decoded<json> j = parse_strict(body);
+  if (!j) return pass(j);
+  const Fields f(*j, {"body"});
+  if (auto k = f.only({"iteration_time_s", "pipeline"}); !k) return pass(k);
+  if (!f.has("iteration_time_s")) {
+    return wrong(f.at("iteration_time_s"), "field required", "value_error.missing");
+  }
+  const json& v = (*j)["iteration_time_s"];
+  if (!v.is_number()) {
+    return wrong(f.at("iteration_time_s"), "value is not a valid float", "type_error.float");
+  }
+  const double t = v.get<double>();
+  if (!(t > 0.0) || !std::isfinite(t)) {
+    return wrong(f.at("iteration_time_s"),
+                 "the straggler's iteration time must be a finite number of seconds > 0");
+  }
+  StragglerRequest out{t, std::nullopt};
+  if (f.has("pipeline")) {
+    Decoded<int> p = f.integer("pipeline", 0);
+    if (!p) return pass(p);
+    out.pipeline = *p;
+  }
+  return out;
+}
+
 Decoded<ProfilingResult> decode_profiling_result(std::string_view body) {
   Decoded<json> j = parse_strict(body);
   if (!j) return pass(j);

@@ -14,6 +14,7 @@
 //   if (!job) return HttpResponse{422, validation_error_body(job.error())};
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,13 @@ Decoded<RankInfo> decode_rank_info(std::string_view body);
 Decoded<FrequencySchedule> decode_frequency_schedule(std::string_view body);
 // POST /result/{job_id}: rank >= 0, finite times and energies; breakdowns default to {}.
 Decoded<ProfilingResult> decode_profiling_result(std::string_view body);
+// POST /straggler/{job_id} (ours, not upstream's): {"iteration_time_s": T'} with T' > 0, finite,
+// and optionally "pipeline": the straggler's dp rank (an integer >= 0; the job checks its range).
+struct StragglerRequest {
+  double iteration_time_s = 0.0;
+  std::optional<int> pipeline;
+};
+Decoded<StragglerRequest> decode_straggler_time(std::string_view body);
 // The query parameter rank of GET /schedule (a decimal integer >= 0; nullptr: missing).
 Decoded<int> decode_rank_query(const std::string* value);
 

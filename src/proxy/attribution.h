@@ -17,6 +17,9 @@
 // takes its part of what is left of each interval, with what is known then; the last request of
 // an interval takes what remains. So attributed + idle + pending = measured, exactly (up to float
 // rounding), whatever the estimates were.
+// Cost: sample() is linear in the requests in flight; a request's end and settlement are linear
+// in the intervals it lived through (each interval keeps the sums its split needs, updated when
+// a weight becomes known), not in the requests it shared them with.
 // Thread-safety: none (the proxy holds it under a mutex).
 //
 //   EnergyLedger ledger;
@@ -83,11 +86,20 @@ class EnergyLedger {
     double tokens;          // reported in the interval
     bool first_token_here;  // its prefill ended in the interval
     bool taken = false;
+    double weight = -1;  // known_weight() as of the last change; negative: not known yet
   };
+  // An interval not yet fully shared, with the sums over its untaken parts that a split needs.
   struct Interval {
     double remaining_j;
-    size_t untaken;
+    size_t untaken = 0;
     std::vector<Part> parts;
+    double known_sum = 0;          // of the known weights
+    double known_overlap_s = 0;    // of the parts with a known weight
+    double unknown_overlap_s = 0;  // of the parts without
+    double total_overlap_s = 0;
+    size_t unknown = 0;   // parts without a known weight
+    size_t positive = 0;  // parts with a known weight > 0 (known_sum is 0 when none)
+    void count(const Part& part, double sign);  // adds (+1) or removes (-1) an untaken part
   };
   struct Request {
     double start_s;
@@ -99,14 +111,16 @@ class EnergyLedger {
     int64_t output = -1;
     double tokens_since_sample = 0;
     bool first_token_since_sample = false;
-    uint64_t first_interval = UINT64_MAX;  // sequence number of its first interval
+    std::vector<std::pair<uint64_t, uint32_t>> parts;  // (interval sequence number, part index)
     double energy_j = 0;
     int shares_known = 0, shares_equal = 0, shares_mixed = 0;
   };
 
-  void settle(RequestId id, Request& request);
-  // The weight of `part` now, or a negative value when it is not known yet.
-  double known_weight(const Part& part) const;
+  void settle(Request& request, RequestEnergy* out);
+  // The weight of `part` of `request` now, or a negative value when it is not known yet.
+  double known_weight(const Part& part, const Request& request) const;
+  // Re-weighs the untaken parts of `request` after what is known of it changed.
+  void reweigh(Request& request);
 
   AttributionOptions options_;
   bool sampled_ = false;

@@ -177,3 +177,79 @@ TEST(EnergyLedgerTest, ARequestBeforeTheFirstReadingIsChargedNothing) {
 
 }  // namespace
 }  // namespace zeus::proxy
+
+namespace zeus::proxy {
+namespace {
+
+// Many requests of every kind coming and going, a reading at each end (as the proxy does) and
+// between: the sums an interval keeps stay right as weights become known, so nothing is lost,
+// nothing is negative, and a batch in lockstep is still split by its tokens.
+TEST(EnergyLedgerTest, ManyRequestsOfEveryKindKeepTheSumAndTheTokenSplit) {
+  EnergyLedger ledger;
+  double t = 0, energy = 0;
+  ledger.sample(t, energy);
+  uint64_t seed = 12345;
+  const auto next = [&seed](int n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((seed >> 33) % static_cast<uint64_t>(n));
+  };
+  std::map<RequestId, bool> open;  // id -> streamed
+  RequestId next_id = 1;
+  double settled_j = 0;
+  size_t settled = 0;
+  for (int step = 0; step < 3000; ++step) {
+    t += 0.01;
+    energy += 1 + next(5);
+    if (open.size() < 200 && next(3) == 0) {
+      const bool streamed = next(4) != 0;
+      ledger.start(next_id, t, streamed);
+      open[next_id++] = streamed;
+    }
+    for (const auto& [id, streamed] : open) {
+      if (streamed && next(2) == 0) ledger.tokens(id, t, 1 + next(3));
+    }
+    if (!open.empty() && next(4) == 0) {
+      auto it = open.begin();
+      std::advance(it, next(static_cast<int>(open.size())));
+      if (next(2) == 0) ledger.prompt_tokens(it->first, next(50));
+      if (next(3) != 0) ledger.output_tokens(it->first, next(100));
+      ledger.end(it->first, t);
+      open.erase(it);
+      ledger.sample(t, energy);
+    } else if (step % 10 == 0) {
+      ledger.sample(t, energy);
+    }
+    for (const RequestEnergy& r : ledger.take_finished()) {
+      EXPECT_GE(r.energy_j, 0) << r.id;
+      settled_j += r.energy_j;
+      ++settled;
+    }
+  }
+  EXPECT_GT(settled, 500u);
+  EXPECT_NEAR(settled_j, ledger.attributed_j(), 1e-6 * ledger.measured_j());
+  EXPECT_NEAR(ledger.attributed_j() + ledger.idle_j() + ledger.pending_j(), ledger.measured_j(),
+              1e-9 * ledger.measured_j());
+  EXPECT_GE(ledger.pending_j(), -1e-6);
+  EXPECT_EQ(ledger.in_flight(), open.size());
+
+  // Then a batch of four in lockstep, one with three times the tokens, ending together.
+  for (const auto& [id, streamed] : open) ledger.end(id, t);
+  ledger.sample(t, energy);
+  ledger.take_finished();
+  for (RequestId id = 1000000; id < 1000004; ++id) ledger.start(id, t, true);
+  for (int step = 0; step < 50; ++step) {
+    t += 0.01;
+    energy += 7;
+    for (RequestId id = 1000000; id < 1000004; ++id) ledger.tokens(id, t, id == 1000000 ? 3 : 1);
+    if (step % 7 == 0) ledger.sample(t, energy);
+  }
+  for (RequestId id = 1000000; id < 1000004; ++id) ledger.end(id, t);
+  ledger.sample(t, energy);
+  auto done = by_id(ledger);
+  ASSERT_EQ(done.size(), 4u);
+  EXPECT_NEAR(done[1000000].energy_j / done[1000001].energy_j, 3.0, 0.05);
+  EXPECT_NEAR(done[1000002].energy_j, done[1000003].energy_j, 1e-9);
+}
+
+}  // namespace
+}  // namespace zeus::proxy

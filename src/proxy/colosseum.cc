@@ -50,7 +50,8 @@ class Arena final : public Colosseum {
     for (int i = 0; i < 2; ++i) {
       const ColosseumSide& side = options_.sides[i];
       auto client = upstream_client(side.url, options_.upstream_timeout_s,
-                                    "--upstream " + side.name + "=...");
+                                    "--upstream " + side.name + "=...",
+                                    static_cast<size_t>(std::max(1, options_.workers)));
       if (!client) return fail(client.error());
       sides_[i].name = side.name;
       sides_[i].client = std::move(*client);
@@ -195,7 +196,7 @@ void Arena::prompt(const HttpRequest& request, http::Reply& reply) {
   record.streamed = true;
   const double start_s = side.meter->now_s();
   const RequestId id = side.meter->begin(true, model);
-  SseScanner scanner;
+  SseScanner scanner(/*keep_lines=*/false, /*keep_text=*/true);  // forwards the text only
   std::shared_ptr<http::BodyStream> stream;
   std::string upstream_error;  // a refusal's body
   const auto on_head = [&](const HttpResponse& head) {

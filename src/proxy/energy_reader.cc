@@ -21,18 +21,19 @@ Result<GpuEnergyReader> GpuEnergyReader::create(Devices& devices, const std::vec
                       " has no energy counter (before Volta); the proxy needs one");
     }
     reader.gpus_.push_back(gpu);
+    reader.indices_.push_back(index);
   }
   return reader;
 }
 
-Result<double> GpuEnergyReader::read_j() {
-  double total_j = 0;
+Result<std::vector<double>> GpuEnergyReader::read_each_j() {
+  std::vector<double> each_j;
   for (Gpu* gpu : gpus_) {
     Result<uint64_t> mj = gpu->total_energy_mj();
     if (!mj) return fail(mj.error());
-    total_j += static_cast<double>(*mj) / 1000.0;
+    each_j.push_back(static_cast<double>(*mj) / 1000.0);
   }
-  return total_j;
+  return each_j;
 }
 
 }  // namespace zeus::proxy

@@ -16,12 +16,14 @@ class GpuEnergyReader {
   // `indices` empty: every GPU of `devices`. NotFound for an unknown index, NotSupported for a GPU
   // without an energy counter.
   static Result<GpuEnergyReader> create(Devices& devices, const std::vector<int>& indices);
-  // The sum of the counters now (J).
-  Result<double> read_j();
+  // Each GPU's counter now (J), in the order of `indices()`.
+  Result<std::vector<double>> read_each_j();
   size_t gpus() const { return gpus_.size(); }
+  const std::vector<int>& indices() const { return indices_; }
 
  private:
   std::vector<Gpu*> gpus_;
+  std::vector<int> indices_;
 };
 
 }  // namespace zeus::proxy

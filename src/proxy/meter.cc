@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "zeus/log.h"
 
 namespace zeus::proxy {
@@ -50,18 +52,37 @@ void Meter::run() {
 }
 
 void Meter::sample_locked() {
-  Result<double> energy_j = reader_.read_j();
-  if (!energy_j) {
+  Result<std::vector<double>> each_j = reader_.read_each_j();
+  if (!each_j) {
     if (!read_failed_)
-      log_warning("zeus proxy: cannot read the GPUs' energy: " + energy_j.error().message);
+      log_warning("zeus proxy: cannot read the GPUs' energy: " + each_j.error().message);
     read_failed_ = true;
     return;  // the interval stretches to the next good reading
   }
+  double energy_j = 0;
+  for (double j : *each_j) energy_j += j;
   const double t = now_s();
-  ledger_.sample(t, *energy_j);
-  readings_.push_back({t, *energy_j});
-  if (feed_) feed_->energy(feed_source_, epoch_unix_s_ + t, *energy_j);
+  ledger_.sample(t, energy_j);
+  readings_.push_back({t, energy_j});
+  if (feed_) feed_->energy(feed_source_, epoch_unix_s_ + t, energy_j);
+  update_power_locked(t, *each_j);
   for (RequestEnergy& r : ledger_.take_finished()) settled_[r.id] = std::move(r);
+}
+
+// Each GPU's mean power since the last mark, a mark at least one interval old (readings at
+// requests' ends come closer together than the counters' millijoule steps allow).
+void Meter::update_power_locked(double time_s, const std::vector<double>& each_j) {
+  if (power_mark_s_ < 0) {
+    gpu_power_w_.assign(each_j.size(), 0.0);
+  } else if (time_s - power_mark_s_ >= 0.9 * interval_s_) {
+    for (size_t i = 0; i < each_j.size(); ++i) {
+      gpu_power_w_[i] = std::max(0.0, (each_j[i] - power_mark_j_[i]) / (time_s - power_mark_s_));
+    }
+  } else {
+    return;
+  }
+  power_mark_s_ = time_s;
+  power_mark_j_ = each_j;
 }
 
 RequestId Meter::begin(bool streamed, const std::string& model) {
@@ -116,10 +137,18 @@ RequestEnergy Meter::end(RequestId id, const RequestRecord& record) {
                        out.energy_j, out.output_tokens, record.status});
     }
     timelines_.push_back(std::move(timeline));
+    finished_.push_back({id, record.model, out.output_tokens, out.energy_j, out.method});
     ++requests_;
     output_tokens_ += out.output_tokens;
     if (log_.is_open()) {
+      const double start_unix_s =
+          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+              .count() -
+          record.latency_s;
       nlohmann::json row = {{"id", id},
+                            {"request_id", record.request_id},
+                            {"response_id", record.response_id},
+                            {"time_unix_s", start_unix_s},
                             {"model", record.model},
                             {"streamed", record.streamed},
                             {"status", record.status},
@@ -136,19 +165,37 @@ RequestEnergy Meter::end(RequestId id, const RequestRecord& record) {
   return out;
 }
 
-ProxySummary Meter::summary() {
+RunReport Meter::report() {
   std::lock_guard<std::mutex> lock(mu_);
   sample_locked();
-  ProxySummary s;
+  RunReport report;
+  ProxySummary& s = report.summary;
   s.requests = requests_;
   s.output_tokens = output_tokens_;
   s.attributed_j = ledger_.attributed_j();
   s.idle_j = ledger_.idle_j();
   s.measured_j = ledger_.measured_j();
-  const SteadyState steady = steady_state(timelines_, readings_);
-  s.steady_state_found = steady.found;
-  s.steady_state_why = steady.why;
-  s.steady_state_j_per_token = steady.j_per_token;
+  report.steady = steady_state(timelines_, readings_);
+  s.steady_state_found = report.steady.found;
+  s.steady_state_why = report.steady.why;
+  s.steady_state_j_per_token = report.steady.j_per_token;
+  report.requests = finished_;
+  return report;
+}
+
+ProxySummary Meter::summary() { return report().summary; }
+
+ProxyStatus Meter::status() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ProxyStatus s;
+  s.requests = requests_;
+  s.output_tokens = output_tokens_;
+  s.in_flight = static_cast<int64_t>(ledger_.in_flight());
+  s.attributed_j = ledger_.attributed_j();
+  s.idle_j = ledger_.idle_j();
+  s.measured_j = ledger_.measured_j();
+  s.gpu_indices = reader_.indices();
+  s.gpu_power_w = gpu_power_w_;
   return s;
 }
 

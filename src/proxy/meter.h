@@ -19,6 +19,7 @@
 #include "proxy/energy_reader.h"
 #include "proxy/live_feed.h"
 #include "proxy/proxy.h"
+#include "proxy/run_report.h"
 #include "proxy/steady_state.h"
 
 namespace zeus::proxy {
@@ -31,6 +32,8 @@ struct RequestRecord {
   int status = 0;
   double ttft_s = -1;  // -1: no token seen
   double latency_s = 0;
+  std::string request_id;   // the client's X-Request-Id, "" when none
+  std::string response_id;  // the answer's "id" (e.g. chatcmpl-...), "" when none
 };
 
 class Meter {
@@ -49,9 +52,12 @@ class Meter {
   // Ends the request and answers what it was charged.
   RequestEnergy end(RequestId id, const RequestRecord& record);
   ProxySummary summary();
+  ProxyStatus status();
+  RunReport report();
 
  private:
   void sample_locked();
+  void update_power_locked(double time_s, const std::vector<double>& each_j);
   void run();
 
   GpuEnergyReader reader_;
@@ -68,7 +74,11 @@ class Meter {
   std::map<RequestId, RequestEnergy> settled_;
   std::map<RequestId, RequestTimeline> open_timelines_;
   std::vector<RequestTimeline> timelines_;
+  std::vector<FinishedRequest> finished_;  // in the order of timelines_
   std::vector<EnergyReading> readings_;
+  double power_mark_s_ = -1;  // per-GPU power: the counters at the last mark
+  std::vector<double> power_mark_j_;
+  std::vector<double> gpu_power_w_;
   int64_t requests_ = 0, output_tokens_ = 0;
   bool read_failed_ = false;
   std::ofstream log_;

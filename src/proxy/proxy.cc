@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -9,6 +10,8 @@
 #include "http/server.h"
 #include "proxy/live_routes.h"
 #include "proxy/meter.h"
+#include "proxy/proxy_metrics.h"
+#include "proxy/run_report.h"
 #include "proxy/serving.h"
 #include "proxy/sse_scan.h"
 #include "proxy/upstream.h"
@@ -90,19 +93,40 @@ class Proxy final : public LlmProxy {
     if (server_) server_->stop();
   }
   ProxySummary summary() override { return meter_->summary(); }
+  ProxyStatus status() override { return meter_->status(); }
+  RunReport report() override { return meter_->report(); }
 
  private:
   void relay(const HttpRequest& request, http::Reply& reply);
+  HttpResponse metrics_page();
 
   ProxyOptions options_;
   LiveFeed feed_;  // the live page's (/zeus/); before the meter, which publishes to it
   std::unique_ptr<http::HttpClient> upstream_;
   std::unique_ptr<Meter> meter_;
+  ProxyMetrics metrics_;
   std::unique_ptr<http::HttpServer> server_;
   int port_ = 0;
 };
 
+// GET /metrics: the upstream's own metrics (vLLM, TGI and SGLang serve them there), then the
+// proxy's; only the proxy's when the upstream has none.
+HttpResponse Proxy::metrics_page() {
+  std::string text;
+  Result<HttpResponse> upstream = upstream_->request("GET", "/metrics");
+  if (upstream && upstream->status == 200 && upstream->content_type.rfind("text/plain", 0) == 0) {
+    text = std::move(upstream->body);
+    if (!text.empty() && text.back() != '\n') text += '\n';
+  }
+  text += metrics_.render(meter_->status());
+  return HttpResponse{200, std::move(text), ProxyMetrics::kContentType, {}, false};
+}
+
 void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
+  if (request.path == "/metrics" && request.method == "GET") {
+    reply.send(metrics_page());
+    return;
+  }
   const nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
   const bool asked_streamed = body.is_object() && body.contains("stream") && body["stream"] == true;
   const std::string* zeus_header = request.header("x-zeus-energy");
@@ -111,6 +135,7 @@ void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
       (zeus_header && *zeus_header == "1") || (zeus_query && *zeus_query == "1");
   RequestRecord record;
   record.streamed = asked_streamed;
+  if (const std::string* given = request.header("x-request-id")) record.request_id = *given;
   if (body.is_object() && body.contains("model") && body["model"].is_string()) {
     record.model = body["model"].get<std::string>();
   }
@@ -120,7 +145,7 @@ void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
   std::shared_ptr<http::BodyStream> stream;  // an SSE answer, relayed as it comes
   HttpResponse whole;                        // any other answer, relayed once complete
   bool headed = false;
-  SseScanner scanner;
+  SseScanner scanner(wants_energy);  // keeps lines only to edit the stream
   int64_t whole_chunks = 0;
   const auto on_head = [&](const HttpResponse& head) {
     headed = true;
@@ -167,15 +192,17 @@ void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
   }
   if (!stream && headed) {  // a whole answer: its usage and chunks
     Usage usage;
-    whole_chunks = read_answer_json(whole.body, &usage, &record.model);
+    whole_chunks = read_answer_json(whole.body, &usage, &record.model, &record.response_id);
     meter_->usage(id, usage.prompt_tokens,
                   usage.completion_tokens >= 0 ? usage.completion_tokens : whole_chunks);
   } else if (stream) {
     if (record.model.empty()) record.model = scanner.model();
+    record.response_id = scanner.id();
     meter_->usage(id, scanner.usage().prompt_tokens, scanner.usage().completion_tokens);
   }
   record.latency_s = meter_->now_s() - start_s;
   const RequestEnergy energy = meter_->end(id, record);
+  metrics_.observe(record.model, energy.energy_j, energy.output_tokens);
   const std::string energy_text = joules(energy.energy_j);
   const std::string tokens_text = std::to_string(energy.output_tokens);
   if (stream) {
@@ -210,7 +237,8 @@ Result<std::unique_ptr<LlmProxy>> LlmProxy::start(Devices& devices, ProxyOptions
   if (!(options.sample_interval_s > 0)) {
     return fail(ErrorCode::kInvalidArgument, "the sampling interval must be > 0 s");
   }
-  auto client = upstream_client(options.upstream, options.upstream_timeout_s, "--upstream");
+  auto client = upstream_client(options.upstream, options.upstream_timeout_s, "--upstream",
+                                static_cast<size_t>(std::max(1, options.max_in_flight)));
   if (!client) return fail(client.error());
   Result<GpuEnergyReader> reader = GpuEnergyReader::create(devices, options.gpu_indices);
   if (!reader) return fail(reader.error());

@@ -4,7 +4,7 @@
 // piece by piece); each request is timed from its first byte in to its last byte out, its output
 // tokens counted from the stream's chunks or the answer's usage, and the GPUs' energy split among
 // the requests in flight by the EnergyLedger (attribution.h), read from the energy counters of the
-// chosen GPUs every sample_interval_s and at every request's start and end.
+// chosen GPUs every sample_interval_s and at every request's end.
 // The energy goes back to the client as headers X-Zeus-Energy-J / X-Zeus-Tokens (non-streamed) or
 // HTTP trailers (streamed), bodies byte-identical; and, only when the client sends
 // "X-Zeus-Energy: 1" or "?zeus=1", as usage.energy_j in a JSON answer and as an SSE comment
@@ -26,6 +26,8 @@
 
 namespace zeus::proxy {
 
+struct RunReport;  // run_report.h
+
 struct ProxyOptions {
   std::string upstream;  // "http://host:port"
   std::string host = "127.0.0.1";
@@ -36,6 +38,16 @@ struct ProxyOptions {
   size_t max_body_bytes = 16 << 20;  // of a request (413 above)
   int max_in_flight = 256;           // requests relayed at once (worker threads)
   double upstream_timeout_s = 600;   // to the answer's head, and between two of its pieces
+};
+
+// The counters now (the live status line and /metrics): cheap, no device access.
+struct ProxyStatus {
+  int64_t requests = 0;  // finished
+  int64_t output_tokens = 0;
+  int64_t in_flight = 0;
+  double attributed_j = 0, idle_j = 0, measured_j = 0;
+  std::vector<int> gpu_indices;     // the measured GPUs
+  std::vector<double> gpu_power_w;  // each one's mean power over the last interval or more
 };
 
 // A run's totals (summary on exit).
@@ -56,6 +68,10 @@ class LlmProxy {
   virtual int port() const = 0;
   virtual void stop() = 0;
   virtual ProxySummary summary() = 0;
+  virtual ProxyStatus status() = 0;
+  // The run so far: the summary, the steady-state window, every finished request's attributed
+  // and steady-state energy (run_report.h writes it as JSON).
+  virtual RunReport report() = 0;
 };
 
 // The summary as lines for a terminal.

@@ -20,11 +20,14 @@ bool non_empty_string(const json& object, const char* key, std::string* text = n
 }  // namespace
 
 int64_t read_answer_json(std::string_view json_text, Usage* usage, std::string* model,
-                         std::string* text) {
+                         std::string* id, std::string* text) {
   const json doc = json::parse(json_text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return 0;
   if (const auto m = doc.find("model"); m != doc.end() && m->is_string() && model->empty()) {
     *model = m->get<std::string>();
+  }
+  if (const auto i = doc.find("id"); id && i != doc.end() && i->is_string() && id->empty()) {
+    *id = i->get<std::string>();
   }
   if (const auto u = doc.find("usage"); u != doc.end() && u->is_object()) {
     for (const auto& [key, out] : {std::pair{"prompt_tokens", &usage->prompt_tokens},
@@ -50,17 +53,32 @@ int64_t read_answer_json(std::string_view json_text, Usage* usage, std::string* 
   return chunks;
 }
 
+void SseScanner::keep(std::string_view bytes) {
+  if (keep_lines_) (saw_done_ ? held_ : complete_).append(bytes);
+}
+
 int64_t SseScanner::feed(std::string_view bytes) {
   int64_t tokens = 0;
   size_t start = 0;
   while (start < bytes.size()) {
     const size_t end = bytes.find('\n', start);
+    const std::string_view piece = bytes.substr(
+        start, end == std::string_view::npos ? std::string_view::npos : end + 1 - start);
+    start = end == std::string_view::npos ? bytes.size() : end + 1;
+    if (skipping_line_) {  // the rest of an over-long line: passed on, not read
+      keep(piece);
+      skipping_line_ = end == std::string_view::npos;
+      continue;
+    }
+    partial_.append(piece);
     if (end == std::string_view::npos) {
-      partial_.append(bytes.substr(start));
+      if (partial_.size() > kMaxLineBytes) {
+        keep(partial_);
+        partial_.clear();
+        skipping_line_ = true;
+      }
       break;
     }
-    partial_.append(bytes.substr(start, end + 1 - start));
-    start = end + 1;
     std::string_view line(partial_);
     line.remove_suffix(1);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -70,12 +88,18 @@ int64_t SseScanner::feed(std::string_view bytes) {
       if (data == "[DONE]") {
         saw_done_ = true;
       } else {
-        const int64_t n = read_answer_json(data, &usage_, &model_, &text_);
+        std::string* text = keep_text_ && text_.size() < kMaxTextBytes ? &text_ : nullptr;
+        const int64_t n = read_answer_json(data, &usage_, &model_, &id_, text);
+        if (text_.size() > kMaxTextBytes) {  // cut on a character's first byte: stays UTF-8
+          size_t cut = kMaxTextBytes;
+          while (cut > 0 && (static_cast<unsigned char>(text_[cut]) & 0xC0) == 0x80) --cut;
+          text_.resize(cut);
+        }
         tokens += n;
         chunks_ += n;
       }
     }
-    (saw_done_ ? held_ : complete_).append(partial_);
+    keep(partial_);
     partial_.clear();
   }
   return tokens;
@@ -99,7 +123,7 @@ std::string SseScanner::take_text() {
 
 std::string SseScanner::release_done() {
   std::string out = take_lines(false);
-  out.append(partial_);
+  if (keep_lines_) out.append(partial_);
   partial_.clear();
   return out;
 }

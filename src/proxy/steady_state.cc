@@ -80,7 +80,10 @@ SteadyState steady_state(const std::vector<RequestTimeline>& requests,
     return out;
   }
   out.energy_j = energy_between(readings, out.start_s, out.end_s);
-  for (const auto& r : requests) out.tokens += tokens_in(r, out.start_s, out.end_s);
+  for (const auto& r : requests) {
+    out.request_window_tokens.push_back(tokens_in(r, out.start_s, out.end_s));
+    out.tokens += out.request_window_tokens.back();
+  }
   if (!(out.tokens > 0)) {
     out.why = "no token was produced in the steady-state window";
     return out;

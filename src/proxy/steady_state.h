@@ -40,6 +40,7 @@ struct SteadyState {
   double tokens = 0;    // produced in the window
   double j_per_token = 0;
   std::vector<double> request_energy_j;  // j_per_token x output tokens, in the input's order
+  std::vector<double> request_window_tokens;  // the tokens each produced inside the window
 };
 
 // The energy between two times, the counter interpolated linearly between readings (times

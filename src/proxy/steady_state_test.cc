@@ -28,6 +28,9 @@ TEST(SteadyStateTest, WindowFromBFirstTokensToNMinusBMinus1Finished) {
   EXPECT_DOUBLE_EQ(s.j_per_token, 8.75);
   ASSERT_EQ(s.request_energy_j.size(), 6u);
   EXPECT_DOUBLE_EQ(s.request_energy_j[0], 87.5);
+  ASSERT_EQ(s.request_window_tokens.size(), 6u);
+  EXPECT_DOUBLE_EQ(s.request_window_tokens[0], 10);  // all inside
+  EXPECT_DOUBLE_EQ(s.request_window_tokens[4], 0);   // after the window
 }
 
 TEST(SteadyStateTest, TokenTimesAreCountedInsideTheWindow) {

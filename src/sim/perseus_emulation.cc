@@ -9,6 +9,7 @@
 
 #include "common/csv_table.h"
 #include "zeus/pfo_plan_choice.h"
+#include "zeus/pfo_straggler_policy.h"
 #include "zeus/sim_perseus.h"
 
 namespace zeus::sim {
@@ -64,31 +65,6 @@ Result<std::map<std::tuple<std::string, std::string, int>, std::pair<double, dou
                                     *energy / (kNotebookTimeScale * kTensorParallel)};
   }
   return out;
-}
-
-// Every instruction at one clock, for each clock profiled for every (stage, instruction).
-struct GlobalClockRun {
-  int clock_mhz;
-  double time_s;
-  double energy_j;
-  PipelineRun run;
-};
-
-Result<std::vector<GlobalClockRun>> global_clock_runs(const pfo::StageProfile& profile,
-                                                      const pfo::Frontier& frontier,
-                                                      double p2p_power_w) {
-  std::map<int, int> count;
-  for (const pfo::ProfileRow& row : profile.rows) ++count[row.frequency_mhz];
-  std::vector<GlobalClockRun> runs;
-  for (const auto& [clock, n] : count) {
-    if (n != 2 * kStages) continue;  // not profiled everywhere
-    std::vector<std::vector<int>> clocks;
-    for (const auto& stage : frontier.schedule()) clocks.emplace_back(stage.size(), clock);
-    auto run = execute_pipeline(profile, frontier.schedule(), clocks, {.p2p_power_w = p2p_power_w});
-    if (!run) return fail(run.error());
-    runs.push_back({clock, run->iteration_time_s, run->energy_j(), *run});
-  }
-  return runs;
 }
 
 Result<PerseusConfigResult> evaluate(const pfo::StageProfile& profile, const std::string& model,
@@ -148,9 +124,11 @@ Result<PerseusConfigResult> evaluate(const pfo::StageProfile& profile, const std
       {.p2p_power_w = constants->p2p_power_w, .quantised_unit_s = constants->unit_s});
   if (!quantised) return fail(quantised.error());
   out.executed_quantised_time_s = quantised->iteration_time_s;
-  auto global = global_clock_runs(profile, *frontier, constants->p2p_power_w);
+  auto global = global_clock_runs(profile, frontier->schedule(), constants->p2p_power_w);
   if (!global) return fail(global.error());
   if (!global->empty()) out.baseline_run = global->back().run;  // the highest clock
+  std::vector<pfo::GlobalClockPlan> clock_plans;
+  for (const GlobalClockRun& run : *global) clock_plans.push_back(run.plan);
 
   for (double slowdown : options.slowdowns) {
     StragglerRow row;
@@ -178,20 +156,57 @@ Result<PerseusConfigResult> evaluate(const pfo::StageProfile& profile, const std
     }
     double best = baseline;
     for (const GlobalClockRun& run : *global) {
-      if (run.time_s > straggler_time) continue;
-      const double total = pfo::straggler_total_energy_j(scenario, run.time_s, run.energy_j);
+      if (run.plan.time_s > straggler_time) continue;
+      const double total =
+          pfo::straggler_total_energy_j(scenario, run.plan.time_s, run.plan.energy_j);
       if (total < best) {
         best = total;
-        row.global_clock_mhz = run.clock_mhz;
+        row.global_clock_mhz = run.plan.clock_mhz;
       }
     }
     row.global_clock_saving = 1.0 - best / baseline;
+    // The combined policy: the straggler keeps Perseus's fastest plan; every other pipeline runs
+    // the cheaper at T' of Perseus's choice and the best global clock.
+    auto combined = pfo::combined_straggler_plan(candidates, clock_plans,
+                                                 {kStages, constants->p2p_power_w},
+                                                 straggler_time);
+    if (!combined) return fail(combined.error());
+    row.combined_time_s = combined->time_s;
+    row.combined_global_clock_mhz = combined->global_clock_mhz.value_or(0);
+    row.combined_saving =
+        1.0 - pfo::straggler_total_energy_j(perseus, combined->time_s, combined->energy_j) /
+                  baseline;
     out.stragglers.push_back(row);
   }
   return out;
 }
 
 }  // namespace
+
+Result<std::vector<GlobalClockRun>> global_clock_runs(
+    const pfo::StageProfile& profile,
+    const std::vector<std::vector<pfo::PipelineInstruction>>& schedule, double p2p_power_w) {
+  // How many (stage, instruction) pairs of the schedule profiled each clock.
+  std::set<std::pair<int, int>> operations;
+  for (const auto& stage : schedule)
+    for (const pfo::PipelineInstruction& inst : stage)
+      operations.insert({inst.stage, static_cast<int>(inst.kind)});
+  std::map<int, std::size_t> count;
+  for (const pfo::ProfileRow& row : profile.rows) {
+    if (operations.count({row.stage, static_cast<int>(row.instruction)}) > 0)
+      ++count[row.frequency_mhz];
+  }
+  std::vector<GlobalClockRun> runs;
+  for (const auto& [clock, n] : count) {
+    if (n != operations.size()) continue;  // not profiled everywhere
+    std::vector<std::vector<int>> clocks;
+    for (const auto& stage : schedule) clocks.emplace_back(stage.size(), clock);
+    auto run = execute_pipeline(profile, schedule, clocks, {.p2p_power_w = p2p_power_w});
+    if (!run) return fail(run.error());
+    runs.push_back({{clock, run->iteration_time_s, run->energy_j()}, *run});
+  }
+  return runs;
+}
 
 Result<PerseusEmulationResult> run_perseus_emulation(const PerseusEmulationOptions& options,
                                                      const std::function<double()>& now_s) {

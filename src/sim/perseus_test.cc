@@ -106,6 +106,52 @@ TEST(PerseusEmulation, ReproducesTable6AndFigure7ForGpt3OnA100) {
   EXPECT_FALSE(mb12.baseline_run.stages.empty());
 }
 
+// The combined straggler policy never saves less than Perseus or the best global clock, at every
+// T'/T of the emulation, on both models and GPUs at 12 microbatches (the whole default table,
+// 12 to 96 microbatches, is e2e.simulate_perseus_combined: a minute of planning, too slow for the
+// sanitizer run).
+TEST(PerseusEmulation, CombinedPolicyIsNeverBelowPerseusOrTheGlobalClock) {
+  PerseusEmulationOptions options;
+  options.data_dir = data_dir();
+  options.microbatches = {12};
+  auto result = run_perseus_emulation(options);
+  ASSERT_TRUE(result) << result.error().to_string();
+  ASSERT_EQ(result->configs.size(), 4u);
+  int global_clock_wins = 0;
+  for (const PerseusConfigResult& c : result->configs) {
+    ASSERT_EQ(c.stragglers.size(), options.slowdowns.size());
+    for (const StragglerRow& r : c.stragglers) {
+      const std::string where = c.model + " " + c.gpu + " mb" +
+                                std::to_string(c.num_microbatches) + " s=" +
+                                std::to_string(r.slowdown);
+      EXPECT_GE(r.combined_saving, r.perseus_saving - 1e-12) << where;
+      EXPECT_GE(r.combined_saving, r.global_clock_saving - 1e-12) << where;
+      EXPECT_LE(r.combined_time_s, c.t_min_s * r.slowdown * (1 + 1e-12)) << where;
+      if (r.combined_global_clock_mhz > 0) {
+        ++global_clock_wins;
+        EXPECT_GT(r.combined_saving, r.perseus_saving) << where;
+      } else {
+        EXPECT_DOUBLE_EQ(r.combined_saving, r.perseus_saving) << where;
+      }
+    }
+  }
+  // Long stragglers are where a global clock beats the frontier's T* (part 1's finding).
+  EXPECT_GT(global_clock_wins, 0);
+}
+
+TEST(PerseusEmulation, GlobalClockRunsCoverEveryClockProfiledEverywhere) {
+  const pfo::StageProfile profile = load("gpt3-175b+a100_sxm_bf16");
+  std::vector<std::vector<pfo::PipelineInstruction>> schedule;
+  for (int s = 0; s < 8; ++s) schedule.push_back(pfo::one_f_one_b_order(8, 4, s));
+  auto runs = global_clock_runs(profile, schedule, 83.64);
+  ASSERT_TRUE(runs) << runs.error().to_string();
+  ASSERT_EQ(runs->size(), 38u);  // 1410 down to 855 MHz in 15 MHz steps
+  EXPECT_EQ(runs->front().plan.clock_mhz, 855);
+  EXPECT_EQ(runs->back().plan.clock_mhz, 1410);
+  EXPECT_GT(runs->front().plan.time_s, runs->back().plan.time_s);
+  EXPECT_DOUBLE_EQ(runs->back().plan.energy_j, runs->back().run.energy_j());
+}
+
 TEST(PerseusEmulation, BadOptionsAreClearErrors) {
   PerseusEmulationOptions options;
   options.data_dir = data_dir();

@@ -133,4 +133,16 @@ std::string user_name(uint32_t uid) {
   return found->pw_name;
 }
 
+std::string AllowList::refusal(Capability capability, const Peer& peer) const {
+  if (capability == Capability::kGpuControl && !peer.unix_socket) {
+    return "zeusd's TCP port is read-only: changes need zeusd's Unix socket (the lease is tied "
+           "to the client's process, which TCP cannot identify)";
+  }
+  if (allows(capability, peer)) return "";
+  const std::string name(capability_name(capability));
+  return peer.description() + " is not on zeusd's " + name +
+         " allow-list (the operator adds it with: zeusd --allow " + name + "=" +
+         user_name(peer.uid) + ")";
+}
+
 }  // namespace zeus::zeusd

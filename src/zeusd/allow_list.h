@@ -51,6 +51,9 @@ class AllowList {
   Result<void> add(std::string_view spec);
   // True when `peer` is root or matches an entry of `capability`.
   bool allows(Capability capability, const Peer& peer) const;
+  // Why `peer` may not use `capability` (naming the operator's fix), or "" when it may. Changes
+  // (gpu-control) also need the Unix socket: their lease is tied to the caller's process.
+  std::string refusal(Capability capability, const Peer& peer) const;
   // "alice, @video" (or "root only"), for the startup log.
   std::string describe(Capability capability) const;
 

@@ -12,42 +12,20 @@
 
 #include "common/strict_json.h"
 #include "zeus/log.h"
+#include "zeusd/json_answer.h"
 
 namespace zeus::zeusd {
 namespace {
 
 using nlohmann::json;
 
-HttpResponse json_response(int status, const json& body) {
-  HttpResponse response;
-  response.status = status;
-  response.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
-  return response;
-}
-
 HttpResponse error_response(int status, const std::string& message) {
-  return json_response(status, json{{"message", message}});
+  return json_answer(status, json{{"message", message}});
 }
 
-// The HTTP status for a device error. PermissionDenied from a device means zeusd itself lacks
-// the privilege, which is the operator's problem (500), not the client's (403).
 HttpResponse device_error(const Error& error, const std::string& what) {
-  switch (error.code) {
-    case ErrorCode::kInvalidArgument:
-      return error_response(400, what + ": " + error.message);
-    case ErrorCode::kNotFound:
-      return error_response(404, what + ": " + error.message);
-    case ErrorCode::kNotSupported:
-      return error_response(501, what + ": " + error.message);
-    case ErrorCode::kUnavailable:
-      return error_response(503, what + ": " + error.message);
-    case ErrorCode::kPermissionDenied:
-      return error_response(
-          500, what + ": zeusd itself lacks the privilege (run it as root): " + error.message);
-    case ErrorCode::kInternal:
-      break;
-  }
-  return error_response(500, what + ": " + error.message);
+  const ChangeError classified = classify_device_error(error, what);
+  return error_response(classified.status, classified.message);
 }
 
 std::vector<std::string> split_path(const std::string& path) {
@@ -112,12 +90,6 @@ KnobFields fields_of(const std::string& knob) {
   return {kClockFields, "{\"min_mhz\": 1000, \"max_mhz\": 1400}"};
 }
 
-std::string not_allowed_message(Capability capability, const Peer& peer) {
-  return peer.description() + " is not on zeusd's " + std::string(capability_name(capability)) +
-         " allow-list (the operator adds it with: zeusd --allow " +
-         std::string(capability_name(capability)) + "=" + user_name(peer.uid) + ")";
-}
-
 template <typename T>
 json nullable(const Result<T>& value) {
   return value ? json(*value) : json(nullptr);
@@ -126,10 +98,22 @@ json nullable(const Result<T>& value) {
 }  // namespace
 
 ZeusdService::ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& watcher,
-                           LeaseJournal* journal)
-    : devices_(devices), allow_(std::move(allow)), watcher_(watcher), journal_(journal) {}
+                           LeaseJournal* journal, UpstreamOptions upstream)
+    : devices_(devices),
+      allow_(std::move(allow)),
+      watcher_(watcher),
+      journal_(journal),
+      upstream_(
+          devices_, allow_, mutex_,
+          [this](const Peer& peer, int index, const GpuChange& change) {
+            return change_gpu(peer, index, change);
+          },
+          upstream) {}
 
 HttpResponse ZeusdService::handle(const HttpRequest& request, const Peer& peer) {
+  // Upstream's routes lock mutex_ around their device calls themselves (/cpu/get_power waits
+  // between two readings without holding it).
+  if (UpstreamRoutes::owns(request.path)) return upstream_.handle(request, peer);
   std::lock_guard<std::mutex> lock(mutex_);
   const std::vector<std::string> segments = split_path(request.path);
   if (segments.size() == 1 && (segments[0] == "discover" || segments[0] == "leases")) {
@@ -151,8 +135,12 @@ HttpResponse ZeusdService::discover(const Peer& peer) {
   json gpus = json::array();
   for (size_t i = 0; i < devices_.gpus.size(); ++i) {
     Gpu& gpu = *devices_.gpus[i];
+    auto pci = gpu.pci_address();
     json entry{{"index", i},
+               {"id", i},
                {"name", gpu.name()},
+               {"pci_address", pci ? json(*pci) : json(nullptr)},
+               {"cumulative_energy_available", gpu.has_energy_counter()},
                {"uuid", gpu.uuid()},
                {"architecture", architecture_name(gpu.architecture())},
                {"has_energy_counter", gpu.has_energy_counter()},
@@ -168,6 +156,8 @@ HttpResponse ZeusdService::discover(const Peer& peer) {
   for (size_t i = 0; i < devices_.cpus.size(); ++i) {
     Cpu& cpu = *devices_.cpus[i];
     cpus.push_back({{"index", i},
+                    {"id", i},
+                    {"dram_available", cpu.has_dram()},
                     {"package", cpu.index()},
                     {"name", cpu.name()},
                     {"has_dram", cpu.has_dram()}});
@@ -175,24 +165,27 @@ HttpResponse ZeusdService::discover(const Peer& peer) {
   json rights = json::array();
   for (int c = 0; c < kCapabilityCount; ++c) {
     const auto capability = static_cast<Capability>(c);
-    if (allow_.allows(capability, peer) &&
-        (peer.unix_socket || capability != Capability::kGpuControl)) {
+    if (allow_.refusal(capability, peer).empty()) {
       rights.push_back(std::string(capability_name(capability)));
     }
   }
-  return json_response(
+  // Upstream's fields: every API group is served (the allow-list decides per caller, "caller"
+  // says which); no bearer tokens.
+  return json_answer(
       200, json{{"gpus", gpus},
                 {"cpus", cpus},
+                {"enabled_api_groups", {"gpu-control", "gpu-read", "cpu-read"}},
+                {"auth_required", false},
                 {"caller", {{"uid", peer.uid}, {"pid", peer.pid}, {"capabilities", rights}}}});
 }
 
 HttpResponse ZeusdService::list_leases(const Peer& peer) {
-  if (!allow_.allows(Capability::kGpuRead, peer)) {
-    return error_response(403, not_allowed_message(Capability::kGpuRead, peer));
+  if (auto refused = allow_.refusal(Capability::kGpuRead, peer); !refused.empty()) {
+    return error_response(403, refused);
   }
   json list = json::array();
   for (const Lease& lease : leases_.list()) list.push_back(lease_to_json(lease));
-  return json_response(200, json{{"leases", list}});
+  return json_answer(200, json{{"leases", list}});
 }
 
 HttpResponse ZeusdService::gpu_route(const HttpRequest& request, const Peer& peer,
@@ -213,14 +206,10 @@ HttpResponse ZeusdService::gpu_route(const HttpRequest& request, const Peer& pee
   if (!allowed_method)
     return error_response(405, request.method + " is not a method of /gpu/{i}/" + knob);
   // Over TCP no allow-list entry can grant a change, so that is what a TCP peer is told.
-  if (!is_get && !peer.unix_socket) {
-    return error_response(403,
-                          "zeusd's TCP port is read-only: changes need zeusd's Unix socket (the "
-                          "lease is tied to the client's process, which TCP cannot identify)");
-  }
   const Capability capability = is_get ? Capability::kGpuRead : Capability::kGpuControl;
-  if (!allow_.allows(capability, peer))
-    return error_response(403, not_allowed_message(capability, peer));
+  if (auto refused = allow_.refusal(capability, peer); !refused.empty()) {
+    return error_response(403, refused);
+  }
   const auto index = parse_index(index_text, devices_.gpus.size());
   if (!index) {
     return error_response(404, "unknown GPU '" + index_text.substr(0, 32) +
@@ -235,29 +224,27 @@ HttpResponse ZeusdService::gpu_read(int index, const std::string& knob) {
   if (knob == "power_limit") {
     auto limit = gpu.power_limit_mw();
     if (!limit) return device_error(limit.error(), what + " power limit");
-    return json_response(200, json{{"gpu", index}, {"power_limit_mw", *limit}});
+    return json_answer(200, json{{"gpu", index}, {"power_limit_mw", *limit}});
   }
   if (knob == "power") {
     auto instant = gpu.instant_power_mw();
     if (!instant) return device_error(instant.error(), what + " power");
-    return json_response(200, json{{"gpu", index},
-                                   {"instant_power_mw", *instant},
-                                   {"average_power_mw", nullable(gpu.average_power_mw())}});
+    return json_answer(200, json{{"gpu", index},
+                                 {"instant_power_mw", *instant},
+                                 {"average_power_mw", nullable(gpu.average_power_mw())}});
   }
   if (knob == "energy") {
     auto energy = gpu.total_energy_mj();
     if (!energy) return device_error(energy.error(), what + " energy");
-    return json_response(200, json{{"gpu", index}, {"total_energy_mj", *energy}});
+    return json_answer(200, json{{"gpu", index}, {"total_energy_mj", *energy}});
   }
   auto enabled = gpu.persistence_mode();
   if (!enabled) return device_error(enabled.error(), what + " persistence mode");
-  return json_response(200, json{{"gpu", index}, {"enabled", *enabled}});
+  return json_answer(200, json{{"gpu", index}, {"enabled", *enabled}});
 }
 
 HttpResponse ZeusdService::gpu_change(const HttpRequest& request, const Peer& peer, int index,
                                       const std::string& knob) {
-  Gpu& gpu = *devices_.gpus[index];
-  const std::string what = "GPU " + std::to_string(index);
   const bool reset = request.method == "DELETE";
   // The body: one JSON object of this change's fields, no other and none twice. A reset takes
   // no field (an empty body, or {}).
@@ -274,143 +261,46 @@ HttpResponse ZeusdService::gpu_change(const HttpRequest& request, const Peer& pe
     }
     body = std::move(*parsed);
   }
-  // Validate against the device's constraints before touching anything.
-  uint32_t value_a = 0, value_b = 0;
-  bool enabled = false;
-  if (knob == "power_limit" && !reset) {
-    auto limit = get_u32(body, "power_limit_mw");
-    if (!limit) return error_response(400, "power_limit_mw must be a non-negative integer (mW)");
-    auto range = gpu.power_limit_range_mw();
-    if (!range) return device_error(range.error(), what + " power limit range");
-    if (*limit < range->min_mw || *limit > range->max_mw) {
-      return error_response(400, "power limit " + std::to_string(*limit) + " mW is outside " +
-                                     what + "'s range " + std::to_string(range->min_mw) + "-" +
-                                     std::to_string(range->max_mw) + " mW");
+  GpuChange change;
+  change.reset = reset;
+  if (knob == "power_limit") {
+    change.knob = GpuKnob::kPowerLimit;
+    if (!reset) {
+      auto limit = get_u32(body, "power_limit_mw");
+      if (!limit) return error_response(400, "power_limit_mw must be a non-negative integer (mW)");
+      change.value_a = *limit;
     }
-    value_a = *limit;
   } else if (knob == "persistence_mode") {
+    change.knob = GpuKnob::kPersistenceMode;
     auto it = body.find("enabled");
     if (it == body.end() || !it->is_boolean())
       return error_response(400, "enabled must be true or false");
-    enabled = it->get<bool>();
-  } else if ((knob == "sm_clocks" || knob == "memory_clocks") && !reset) {
-    auto min_mhz = get_u32(body, "min_mhz");
-    auto max_mhz = get_u32(body, "max_mhz");
-    if (!min_mhz || !max_mhz)
-      return error_response(400, "min_mhz and max_mhz must be non-negative integers (MHz)");
-    if (*min_mhz > *max_mhz) return error_response(400, "min_mhz must not exceed max_mhz");
-    auto supported =
-        knob == "sm_clocks" ? gpu.supported_sm_clocks_mhz() : gpu.supported_memory_clocks_mhz();
-    if (supported && !supported->empty()) {
-      const auto [lo, hi] = std::minmax_element(supported->begin(), supported->end());
-      if (*min_mhz < *lo || *max_mhz > *hi) {
-        return error_response(400, "clocks " + std::to_string(*min_mhz) + "-" +
-                                       std::to_string(*max_mhz) + " MHz are outside " + what +
-                                       "'s supported " + std::to_string(*lo) + "-" +
-                                       std::to_string(*hi) + " MHz");
-      }
-    }
-    value_a = *min_mhz;
-    value_b = *max_mhz;
-  }
-
-  // The lease: one live process per GPU; its first change of each knob saves the old value.
-  Lease* held = leases_.find(index);
-  if (held && held->pid != peer.pid) {
-    return error_response(409, what + " is leased by pid " + std::to_string(held->pid) + " (uid " +
-                                   std::to_string(held->uid) + ") until that process exits");
-  }
-  const bool new_lease = held == nullptr;
-  const std::string who = peer.description();
-  if (new_lease) {
-    auto watched = watcher_.watch(peer.pid);
-    if (!watched)
-      return error_response(400, "cannot tie the change to the client: " + watched.error().message);
-  }
-  Lease& lease = leases_.acquire(index, peer.pid, peer.uid);
-  const Lease lease_before = lease;
-  // Puts the lease table back as it was before this request (the change was not made).
-  auto undo_lease = [&] {
-    if (new_lease) {
-      leases_.erase(index);
-    } else {
-      *leases_.find(index) = lease_before;
-    }
-  };
-  if (new_lease) {
-    lease.pid_start_ticks = watcher_.start_ticks(peer.pid).value_or(0);
-    lease.gpu_uuid = gpu.uuid();
-  }
-  // 1. What to put back: the first change of each knob saves the knob's value.
-  const bool sm = knob == "sm_clocks";
-  uint32_t before_mw = 0;
-  if (knob == "power_limit") {
-    auto before = gpu.power_limit_mw();
-    if (!before) {
-      undo_lease();
-      return device_error(before.error(), what + " power limit");
-    }
-    before_mw = *before;
-    if (!lease.saved.power_limit_mw) lease.saved.power_limit_mw = before_mw;
-  } else if (knob == "persistence_mode") {
-    auto before = gpu.persistence_mode();
-    if (before && !lease.saved.persistence_mode) lease.saved.persistence_mode = *before;
+    change.enabled = it->get<bool>();
   } else {
-    (sm ? lease.saved.sm_clocks_locked : lease.saved.memory_clocks_locked) = true;
-  }
-  // 2. On disk before the GPU changes, so that a zeusd killed now still restores it.
-  if (auto recorded = record_leases(); !recorded) {
-    undo_lease();
-    log_error("zeusd: " + who + ": " + what + " not changed: " + recorded.error().message);
-    return error_response(500, what + " was not changed: " + recorded.error().message);
-  }
-  // 3. The change.
-  Result<void> applied = ok();
-  std::string change;
-  if (knob == "power_limit") {
-    if (reset) {
-      applied = gpu.reset_power_limit();
-      change = "reset power limit (was " + std::to_string(before_mw) + " mW)";
-    } else {
-      applied = gpu.set_power_limit_mw(value_a);
-      change =
-          "set power limit " + std::to_string(before_mw) + " -> " + std::to_string(value_a) + " mW";
-    }
-  } else if (knob == "persistence_mode") {
-    applied = gpu.set_persistence_mode(enabled);
-    change = std::string("set persistence mode ") + (enabled ? "on" : "off");
-  } else {
-    const char* name = sm ? "SM" : "memory";
-    if (reset) {
-      applied = sm ? gpu.reset_sm_clocks() : gpu.reset_memory_clocks();
-      change = std::string("unlocked ") + name + " clocks";
-    } else {
-      applied = sm ? gpu.lock_sm_clocks_mhz(value_a, value_b)
-                   : gpu.lock_memory_clocks_mhz(value_a, value_b);
-      change = std::string("locked ") + name + " clocks to " + std::to_string(value_a) + "-" +
-               std::to_string(value_b) + " MHz";
+    change.knob = knob == "sm_clocks" ? GpuKnob::kSmClocks : GpuKnob::kMemoryClocks;
+    if (!reset) {
+      auto min_mhz = get_u32(body, "min_mhz");
+      auto max_mhz = get_u32(body, "max_mhz");
+      if (!min_mhz || !max_mhz)
+        return error_response(400, "min_mhz and max_mhz must be non-negative integers (MHz)");
+      change.value_a = *min_mhz;
+      change.value_b = *max_mhz;
     }
   }
-  if (!applied) {
-    log_warning("zeusd: " + who + " failed to change " + what + ": " + applied.error().message);
-    if (new_lease) {
-      leases_.erase(index);
-      record_leases_or_log();
-    }
-    return device_error(applied.error(), what);
+  auto done = change_gpu(peer, index, change);
+  if (!done) return error_response(done.error().status, done.error().message);
+  json answer{{"gpu", index}, {"changed", done->description}};
+  if (change.knob == GpuKnob::kPowerLimit) {
+    answer["power_limit_mw"] = nullable(devices_.gpus[index]->power_limit_mw());
   }
-  log_info("zeusd: " + who + " " + change + " on " + what + " (restored when pid " +
-           std::to_string(peer.pid) + " exits)");
-  json answer{{"gpu", index}, {"changed", change}};
-  if (knob == "power_limit") answer["power_limit_mw"] = nullable(gpu.power_limit_mw());
-  return json_response(200, answer);
+  return json_answer(200, answer);
 }
 
 HttpResponse ZeusdService::cpu_route(const HttpRequest& request, const Peer& peer,
                                      const std::string& index_text) {
   if (request.method != "GET") return error_response(405, "/cpu/{i}/energy answers GET only");
-  if (!allow_.allows(Capability::kCpuRead, peer)) {
-    return error_response(403, not_allowed_message(Capability::kCpuRead, peer));
+  if (auto refused = allow_.refusal(Capability::kCpuRead, peer); !refused.empty()) {
+    return error_response(403, refused);
   }
   const auto index = parse_index(index_text, devices_.cpus.size());
   if (!index) {
@@ -429,7 +319,7 @@ HttpResponse ZeusdService::cpu_route(const HttpRequest& request, const Peer& pee
       return device_error(value.error(), "CPU " + std::to_string(*index) + " DRAM energy");
     dram = *value;
   }
-  return json_response(
+  return json_answer(
       200, json{{"cpu", *index}, {"package_energy_uj", *package}, {"dram_energy_uj", dram}});
 }
 

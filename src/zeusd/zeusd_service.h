@@ -18,6 +18,9 @@
 //   POST   /gpu/{i}/memory_clocks          {"min_mhz": N, "max_mhz": M}        gpu-control
 //   DELETE /gpu/{i}/memory_clocks          unlock                           gpu-control
 //   GET    /cpu/{i}/energy                 {"package_energy_uj", "dram_energy_uj"} cpu-read
+// Upstream zeusd's API (Zeus 0.16's `zeus.utils.zeusd` client) is served beside these by
+// UpstreamRoutes (upstream_routes.h); /discover answers both kinds of clients' fields, and
+// changes made through either API share one path (change_gpu) and so take the same leases.
 // Errors are {"message": "..."}: 400 bad value (outside the device's range), 403 not on the
 // allow-list, 404 unknown route or index, 405 wrong method, 409 GPU leased by another live
 // process, 501 not supported by the device, 503 device unavailable, 500 anything else.
@@ -36,12 +39,14 @@
 #include <mutex>
 #include <optional>
 
+#include "http/message.h"
 #include "zeus/device.h"
 #include "zeusd/allow_list.h"
-#include "http/message.h"
+#include "zeusd/gpu_change.h"
 #include "zeusd/lease_journal.h"
 #include "zeusd/lease_table.h"
 #include "zeusd/process_watcher.h"
+#include "zeusd/upstream_routes.h"
 
 namespace zeus::zeusd {
 
@@ -54,7 +59,7 @@ class ZeusdService {
   // process that takes a lease and must call on_process_exit() when it exits. Without a journal
   // (nullptr) leases live in memory only.
   ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& watcher,
-               LeaseJournal* journal = nullptr);
+               LeaseJournal* journal = nullptr, UpstreamOptions upstream = {});
 
   // At start, before serving: reads the journal a previous zeusd left, restores the leases whose
   // process is gone, re-adopts (and watches) those whose process still runs, and reports a damaged
@@ -80,6 +85,10 @@ class ZeusdService {
   HttpResponse gpu_change(const HttpRequest& request, const Peer& peer, int index,
                           const std::string& knob);
   HttpResponse cpu_route(const HttpRequest& request, const Peer& peer, const std::string& index);
+  // Validates `change` against GPU `index`, takes `peer`'s lease (saving what to restore) and
+  // applies it. Call with mutex_ held.
+  tl::expected<ChangeDone, ChangeError> change_gpu(const Peer& peer, int index,
+                                                   const GpuChange& change);
   void restore(const Lease& lease, const std::string& why);
   // Writes the lease table to the journal (no-op without one).
   Result<void> record_leases();
@@ -95,6 +104,7 @@ class ZeusdService {
   LeaseJournal* journal_;
   mutable std::mutex mutex_;
   LeaseTable leases_;  // guarded by mutex_
+  UpstreamRoutes upstream_;
 };
 
 }  // namespace zeus::zeusd

@@ -20,6 +20,7 @@ grep -q "^T\* (min energy):  0.0560 s  321.6 J  (T_max)" "$dir/plan.txt" \
 grep -q -- "-0.00" "$dir/plan.txt" && fail "a negative zero is printed: $(cat "$dir/plan.txt")"
 grep -q "saves 0.00 %" "$dir/plan.txt" || fail "no 0.00 % saving line: $(cat "$dir/plan.txt")"
 
+"$zeus" pfo export-plan --plans "$dir/plans" --all --out "$dir/plans.jsonl"
 python3 - "$dir" <<'PY'
 import csv, json, sys
 d = sys.argv[1]
@@ -37,7 +38,7 @@ star = s["t_star_plan"]
 assert star["index"] is None and abs(star["energy_j"] - 321.597685) < 1e-5, star
 assert s["t_max_frequencies"] == [[1000, 1000], [1000, 1000]], s["t_max_frequencies"]
 assert s["slowest_plan"]["index"] == 0 and s["fastest_plan"]["index"] == 15
-assert len(open(d + "/plans/plans.jsonl").read().splitlines()) == 16
+assert len(open(d + "/plans.jsonl").read().splitlines()) == 16
 PY
 
 # Every rule weighs the all-slowest schedule.

@@ -15,6 +15,8 @@ profile="$data/stage_profile/gpt3-175b+a100_sxm_bf16.csv"
   --out "$dir/plans" > "$dir/plan.txt"
 grep -q "saves 15.20 %" "$dir/plan.txt" || fail "no 15.20 % saving line: $(cat "$dir/plan.txt")"
 [ "$(head -1 "$dir/plans/frontier.csv")" = "time,energy" ] || fail "frontier.csv header"
+# Every plan in the old JSON form, from the compact plans.bin.
+"$zeus" pfo export-plan --plans "$dir/plans" --all --out "$dir/plans.jsonl"
 python3 - "$dir/plans" "$data/frontier/a100_sxm/gpt3-175b_bf16_mb12.csv" <<'PY'
 import csv, json, sys
 ours = list(csv.DictReader(open(sys.argv[1] + "/frontier.csv")))
@@ -23,7 +25,7 @@ assert len(ours) == len(ref) == 639, (len(ours), len(ref))
 for a, b in zip(ours, ref):
     assert a["time"] == b["time"], (a, b)
     assert abs(float(a["energy"]) / float(b["energy"]) - 1) < 1e-4, (a, b)
-plans = [json.loads(l) for l in open(sys.argv[1] + "/plans.jsonl")]
+plans = [json.loads(l) for l in open(sys.argv[1] + "/../plans.jsonl")]
 summary = json.load(open(sys.argv[1] + "/summary.json"))
 assert len(plans) == 639 and summary["plans"] == 639
 clocks = {(m["stage"], m["instruction"]): {o["frequency_mhz"] for o in m["options"]} for m in summary["operations"]}
@@ -57,6 +59,26 @@ for s in (fastest, straggler):
     assert all(isinstance(mhz, int) for stage in s["frequencies"] for _, mhz in stage)
 PY
 [ -f "$dir/plans/schedule.json" ] || fail "choose --fastest did not write plans/schedule.json"
+
+# 2b. A folder of an older version (plans.jsonl, no plans.bin) is still read, to the same choice;
+# export-plan refuses bad requests clearly.
+mkdir -p "$dir/old" && cp "$dir/plans/summary.json" "$dir/plans/frontier.csv" "$dir/plans.jsonl" "$dir/old/"
+"$zeus" pfo choose --plans "$dir/old" --straggler-time 3.3 --out "$dir/old_straggler.json" > /dev/null
+python3 - "$dir/straggler.json" "$dir/old_straggler.json" <<'PY'
+import json, sys
+new, old = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert new == old, (new["plan"], old["plan"])
+PY
+"$zeus" pfo export-plan --plans "$dir/plans" --fastest > "$dir/fastest_line.json"
+python3 - "$dir/fastest_line.json" "$dir/plans.jsonl" <<'PY'
+import json, sys
+line = json.load(open(sys.argv[1]))
+assert line == json.loads(open(sys.argv[2]).read().splitlines()[-1]) and line["index"] == 638
+PY
+if "$zeus" pfo export-plan --plans "$dir/plans" --index 639 > /dev/null 2> "$dir/err.txt"; then fail "export of plan 639"; fi
+grep -q "plans 0 to 638" "$dir/err.txt" || fail "export --index 639: $(cat "$dir/err.txt")"
+if "$zeus" pfo export-plan --plans "$dir/old" --index 1 > /dev/null 2> "$dir/err.txt"; then fail "export without plans.bin"; fi
+grep -q "plans.bin" "$dir/err.txt" || fail "export without plans.bin: $(cat "$dir/err.txt")"
 
 # 3. Bad input: one clear error each, exit 1, and no output folder.
 bad() {  # bad <expected text> <args...>

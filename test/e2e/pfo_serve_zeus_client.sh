@@ -6,15 +6,7 @@
 # FrequencySchedule.parse_raw): registration, the barrier, each rank's exact clocks, results, the
 # dump files; then a .py schedule holding code is reported, not run; SIGINT stops the server.
 set -euo pipefail
-zeus="${ZEUS_BIN:?}/zeus"
-dir=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "${ZEUS_SOURCE_DIR:?}/test/e2e/lib/pfo_lib.sh"
 
 cat > "$dir/freqs_pipeline_00003.py" <<'PY'
 [
@@ -24,62 +16,18 @@ cat > "$dir/freqs_pipeline_00003.py" <<'PY'
 # Iteration 3: cost 123.4
 PY
 
-# Starts the server in the background with the given environment; sets server_pid and url.
-start_server() {
-  env "$@" "$zeus" pfo serve --port 0 > "$dir/server.log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 100); do
-    url=$(grep -o 'listening on http://[0-9.:]*' "$dir/server.log" | sed 's/listening on //' || true)
-    [ -n "$url" ] && break
-    sleep 0.05
-  done
-  [ -n "$url" ] || fail "the server did not start: $(cat "$dir/server.log")"
-  local first
-  first=$(sed -n 1p "$dir/server.log")
-  case "$first" in
-    "zeus pfo serve: listening on http://"*) ;;
-    *) fail "first line: '$first' (log: $(od -c "$dir/server.log" | head -5))" ;;
-  esac
-}
-
-start_server ZEUS_PFO_SCHEDULER=PointSolution3D \
+start_pfo_server ZEUS_PFO_SCHEDULER=PointSolution3D \
   ZEUS_PFO_SCHEDULER_ARGS="{\"solution_path\": \"$dir/freqs_pipeline_00003.py\"}" \
   ZEUS_PFO_DUMP_DIR="$dir/dump"
 
-/usr/bin/python3 - "$url" "$dir/dump" <<'PY'
+/usr/bin/python3 - "$url" "$dir/dump" "$ZEUS_SOURCE_DIR/test/e2e/lib" <<'PY'
 import json, os, sys, threading
-from typing import Optional
 import httpx
-from pydantic import BaseModel, Field
 
 url, dump = sys.argv[1], sys.argv[2]
-
+sys.path.insert(0, sys.argv[3])
 # Zeus 0.16's wire models (zeus.optimizer.pipeline_frequency.common), field for field.
-class JobInfo(BaseModel):
-    job_id: str = ""
-    pp_degree: int = Field(ge=1)
-    dp_degree: int = Field(ge=1)
-    tp_degree: int = Field(ge=1)
-    world_size: int = Field(ge=1)
-    job_metadata: Optional[str] = None
-
-class RankInfo(BaseModel):
-    rank: int = Field(ge=0)
-    dp_rank: int = Field(ge=0)
-    pp_rank: int = Field(ge=0)
-    tp_rank: int = Field(ge=0)
-    available_frequencies: list[int]
-
-class FrequencySchedule(BaseModel):
-    rank: int = Field(ge=0)
-    frequencies: list[tuple[str, int]]
-
-class ProfilingResult(BaseModel):
-    rank: int = Field(ge=0)
-    iter_time: list[float]
-    iter_energy: list[float]
-    time_breakdown: dict[str, list[list[float]]] = {}
-    energy_breakdown: dict[str, list[list[float]]] = {}
+from zeus016_wire import FrequencySchedule, JobInfo, ProfilingResult, RankInfo
 
 # 2 stages x 2 data-parallel replicas; rank 0 registers the job.
 job = JobInfo(pp_degree=2, dp_degree=2, tp_degree=1, world_size=4, job_metadata="e2e")
@@ -130,16 +78,13 @@ prof = json.load(open(os.path.join(d, "0.prof.json")))
 assert prof[2]["iter_time"] == [3.0]
 PY
 
-kill -INT "$server_pid"
-wait "$server_pid" || fail "the server did not exit 0 after SIGINT"
-server_pid=""
-grep -q "zeus pfo serve: stopped" "$dir/server.log" || fail "no stop line: $(cat "$dir/server.log")"
+stop_pfo_server
 
 # A .py schedule with code in it: reported at /schedule, never run.
 cat > "$dir/evil.py" <<PY
 [[('forward', __import__('os').system('touch $dir/pwned'))]]
 PY
-start_server ZEUS_PFO_SCHEDULER_ARGS="{\"solution_path\": \"$dir/evil.py\"}"
+start_pfo_server ZEUS_PFO_SCHEDULER_ARGS="{\"solution_path\": \"$dir/evil.py\"}"
 id=$(curl -sf -X POST "$url/register_job" -H 'Content-Type: application/json' \
   -d '{"job_id": "", "pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1, "job_metadata": null}' | tr -d '"')
 curl -sf -X POST "$url/register_rank/$id" -H 'Content-Type: application/json' \

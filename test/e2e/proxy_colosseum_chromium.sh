@@ -11,33 +11,9 @@
 # of the reveal goes to $ZEUS_BUILD_DIR/test-output/proxy_colosseum.png, one of the live page to
 # proxy_live.png there.
 set -euo pipefail
-zeus="$ZEUS_BIN/zeus"
-py=/usr/bin/python3
-lib="$(cd "$(dirname "$0")" && pwd)/lib"
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+PROXY_ENV_GPUS=2 source "$(dirname "$0")/lib/proxy_env.sh"
 command -v chromium > /dev/null || fail "chromium is not installed; install the Debian package 'chromium'"
 
-cat > "$dir/state.json" <<'JSON'
-{"devices": [{"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 60000},
-             {"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 60000}]}
-JSON
-export ZEUS_FAKE_NVML_STATE="$dir/state.json"
-export ZEUS_NVML_PATH="$ZEUS_FAKES/libnvidia-ml.so.1"
-export ZEUS_ROCM_SMI_PATH="$dir/none.so"
-export ZEUS_POWERCAP_ROOT="$dir/none"
-unset CUDA_VISIBLE_DEVICES ZEUSD_SOCK_PATH
-
-wait_for() {  # file pattern
-  for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
-  fail "no '$2' in $1: $(cat "$1")"
-}
 "$py" "$lib/fake_openai.py" --gpu 0 --tokens 20 --duration 1 --w-per-token-s 2 \
   > "$dir/small.out" 2> "$dir/small.err" &
 pids+=($!)

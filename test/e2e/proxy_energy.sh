@@ -1,60 +1,30 @@
 #!/usr/bin/env bash
 # zeus proxy in front of a fake OpenAI-compatible server (test/e2e/lib/fake_openai.py) whose
-# fake-NVML power follows the tokens produced: concurrent clients, streamed and not, get bodies
-# byte-identical to direct requests; the energy comes back as headers and trailers (and in the
-# body only when asked); a request with twice its neighbours' tokens in one batch is charged about
-# twice; attributed + idle = measured within 1 % (the summary) and the log's rows add up; error
-# paths: upstream down (502), garbage (502), a stream cut by the upstream, a client that leaves
-# mid-stream (the upstream request is cancelled), a body over the limit (413); the proxy keeps
-# serving through all of them.
+# fake-NVML power follows the tokens its batch produces: 32 concurrent clients, streamed and not,
+# get bodies byte-identical to direct requests; the energy comes back as headers and trailers (and
+# in the body only when asked); a request with twice its neighbours' tokens in one batch is
+# charged twice within 10 %; attributed + idle = measured within 1 % (the summary) and the log's
+# rows add up; the benchmark's steady-state figures are shown beside the attributed ones (the
+# run's --report) and add up to the window's energy; error paths: upstream down (502), garbage
+# (502), a stream cut by the upstream, a client that leaves mid-stream (the upstream request is
+# cancelled), a body over the limit (413); the proxy keeps serving through all of them.
 set -euo pipefail
-zeus="$ZEUS_BIN/zeus"
-py=/usr/bin/python3
-lib="$(cd "$(dirname "$0")" && pwd)/lib"
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/proxy_lib.sh"
 
-echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 60000}]}' > "$dir/state.json"
-export ZEUS_FAKE_NVML_STATE="$dir/state.json"
-export ZEUS_NVML_PATH="$ZEUS_FAKES/libnvidia-ml.so.1"
-export ZEUS_ROCM_SMI_PATH="$dir/none.so"
-export ZEUS_POWERCAP_ROOT="$dir/none"
-unset CUDA_VISIBLE_DEVICES ZEUSD_SOCK_PATH
-
-wait_for() {  # file pattern
-  for _ in $(seq 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
-  fail "no '$2' in $1: $(cat "$1")"
-}
-"$py" "$lib/fake_openai.py" > "$dir/fake.out" 2> "$dir/fake.err" &
-pids+=($!)
-wait_for "$dir/fake.out" "port"
-upstream=$(sed -n 's/^port //p' "$dir/fake.out")
-
-"$zeus" proxy --upstream "http://127.0.0.1:$upstream" --port 0 --gpus 0 --interval 0.05 \
-  --log "$dir/requests.jsonl" > "$dir/proxy.out" 2> "$dir/proxy.err" &
-proxy_pid=$!
-pids+=($proxy_pid)
-wait_for "$dir/proxy.out" "serving"
-port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\) in front.*|\1|p' "$dir/proxy.out")
+start_proxy proxy --gpus 0 --interval 0.05 --log "$dir/requests.jsonl"
 
 results=$("$py" "$lib/proxy_clients.py" "$upstream" "$port")
 echo "$results"
 check() { "$py" -c "import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if ($2) else 1)" "$results" \
   || fail "$1: $results"; }
-check "every body byte-identical" 'r["identical"] == 16 and not r["different"]'
+check "every body byte-identical" 'r["identical"] == 32 and not r["different"]'
 check "trailers on streams" 'float(r["stream_trailers"]["x-zeus-energy-j"]) > 0 and r["stream_trailers"]["x-zeus-tokens"] == "10"'
 check "headers on whole answers" 'float(r["whole_headers"]["x-zeus-energy-j"]) > 0 and r["whole_headers"]["x-zeus-tokens"] == "11"'
-# The issue's target is 1.8-2.2 (10 %); on this fake it lands in 1.97-2.24 over runs (the fake
-# NVML's power is rewritten through its state file, which charges energy unevenly within an
-# interval), so the bound here is 1.6-2.5 until that noise is removed: still "about twice",
-# never "equal" (1.0) or "by time" alone.
-check "twice the tokens, about twice the energy" '1.6 <= r["batch_ratio"] <= 2.5'
+# The fake runs its batch in lockstep (every request gets its tokens of a step at once), so each
+# interval between two readings holds the batch's tokens in the ratio of their rates: the split
+# is within a few % of the model's truth (2), where requests paced on their own clocks wandered
+# over 1.97-2.24.
+check "twice the tokens, twice the energy within 10 %" '1.8 <= r["batch_ratio"] <= 2.2'
 check "usage.energy_j when asked" 'r["asked_usage_energy_j"] > 0'
 check "the SSE comment before [DONE] when asked" 'r["asked_comment_before_done"]'
 
@@ -71,17 +41,21 @@ timeout 5 curl -s -N -X POST -d '{"max_tokens": 100, "duration_s": 5, "stream": 
 for _ in $(seq 100); do grep -q cancelled "$dir/fake.err" && break; sleep 0.05; done
 grep -q cancelled "$dir/fake.err" || fail "the upstream request was not cancelled"
 [ "$(code -X POST -d '{"max_tokens": 3}' "http://127.0.0.1:$port/v1/completions")" = 200 ] || fail "still serving"
+main_pid=$proxy_pid
 
 "$zeus" proxy --upstream "http://127.0.0.1:1" --port 0 > "$dir/down.out" 2>&1 &
-down_pid=$!
-pids+=($down_pid)
+pids+=($!)
 wait_for "$dir/down.out" "serving"
 down_port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\) in front.*|\1|p' "$dir/down.out")
 [ "$(code -X POST -d '{}' "http://127.0.0.1:$down_port/v1/completions")" = 502 ] || fail "upstream down"
 grep -q "127.0.0.1:1" "$dir/body" || fail "upstream down message: $(cat "$dir/body")"
+# /metrics with no upstream to add its own: the proxy's alone.
+[ "$(code "http://127.0.0.1:$down_port/metrics")" = 200 ] || fail "/metrics with the upstream down"
+head -c 20 "$dir/body" | grep -q "^# HELP zeus_proxy_" || fail "/metrics with the upstream down: $(head -5 "$dir/body")"
 
 sleep 0.3  # some idle energy
-kill -TERM "$proxy_pid"; wait "$proxy_pid" || fail "the proxy did not stop cleanly: $(cat "$dir/proxy.err")"
+proxy_pid=$main_pid
+stop_proxy
 summary=$(cat "$dir/proxy.out")
 echo "$summary"
 "$py" - "$summary" "$dir/requests.jsonl" <<'PY' || fail "energy does not add up: $summary"
@@ -91,8 +65,49 @@ measured, attributed, idle = map(float, m.groups())
 assert measured > 0 and idle > 0, (measured, idle)
 assert abs(attributed + idle - measured) <= 0.01 * measured, (measured, attributed, idle)
 rows = [json.loads(line) for line in open(sys.argv[2])]
-assert len(rows) >= 24, len(rows)
+assert len(rows) >= 40, len(rows)
 assert abs(sum(r["energy_j"] for r in rows) - attributed) <= 0.01 * measured + 0.01
 assert all({"id", "model", "prompt_tokens", "output_tokens", "ttft_s", "latency_s", "energy_j", "method"} <= r.keys() for r in rows)
+
+PY
+
+# A benchmark-like run (48 streamed requests from 8 clients in a closed loop) through a fresh
+# proxy: the benchmark's steady-state figures beside the attributed ones, request by request.
+start_proxy bench --gpus 0 --interval 0.05 --log "$dir/bench.jsonl" --report "$dir/report.json"
+load=$("$py" "$lib/proxy_load.py" "$port" 48 8)
+[ "$load" = '{"200": 48}' ] || fail "the load: $load"
+stop_proxy
+cat "$dir/bench.out"
+"$py" - "$dir/bench.jsonl" "$dir/report.json" <<'PY' || fail "the steady-state report"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+report = json.load(open(sys.argv[2]))
+measured = report["measured_j"]
+window = report["steady_state"]
+assert window["found"], window
+print("steady state: %.3f-%.3f s, B = %d, %.2f J over %.0f tokens = %.4f J/token" % (
+    window["start_s"], window["end_s"], window["max_concurrency"], window["energy_j"],
+    window["tokens"], window["energy_per_token_j"]))
+print("%4s %6s %7s %12s %12s" % ("id", "model", "tokens", "attributed J", "steady J"))
+for r in report["results"]:
+    print("%4d %6s %7d %12.3f %12.3f" % (r["id"], r["model"], r["output_tokens"], r["energy_j"],
+                                         r["steady_state_energy_j"]))
+results = report["results"]
+assert len(results) == len(rows) and sorted(r["id"] for r in results) == sorted(r["id"] for r in rows)
+assert abs(sum(r["energy_j"] for r in results) - report["attributed_j"]) <= 1e-6 * measured + 1e-6
+# The steady-state figures: J/token x tokens, and the window's tokens priced at J/token are the
+# window's energy, which the GPUs measured (it lies inside the run).
+per_token = window["energy_per_token_j"]
+for r in results:
+    assert abs(r["steady_state_energy_j"] - per_token * r["output_tokens"]) <= 1e-9 + 1e-9 * r["steady_state_energy_j"], r
+    assert 0 <= r["window_tokens"] <= r["output_tokens"] + 1e-9, r
+assert abs(sum(r["window_tokens"] for r in results) * per_token - window["energy_j"]) <= 0.01 * window["energy_j"]
+assert 0 < window["energy_j"] < report["measured_j"]
+total_steady = sum(r["steady_state_energy_j"] for r in results)
+print("sum: %.2f J attributed, %.2f J by the steady-state method, %.2f J idle" % (
+    report["attributed_j"], total_steady, report["idle_j"]))
+# On the fake's model (power grows with the batch's tokens) a closed-loop run is near steady
+# throughout, so the two methods agree on the total.
+assert abs(total_steady - report["attributed_j"]) <= 0.1 * report["attributed_j"]
 PY
 echo "PASS"

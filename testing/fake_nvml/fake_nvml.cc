@@ -5,6 +5,7 @@
 // symbols, no nvmlDeviceGetTotalEnergyConsumption, no nvmlDeviceGetFieldValues).
 // Besides NVML's symbols it exports zeus_fake_nvml_call_count(name) and
 // zeus_fake_nvml_reset_call_counts() so tests can see which entry points were called.
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -244,7 +245,8 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d
   if (energy_mj == nullptr) return kNvmlErrorInvalidArgument;
   const json& dev = g_state.device(index);
   if (dev["architecture"].get<unsigned int>() < kNvmlArchVolta) return kNvmlErrorNotSupported;
-  // find(), not operator[]: a const json has no entry for a missing key (the reset below erases it).
+  // find(), not operator[]: a const json has no entry for a missing key (the reset below erases
+  // it).
   if (const auto reset = dev.find("energy_reset_after_calls");
       reset != dev.end() && reset->is_number_integer() && call_number > reset->get<long>()) {
     // A driver reload or GPU reset: the counter starts again from 0, once.
@@ -271,13 +273,19 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int 
       field.latencyUsec = 0;
       const bool power_field =
           field.fieldId == kNvmlFieldPowerAverage || field.fieldId == kNvmlFieldPowerInstant;
-      if (!power_field || !dev["power_fields"].get<bool>()) {
+      // The memory scope has only the average field, and only where "memory_power_mw" is set.
+      const bool memory = field.scopeId == kNvmlPowerScopeMemory;
+      if (!power_field || !dev["power_fields"].get<bool>() ||
+          (memory &&
+           (field.fieldId != kNvmlFieldPowerAverage || dev["memory_power_mw"].is_null()))) {
         field.nvmlReturn = kNvmlErrorNotSupported;
         continue;
       }
       field.nvmlReturn = kNvmlSuccess;
       field.valueType = kNvmlValueTypeUnsignedInt;
-      field.value.uiVal = FakeState::power_mw(dev);
+      field.value.uiVal = memory
+                              ? dev["memory_power_mw"].get<unsigned int>()
+                              : FakeState::reported_power_mw(dev, zeus::fake_nvml::realtime_ns());
     }
     return kNvmlSuccess;
   });
@@ -303,6 +311,22 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
   return read_device("nvmlDeviceGetArchitecture", device, [&](const json& dev) {
     if (architecture == nullptr) return kNvmlErrorInvalidArgument;
     *architecture = dev["architecture"].get<unsigned int>();
+    return kNvmlSuccess;
+  });
+}
+
+// The state's "pci_domain", "pci_bus" and "pci_device" (defaults: 0, 1 + index, 0).
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  return read_device("nvmlDeviceGetPciInfo_v3", device, [&](const json& dev) {
+    if (pci == nullptr) return kNvmlErrorInvalidArgument;
+    *pci = nvmlPciInfo_t{};
+    pci->domain = dev["pci_domain"].get<unsigned int>();
+    pci->bus = dev["pci_bus"].get<unsigned int>();
+    pci->device = dev["pci_device"].get<unsigned int>();
+    std::snprintf(pci->bus_id, sizeof pci->bus_id, "%08x:%02x:%02x.0", pci->domain, pci->bus,
+                  pci->device);
+    std::snprintf(pci->bus_id_legacy, sizeof pci->bus_id_legacy, "%04x:%02x:%02x.0",
+                  pci->domain & 0xffffu, pci->bus & 0xffu, pci->device & 0xffu);
     return kNvmlSuccess;
   });
 }
@@ -359,7 +383,16 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t dev
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power_mw) {
   return read_device("nvmlDeviceGetPowerUsage", device, [&](const json& dev) {
     if (power_mw == nullptr) return kNvmlErrorInvalidArgument;
-    *power_mw = FakeState::power_mw(dev);
+    *power_mw = FakeState::reported_power_mw(dev, zeus::fake_nvml::realtime_ns());
+    return kNvmlSuccess;
+  });
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int sensor,
+                                                       unsigned int* celsius) {
+  return read_device("nvmlDeviceGetTemperature", device, [&](const json& dev) {
+    if (celsius == nullptr || sensor != kNvmlTemperatureGpu) return kNvmlErrorInvalidArgument;
+    *celsius = dev["temperature_c"].get<unsigned int>();
     return kNvmlSuccess;
   });
 }
@@ -440,6 +473,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device,
       "nvmlDeviceSetGpuLockedClocks", device,
       [&](const json& dev) { return check_lock(dev["graphics_clocks_mhz"], min_mhz, max_mhz); },
       [&](json& dev, json& state, size_t index) {
+        if (dev.contains("power_draw_mw_by_sm_mhz")) FakeState::bring_energy_up_to_date(dev);
         dev["locked_sm_clocks_mhz"] = {min_mhz, max_mhz};
         log_sm_clocks(state, index, min_mhz, max_mhz);
       });
@@ -448,6 +482,9 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device,
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
   return change_device("nvmlDeviceResetGpuLockedClocks", device, check_nothing,
                        [&](json& dev, json& state, size_t index) {
+                         if (dev.contains("power_draw_mw_by_sm_mhz")) {
+                           FakeState::bring_energy_up_to_date(dev);
+                         }
                          dev["locked_sm_clocks_mhz"] = nullptr;
                          log_sm_clocks(state, index, 0, 0);
                        });

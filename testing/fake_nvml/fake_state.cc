@@ -74,6 +74,9 @@ void FakeState::normalise(json& state, int64_t epoch_ns, const json& previous) {
     set_default(device, "name", "NVIDIA H100 80GB HBM3");
     set_default(device, "uuid", default_uuid(at));
     set_default(device, "architecture", 9);
+    set_default(device, "pci_domain", 0);
+    set_default(device, "pci_bus", static_cast<int>(at) + 1);
+    set_default(device, "pci_device", 0);
     set_default(device, "power_draw_mw", 350000);
     set_default(device, "min_limit_mw", 200000);
     set_default(device, "max_limit_mw", 700000);
@@ -95,6 +98,9 @@ void FakeState::normalise(json& state, int64_t epoch_ns, const json& previous) {
     set_default(device, "errors", json::object());
     set_default(device, "lost", false);
     set_default(device, "power_fields", true);
+    set_default(device, "memory_power_mw", nullptr);
+    set_default(device, "temperature_c", 45);
+    set_default(device, "power_update_ms", 0);
     set_default(device, "fail_after_calls", json::object());
     set_default(device, "energy_reset_after_calls", nullptr);
   }
@@ -197,9 +203,28 @@ int FakeState::injected_error(const std::string& function, int index, long call_
 }
 
 uint32_t FakeState::power_mw(const json& device) {
-  const uint32_t draw_mw = device["power_draw_mw"].get<uint32_t>();
+  uint32_t draw_mw = device["power_draw_mw"].get<uint32_t>();
+  // Opt-in: the draw at the locked SM clock (a compute-bound GPU's power follows its clock).
+  const auto by_clock = device.find("power_draw_mw_by_sm_mhz");
+  const auto locked = device.find("locked_sm_clocks_mhz");
+  if (by_clock != device.end() && by_clock->is_object() && locked != device.end() &&
+      locked->is_array() && locked->size() == 2) {
+    const auto at = by_clock->find(std::to_string((*locked)[1].get<uint32_t>()));
+    if (at != by_clock->end() && at->is_number_unsigned()) draw_mw = at->get<uint32_t>();
+  }
   const uint32_t limit_mw = device["limit_mw"].get<uint32_t>();
   return draw_mw < limit_mw ? draw_mw : limit_mw;
+}
+
+uint32_t FakeState::reported_power_mw(const json& device, int64_t now_ns) {
+  const uint32_t power = power_mw(device);
+  const int64_t period_ms = device["power_update_ms"].get<int64_t>();
+  if (period_ms <= 0) return power;
+  // Offsets -300, +100, -100, +300 mW in turn: every period reads differently, mean zero.
+  static constexpr int kOffsetsMw[] = {-300, 100, -100, 300};
+  const int64_t period = now_ns / (period_ms * 1000000);
+  const int offset_mw = kOffsetsMw[period % 4];
+  return offset_mw < 0 && power < static_cast<uint32_t>(-offset_mw) ? power : power + offset_mw;
 }
 
 double FakeState::energy_mj_at(const json& device, int64_t now_ns) {

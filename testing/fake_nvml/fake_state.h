@@ -58,6 +58,10 @@ class FakeState {
 
   // Current power in mW: min(power_draw_mw, limit_mw).
   static uint32_t power_mw(const nlohmann::json& device);
+  // The power a reading reports at `now_ns`: power_mw(), plus, when the device has
+  // "power_update_ms" > 0, a small offset (mean zero over 4 periods) that changes at every
+  // multiple of that period, as a driver's counter that updates every so often.
+  static uint32_t reported_power_mw(const nlohmann::json& device, int64_t now_ns);
   // Energy in mJ at `now_ns`.
   static double energy_mj_at(const nlohmann::json& device, int64_t now_ns);
   // Brings the device's energy up to now (call before changing its power).

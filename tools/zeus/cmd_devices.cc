@@ -5,6 +5,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "zeus/power_domain.h"
 
 namespace zeus::cli {
 namespace {
@@ -46,6 +47,14 @@ nlohmann::json describe_gpu(int index, Gpu& gpu) {
   limits["current"] = watts_or_null(gpu.power_limit_mw());
   j["power_limit_w"] = limits;
   j["power_w"] = watts_or_null(gpu.instant_power_mw());
+  j["memory_power_w"] = watts_or_null(gpu.memory_average_power_mw());
+  nlohmann::json domains = nlohmann::json::array();
+  for (PowerDomain domain : supported_power_domains({&gpu})) {
+    domains.push_back(power_domain_name(domain));
+  }
+  j["power_domains"] = domains;
+  auto celsius = gpu.temperature_c();
+  j["temperature_c"] = celsius ? nlohmann::json(*celsius) : nlohmann::json(nullptr);
   auto persistence = gpu.persistence_mode();
   j["persistence_mode"] = persistence ? nlohmann::json(*persistence) : nlohmann::json(nullptr);
   auto sm = gpu.supported_sm_clocks_mhz();
@@ -97,7 +106,21 @@ void print_text(const nlohmann::json& report) {
                 << watts_text(limits["min"]) << " - " << watts_text(limits["max"]) << ", default "
                 << watts_text(limits["default"]) << ")\n";
     }
-    std::cout << "  power draw       " << watts_text(g["power_w"]) << "\n";
+    std::cout << "  power draw       " << watts_text(g["power_w"]);
+    if (g["memory_power_w"].is_number()) {
+      std::cout << " (memory " << watts_text(g["memory_power_w"]) << ")";
+    }
+    std::cout << "\n";
+    std::string domains;
+    for (const auto& d : g["power_domains"]) {
+      domains += (domains.empty() ? "" : ", ") + d.get<std::string>();
+    }
+    std::cout << "  power domains    " << (domains.empty() ? "-" : domains) << "\n";
+    std::cout << "  temperature      "
+              << (g["temperature_c"].is_number()
+                      ? std::to_string(g["temperature_c"].get<int>()) + " C"
+                      : std::string("-"))
+              << "\n";
     const auto& persistence = g["persistence_mode"];
     const char* mode =
         persistence.is_boolean() ? (persistence.get<bool>() ? "on" : "off") : "-";

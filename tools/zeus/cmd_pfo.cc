@@ -18,6 +18,8 @@
 #include "pfo_files.h"
 #include "zeus/pfo_plan_choice.h"
 #include "zeus/pfo_planner.h"
+#include "zeus/pfo_plan_store.h"
+#include "zeus/sim_perseus.h"
 
 namespace zeus::cli {
 namespace {
@@ -42,6 +44,14 @@ T value_or_usage_error(Result<T> result) {
   if (!result) die(result.error().message, 2);
   if constexpr (!std::is_void_v<T>) return std::move(*result);
 }
+
+struct ExportArgs {
+  std::string plans;
+  long index = -1;
+  bool fastest = false;
+  bool all = false;
+  std::string out;
+};
 
 struct ChooseArgs {
   std::string plans;
@@ -137,7 +147,12 @@ void run_plan(const PlanArgs& args) {
     die("the profile leaves nothing to plan: no plan is faster than every instruction at its "
         "slowest clock");
   const nlohmann::json summary = plan_summary(*frontier, profile, args.profile);
-  value_or_die(write_plan_files(args.out, *frontier, summary));
+  // The global-clock alternatives of the combined straggler policy, kept with the plans.
+  std::vector<pfo::GlobalClockPlan> global_clocks;
+  for (const sim::GlobalClockRun& run :
+       value_or_die(sim::global_clock_runs(profile, frontier->schedule(), options.p2p_power_w)))
+    global_clocks.push_back(run.plan);
+  value_or_die(write_plan_files(args.out, *frontier, global_clocks, summary));
   if (args.json) {
     nlohmann::json out = summary;
     out.erase("operations");
@@ -170,7 +185,7 @@ void run_plan(const PlanArgs& args) {
             << format_fixed(100.0 * summary["fastest_plan_saving"].get<double>(), 2)
             << " % with no slowdown\n";
   std::cout << "files: " << (fs::path(args.out) / "frontier.csv").string()
-            << ", plans.jsonl, summary.json\n"
+            << ", plans.bin, summary.json\n"
             << "next: zeus pfo choose --plans " << args.out << " --fastest\n";
 }
 
@@ -203,11 +218,11 @@ void run_choose(const ChooseArgs& args, CLI::App& command) {
           : folder.t_max;
   const auto& names = folder.schedule;
   if (names.size() != chosen.frequencies.size())
-    die("plans.jsonl and summary.json disagree on the number of stages");
+    die("the plans and summary.json disagree on the number of stages (plan again)");
   nlohmann::json frequencies = nlohmann::json::array();
   for (std::size_t s = 0; s < names.size(); ++s) {
     if (names[s].size() != chosen.frequencies[s].size())
-      die("plans.jsonl and summary.json disagree on stage " + std::to_string(s));
+      die("the plans and summary.json disagree on stage " + std::to_string(s) + " (plan again)");
     nlohmann::json stage = nlohmann::json::array();
     for (std::size_t k = 0; k < names[s].size(); ++k)
       stage.push_back({names[s][k], chosen.frequencies[s][k]});
@@ -247,6 +262,47 @@ void run_choose(const ChooseArgs& args, CLI::App& command) {
   std::cout << "schedule file: " << out.string() << "\n";
 }
 
+// zeus pfo export-plan: plans of plans.bin in the JSON form of the old plans.jsonl.
+void run_export(const ExportArgs& args, CLI::App& command) {
+  const int modes = (command.count("--index") > 0) + (args.fastest ? 1 : 0) + (args.all ? 1 : 0);
+  if (modes != 1) die("give exactly one of --index N, --fastest, --all", 2);
+  if (args.index < -1 || (command.count("--index") > 0 && args.index < 0))
+    die("--index must be a plan number >= 0 (0 is the slowest plan)", 2);
+  const fs::path dir(args.plans);
+  value_or_die(read_plan_folder(dir));  // names a wrong folder clearly
+  const pfo::PlanStore store = value_or_die(pfo::PlanStore::open(dir / "plans.bin"));
+  std::ofstream file;
+  std::string temp;
+  if (!args.out.empty()) {
+    temp = value_or_die(output_file("--out", args.out)).string() + ".tmp-" +
+           std::to_string(getpid());
+    file.open(temp);
+    if (!file) die("cannot write " + temp);
+  }
+  std::ostream& out = args.out.empty() ? std::cout : file;
+  auto write = [&](std::size_t i, std::vector<std::vector<int>> clocks) {
+    const pfo::FrontierPoint& p = store.points()[i];
+    out << plan_line(i, {p.time_s, p.energy_j, std::move(clocks)}).dump() << '\n';
+  };
+  if (args.all) {
+    value_or_die(store.for_each_plan(
+        [&](std::size_t i, const std::vector<std::vector<int>>& clocks) { write(i, clocks); }));
+  } else {
+    const std::size_t index =
+        args.fastest ? store.points().size() - 1 : static_cast<std::size_t>(args.index);
+    write(index, value_or_die(store.clocks_mhz(index)));
+  }
+  if (!args.out.empty()) {
+    file.close();
+    std::error_code ec;
+    if (file) fs::rename(temp, args.out, ec);
+    if (!file || ec) {
+      fs::remove(temp, ec);
+      die("cannot write --out " + args.out);
+    }
+  }
+}
+
 }  // namespace
 
 void add_pfo_command(CLI::App& app) {
@@ -269,14 +325,15 @@ void add_pfo_command(CLI::App& app) {
                                        "iteration time from every instruction at its\n"
                                        "slowest useful clock down to the fastest, the plan of "
                                        "least energy. Writes DIR/frontier.csv\n"
-                                       "(time,energy), DIR/plans.jsonl (clocks per plan) and "
+                                       "(time,energy), DIR/plans.bin (clocks per plan, compact: "
+                                       "`zeus pfo export-plan` reads it) and\n"
                                        "DIR/summary.json; prints T_max, T*, T_min.\n"
                                        "Bounds: at most " +
                                            std::to_string(pfo::kMaxPlanInstructions) +
                                            " instructions (2 x stages x microbatches) and " +
                                            std::to_string(pfo::kMaxPlanWork) +
                                            " instruction-plans\n(instructions x (T_max - T_min) "
-                                           "/ unit: the work, and 5 bytes each of plans.jsonl); "
+                                           "/ unit: the work); "
                                            "beyond them\na usage error (exit 2) before any "
                                            "work. Progress goes to stderr.");
   plan->add_option("--profile", plan_args->profile,
@@ -335,6 +392,23 @@ void add_pfo_command(CLI::App& app) {
                      "schedule file to write (default PLANS/schedule.json)");
   choose->add_flag("--json", choose_args->json, "print the schedule as JSON");
   choose->callback([choose_args, choose] { run_choose(*choose_args, *choose); });
+
+  auto export_args = std::make_shared<ExportArgs>();
+  CLI::App* export_plan = pfo->add_subcommand(
+      "export-plan",
+      "Write plans of a frontier's plans.bin in JSON, one object per line, as the plans.jsonl of\n"
+      "older versions: {\"index\", \"time\", \"energy\", \"frequencies\": [[MHz per instruction] "
+      "per stage]}.\n"
+      "  zeus pfo export-plan --plans plans/ --index 42\n"
+      "  zeus pfo export-plan --plans plans/ --all --out plans.jsonl");
+  export_plan->add_option("--plans", export_args->plans, "the --out folder of `zeus pfo plan`")
+      ->required();
+  export_plan->add_option("--index", export_args->index, "the plan's number (0: the slowest)");
+  export_plan->add_flag("--fastest", export_args->fastest, "the fastest plan (T_min)");
+  export_plan->add_flag("--all", export_args->all, "every plan, slowest first");
+  export_plan->add_option("--out", export_args->out, "file to write (default: stdout)");
+  export_plan->callback(
+      [export_args, export_plan] { run_export(*export_args, *export_plan); });
 
   add_pfo_serve_command(*pfo);
 }

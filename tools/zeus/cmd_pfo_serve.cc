@@ -14,6 +14,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "pfo_server/scheduler.h"
 #include "zeus/pfo_server.h"
 
 namespace zeus::cli {
@@ -43,24 +44,47 @@ bool env_bool(const char* name, bool fallback) {
 void apply_environment(PfoServeArgs* args, const CLI::App& cmd) {
   const auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
   if (std::string s = env("ZEUS_PFO_SCHEDULER"); !s.empty() && !given("--scheduler")) {
-    if (s != "PointSolution" && s != "PointSolution3D") {
+    if (s != "PointSolution" && s != "PointSolution3D" && s != "InstructionProfiler" &&
+        s != "Frontier") {
       die("ZEUS_PFO_SCHEDULER='" + echo_value(s) +
-          "': the schedulers are PointSolution and PointSolution3D");
+          "': the schedulers are PointSolution, PointSolution3D, InstructionProfiler and "
+          "Frontier");
     }
     args->options.scheduler = s;
   }
-  if (std::string a = env("ZEUS_PFO_SCHEDULER_ARGS"); !a.empty() && !given("--schedule")) {
+  const bool profiler =
+      pfo::canonical_scheduler_name(args->options.scheduler) == "InstructionProfiler";
+  if (std::string a = env("ZEUS_PFO_SCHEDULER_ARGS");
+      !a.empty() && profiler && !given("--scheduler-args")) {
+    args->options.scheduler_args = a;  // checked, argument by argument, by the profiler
+  } else if (!a.empty() && !profiler && !given("--schedule")) {
     const auto j = nlohmann::json::parse(a, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
       die("ZEUS_PFO_SCHEDULER_ARGS must be a JSON object such as "
           "{\"solution_path\": \"freqs_pipeline_00042.py\"}");
     }
+    const bool frontier = pfo::canonical_scheduler_name(args->options.scheduler) == "Frontier";
+    nlohmann::json frontier_args = nlohmann::json::object();
     for (const auto& item : j.items()) {
-      if (item.key() != "solution_path" || !item.value().is_string()) {
-        die("ZEUS_PFO_SCHEDULER_ARGS: the point-solution schedulers take one argument, "
-            "\"solution_path\" (a string); got '" + echo_value(item.key()) + "'");
+      if (frontier && item.key() == "straggler_tolerance") {  // checked by the scheduler
+        frontier_args[item.key()] = item.value();
+        continue;
       }
-      args->options.solution_path = item.value().get<std::string>();
+      const bool known = item.key() == "solution_path" || item.key() == "plans_dir";
+      if (!known || !item.value().is_string()) {
+        die("ZEUS_PFO_SCHEDULER_ARGS: the point-solution schedulers take one argument, "
+            "\"solution_path\" (a string), and Frontier \"plans_dir\" (a string) and "
+            "\"straggler_tolerance\"; got '" +
+            echo_value(item.key()) + "'");
+      }
+      if (item.key() == "plans_dir") {
+        if (!given("--plans")) args->options.plans_dir = item.value().get<std::string>();
+      } else {
+        args->options.solution_path = item.value().get<std::string>();
+      }
+    }
+    if (!frontier_args.empty() && !given("--scheduler-args")) {
+      args->options.scheduler_args = frontier_args.dump();
     }
   }
   const std::string dir = env("ZEUS_PFO_DUMP_DIR");
@@ -90,9 +114,12 @@ void run_pfo_serve(PfoServeArgs args) {
 
   std::unique_ptr<PfoServer> server = value_or_die(PfoServer::start(options), "zeus pfo serve");
   std::cout << "zeus pfo serve: listening on " << server->url() << std::endl;
-  std::cout << "zeus pfo serve: scheduler " << options.scheduler << ", schedule "
-            << options.solution_path << ", dump "
-            << (options.dump_dir.empty() ? "off" : options.dump_dir) << ", rank timeout "
+  std::cout << "zeus pfo serve: scheduler " << options.scheduler
+            << (!options.plans_dir.empty()        ? ", plans " + options.plans_dir
+                : options.scheduler_args.empty() ? ", schedule " + options.solution_path
+                                                 : ", arguments " + options.scheduler_args)
+            << ", dump " << (options.dump_dir.empty() ? "off" : options.dump_dir)
+            << ", rank timeout "
             << (options.rank_timeout_s > 0 ? format_fixed(options.rank_timeout_s, 0) + " s" : "off")
             << ", idle jobs evicted after " << format_fixed(options.max_job_idle_s, 0) << " s"
             << std::endl;
@@ -118,6 +145,11 @@ void add_pfo_serve_command(CLI::App& pfo) {
       "  zeus pfo choose --plans plans/ --fastest --out schedule.json\n"
       "  zeus pfo serve --scheduler point-solution --schedule schedule.json\n"
       "  zeus pfo serve --scheduler point-solution-3d --schedule freqs_pipeline_00042.py\n"
+      "  zeus pfo serve --scheduler profiler --scheduler-args '{\"num_microbatches\": 8}' "
+      "--dump dump/\n"
+      "  zeus pfo serve --scheduler frontier --plans plans/   # fastest plan; switches on stragglers\n"
+      "Frontier: a straggler's iteration time T' comes from the reported results, or from an\n"
+      "operator: curl -X POST URL/straggler/JOB -d '{\"iteration_time_s\": 3.6}' (DELETE clears it).\n"
       "Upstream's settings are honoured as defaults: ZEUS_PFO_SCHEDULER, ZEUS_PFO_SCHEDULER_ARGS\n"
       "('{\"solution_path\": \"...\"}'), ZEUS_PFO_DUMP_DATA, ZEUS_PFO_DUMP_DIR, "
       "ZEUS_PFO_MAX_JOB_IDLE_TIME.\n"
@@ -129,14 +161,27 @@ void add_pfo_serve_command(CLI::App& pfo) {
   cmd->add_option("--scheduler", args->options.scheduler,
                   "point-solution (PointSolution): the schedule file has one list per rank; "
                   "point-solution-3d (PointSolution3D): one list per pipeline stage, shared by "
-                  "the data/tensor-parallel ranks of the stage")
+                  "the data/tensor-parallel ranks of the stage; profiler (InstructionProfiler): "
+                  "a round per SM clock, writes the stage profile `zeus pfo plan` reads; "
+                  "frontier (Frontier): the plans of --plans, the fastest plan, or when a "
+                  "pipeline straggles to T' the cheaper at T' of the least-energy plan done by T' "
+                  "and one lower global clock")
       ->check(CLI::IsMember({"point-solution", "point-solution-3d", "PointSolution",
-                             "PointSolution3D"}))
+                             "PointSolution3D", "profiler", "InstructionProfiler", "frontier",
+                             "Frontier"}))
       ->capture_default_str();
   cmd->add_option("--schedule", args->options.solution_path,
                   "schedule file, read when each job starts: upstream's freqs_pipeline_*.py "
                   "(a Python literal, parsed and never run) or JSON (`zeus pfo choose` output, "
                   "or [[[\"forward\", 1980], ...], ...])")
+      ->capture_default_str();
+  cmd->add_option("--scheduler-args", args->options.scheduler_args,
+                  "the profiler's arguments as a JSON object (or ZEUS_PFO_SCHEDULER_ARGS): "
+                  "{\"num_microbatches\": 8} (required), frequencies, minimum_frequency (850), "
+                  "warmup_rounds (2), warmup_step_ratio (0.1), max_energy_rises (5), profile_path "
+                  "(default DUMP/<job id>/stage_profile.csv); frontier: straggler_tolerance (0.05)");
+  cmd->add_option("--plans", args->options.plans_dir,
+                  "frontier: the --out folder of `zeus pfo plan` (its plans.bin), read at start")
       ->capture_default_str();
   cmd->add_option("--dump", args->dump,
                   "folder for each job's ranks.json, N.sched.json and N.prof.json "

@@ -1,4 +1,5 @@
-// zeus power: live power draw per GPU until interrupted (or for --duration), then totals.
+// zeus power: live power draw per GPU (in the chosen power domains) and temperature until
+// interrupted (or for --duration), then totals.
 #include <signal.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include "measurement_report.h"
 #include "zeus/clock.h"
 #include "zeus/energy_monitor.h"
+#include "zeus/power_domain.h"
 
 namespace zeus::cli {
 namespace {
@@ -22,8 +24,39 @@ struct PowerArgs {
   double interval_s = 1.0;
   double duration_s = 0.0;  // 0: until Ctrl-C
   std::optional<std::vector<int>> gpus;
+  std::vector<std::string> domains;  // names; empty: device_instant
   bool json = false;
 };
+
+// The column suffix of a domain in the text table: gpu0_w, gpu0_avg_w, gpu0_mem_w.
+std::string column_suffix(PowerDomain domain) {
+  switch (domain) {
+    case PowerDomain::kDeviceInstant:
+      return "_w";
+    case PowerDomain::kDeviceAverage:
+      return "_avg_w";
+    case PowerDomain::kMemoryAverage:
+      return "_mem_w";
+  }
+  return "_w";
+}
+
+// The requested domains, checked against what the GPUs support (usage error 2 for a bad name).
+std::vector<PowerDomain> chosen_domains(const std::vector<std::string>& names,
+                                        const std::vector<Gpu*>& gpus) {
+  std::optional<std::vector<PowerDomain>> requested;
+  if (!names.empty()) {
+    requested.emplace();
+    for (const std::string& name : names) {
+      auto domain = parse_power_domain(name);
+      if (!domain) die("--domain: " + domain.error().message, 2);
+      requested->push_back(*domain);
+    }
+  } else {
+    requested = std::vector<PowerDomain>{PowerDomain::kDeviceInstant};
+  }
+  return value_or_die(choose_power_domains(requested, supported_power_domains(gpus)));
+}
 
 void run_power(const PowerArgs& args) {
   Devices devices = discover_or_die(true, true);
@@ -33,6 +66,9 @@ void run_power(const PowerArgs& args) {
   SystemClock clock;
   auto monitor = value_or_die(EnergyMonitor::create(devices, clock, options));
   const std::vector<int> indices = monitor->gpu_indices();
+  std::vector<Gpu*> monitored;
+  for (int i : indices) monitored.push_back(devices.gpus[i].get());
+  const std::vector<PowerDomain> domains = chosen_domains(args.domains, monitored);
   signal(SIGINT, request_stop);
   signal(SIGTERM, request_stop);
   value_or_die(monitor->begin_window("zeus_power"));
@@ -40,7 +76,12 @@ void run_power(const PowerArgs& args) {
   const bool bounded = args.duration_s > 0;
   if (!args.json) {
     std::cout << pad_left("time_s", 9);
-    for (int i : indices) std::cout << pad_left("gpu" + std::to_string(i) + "_w", 9);
+    for (int i : indices) {
+      for (PowerDomain d : domains) {
+        std::cout << pad_left("gpu" + std::to_string(i) + column_suffix(d), 11);
+      }
+      std::cout << pad_left("gpu" + std::to_string(i) + "_c", 8);
+    }
     std::cout << std::endl;
   }
   // Reading k is due k intervals after the start (no drift from adding up intervals); with
@@ -59,12 +100,18 @@ void run_power(const PowerArgs& args) {
     row["time_s"] = t_s;
     if (!args.json) std::cout << pad_left(format_fixed(t_s, 2), 9);
     for (int i : indices) {
-      auto mw = devices.gpus[i]->instant_power_mw();
-      if (args.json) {
-        row["power_w"][std::to_string(i)] = mw ? nlohmann::json(*mw / 1000.0) : nlohmann::json(nullptr);
-      } else {
-        std::cout << pad_left(mw ? format_fixed(*mw / 1000.0, 1) : "n/a", 9);
+      const std::string key = std::to_string(i);
+      for (PowerDomain d : domains) {
+        auto mw = read_power_mw(*devices.gpus[i], d);
+        const nlohmann::json watts = mw ? nlohmann::json(*mw / 1000.0) : nlohmann::json(nullptr);
+        // "power_w" keeps the first domain (device_instant unless --domain says otherwise).
+        if (d == domains.front()) row["power_w"][key] = watts;
+        row["domains"][power_domain_name(d)][key] = watts;
+        if (!args.json) std::cout << pad_left(mw ? format_fixed(*mw / 1000.0, 1) : "n/a", 11);
       }
+      auto celsius = devices.gpus[i]->temperature_c();
+      row["temperature_c"][key] = celsius ? nlohmann::json(*celsius) : nlohmann::json(nullptr);
+      if (!args.json) std::cout << pad_left(celsius ? std::to_string(*celsius) : "n/a", 8);
     }
     if (args.json) {
       std::cout << row.dump() << std::endl;
@@ -106,10 +153,19 @@ void add_power_command(CLI::App& app) {
       [](const std::string& text) { return parse_int_list(text, "--gpus", kGpuIndices); },
       "GPU indices, e.g. 0,1 (default: all visible)")
       ->type_name("LIST");
+  cmd->add_option("--domain", args->domains,
+                  "Power domains to show, comma-separated: device_instant (the default), "
+                  "device_average, memory_average (the memory's average power, e.g. on H100)")
+      ->delimiter(',')
+      ->type_name("LIST");
   cmd->add_flag("--json", args->json,
-                "One JSON object per reading {time_s, power_w: {\"0\": W}}, then a summary object "
+                "One JSON object per reading {time_s, power_w: {\"0\": W} (the first domain), "
+                "domains: {name: {\"0\": W}}, temperature_c: {\"0\": C}}, then a summary object "
                 "with the keys of 'zeus measure --json' and \"summary\": true");
-  cmd->footer("Examples:\n  zeus power --interval 0.5\n  zeus power --duration 10 --json > power.jsonl");
+  cmd->footer(
+      "Examples:\n  zeus power --interval 0.5\n  zeus power --domain "
+      "device_instant,memory_average\n"
+      "  zeus power --duration 10 --json > power.jsonl");
   cmd->callback([args] { run_power(*args); });
 }
 

@@ -1,9 +1,11 @@
 // zeus proxy: in front of an OpenAI-compatible inference server, forwards every request unchanged
 // and measures the GPU energy of each (src/proxy/proxy.h); a summary on exit.
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -11,14 +13,30 @@
 #include "cli_parse.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "output_path.h"
 #include "proxy/colosseum.h"
+#include "proxy/live_status.h"
 #include "proxy/proxy.h"
+#include "proxy/run_report.h"
 
 namespace zeus::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
 void request_stop(int) { g_stop.store(true); }
+
+// The run's report, written next to `path` and renamed into place.
+void write_report(const std::filesystem::path& path, const proxy::RunReport& report) {
+  const std::filesystem::path temp = path.string() + ".tmp-" + std::to_string(getpid());
+  {
+    std::ofstream file(temp);
+    file << proxy::run_report_json(report);
+    if (!file.flush()) die("--report: cannot write " + temp.string());
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) die("--report: cannot write " + path.string() + ": " + ec.message());
+}
 
 Devices gpus_or_die() {
   Devices devices = discover_or_die(true, false);
@@ -35,13 +53,21 @@ void serve_until_signal(const std::string& serving) {
   while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
-void run_proxy(const proxy::ProxyOptions& options) {
+// The proxy; on a terminal, stderr shows a live line while it serves.
+void run_proxy(const proxy::ProxyOptions& options, const std::string& report_arg) {
+  std::filesystem::path report_path;
+  if (!report_arg.empty()) report_path = value_or_die(output_file("--report", report_arg));
   Devices devices = gpus_or_die();
   auto running = value_or_die(proxy::LlmProxy::start(devices, options), "zeus proxy");
-  serve_until_signal("zeus proxy: serving http://" + options.host + ":" +
-                     std::to_string(running->port()) + " in front of " + options.upstream);
-  running->stop();
-  std::cout << proxy::format_summary(running->summary()) << std::flush;
+  {
+    proxy::LiveStatus status_line([&] { return running->status(); }, STDERR_FILENO, 0.5);
+    serve_until_signal("zeus proxy: serving http://" + options.host + ":" +
+                       std::to_string(running->port()) + " in front of " + options.upstream);
+    running->stop();
+  }
+  const proxy::RunReport report = running->report();
+  std::cout << proxy::format_summary(report.summary) << std::flush;
+  if (!report_path.empty()) write_report(report_path, report);
 }
 
 // What the command line gives: one upstream (the proxy) or two named ones (the Colosseum).
@@ -51,9 +77,11 @@ struct ProxyArgs {
   std::vector<std::string> gpus;       // "LIST" or "NAME=LIST"
   std::string votes_path;
   int max_tokens = 512;
+  std::string report_path;  // --report: the proxy's run as JSON, written on exit
 };
 
 void run_colosseum(const ProxyArgs& args) {
+  if (!args.report_path.empty()) die("--report: only the proxy (one --upstream) writes a report");
   proxy::ColosseumOptions options;
   for (size_t i = 0; i < 2; ++i) {
     auto named = value_or_die(parse_named_value(args.upstreams[i], "--upstream", "=http"));
@@ -112,7 +140,7 @@ void run(ProxyArgs& args) {
     args.proxy.gpu_indices =
         value_or_die(parse_int_list(args.gpus[0], "--gpus", "GPU indices like 0,1"));
   }
-  run_proxy(args.proxy);
+  run_proxy(args.proxy, args.report_path);
 }
 
 }  // namespace
@@ -140,16 +168,30 @@ void add_proxy_command(CLI::App& app) {
                   "Colosseum: the most tokens per answer (default 512)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--log", options->log_path, "Append one JSON line per request to this file");
+  cmd->add_option("--report", args->report_path,
+                  "On exit, write the run as JSON: totals, the steady-state window, and each "
+                  "request's attributed and steady-state energy");
+  add_parsed_option(
+      *cmd, "--max-body", options->max_body_bytes,
+      [](const std::string& text) -> Result<size_t> {
+        auto bytes = parse_count(text, "--max-body", 1, uint64_t{1} << 40);
+        if (!bytes) return fail(bytes.error());
+        return static_cast<size_t>(*bytes);
+      },
+      "Largest request body in bytes (default 16777216); a larger one is answered 413")
+      ->type_name("BYTES");
   add_parsed_option(
       *cmd, "--interval", options->sample_interval_s,
       [](const std::string& text) { return parse_seconds(text, "--interval", {0.001}); },
-      "Seconds between energy readings (default 0.1; also read at each request's start and end)")
+      "Seconds between energy readings (default 0.1; also read at each request's end)")
       ->type_name("TIME");
   cmd->footer(
       "Answers gain X-Zeus-Energy-J and X-Zeus-Tokens (headers; HTTP trailers on streams).\n"
       "Send 'X-Zeus-Energy: 1' (or ?zeus=1) for usage.energy_j in JSON answers and a\n"
       "': zeus-energy-j=<J> tokens=<n>' line before a stream's 'data: [DONE]'.\n"
       "The live page is /zeus/. Two named upstreams make the Colosseum (/zeus/colosseum).\n"
+      "GET /metrics: the upstream's metrics, then the proxy's (zeus_proxy_*).\n"
+      "On a terminal, stderr shows a live line: requests, tokens, J/token, W.\n"
       "Examples:\n  zeus proxy --upstream http://127.0.0.1:8000 --port 8080 --gpus 0 --log "
       "req.jsonl\n"
       "  zeus proxy --upstream llama=http://127.0.0.1:8000 --gpus llama=0 \\\n"

@@ -3,27 +3,21 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <fstream>
 #include <functional>
 #include <system_error>
 
 #include "cli_parse.h"
+#include "optimizer/pipeline_frequency/python_float.h"
 #include "output_path.h"
 
 #include "zeus/pfo_plan_choice.h"
+#include "zeus/pfo_plan_store.h"
 
 namespace zeus::cli {
 namespace fs = std::filesystem;
 
-std::string shortest_double(double value) {
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  std::string text(buffer, end);
-  // Python writes whole floats with ".0".
-  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
-  return text;
-}
+std::string shortest_double(double value) { return pfo::python_float_repr(value); }
 
 nlohmann::json plan_summary(const pfo::Frontier& frontier, const pfo::StageProfile& profile,
                             const std::string& profile_path) {
@@ -41,7 +35,7 @@ nlohmann::json plan_summary(const pfo::Frontier& frontier, const pfo::StageProfi
   s["stop_reason"] = std::string(pfo::stop_reason_text(frontier.stop_reason()));
   s["t_max_s"] = static_cast<double>(frontier.max_quant_time()) * o.unit_time_s;
   s["t_min_s"] = static_cast<double>(frontier.min_quant_time()) * o.unit_time_s;
-  // A candidate: its row of frontier.csv and plans.jsonl, or null for the T_max schedule.
+  // A candidate: its row of frontier.csv and plans.bin, or null for the T_max schedule.
   auto reference = [](const pfo::PlanChoice& choice) {
     return nlohmann::json{
         {"index", choice.plan ? nlohmann::json(*choice.plan) : nlohmann::json(nullptr)},
@@ -109,7 +103,15 @@ std::string write_file(const fs::path& path, const std::function<void(std::ostre
 
 }  // namespace
 
+nlohmann::json plan_line(std::size_t index, const PlanRecord& plan) {
+  return {{"index", index},
+          {"time", plan.time_s},
+          {"energy", plan.energy_j},
+          {"frequencies", plan.frequencies}};
+}
+
 Result<void> write_plan_files(const fs::path& dir, const pfo::Frontier& frontier,
+                              std::span<const pfo::GlobalClockPlan> global_clocks,
                               const nlohmann::json& summary) {
   auto target = output_folder("--out", dir);
   if (!target) return fail(target.error());
@@ -137,17 +139,10 @@ Result<void> write_plan_files(const fs::path& dir, const pfo::Frontier& frontier
       csv << shortest_double(p.time_s) << ',' << shortest_double(p.energy_j) << '\n';
   });
   if (failure.empty()) {
-    failure = write_file(temp / "plans.jsonl", [&](std::ostream& plans) {
-      frontier.for_each_plan([&](std::size_t i, const std::vector<std::vector<int>>& clocks) {
-        const auto& p = frontier.points()[i];
-        plans << nlohmann::json{{"index", i},
-                                {"time", p.time_s},
-                                {"energy", p.energy_j},
-                                {"frequencies", clocks}}
-                     .dump()
-              << '\n';
-      });
-    });
+    if (Result<void> store = pfo::write_plan_store(temp / "plans.bin", frontier, global_clocks);
+        !store) {
+      failure = store.error().message;
+    }
   }
   if (failure.empty()) {
     failure = write_file(temp / "summary.json",
@@ -187,11 +182,27 @@ Result<void> write_schedule_file(const fs::path& path, const nlohmann::json& sch
 }
 
 Result<std::vector<PlanRecord>> read_plans(const fs::path& dir, long keep) {
+  std::error_code ec;
+  if (fs::exists(dir / "plans.bin", ec)) {
+    auto store = pfo::PlanStore::open(dir / "plans.bin");
+    if (!store) return fail(store.error());
+    std::vector<PlanRecord> plans;
+    for (const pfo::FrontierPoint& p : store->points()) plans.push_back({p.time_s, p.energy_j, {}});
+    if (keep >= 0 && static_cast<std::size_t>(keep) < plans.size()) {
+      auto clocks = store->clocks_mhz(static_cast<std::size_t>(keep));
+      if (!clocks) return fail(clocks.error());
+      plans[static_cast<std::size_t>(keep)].frequencies = std::move(*clocks);
+    }
+    if (plans.empty())
+      return fail(ErrorCode::kInvalidArgument, (dir / "plans.bin").string() + " holds no plans");
+    return plans;
+  }
+  // A folder of an older `zeus pfo plan`: one JSON object per line.
   errno = 0;
   std::ifstream in(dir / "plans.jsonl");
   if (!in) {
-    return fail(ErrorCode::kNotFound, "cannot read " + (dir / "plans.jsonl").string() + ": " +
-                                          last_error() +
+    return fail(ErrorCode::kNotFound, "cannot read " + (dir / "plans.bin").string() + " or " +
+                                          (dir / "plans.jsonl").string() + ": " + last_error() +
                                           " (pass the --out folder of `zeus pfo plan`)");
   }
   std::vector<PlanRecord> plans;

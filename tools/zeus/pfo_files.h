@@ -1,7 +1,9 @@
 // The files of `zeus pfo plan --out DIR` and `zeus pfo choose`:
 //   frontier.csv   `time,energy` (s, J of one pipeline iteration), one row per plan, slowest first;
-//   plans.jsonl    one object per plan: {"index", "time", "energy", "frequencies": [[MHz per
-//                  instruction in execution order] per stage]};
+//   plans.bin      every plan's clocks as changes from the plan before, with whole plans every
+//                  256 (zeus/pfo_plan_store.h; `zeus pfo export-plan` writes plans in the JSON
+//                  form {"index", "time", "energy", "frequencies": [[MHz per instruction in
+//                  execution order] per stage]} of the plans.jsonl that older versions wrote);
 //   summary.json   options, T_max/T_min/T*, the all-max-clock baseline and saving, the schedule
 //                  (instruction names per stage), the T_max schedule's clocks (every instruction
 //                  at its slowest: a candidate apart from the plans) and each operation's options
@@ -12,6 +14,7 @@
 #pragma once
 
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 
 #include "zeus/pfo_planner.h"
 #include "zeus/pfo_profile.h"
+#include "zeus/pfo_straggler_policy.h"
 #include "zeus/result.h"
 
 namespace zeus::cli {
@@ -29,6 +33,7 @@ std::string shortest_double(double value);
 // Writes the three files of a frontier into `dir` (which must not exist or be an empty folder:
 // output_folder() of output_path.h says why not).
 Result<void> write_plan_files(const std::filesystem::path& dir, const pfo::Frontier& frontier,
+                              std::span<const pfo::GlobalClockPlan> global_clocks,
                               const nlohmann::json& summary);
 
 // Writes a schedule file (pfo choose) to `path`, a new or regular file, by rename.
@@ -44,8 +49,12 @@ struct PlanRecord {
   std::vector<std::vector<int>> frequencies;
 };
 
-// Reads plans.jsonl (every plan's time and energy; the frequencies of plan `keep` only, -1 none).
+// Reads plans.bin, or an older folder's plans.jsonl (every plan's time and energy; the frequencies
+// of plan `keep` only, -1 none).
 Result<std::vector<PlanRecord>> read_plans(const std::filesystem::path& dir, long keep = -1);
+
+// One plan as a line of the old plans.jsonl (`zeus pfo export-plan`).
+nlohmann::json plan_line(std::size_t index, const PlanRecord& plan);
 
 // What `zeus pfo choose` takes from summary.json.
 struct PlanFolder {

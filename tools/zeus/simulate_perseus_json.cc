@@ -13,7 +13,10 @@ nlohmann::ordered_json perseus_json(const sim::PerseusEmulationResult& result) {
                             {"perseus_saving", r.perseus_saving},
                             {"envpipe_saving", r.envpipe_saving},
                             {"global_clock_saving", r.global_clock_saving},
-                            {"global_clock_mhz", r.global_clock_mhz}});
+                            {"global_clock_mhz", r.global_clock_mhz},
+                            {"combined_saving", r.combined_saving},
+                            {"combined_plan_time_s", r.combined_time_s},
+                            {"combined_global_clock_mhz", r.combined_global_clock_mhz}});
     }
     configs.push_back({{"model", c.model},
                        {"gpu", c.gpu},

@@ -103,6 +103,15 @@ class GPU:
         """Instant power draw in mW."""
         return self._gpu.instant_power_mw()
 
+    def get_average_memory_power_usage(self) -> int:
+        """The driver's moving average of the memory's power draw, in mW (NotSupportedError
+        where the GPU lacks it, e.g. before Hopper)."""
+        return self._gpu.memory_average_power_mw()
+
+    def get_gpu_temperature(self) -> int:
+        """GPU temperature in degrees Celsius."""
+        return self._gpu.temperature_c()
+
     def supports_get_total_energy_consumption(self) -> bool:
         """True when the GPU has a cumulative energy counter (NVIDIA Volta and newer)."""
         return self._gpu.has_energy_counter()
@@ -203,6 +212,14 @@ class GPUs:
     def get_instant_power_usage(self, gpu_index: int) -> int:
         """Instant power draw of a GPU in mW."""
         return self._gpu(gpu_index).get_instant_power_usage()
+
+    def get_average_memory_power_usage(self, gpu_index: int) -> int:
+        """Average memory power draw of a GPU in mW."""
+        return self._gpu(gpu_index).get_average_memory_power_usage()
+
+    def get_gpu_temperature(self, gpu_index: int) -> int:
+        """Temperature of a GPU in degrees Celsius."""
+        return self._gpu(gpu_index).get_gpu_temperature()
 
     def supports_get_total_energy_consumption(self, gpu_index: int) -> bool:
         """True when a GPU has an energy counter."""

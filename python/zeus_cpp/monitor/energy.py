@@ -108,8 +108,10 @@ class ZeusMonitor:
                 an unreadable RAPL an error.
             approx_instant_energy: when a GPU counter reads 0 J over a non-empty window (window
                 shorter than its update period), use instant power x elapsed time instead.
-            log_file: append one CSV row per ended window
-                (start_time,window_name,elapsed_time,gpu{i}_energy,...).
+            log_file: one CSV row per ended window, upstream Zeus's format
+                (start_time,window_name,elapsed_time,gpu{i}_energy,...). A file that exists with
+                this header is appended to; one with any other content is an error (nothing is
+                overwritten).
             sync_execution_with: "torch" (torch.cuda.synchronize when CUDA is available), "jax",
                 "cupy", a callable, or None: what to wait on before each timestamp.
 
@@ -139,24 +141,38 @@ class ZeusMonitor:
             cpu_indices=cpu_indices,
             approx_instant_energy=bool(approx_instant_energy),
             log_file="" if log_file is None else os.fspath(log_file),
+            log_append=True,
+            log_gpu_columns_only=True,
             sync=sync if sync_execution_with is not None else None,
         )
         holder[0] = sync_function(sync_execution_with, self._monitor.gpu_indices)
         self.gpu_indices: List[int] = list(self._monitor.gpu_indices)
         self.cpu_indices: List[int] = list(self._monitor.cpu_indices)
 
-    def begin_window(self, key: str, sync_execution: bool = True) -> None:
+    def begin_window(self, key: str, sync_execution: bool = True, restart: bool = False) -> None:
         """Starts the measurement window `key`.
 
         Args:
             key: the window's name; windows with different names may nest and overlap.
             sync_execution: wait for queued GPU work before the timestamp.
+            restart: when `key` is already open, drop it and begin it again (e.g. after a
+                notebook cell failed between begin_window and end_window).
 
         Raises:
-            InvalidArgumentError: a window named `key` is already open.
+            InvalidArgumentError: a window named `key` is already open and restart is False.
         """
         sync = bool(sync_execution) and self._sync_holder[0] is not None
-        self._monitor.begin_window(_check_key(key), sync)
+        self._monitor.begin_window(_check_key(key), sync, bool(restart))
+
+    def _synchronize(self) -> None:
+        """Waits for queued GPU work as the windows do (nothing without a sync function)."""
+        function = self._sync_holder[0]
+        if function is not None:
+            function()
+
+    def reset_windows(self) -> None:
+        """Drops every open window; their measurements are lost (nothing is logged)."""
+        self._monitor.reset_windows()
 
     def end_window(self, key: str, sync_execution: bool = True, cancel: bool = False) -> Measurement:
         """Ends the window `key` and returns what it measured.

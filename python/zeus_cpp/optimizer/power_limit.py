@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Union
 
 from zeus_cpp import _zeus_cpp
+from zeus_cpp.callback import Callback
 from zeus_cpp.monitor.energy import ZeusMonitor
 from zeus_cpp.utils.framework import torch_all_reduce
 
@@ -126,7 +127,7 @@ def _restore_all() -> None:
             pass
 
 
-class GlobalPowerLimitOptimizer:
+class GlobalPowerLimitOptimizer(Callback):
     """Profiles power limits in the first epoch and trains at the best one.
 
     States: Ready -> Warmup -> Profiling -> Done. Each on_step_begin counts down the current

@@ -127,3 +127,21 @@ def torch_all_reduce() -> Optional[Callable[[float, float, int], Tuple[float, fl
         return float(summed[0].item()), float(longest[0].item()), int(round(summed[1].item()))
 
     return all_reduce
+
+
+def torch_broadcast(src: int = 0) -> Optional[Callable[[Any], Any]]:
+    """broadcast(value) -> rank `src`'s value on every rank (torch.distributed), or None.
+
+    Every rank calls it at the same point; a picklable object travels through
+    broadcast_object_list (with NCCL, through the current GPU).
+    """
+    if not is_distributed():
+        return None
+    dist = sys.modules["torch"].distributed
+
+    def broadcast(value: Any) -> Any:
+        box = [value]
+        dist.broadcast_object_list(box, src=src)
+        return box[0]
+
+    return broadcast

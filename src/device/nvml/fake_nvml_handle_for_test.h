@@ -1,15 +1,29 @@
 // Test helper: holds the fake libnvidia-ml.so.1 open for the duration of a test, so that its
 // state (and its call counters) outlive the NvmlLibrary objects the test creates and destroys,
-// and reads the counters the fake exports (zeus_fake_nvml_call_count).
+// and reads the counters the fake exports (zeus_fake_nvml_call_count); open_fake_gpus() opens
+// the fake's GPUs through the real backend.
 #pragma once
 
 #include <dlfcn.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "device/nvml/nvml_gpu.h"
+
 namespace zeus::nvml {
+
+// Every GPU of the fake library at `path`, opened as discover() opens them; an empty list (and a
+// failed test) when they cannot be opened.
+inline std::vector<std::unique_ptr<Gpu>> open_fake_gpus(const char* path = ZEUS_FAKE_NVML_PATH) {
+  auto gpus = open_nvml_gpus(path);
+  EXPECT_TRUE(gpus.has_value()) << gpus.error().to_string();
+  if (!gpus) return {};
+  return std::move(*gpus);
+}
 
 class FakeNvmlHandle {
  public:

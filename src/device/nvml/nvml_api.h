@@ -64,6 +64,13 @@ inline constexpr unsigned int kNvmlArchVolta = 5;
 // Field ids for nvmlDeviceGetFieldValues (NVML_FI_DEV_POWER_*), values in mW.
 inline constexpr unsigned int kNvmlFieldPowerAverage = 185;
 inline constexpr unsigned int kNvmlFieldPowerInstant = 186;
+// nvmlFieldValue_t::scopeId for the power fields (NVML_POWER_SCOPE_*).
+inline constexpr unsigned int kNvmlPowerScopeGpu = 0;
+inline constexpr unsigned int kNvmlPowerScopeModule = 1;
+inline constexpr unsigned int kNvmlPowerScopeMemory = 2;
+
+// nvmlTemperatureSensors_t: the GPU die sensor.
+inline constexpr int kNvmlTemperatureGpu = 0;
 
 // nvmlValueType_t: which member of nvmlValue_t holds the value.
 inline constexpr int kNvmlValueTypeDouble = 0;
@@ -99,6 +106,17 @@ static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t must match nvml.
 inline constexpr unsigned int kNvmlDeviceNameBufferSize = 96;
 inline constexpr unsigned int kNvmlDeviceUuidBufferSize = 96;
 
+// nvmlPciInfo_t as filled by nvmlDeviceGetPciInfo_v3.
+struct nvmlPciInfo_t {
+  char bus_id_legacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;
+  unsigned int pci_sub_system_id;
+  char bus_id[32];
+};
+
 // One pointer per entry point. Names are the symbols' names without the "nvml" prefix;
 // where a `_v2` symbol exists with the same signature, the loader prefers it.
 struct NvmlApi {
@@ -113,6 +131,7 @@ struct NvmlApi {
   nvmlReturn_t (*device_get_name)(nvmlDevice_t, char*, unsigned int) = nullptr;
   nvmlReturn_t (*device_get_uuid)(nvmlDevice_t, char*, unsigned int) = nullptr;
   nvmlReturn_t (*device_get_architecture)(nvmlDevice_t, unsigned int*) = nullptr;
+  nvmlReturn_t (*device_get_pci_info)(nvmlDevice_t, nvmlPciInfo_t*) = nullptr;  // ..._v3
   nvmlReturn_t (*device_get_power_management_limit_constraints)(nvmlDevice_t, unsigned int*,
                                                                 unsigned int*) = nullptr;
   nvmlReturn_t (*device_get_power_management_default_limit)(nvmlDevice_t, unsigned int*) = nullptr;
@@ -120,6 +139,7 @@ struct NvmlApi {
   nvmlReturn_t (*device_set_power_management_limit)(nvmlDevice_t, unsigned int) = nullptr;
   nvmlReturn_t (*device_get_power_usage)(nvmlDevice_t, unsigned int*) = nullptr;
   nvmlReturn_t (*device_get_field_values)(nvmlDevice_t, int, nvmlFieldValue_t*) = nullptr;
+  nvmlReturn_t (*device_get_temperature)(nvmlDevice_t, int, unsigned int*) = nullptr;
   nvmlReturn_t (*device_get_total_energy_consumption)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*device_get_persistence_mode)(nvmlDevice_t, int*) = nullptr;
   nvmlReturn_t (*device_set_persistence_mode)(nvmlDevice_t, int) = nullptr;

@@ -95,6 +95,15 @@ Result<std::unique_ptr<NvmlGpu>> NvmlGpu::open(std::shared_ptr<NvmlLibrary> libr
   ZEUS_TRY(gpu->call(api.device_get_uuid, "nvmlDeviceGetUUID", "reading the UUID", uuid,
                      kNvmlDeviceUuidBufferSize));
   gpu->uuid_ = uuid;
+  // lspci -D form from the domain, bus and device numbers (function 0, as NVML reports the GPU).
+  nvml::nvmlPciInfo_t pci{};
+  if (gpu->call(api.device_get_pci_info, "nvmlDeviceGetPciInfo_v3", "reading the PCI address",
+                &pci)) {
+    char address[32] = {};
+    std::snprintf(address, sizeof address, "%04x:%02x:%02x.0", pci.domain & 0xffffu,
+                  pci.bus & 0xffu, pci.device & 0xffu);
+    gpu->pci_address_ = address;
+  }
 
   unsigned int arch_code = 0;
   auto arch = gpu->call(api.device_get_architecture, "nvmlDeviceGetArchitecture",
@@ -216,6 +225,33 @@ Result<uint32_t> NvmlGpu::instant_power_mw() {
 
 Result<uint32_t> NvmlGpu::average_power_mw() {
   return power_mw(kNvmlFieldPowerAverage, "reading the average power");
+}
+
+Result<uint32_t> NvmlGpu::memory_average_power_mw() {
+  const NvmlApi& api = library_->api();
+  const std::string_view operation = "reading the average memory power";
+  if (api.device_get_field_values == nullptr) {
+    return fail(library_->missing_function("nvmlDeviceGetFieldValues", describe(operation)));
+  }
+  nvmlFieldValue_t field{};
+  field.fieldId = kNvmlFieldPowerAverage;
+  field.scopeId = kNvmlPowerScopeMemory;
+  const nvmlReturn_t rc = api.device_get_field_values(handle_, 1, &field);
+  const nvmlReturn_t failure = rc != kNvmlSuccess ? rc : field.nvmlReturn;
+  if (failure != kNvmlSuccess) return fail(library_->error(failure, describe(operation)));
+  auto value_mw = field_value_mw(field);
+  if (!value_mw) {
+    return fail(ErrorCode::kNotSupported,
+                describe(operation) + ": the driver answered a value that is not a power");
+  }
+  return *value_mw;
+}
+
+Result<int> NvmlGpu::temperature_c() {
+  unsigned int celsius = 0;
+  ZEUS_TRY(call(library_->api().device_get_temperature, "nvmlDeviceGetTemperature",
+                "reading the temperature", kNvmlTemperatureGpu, &celsius));
+  return static_cast<int>(celsius);
 }
 
 Result<uint64_t> NvmlGpu::total_energy_mj() {
@@ -342,6 +378,14 @@ Result<std::vector<std::unique_ptr<Gpu>>> open_nvml_gpus(const std::string& libr
   }
   if (gpus.empty() && first_error) return fail(*first_error);  // none usable: say why
   return gpus;
+}
+
+Result<std::string> NvmlGpu::pci_address() const {
+  if (pci_address_.empty()) {
+    return fail(ErrorCode::kNotSupported,
+                "GPU " + std::to_string(index_) + ": nvmlDeviceGetPciInfo_v3 did not answer");
+  }
+  return pci_address_;
 }
 
 }  // namespace zeus

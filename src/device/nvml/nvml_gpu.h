@@ -38,6 +38,7 @@ class NvmlGpu final : public Gpu {
   GpuVendor vendor() const override { return GpuVendor::kNvidia; }
   std::string name() const override { return name_; }
   std::string uuid() const override { return uuid_; }
+  Result<std::string> pci_address() const override;
   GpuArchitecture architecture() const override { return architecture_; }
   int physical_index() const override { return index_; }
 
@@ -49,6 +50,10 @@ class NvmlGpu final : public Gpu {
 
   Result<uint32_t> instant_power_mw() override;
   Result<uint32_t> average_power_mw() override;
+  // NVML_FI_DEV_POWER_AVERAGE with the memory scope (no fallback: NotSupported where the driver
+  // or GPU lacks it, e.g. A40).
+  Result<uint32_t> memory_average_power_mw() override;
+  Result<int> temperature_c() override;
 
   bool has_energy_counter() override { return has_energy_counter_; }
   Result<uint64_t> total_energy_mj() override;
@@ -86,6 +91,7 @@ class NvmlGpu final : public Gpu {
   int index_;
   std::string name_;
   std::string uuid_;
+  std::string pci_address_;  // "" when nvmlDeviceGetPciInfo_v3 did not answer at open
   GpuArchitecture architecture_ = GpuArchitecture::kUnknown;
   bool has_energy_counter_ = false;
   std::string energy_counter_missing_;  // why there is no counter; empty when there is one

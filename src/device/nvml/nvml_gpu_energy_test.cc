@@ -12,20 +12,14 @@ namespace zeus {
 namespace {
 
 using nvml::FakeNvmlHandle;
+using nvml::open_fake_gpus;
 using ::zeus::testing::FakeNvmlDevice;
 using ::zeus::testing::FakeNvmlEnvironment;
-
-std::vector<std::unique_ptr<Gpu>> open_fake(const char* path = ZEUS_FAKE_NVML_PATH) {
-  auto gpus = open_nvml_gpus(path);
-  EXPECT_TRUE(gpus.has_value()) << gpus.error().to_string();
-  if (!gpus) return {};
-  return std::move(*gpus);
-}
 
 TEST(NvmlGpuEnergyTest, CounterOnlyFromVoltaOn) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::p100(), FakeNvmlDevice::v100(), FakeNvmlDevice::a100(),
                             FakeNvmlDevice::h100()});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 4u);
   EXPECT_FALSE(gpus[0]->has_energy_counter());
   auto energy = gpus[0]->total_energy_mj();
@@ -43,7 +37,7 @@ TEST(NvmlGpuEnergyTest, EnergyGrowsAtTheCurrentPower) {
   FakeNvmlDevice device = FakeNvmlDevice::h100();  // draws 350 W
   device.energy_mj = 1.0e6;
   FakeNvmlEnvironment fake({device});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 1u);
   Gpu& gpu = *gpus[0];
   ASSERT_TRUE(gpu.set_power_limit_mw(250000).has_value());  // now draws 250 W
@@ -64,7 +58,7 @@ TEST(NvmlGpuEnergyTest, EnergyGrowsAtTheCurrentPower) {
 
 TEST(NvmlGpuEnergyTest, AnotherProcessSeesTheSameCounter) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100()});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 1u);
   const uint64_t ours_mj = gpus[0]->total_energy_mj().value();
   // The builder computes the counter from the same file the fake wrote.
@@ -75,7 +69,7 @@ TEST(NvmlGpuEnergyTest, AnotherProcessSeesTheSameCounter) {
 
 TEST(NvmlGpuEnergyTest, OldDriverHasNoCounterEvenOnHopper) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100()});
-  auto gpus = open_fake(ZEUS_FAKE_NVML_OLD_PATH);
+  auto gpus = open_fake_gpus(ZEUS_FAKE_NVML_OLD_PATH);
   ASSERT_EQ(gpus.size(), 1u);
   EXPECT_EQ(gpus[0]->architecture(), GpuArchitecture::kHopper);
   EXPECT_FALSE(gpus[0]->has_energy_counter());
@@ -94,7 +88,7 @@ TEST(NvmlGpuEnergyTest, PowerPrefersFieldValuesAndFallsBackWhenUnsupported) {
   without_fields.power_fields = false;
   FakeNvmlEnvironment fake({with_fields, without_fields});
   FakeNvmlHandle handle(ZEUS_FAKE_NVML_PATH);
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 2u);
 
   EXPECT_EQ(gpus[0]->instant_power_mw().value(), 350000u);
@@ -113,7 +107,7 @@ TEST(NvmlGpuEnergyTest, PowerPrefersFieldValuesAndFallsBackWhenUnsupported) {
 
 TEST(NvmlGpuEnergyTest, ConcurrentReadsAndSetsAreSafe) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100()});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 1u);
   Gpu& gpu = *gpus[0];
   std::atomic<int> failures{0};
@@ -149,7 +143,7 @@ TEST(NvmlGpuEnergyTest, B3_CounterAnsweringNotSupportedOnVoltaPlusIsProbedAtOpen
   FakeNvmlDevice device = FakeNvmlDevice::h100();
   device.errors["nvmlDeviceGetTotalEnergyConsumption"] = 3;  // NVML_ERROR_NOT_SUPPORTED
   FakeNvmlEnvironment fake({device, FakeNvmlDevice::h100()});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 2u);
   EXPECT_EQ(gpus[0]->architecture(), GpuArchitecture::kHopper);
   EXPECT_FALSE(gpus[0]->has_energy_counter());

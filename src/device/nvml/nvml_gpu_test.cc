@@ -13,16 +13,10 @@ namespace zeus {
 namespace {
 
 using nvml::FakeNvmlHandle;
+using nvml::open_fake_gpus;
 using ::zeus::testing::FakeNvmlDevice;
 using ::zeus::testing::FakeNvmlEnvironment;
 using ::zeus::testing::FakeNvmlState;
-
-std::vector<std::unique_ptr<Gpu>> open_fake(const char* path = ZEUS_FAKE_NVML_PATH) {
-  auto gpus = open_nvml_gpus(path);
-  EXPECT_TRUE(gpus.has_value()) << gpus.error().to_string();
-  if (!gpus) return {};
-  return std::move(*gpus);
-}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -32,7 +26,7 @@ TEST(NvmlGpuTest, DescribesEveryGpuInIndexOrder) {
   FakeNvmlDevice second = FakeNvmlDevice::p100();
   second.uuid = "GPU-second";
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100(), second});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 2u);
   EXPECT_EQ(gpus[0]->vendor(), GpuVendor::kNvidia);
   EXPECT_EQ(gpus[0]->name(), "NVIDIA H100 80GB HBM3");
@@ -51,7 +45,7 @@ TEST(NvmlGpuTest, WithoutAStateFileTheFakeIsOneH100KeptInMemory) {
   if (saved != nullptr) previous = saved;
   unsetenv("ZEUS_FAKE_NVML_STATE");
   {
-    auto gpus = open_fake();
+    auto gpus = open_fake_gpus();
     ASSERT_EQ(gpus.size(), 1u);
     EXPECT_EQ(gpus[0]->name(), "NVIDIA H100 80GB HBM3");
     EXPECT_EQ(gpus[0]->power_limit_range_mw()->max_mw, 700000u);
@@ -74,7 +68,7 @@ TEST(NvmlGpuTest, ReportsLimitsAndPowerInMilliwatts) {
   device.default_limit_mw = 250000;
   device.limit_mw = 275000;
   FakeNvmlEnvironment fake({device});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 1u);
   Gpu& gpu = *gpus[0];
   auto range = gpu.power_limit_range_mw();
@@ -89,7 +83,7 @@ TEST(NvmlGpuTest, ReportsLimitsAndPowerInMilliwatts) {
 
 TEST(NvmlGpuTest, SetLimitRoundTripsCapsPowerAndIsWrittenBack) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100()});  // 200-700 W, draws 350 W
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 1u);
   Gpu& gpu = *gpus[0];
   ASSERT_TRUE(gpu.set_power_limit_mw(300000).has_value());
@@ -111,7 +105,7 @@ TEST(NvmlGpuTest, SetLimitRoundTripsCapsPowerAndIsWrittenBack) {
 TEST(NvmlGpuTest, LimitOutsideTheRangeIsRejectedBeforeTheDriver) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100()});
   FakeNvmlHandle handle(ZEUS_FAKE_NVML_PATH);
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 1u);
   for (uint32_t limit_mw : {150000u, 199999u, 700001u}) {
     auto set = gpus[0]->set_power_limit_mw(limit_mw);
@@ -136,7 +130,7 @@ TEST(NvmlGpuTest, EveryInjectedNvmlErrorIsMappedWithNvmlsMessage) {
        {1, 2, 3, 4, 6, 8, 9, 10, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 24, 999}) {
     device.errors = {{"nvmlDeviceGetPowerManagementLimit", code}};
     fake.write({{device}, {}, 0, {}});
-    auto gpus = open_fake();
+    auto gpus = open_fake_gpus();
     ASSERT_EQ(gpus.size(), 1u);
     auto limit = gpus[0]->power_limit_mw();
     ASSERT_FALSE(limit.has_value()) << code;
@@ -151,7 +145,7 @@ TEST(NvmlGpuTest, SettingALimitWithoutPermissionNamesRootAndCapSysAdmin) {
   FakeNvmlDevice device = FakeNvmlDevice::h100();
   device.errors = {{"nvmlDeviceSetPowerManagementLimit", nvml::kNvmlErrorNoPermission}};
   FakeNvmlEnvironment fake({device});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 1u);
   auto set = gpus[0]->set_power_limit_mw(300000);
   ASSERT_FALSE(set.has_value());
@@ -169,7 +163,7 @@ TEST(NvmlGpuTest, GlobalErrorsApplyToEveryDevice) {
   state.errors = {{"nvmlDeviceGetPowerUsage", nvml::kNvmlErrorNotSupported},
                   {"nvmlDeviceGetFieldValues", nvml::kNvmlErrorNotSupported}};
   FakeNvmlEnvironment fake(state);
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 2u);
   for (auto& gpu : gpus) {
     auto power = gpu->instant_power_mw();
@@ -181,7 +175,7 @@ TEST(NvmlGpuTest, GlobalErrorsApplyToEveryDevice) {
 TEST(NvmlGpuTest, LostGpuIsUnavailable) {
   FakeNvmlDevice device = FakeNvmlDevice::h100();
   FakeNvmlEnvironment fake({device});
-  auto gpus = open_fake();
+  auto gpus = open_fake_gpus();
   ASSERT_EQ(gpus.size(), 1u);
   device.lost = true;
   fake.write({{device}, {}, 0, {}});

@@ -47,6 +47,7 @@ Result<std::shared_ptr<NvmlLibrary>> NvmlLibrary::load(const std::string& path) 
   resolve(*library, "nvmlDeviceGetName", false, &api.device_get_name);
   resolve(*library, "nvmlDeviceGetUUID", false, &api.device_get_uuid);
   resolve(*library, "nvmlDeviceGetArchitecture", false, &api.device_get_architecture);
+  resolve(*library, "nvmlDeviceGetPciInfo_v3", false, &api.device_get_pci_info);
   resolve(*library, "nvmlDeviceGetPowerManagementLimitConstraints", false,
           &api.device_get_power_management_limit_constraints);
   resolve(*library, "nvmlDeviceGetPowerManagementDefaultLimit", false,
@@ -58,6 +59,7 @@ Result<std::shared_ptr<NvmlLibrary>> NvmlLibrary::load(const std::string& path) 
           &api.device_set_power_management_limit);
   resolve(*library, "nvmlDeviceGetPowerUsage", false, &api.device_get_power_usage);
   resolve(*library, "nvmlDeviceGetFieldValues", false, &api.device_get_field_values);
+  resolve(*library, "nvmlDeviceGetTemperature", false, &api.device_get_temperature);
   resolve(*library, "nvmlDeviceGetTotalEnergyConsumption", false,
           &api.device_get_total_energy_consumption);
   resolve(*library, "nvmlDeviceGetPersistenceMode", false, &api.device_get_persistence_mode);

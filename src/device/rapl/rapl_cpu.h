@@ -33,15 +33,19 @@ class RaplZoneCounter {
   // uJ since open(): adds (current - previous), or on a wrap (current < previous)
   // (max_energy_range_uj - previous + current).
   Result<uint64_t> energy_uj();
+  // The first energy_uj read at open() (the baseline energy_uj() counts from).
+  uint64_t start_raw_uj() const { return start_raw_uj_; }
 
  private:
   RaplZoneCounter(std::string energy_path, uint64_t max_energy_range_uj, uint64_t last_raw_uj)
       : energy_path_(std::move(energy_path)),
         max_energy_range_uj_(max_energy_range_uj),
-        last_raw_uj_(last_raw_uj) {}
+        last_raw_uj_(last_raw_uj),
+        start_raw_uj_(last_raw_uj) {}
   std::string energy_path_;
   uint64_t max_energy_range_uj_;
   uint64_t last_raw_uj_;
+  uint64_t start_raw_uj_;
   uint64_t total_uj_ = 0;
 };
 
@@ -56,6 +60,8 @@ class RaplCpu final : public Cpu {
   Result<uint64_t> package_energy_uj() override;
   bool has_dram() const override { return dram_.has_value(); }
   Result<uint64_t> dram_energy_uj() override;
+  uint64_t package_counter_start_uj() const override { return package_.start_raw_uj(); }
+  uint64_t dram_counter_start_uj() const override { return dram_ ? dram_->start_raw_uj() : 0; }
 
  private:
   int index_;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "zeus/pfo_plan_choice.h"
+#include "zeus/pfo_straggler_policy.h"
 
 namespace zeus::pfo {
 namespace {
@@ -83,8 +84,10 @@ double all_max_clock_energy_j(const StageProfile& profile,
 double straggler_total_energy_j(const StragglerScenario& s, double plan_time_s,
                                 double plan_energy_j) {
   const double straggler_time = s.straggler_base_time_s * s.slowdown;
-  const double blocking = s.p2p_power_w * (straggler_time - plan_time_s) * s.num_stages;
-  return s.straggler_energy_j * s.slowdown + (s.num_pipelines - 1) * (plan_energy_j + blocking);
+  return s.straggler_energy_j * s.slowdown +
+         (s.num_pipelines - 1) * energy_at_straggler_time_j({s.num_stages, s.p2p_power_w},
+                                                            plan_time_s, plan_energy_j,
+                                                            straggler_time);
 }
 
 }  // namespace zeus::pfo

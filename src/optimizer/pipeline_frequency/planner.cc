@@ -154,7 +154,6 @@ Result<void> check_plan_size(const PlanSize& size) {
                     " the planner makes; use a larger --unit");
   }
   if (size.work() > kMaxPlanWork) {
-    const int64_t gigabytes = (size.work() * 5 + 500'000'000) / 1'000'000'000;
     const int64_t minutes =
         std::llround(static_cast<double>(size.work()) * kSecondsPerPlanWork / 60.0);
     return fail(ErrorCode::kInvalidArgument,
@@ -162,8 +161,7 @@ Result<void> check_plan_size(const PlanSize& size) {
                     std::to_string(size.plans) + " plans (" + std::to_string(size.work()) +
                     " instruction-plans) is more than the " + std::to_string(kMaxPlanWork) +
                     " the planner takes: roughly " + std::to_string(minutes) +
-                    " minutes of CPU and " + std::to_string(gigabytes) +
-                    " GB of plans.jsonl; use fewer --microbatches or a larger --unit");
+                    " minutes of CPU; use fewer --microbatches or a larger --unit");
   }
   return ok();
 }

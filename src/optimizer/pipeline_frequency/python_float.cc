@@ -1,5 +1,6 @@
 #include "optimizer/pipeline_frequency/python_float.h"
 
+#include <charconv>
 #include <cmath>
 
 namespace zeus::pfo {
@@ -13,6 +14,14 @@ double python_floordiv(double a, double b) {
   double floored = std::floor(div);
   if (div - floored > 0.5) floored += 1.0;
   return floored;
+}
+
+std::string python_float_repr(double value) {
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  std::string text(buffer, end);
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+  return text;
 }
 
 }  // namespace zeus::pfo

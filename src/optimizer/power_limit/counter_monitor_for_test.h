@@ -52,6 +52,12 @@ class CounterMonitor final : public EnergyMonitor {
   bool is_window_open(std::string_view name) const override {
     return windows_.count(std::string(name)) > 0;
   }
+  std::vector<std::string> reset_windows() override {
+    std::vector<std::string> names;
+    for (const auto& [name, open] : windows_) names.push_back(name);
+    windows_.clear();
+    return names;
+  }
   const std::vector<int>& gpu_indices() const override { return gpu_indices_; }
   const std::vector<int>& cpu_indices() const override { return cpu_indices_; }
 

@@ -61,7 +61,7 @@ def energy(answer):
 results = {"identical": 0, "different": []}
 # 1. Concurrent clients, streamed and not: bodies identical to a direct request.
 requests = [{"model": "m%d" % (i % 2), "max_tokens": 10 + i, "stream": i % 2 == 0,
-             "messages": [{"role": "user", "content": "hello %d" % i}]} for i in range(16)]
+             "messages": [{"role": "user", "content": "hello %d" % i}]} for i in range(32)]
 direct = [exchange(direct_port, r) for r in requests[:2]]  # the two shapes, checked below
 proxied = [None] * len(requests)
 
@@ -75,8 +75,22 @@ for t in threads:
     t.start()
 for t in threads:
     t.join()
+# The direct answers of the others, fetched concurrently too (the fake's bytes do not depend on
+# timing).
+direct += [None] * (len(requests) - 2)
+
+
+def run_direct(i):
+    direct[i] = exchange(direct_port, requests[i])
+
+
+threads = [threading.Thread(target=run_direct, args=(i,)) for i in range(2, len(requests))]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
 for i, answer in enumerate(proxied):
-    expected = exchange(direct_port, requests[i]) if i >= 2 else direct[i]
+    expected = direct[i]
     if answer["body"] == expected["body"] and answer["status"] == expected["status"]:
         results["identical"] += 1
     else:
@@ -84,8 +98,8 @@ for i, answer in enumerate(proxied):
 results["stream_trailers"] = proxied[0]["trailers"]
 results["whole_headers"] = {k: v for k, v in proxied[1]["headers"].items() if k.startswith("x-zeus")}
 
-# 2. One batch: three requests of 20 tokens and one of 40 over the same 1 s.
-batch = [{"model": "m", "max_tokens": 40 if i == 0 else 20, "duration_s": 1.0, "stream": True,
+# 2. One batch: three requests of 100 tokens and one of 200 over the same 1 s.
+batch = [{"model": "m", "max_tokens": 200 if i == 0 else 100, "duration_s": 1.0, "stream": True,
           "messages": [{"role": "user", "content": "batch"}]} for i in range(4)]
 answers = [None] * 4
 

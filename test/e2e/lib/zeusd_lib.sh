@@ -28,6 +28,17 @@ fake_gpus() {
   unset CUDA_VISIBLE_DEVICES ZEUSD_SOCK_PATH
 }
 
+# fake_rapl PACKAGE_UJ DRAM_UJ: a powercap tree with package 0 and its DRAM sub-zone at those
+# counters, named by ZEUS_POWERCAP_ROOT.
+fake_rapl() {
+  local rapl="$dir/powercap/intel-rapl:0"
+  mkdir -p "$rapl/intel-rapl:0:0"
+  echo package-0 > "$rapl/name"; echo "$1" > "$rapl/energy_uj"; echo 262143328850 > "$rapl/max_energy_range_uj"
+  echo dram > "$rapl/intel-rapl:0:0/name"; echo "$2" > "$rapl/intel-rapl:0:0/energy_uj"
+  echo 65532610987 > "$rapl/intel-rapl:0:0/max_energy_range_uj"
+  export ZEUS_POWERCAP_ROOT="$dir/powercap"
+}
+
 # start_zeusd ARGS...: zeusd in the background (stderr in $dir/zeusd.log), until it serves.
 start_zeusd() {
   "$zeusd" "$@" > /dev/null 2> "$dir/zeusd.log" &

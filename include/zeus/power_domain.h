@@ -1,0 +1,58 @@
+// PowerDomain: which power reading of a GPU is sampled — the instant draw, the driver's moving
+// average of it, or the moving average of the memory's draw (NVML's memory power scope, e.g. on
+// H100). Names are Zeus's: "device_instant", "device_average", "memory_average".
+//
+// The choice rules are pure (no I/O): choose_power_domains() picks what a monitor samples from
+// what was asked and what the GPUs support; resolve_power_domain() picks the domain a query uses
+// when none is named (instant, else average: Zeus's fallback for GPUs without instant power).
+// Units: mW from read_power_mw(). Thread-safety: all functions are reentrant.
+// Failure: InvalidArgument naming the accepted values or the supported domains.
+//
+//   auto domain = zeus::parse_power_domain("memory_average");
+//   auto power_mw = zeus::read_power_mw(*gpu, *domain);
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zeus/device.h"
+#include "zeus/result.h"
+
+namespace zeus {
+
+enum class PowerDomain { kDeviceInstant, kDeviceAverage, kMemoryAverage };
+
+// Every domain, in the order Zeus lists them.
+inline constexpr std::array<PowerDomain, 3> kAllPowerDomains = {
+    PowerDomain::kDeviceInstant, PowerDomain::kDeviceAverage, PowerDomain::kMemoryAverage};
+
+// "device_instant", "device_average" or "memory_average".
+std::string power_domain_name(PowerDomain domain);
+// "[device_instant, memory_average]".
+std::string power_domain_list(const std::vector<PowerDomain>& domains);
+// The domain of a name; InvalidArgument listing the three names otherwise.
+Result<PowerDomain> parse_power_domain(std::string_view name);
+
+// One reading of `domain` from `gpu`, in mW.
+Result<uint32_t> read_power_mw(Gpu& gpu, PowerDomain domain);
+// The domains every one of `gpus` answers a reading of (one reading each), in Zeus's order.
+std::vector<PowerDomain> supported_power_domains(const std::vector<Gpu*>& gpus);
+
+// The domains to sample: every supported one when `requested` is nullopt, else the requested
+// ones in order without repeats. InvalidArgument for an empty request or a requested domain that
+// is not supported (the message lists the supported ones).
+Result<std::vector<PowerDomain>> choose_power_domains(
+    const std::optional<std::vector<PowerDomain>>& requested,
+    const std::vector<PowerDomain>& supported);
+
+// The domain a query uses: `requested` when it is monitored; without one, device_instant when
+// monitored, else device_average. InvalidArgument when the domain is not monitored or neither
+// device domain is.
+Result<PowerDomain> resolve_power_domain(std::optional<PowerDomain> requested,
+                                         const std::vector<PowerDomain>& monitored);
+
+}  // namespace zeus

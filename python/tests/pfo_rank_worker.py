@@ -1,0 +1,56 @@
+"""One rank of the 2 stages x 2 replicas Perseus test (torch.distributed gloo on CPU).
+
+Usage: pfo_rank_worker.py RANK WORLD_SIZE STAGES STORE_FILE SERVER_URL ITERATIONS STEPS_PER_ROUND
+The rank runs on fake GPU RANK (ZEUS_FAKE_NVML_STATE), stage RANK % STAGES of replica
+RANK // STAGES. Each iteration is its stage's 1F1B order over 4 microbatches, sleeps standing in
+for compute, and a gloo all-reduce at its end (the replicas' gradient all-reduce). Prints
+"joined JOB_ID" on stderr once the first schedule arrived and one JSON line on stdout at the end;
+exits without stop(), so the clocks are restored by the exit path.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+from pfo_helpers import one_f_one_b
+from zeus_cpp.optimizer.pipeline_frequency import PipelineFrequencyOptimizer
+
+MICROBATCHES = 4
+SLEEP_S = {"forward": 0.004, "backward": 0.008}
+
+
+def main() -> None:
+    rank, world_size, stages = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    store_file, url = sys.argv[4], sys.argv[5]
+    iterations, steps_per_round = int(sys.argv[6]), int(sys.argv[7])
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C even when started ignored
+    dist.init_process_group("gloo", init_method=f"file://{store_file}", rank=rank,
+                            world_size=world_size)
+    stage, replica = rank % stages, rank // stages
+    pfo = PipelineFrequencyOptimizer(
+        rank=rank, dp_rank=replica, pp_rank=stage, tp_rank=0, device_id=rank,
+        dp_degree=world_size // stages, pp_degree=stages, tp_degree=1, world_size=world_size,
+        server_url=url, steps_per_round=steps_per_round)
+    print("joined", pfo.job_id, file=sys.stderr, flush=True)
+    gradient = torch.zeros(1)
+    for _ in range(iterations):
+        pfo.on_step_begin()
+        for name in one_f_one_b(stages, MICROBATCHES, stage):
+            pfo.on_instruction_begin(name)
+            pfo.wait_for_clock()
+            time.sleep(SLEEP_S[name])
+            pfo.on_instruction_end(name)
+        pfo.on_step_end()
+        dist.all_reduce(gradient)
+    print(json.dumps({"job_id": pfo.job_id, "rounds": pfo.rounds, **pfo.controller_stats}))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,16 @@
+// Gpu's optional readings: a backend without them answers NotSupported.
+#include "zeus/device.h"
+
+namespace zeus {
+
+Result<uint32_t> Gpu::memory_average_power_mw() {
+  return fail(ErrorCode::kNotSupported, "GPU " + std::to_string(physical_index()) + " (" + name() +
+                                            ") does not report its memory's power");
+}
+
+Result<int> Gpu::temperature_c() {
+  return fail(ErrorCode::kNotSupported, "GPU " + std::to_string(physical_index()) + " (" + name() +
+                                            ") does not report its temperature");
+}
+
+}  // namespace zeus

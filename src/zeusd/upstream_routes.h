@@ -1,0 +1,84 @@
+// UpstreamRoutes: Zeus's own daemon API (upstream zeusd, the one `zeus.utils.zeusd` in Zeus 0.16
+// speaks), served by our zeusd beside its /gpu/{i}/<knob> routes so one daemon serves both kinds
+// of clients. Every parameter is a query parameter (upstream_query.h); POST bodies are empty.
+// Routes (answers keyed by the device index as a string, e.g. {"0": {...}}):
+//   GET  /time                              {"timestamp_ms"}
+//   GET  /auth/whoami                       404 {"error"}: this zeusd has no signing key
+//   GET  /gpu/get_power_limit               {"0": {"power_limit_mw"}}                 gpu-read
+//   GET  /gpu/get_power_limit_constraints   {"0": {"min_power_limit_mw", "max_power_limit_mw"}}
+//   GET  /gpu/get_persistence_mode          {"0": {"enabled"}}
+//   GET  /gpu/get_cumulative_energy         {"0": {"energy_mj"}} (400 without a counter)
+//   GET  /gpu/get_power                     {"timestamp_ms", "power_mw": {"0": mW}}
+//   POST /gpu/set_power_limit               power_limit_mw                         gpu-control
+//   POST /gpu/set_persistence_mode          enabled
+//   POST /gpu/set_gpu_locked_clocks         min_clock_mhz, max_clock_mhz
+//   POST /gpu/set_mem_locked_clocks         min_clock_mhz, max_clock_mhz
+//   POST /gpu/reset_gpu_locked_clocks, /gpu/reset_mem_locked_clocks, /gpu/reset_locked_clocks
+//   GET  /cpu/get_cumulative_energy         cpu, dram (both required)                 cpu-read
+//        {"0": {"cpu_energy_uj", "dram_energy_uj"}}: raw counter plus wraparounds, nullable
+//   GET  /cpu/get_power                     {"timestamp_ms", "power_mw": {"0": {"cpu_mw",
+//        "dram_mw"}}} from two readings cpu_power_window_s apart
+// Writes take gpu_ids and block=true|false and answer 200 with an empty body; block=false answers
+// 200 without per-GPU device errors (they are logged), as upstream does once a command is queued.
+// Errors: {"error": ...} 400 for a malformed query or an unknown device ("GPU 3 not found"), 403
+// when the allow-list refuses the caller; per-device failures {"errors": {"<i>": message}} with
+// the worst status (device NoPermission 403, invalid or not supported 400, a GPU leased by another
+// live process 409, else 500) while the devices that succeeded keep the change. An unknown route
+// or method under /gpu/, /cpu/, /auth/ answers 404 with an empty body.
+// Changes go through ZeusdService's one change path, so they take the caller's lease and are
+// restored when its process exits.
+// Thread-safety: handle() may be called from many threads; device access holds `device_mutex`.
+//
+//   UpstreamRoutes routes(devices, allow, mutex, change_gpu, {});
+//   if (UpstreamRoutes::owns(request.path)) return routes.handle(request, peer);
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "http/message.h"
+#include "zeus/device.h"
+#include "zeusd/allow_list.h"
+#include "zeusd/gpu_change.h"
+#include "zeusd/upstream_query.h"
+
+namespace zeus::zeusd {
+
+struct UpstreamOptions {
+  // /cpu/get_power measures energy over this long (upstream: 1 / --cpu-power-poll-hz 10).
+  double cpu_power_window_s = 0.1;
+};
+
+class UpstreamRoutes {
+ public:
+  // Applies one change to one GPU; called with `device_mutex` held.
+  using ChangeGpu =
+      std::function<tl::expected<ChangeDone, ChangeError>(const Peer&, int, const GpuChange&)>;
+
+  // `devices`, `allow` and `device_mutex` must outlive the routes.
+  UpstreamRoutes(Devices& devices, const AllowList& allow, std::mutex& device_mutex,
+                 ChangeGpu change_gpu, UpstreamOptions options);
+
+  // True for the paths this table answers (/time, /auth/..., /gpu/<op>, /cpu/<op>).
+  static bool owns(const std::string& path);
+  // Answers one request on an owned path. Never throws.
+  http::HttpResponse handle(const http::HttpRequest& request, const Peer& peer);
+
+  // The status upstream answers for one device's failure.
+  static int status_of(const ChangeError& error);
+
+ private:
+  http::HttpResponse gpu_read(const std::string& op, const std::vector<int>& ids);
+  http::HttpResponse gpu_write(const std::string& op, const ParsedQuery& query, const Peer& peer);
+  http::HttpResponse cpu_energy(const ParsedQuery& query);
+  http::HttpResponse cpu_power(const std::vector<int>& ids);
+
+  Devices& devices_;
+  const AllowList& allow_;
+  std::mutex& device_mutex_;
+  ChangeGpu change_gpu_;
+  UpstreamOptions options_;
+};
+
+}  // namespace zeus::zeusd
