@@ -37,6 +37,12 @@ double Meter::now_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_).count();
 }
 
+void Meter::publish_to(LiveFeed* feed, int source) {
+  std::lock_guard<std::mutex> lock(mu_);
+  feed_ = feed;
+  feed_source_ = source;
+}
+
 void Meter::run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
@@ -58,6 +64,7 @@ void Meter::sample_locked() {
   const double t = now_s();
   ledger_.sample(t, energy_j);
   readings_.push_back({t, energy_j});
+  if (feed_) feed_->energy(feed_source_, epoch_unix_s_ + t, energy_j);
   update_power_locked(t, *each_j);
   for (RequestEnergy& r : ledger_.take_finished()) settled_[r.id] = std::move(r);
 }
@@ -78,12 +85,13 @@ void Meter::update_power_locked(double time_s, const std::vector<double>& each_j
   power_mark_j_ = each_j;
 }
 
-RequestId Meter::begin(bool streamed) {
+RequestId Meter::begin(bool streamed, const std::string& model) {
   std::lock_guard<std::mutex> lock(mu_);
   const RequestId id = next_id_++;
   const double t = now_s();
   ledger_.start(id, t, streamed);
   open_timelines_[id].start_s = t;
+  if (feed_) feed_->started(feed_source_, id, model, epoch_unix_s_ + t);
   return id;
 }
 
@@ -123,6 +131,11 @@ RequestEnergy Meter::end(RequestId id, const RequestRecord& record) {
     open_timelines_.erase(id);
     timeline.end_s = t;
     timeline.output_tokens = out.output_tokens;
+    if (feed_) {
+      feed_->finished(feed_source_,
+                      {id, record.model, epoch_unix_s_ + timeline.start_s, epoch_unix_s_ + t,
+                       out.energy_j, out.output_tokens, record.status});
+    }
     timelines_.push_back(std::move(timeline));
     finished_.push_back({id, record.model, out.output_tokens, out.energy_j, out.method});
     ++requests_;

@@ -17,6 +17,7 @@
 
 #include "proxy/attribution.h"
 #include "proxy/energy_reader.h"
+#include "proxy/live_feed.h"
 #include "proxy/proxy.h"
 #include "proxy/run_report.h"
 #include "proxy/steady_state.h"
@@ -42,7 +43,10 @@ class Meter {
   Result<void> open_log();
 
   double now_s() const;  // seconds on the meter's clock (steady)
-  RequestId begin(bool streamed);
+  // Publishes readings, starts and ends to `feed` (the live page) as its source `source`; call
+  // before the first request. `feed` must outlive the meter.
+  void publish_to(LiveFeed* feed, int source);
+  RequestId begin(bool streamed, const std::string& model = {});
   void tokens(RequestId id, int64_t count);
   void usage(RequestId id, int64_t prompt_tokens, int64_t completion_tokens);
   // Ends the request and answers what it was charged.
@@ -60,6 +64,10 @@ class Meter {
   const double interval_s_;
   const std::string log_path_;
   const std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
+  const double epoch_unix_s_ =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  LiveFeed* feed_ = nullptr;
+  int feed_source_ = 0;
   std::mutex mu_;
   EnergyLedger ledger_;
   RequestId next_id_ = 1;

@@ -8,11 +8,13 @@
 
 #include "http/client.h"
 #include "http/server.h"
-#include "http/url.h"
+#include "proxy/live_routes.h"
 #include "proxy/meter.h"
 #include "proxy/proxy_metrics.h"
 #include "proxy/run_report.h"
+#include "proxy/serving.h"
 #include "proxy/sse_scan.h"
+#include "proxy/upstream.h"
 #include "zeus/log.h"
 
 namespace zeus::proxy {
@@ -60,7 +62,10 @@ class Proxy final : public LlmProxy {
  public:
   Proxy(ProxyOptions options, std::unique_ptr<http::HttpClient> upstream,
         std::unique_ptr<Meter> meter)
-      : options_(std::move(options)), upstream_(std::move(upstream)), meter_(std::move(meter)) {}
+      : options_(std::move(options)), upstream_(std::move(upstream)), meter_(std::move(meter)) {
+    meter_->publish_to(&feed_,
+                       feed_.add_source("proxy", LiveFeed::gpus_label(options_.gpu_indices)));
+  }
   ~Proxy() override { stop(); }
 
   Result<void> listen() {
@@ -72,16 +77,14 @@ class Proxy final : public LlmProxy {
     server_options.write_timeout_s = options_.upstream_timeout_s;
     server_options.max_stream_buffer_bytes = 1 << 20;
     // Relayed on a worker: the upstream client blocks while the answer comes.
-    auto server = http::HttpServer::start(
+    auto server = serve_on_workers(
         server_options,
-        http::HttpServer::on_workers(
-            [this](const HttpRequest& request, const http::Peer&,
-                   std::shared_ptr<http::Reply> reply) { relay(request, *reply); }));
+        [this](const HttpRequest& request, http::Reply& reply) {
+          if (!serve_live(feed_, request, reply)) relay(request, reply);
+        },
+        options_.host, options_.port, &port_);
     if (!server) return fail(server.error());
     server_ = std::move(*server);
-    Result<int> port = server_->listen_tcp(options_.host, options_.port);
-    if (!port) return fail(port.error());
-    port_ = *port;
     return ok();
   }
 
@@ -98,6 +101,7 @@ class Proxy final : public LlmProxy {
   HttpResponse metrics_page();
 
   ProxyOptions options_;
+  LiveFeed feed_;  // the live page's (/zeus/); before the meter, which publishes to it
   std::unique_ptr<http::HttpClient> upstream_;
   std::unique_ptr<Meter> meter_;
   ProxyMetrics metrics_;
@@ -136,7 +140,7 @@ void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
     record.model = body["model"].get<std::string>();
   }
   const double start_s = meter_->now_s();
-  const RequestId id = meter_->begin(asked_streamed);
+  const RequestId id = meter_->begin(asked_streamed, record.model);
 
   std::shared_ptr<http::BodyStream> stream;  // an SSE answer, relayed as it comes
   HttpResponse whole;                        // any other answer, relayed once complete
@@ -230,20 +234,11 @@ void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
 }  // namespace
 
 Result<std::unique_ptr<LlmProxy>> LlmProxy::start(Devices& devices, ProxyOptions options) {
-  Result<http::HttpUrl> url = http::parse_http_url(options.upstream);
-  if (!url) return fail(url.error());
-  if (url->scheme != "http") {
-    return fail(ErrorCode::kInvalidArgument, "--upstream must be an http:// URL (no TLS)");
-  }
   if (!(options.sample_interval_s > 0)) {
     return fail(ErrorCode::kInvalidArgument, "the sampling interval must be > 0 s");
   }
-  http::ClientOptions client_options;
-  client_options.timeout_s = options.upstream_timeout_s;
-  client_options.max_body_bytes = 64 << 20;
-  // One kept-alive upstream connection per request that may be in flight: none is reopened.
-  client_options.max_idle_connections = static_cast<size_t>(std::max(1, options.max_in_flight));
-  auto client = http::HttpClient::tcp(url->host, url->port, client_options);
+  auto client = upstream_client(options.upstream, options.upstream_timeout_s, "--upstream",
+                                static_cast<size_t>(std::max(1, options.max_in_flight)));
   if (!client) return fail(client.error());
   Result<GpuEnergyReader> reader = GpuEnergyReader::create(devices, options.gpu_indices);
   if (!reader) return fail(reader.error());

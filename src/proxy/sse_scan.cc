@@ -7,15 +7,21 @@ namespace {
 
 using nlohmann::json;
 
-bool non_empty_string(const json& object, const char* key) {
+// True when object[key] is a non-empty string; appends it to *text when text is set.
+bool non_empty_string(const json& object, const char* key, std::string* text = nullptr) {
   const auto it = object.find(key);
-  return it != object.end() && it->is_string() && !it->get_ref<const std::string&>().empty();
+  if (it == object.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
+    return false;
+  }
+  if (text) text->append(it->get_ref<const std::string&>());
+  return true;
 }
 
 }  // namespace
 
-int64_t read_answer_json(std::string_view text, Usage* usage, std::string* model, std::string* id) {
-  const json doc = json::parse(text, nullptr, false);
+int64_t read_answer_json(std::string_view json_text, Usage* usage, std::string* model,
+                         std::string* id, std::string* text) {
+  const json doc = json::parse(json_text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return 0;
   if (const auto m = doc.find("model"); m != doc.end() && m->is_string() && model->empty()) {
     *model = m->get<std::string>();
@@ -38,10 +44,10 @@ int64_t read_answer_json(std::string_view text, Usage* usage, std::string* model
   for (const json& choice : *choices) {
     if (!choice.is_object()) continue;
     const auto delta = choice.find("delta");
-    const bool produced =
-        non_empty_string(choice, "text") ||
-        (delta != choice.end() && delta->is_object() &&
-         (non_empty_string(*delta, "content") || non_empty_string(*delta, "reasoning_content")));
+    const bool produced = non_empty_string(choice, "text", text) ||
+                          (delta != choice.end() && delta->is_object() &&
+                           (non_empty_string(*delta, "content", text) ||
+                            non_empty_string(*delta, "reasoning_content", text)));
     chunks += produced ? 1 : 0;
   }
   return chunks;
@@ -82,7 +88,13 @@ int64_t SseScanner::feed(std::string_view bytes) {
       if (data == "[DONE]") {
         saw_done_ = true;
       } else {
-        const int64_t n = read_answer_json(data, &usage_, &model_, &id_);
+        std::string* text = keep_text_ && text_.size() < kMaxTextBytes ? &text_ : nullptr;
+        const int64_t n = read_answer_json(data, &usage_, &model_, &id_, text);
+        if (text_.size() > kMaxTextBytes) {  // cut on a character's first byte: stays UTF-8
+          size_t cut = kMaxTextBytes;
+          while (cut > 0 && (static_cast<unsigned char>(text_[cut]) & 0xC0) == 0x80) --cut;
+          text_.resize(cut);
+        }
         tokens += n;
         chunks_ += n;
       }
@@ -100,6 +112,12 @@ std::string SseScanner::take_lines(bool hold_done) {
     out.append(held_);
     held_.clear();
   }
+  return out;
+}
+
+std::string SseScanner::take_text() {
+  std::string out;
+  out.swap(text_);
   return out;
 }
 

@@ -19,36 +19,45 @@ struct Usage {
 };
 
 // Reads one JSON object (a chunk or a whole answer): usage, model and id (the first seen) where
-// present; returns the token chunks in it (non-empty content or text in choices[]). Not JSON: 0,
-// nothing read.
+// present; returns the token chunks in it (non-empty content or text in choices[]), and appends
+// their text to *text when text is set. Not JSON: 0, nothing read.
 int64_t read_answer_json(std::string_view json, Usage* usage, std::string* model,
-                         std::string* id = nullptr);
+                         std::string* id = nullptr, std::string* text = nullptr);
 
 class SseScanner {
  public:
   static constexpr size_t kMaxLineBytes = 1 << 20;
+  static constexpr size_t kMaxTextBytes = 1 << 20;
   // keep_lines: the scanned lines are kept for take_lines()/release_done() (a relay that edits
   // the stream); without, they are dropped once scanned (a relay that forwards the bytes as
-  // they come) and take_lines() answers nothing.
-  explicit SseScanner(bool keep_lines = true) : keep_lines_(keep_lines) {}
+  // they come) and take_lines() answers nothing. keep_text: the answer's text (the chunks'
+  // content) is kept for take_text() (the Colosseum shows it); at most kMaxTextBytes of it wait
+  // between two calls, the rest is dropped.
+  explicit SseScanner(bool keep_lines = true, bool keep_text = false)
+      : keep_lines_(keep_lines), keep_text_(keep_text) {}
   // Scans `bytes`; answers the tokens seen in the lines it completed.
   int64_t feed(std::string_view bytes);
   // The complete lines fed so far that were not taken yet (each with its "\n"); with
   // hold_done, a "data: [DONE]" line and what follows stay back until release_done().
   std::string take_lines(bool hold_done);
   std::string release_done();  // the held [DONE] line and the rest, then the unfinished line
+  // The answer's text (the chunks' content) fed since the last call; "" without keep_text.
+  std::string take_text();
   bool saw_done() const { return saw_done_; }
   const Usage& usage() const { return usage_; }
   const std::string& model() const { return model_; }
   const std::string& id() const { return id_; }  // the answer's "id", "" when none
   int64_t chunks() const { return chunks_; }
   // Bytes the scanner holds now (the line being received and the kept lines).
-  size_t buffered_bytes() const { return partial_.size() + complete_.size() + held_.size(); }
+  size_t buffered_bytes() const {
+    return partial_.size() + complete_.size() + held_.size() + text_.size();
+  }
 
  private:
   void keep(std::string_view bytes);
 
   bool keep_lines_;
+  bool keep_text_;
   bool skipping_line_ = false;  // the line being received is over kMaxLineBytes: passed unread
   std::string partial_;         // the line being received
   std::string complete_;        // complete lines not taken yet
@@ -58,6 +67,7 @@ class SseScanner {
   std::string model_;
   std::string id_;
   int64_t chunks_ = 0;
+  std::string text_;  // not taken yet
 };
 
 }  // namespace zeus::proxy

@@ -1,5 +1,5 @@
-// The stream scanner: tokens, usage and ids read from pieces split anywhere, and its memory
-// bounded on a long stream and on a line that never ends.
+// The stream scanner: tokens, usage, ids and the answer's text read from pieces split anywhere,
+// and its memory bounded on a long stream and on a line that never ends.
 #include "proxy/sse_scan.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +8,56 @@
 
 namespace zeus::proxy {
 namespace {
+
+TEST(SseScannerTest, TheAnswersTextComesOutAsItIsFedSplitAnywhere) {
+  SseScanner scanner(/*keep_lines=*/false, /*keep_text=*/true);
+  const std::string stream =
+      "data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"content\":\"lo \\u00e9\"}}]}\n\n"
+      "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\n"
+      "data: [DONE]\n\n";
+  std::string text;
+  int64_t tokens = 0;
+  for (size_t i = 0; i < stream.size(); i += 7) {  // pieces cut mid-line
+    tokens += scanner.feed(std::string_view(stream).substr(i, 7));
+    text += scanner.take_text();
+  }
+  EXPECT_EQ(text, "Hello \xc3\xa9");
+  EXPECT_EQ(tokens, 2);
+  EXPECT_EQ(scanner.usage().completion_tokens, 2);
+  EXPECT_TRUE(scanner.saw_done());
+  EXPECT_EQ(scanner.take_text(), "");
+}
+
+TEST(SseScannerTest, ACompletionsTextIsReadAndNotJsonIsNothing) {
+  Usage usage;
+  std::string model, text;
+  EXPECT_EQ(read_answer_json(R"({"choices":[{"text":"abc"}],"model":"m"})", &usage, &model, nullptr,
+                             &text),
+            1);
+  EXPECT_EQ(text, "abc");
+  EXPECT_EQ(model, "m");
+  EXPECT_EQ(read_answer_json("not json", &usage, &model, nullptr, &text), 0);
+}
+
+// Without keep_text no text is kept; with it, text that is not taken stops growing at
+// kMaxTextBytes, cut between characters.
+TEST(SseScannerTest, TextIsKeptOnlyWhenAskedAndBounded) {
+  const std::string c = "data: {\"choices\":[{\"delta\":{\"content\":\"\u00e9\u00e9\u00e9\"}}]}\n\n";
+  SseScanner plain(/*keep_lines=*/false);
+  SseScanner texting(/*keep_lines=*/false, /*keep_text=*/true);
+  for (int i = 0; i < 200000; ++i) {  // 1.2 MB of text
+    plain.feed(c);
+    texting.feed(c);
+  }
+  EXPECT_EQ(plain.take_text(), "");
+  EXPECT_EQ(plain.buffered_bytes(), 0u);
+  const std::string text = texting.take_text();
+  EXPECT_LE(text.size(), SseScanner::kMaxTextBytes);
+  EXPECT_GT(text.size(), SseScanner::kMaxTextBytes - 4);
+  EXPECT_EQ(text.size() % 2, 0u);  // whole two-byte characters
+  EXPECT_EQ(texting.buffered_bytes(), 0u);
+}
 
 std::string chunk(int i) {
   return "data: {\"id\":\"cmpl-7\",\"model\":\"m\",\"choices\":[{\"delta\":{\"content\":\"t" +

@@ -11,6 +11,19 @@ tl::unexpected<Error> sqlite_error(sqlite3* db, const std::string& doing) {
   return fail(ours, "sqlite store: " + doing + ": " + sqlite3_errmsg(db));
 }
 
+Result<sqlite3*> sqlite_open(const std::string& path, const std::string& who) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close_v2(db);
+    return fail(ErrorCode::kUnavailable, who + ": cannot open '" + path + "': " + message +
+                                             "; check that the folder exists and is writable");
+  }
+  return db;
+}
+
 Result<void> sqlite_exec(sqlite3* db, const char* sql, const std::string& doing) {
   if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return sqlite_error(db, doing);
   return ok();

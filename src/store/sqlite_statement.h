@@ -27,6 +27,10 @@ namespace zeus::store {
 // is busy, locked or cannot be opened; kInternal otherwise).
 tl::unexpected<Error> sqlite_error(sqlite3* db, const std::string& doing);
 
+// Opens (creating it when missing) the database at `path`, read-write, without SQLite's own
+// mutex (the owner locks). kUnavailable "<who>: cannot open '<path>': ..." with the fix otherwise.
+Result<sqlite3*> sqlite_open(const std::string& path, const std::string& who);
+
 // Runs SQL text that returns no rows (schema, pragmas).
 Result<void> sqlite_exec(sqlite3* db, const char* sql, const std::string& doing);
 

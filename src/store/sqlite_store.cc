@@ -421,15 +421,9 @@ Result<void> set_up(sqlite3* db, const std::string& path, const SqliteStoreOptio
 
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path,
                                                  const SqliteStoreOptions& options) {
-  sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(
-      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
-  if (rc != SQLITE_OK) {
-    const std::string message = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close_v2(db);
-    return fail(ErrorCode::kUnavailable, "sqlite store: cannot open '" + path + "': " + message +
-                                             "; check that the folder exists and is writable");
-  }
+  Result<sqlite3*> opened = store::sqlite_open(path, "sqlite store");
+  if (!opened) return fail(opened.error());
+  sqlite3* db = *opened;
   Result<void> r = set_up(db, path, options);
   if (!r) {
     sqlite3_close_v2(db);

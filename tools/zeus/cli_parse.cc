@@ -146,4 +146,15 @@ Result<std::vector<int>> parse_int_list(std::string_view text, std::string_view 
   return values;
 }
 
+Result<NamedValue> parse_named_value(std::string_view text, std::string_view option,
+                                     std::string_view value_start) {
+  const std::size_t at = text.find(value_start);
+  if (at == std::string_view::npos) return NamedValue{"", std::string(text)};
+  if (at == 0) {
+    return usage(quoted(option, text) + " has no name before '=': write NAME" +
+                 std::string(value_start) + "...");
+  }
+  return NamedValue{std::string(text.substr(0, at)), std::string(text.substr(at + 1))};
+}
+
 }  // namespace zeus::cli

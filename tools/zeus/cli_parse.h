@@ -56,4 +56,15 @@ Result<double> parse_seconds(std::string_view text, std::string_view option, Sec
 Result<std::vector<int>> parse_int_list(std::string_view text, std::string_view option,
                                         std::string_view items);
 
+// "NAME=VALUE" split where `value_start` begins after a '=' (e.g. "=http://" for
+// "--upstream llama=http://127.0.0.1:8000"): the name before, the value after the '='. Text
+// without it is a value with an empty name. A named value with an empty name ("=http://...") is
+// an error.
+struct NamedValue {
+  std::string name;
+  std::string value;
+};
+Result<NamedValue> parse_named_value(std::string_view text, std::string_view option,
+                                     std::string_view value_start);
+
 }  // namespace zeus::cli

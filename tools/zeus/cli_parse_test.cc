@@ -91,5 +91,24 @@ TEST(CliParse, NumbersAreFiniteAndWhole) {
   }
 }
 
+TEST(CliParse, NamedValuesSplitBeforeTheirValue) {
+  auto named =
+      parse_named_value("meta-llama/Llama-3.1-8B=http://127.0.0.1:8000", "--upstream", "=http://");
+  ASSERT_TRUE(named);
+  EXPECT_EQ(named->name, "meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(named->value, "http://127.0.0.1:8000");
+  auto plain = parse_named_value("http://127.0.0.1:8000/?a=b", "--upstream", "=http://");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->name, "");
+  EXPECT_EQ(plain->value, "http://127.0.0.1:8000/?a=b");
+  auto gpus = parse_named_value("b=2,3", "--gpus", "=");
+  ASSERT_TRUE(gpus);
+  EXPECT_EQ(gpus->name, "b");
+  EXPECT_EQ(gpus->value, "2,3");
+  auto nameless = parse_named_value("=http://x:1", "--upstream", "=http://");
+  ASSERT_FALSE(nameless);
+  EXPECT_NE(nameless.error().message.find("NAME=http://"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace zeus::cli

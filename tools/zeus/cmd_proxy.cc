@@ -14,6 +14,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "output_path.h"
+#include "proxy/colosseum.h"
 #include "proxy/live_status.h"
 #include "proxy/proxy.h"
 #include "proxy/run_report.h"
@@ -23,11 +24,6 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 void request_stop(int) { g_stop.store(true); }
-
-struct ProxyArgs {
-  proxy::ProxyOptions options;
-  std::string report_path;  // --report: the run as JSON, written on exit
-};
 
 // The run's report, written next to `path` and renamed into place.
 void write_report(const std::filesystem::path& path, const proxy::RunReport& report) {
@@ -42,22 +38,31 @@ void write_report(const std::filesystem::path& path, const proxy::RunReport& rep
   if (ec) die("--report: cannot write " + path.string() + ": " + ec.message());
 }
 
-void run_proxy(const ProxyArgs& args) {
-  const proxy::ProxyOptions& options = args.options;
-  std::filesystem::path report_path;
-  if (!args.report_path.empty())
-    report_path = value_or_die(output_file("--report", args.report_path));
+Devices gpus_or_die() {
   Devices devices = discover_or_die(true, false);
   if (devices.gpus.empty()) die("no GPU to measure: " + gpu_backend_reasons(devices));
-  auto running = value_or_die(proxy::LlmProxy::start(devices, options), "zeus proxy");
+  return devices;
+}
+
+// Prints `serving` (the first line names the port: tests start with --port 0 and read it from
+// here), then waits for Ctrl-C or SIGTERM.
+void serve_until_signal(const std::string& serving) {
   signal(SIGINT, request_stop);
   signal(SIGTERM, request_stop);
-  // The first line names the port (tests start with --port 0 and read it from here).
-  std::cout << "zeus proxy: serving http://" << options.host << ":" << running->port()
-            << " in front of " << options.upstream << std::endl;
+  std::cout << serving << std::endl;
+  while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+// The proxy; on a terminal, stderr shows a live line while it serves.
+void run_proxy(const proxy::ProxyOptions& options, const std::string& report_arg) {
+  std::filesystem::path report_path;
+  if (!report_arg.empty()) report_path = value_or_die(output_file("--report", report_arg));
+  Devices devices = gpus_or_die();
+  auto running = value_or_die(proxy::LlmProxy::start(devices, options), "zeus proxy");
   {
     proxy::LiveStatus status_line([&] { return running->status(); }, STDERR_FILENO, 0.5);
-    while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    serve_until_signal("zeus proxy: serving http://" + options.host + ":" +
+                       std::to_string(running->port()) + " in front of " + options.upstream);
     running->stop();
   }
   const proxy::RunReport report = running->report();
@@ -65,25 +70,103 @@ void run_proxy(const ProxyArgs& args) {
   if (!report_path.empty()) write_report(report_path, report);
 }
 
+// What the command line gives: one upstream (the proxy) or two named ones (the Colosseum).
+struct ProxyArgs {
+  proxy::ProxyOptions proxy;
+  std::vector<std::string> upstreams;  // "URL" or "NAME=URL"
+  std::vector<std::string> gpus;       // "LIST" or "NAME=LIST"
+  std::string votes_path;
+  int max_tokens = 512;
+  std::string report_path;  // --report: the proxy's run as JSON, written on exit
+};
+
+void run_colosseum(const ProxyArgs& args) {
+  if (!args.report_path.empty()) die("--report: only the proxy (one --upstream) writes a report");
+  proxy::ColosseumOptions options;
+  for (size_t i = 0; i < 2; ++i) {
+    auto named = value_or_die(parse_named_value(args.upstreams[i], "--upstream", "=http"));
+    if (named.name.empty()) {
+      die("--upstream: the Colosseum's two upstreams need names, e.g. --upstream "
+          "llama=http://127.0.0.1:8000 --upstream mistral=http://127.0.0.1:8001");
+    }
+    options.sides[i].name = named.name;
+    options.sides[i].url = named.value;
+  }
+  for (const std::string& text : args.gpus) {
+    auto named = value_or_die(parse_named_value(text, "--gpus", "="));
+    auto list = value_or_die(parse_int_list(named.value, "--gpus", "GPU indices like a=0,1"));
+    bool found = false;
+    for (auto& side : options.sides) {
+      if (named.name.empty() || named.name == side.name) {
+        side.gpu_indices = list;
+        found = true;
+      }
+    }
+    if (!found) {
+      die("--gpus '" + text + "': no upstream is named '" + named.name + "' (the names are " +
+          options.sides[0].name + " and " + options.sides[1].name + ")");
+    }
+  }
+  options.host = args.proxy.host;
+  options.port = args.proxy.port;
+  options.sample_interval_s = args.proxy.sample_interval_s;
+  options.max_tokens = args.max_tokens;
+  options.log_path = args.proxy.log_path;
+  if (!args.votes_path.empty()) options.votes_path = args.votes_path;
+  Devices devices = gpus_or_die();
+  auto running = value_or_die(proxy::Colosseum::start(devices, options), "zeus proxy");
+  serve_until_signal("zeus proxy: serving http://" + options.host + ":" +
+                     std::to_string(running->port()) + " (Colosseum: " + options.sides[0].name +
+                     " at " + options.sides[0].url + " vs " + options.sides[1].name + " at " +
+                     options.sides[1].url + ")");
+  running->stop();
+  for (const proxy::ProxySummary& s : running->summaries()) {
+    std::cout << proxy::format_summary(s) << std::flush;
+  }
+}
+
+void run(ProxyArgs& args) {
+  if (args.upstreams.size() == 2) return run_colosseum(args);
+  if (args.upstreams.size() != 1) {
+    die("--upstream: give one inference server (the proxy) or two named ones (the Colosseum), "
+        "not " +
+        std::to_string(args.upstreams.size()));
+  }
+  if (!args.votes_path.empty()) die("--votes: only the Colosseum (two --upstream) has votes");
+  auto named = value_or_die(parse_named_value(args.upstreams[0], "--upstream", "=http"));
+  args.proxy.upstream = named.value;
+  if (args.gpus.size() > 1) die("--gpus: give it once with one upstream");
+  if (!args.gpus.empty()) {
+    args.proxy.gpu_indices =
+        value_or_die(parse_int_list(args.gpus[0], "--gpus", "GPU indices like 0,1"));
+  }
+  run_proxy(args.proxy, args.report_path);
+}
+
 }  // namespace
 
 void add_proxy_command(CLI::App& app) {
   auto args = std::make_shared<ProxyArgs>();
-  proxy::ProxyOptions* options = &args->options;
+  proxy::ProxyOptions* options = &args->proxy;
   auto* cmd = app.add_subcommand(
       "proxy", "Measure the GPU energy of every request to an OpenAI-compatible server");
-  cmd->add_option("--upstream", options->upstream,
-                  "The inference server, e.g. http://127.0.0.1:8000")
-      ->required();
+  cmd->add_option("--upstream", args->upstreams,
+                  "The inference server, e.g. http://127.0.0.1:8000; twice, named "
+                  "(NAME=URL, NAME sent as the model), for the Colosseum")
+      ->required()
+      ->allow_extra_args(false);
   cmd->add_option("--port", options->port, "Port to listen on (default 8080; 0: any, printed)");
   cmd->add_option("--host", options->host, "Address to listen on (default 127.0.0.1)");
-  add_parsed_option(
-      *cmd, "--gpus", options->gpu_indices,
-      [](const std::string& text) {
-        return parse_int_list(text, "--gpus", "GPU indices like 0,1");
-      },
-      "The upstream's GPUs, e.g. 0,1 (default: all visible)")
-      ->type_name("LIST");
+  cmd->add_option("--gpus", args->gpus,
+                  "The upstream's GPUs, e.g. 0,1 (default: all visible); NAME=LIST per "
+                  "Colosseum upstream, e.g. --gpus a=0 --gpus b=1")
+      ->type_name("LIST")
+      ->allow_extra_args(false);
+  cmd->add_option("--votes", args->votes_path,
+                  "Colosseum: keep the votes in this SQLite file (default: in memory)");
+  cmd->add_option("--max-tokens", args->max_tokens,
+                  "Colosseum: the most tokens per answer (default 512)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--log", options->log_path, "Append one JSON line per request to this file");
   cmd->add_option("--report", args->report_path,
                   "On exit, write the run as JSON: totals, the steady-state window, and each "
@@ -106,11 +189,14 @@ void add_proxy_command(CLI::App& app) {
       "Answers gain X-Zeus-Energy-J and X-Zeus-Tokens (headers; HTTP trailers on streams).\n"
       "Send 'X-Zeus-Energy: 1' (or ?zeus=1) for usage.energy_j in JSON answers and a\n"
       "': zeus-energy-j=<J> tokens=<n>' line before a stream's 'data: [DONE]'.\n"
+      "The live page is /zeus/. Two named upstreams make the Colosseum (/zeus/colosseum).\n"
       "GET /metrics: the upstream's metrics, then the proxy's (zeus_proxy_*).\n"
       "On a terminal, stderr shows a live line: requests, tokens, J/token, W.\n"
-      "Example:\n  zeus proxy --upstream http://127.0.0.1:8000 --port 8080 --gpus 0 --log "
-      "req.jsonl");
-  cmd->callback([args] { run_proxy(*args); });
+      "Examples:\n  zeus proxy --upstream http://127.0.0.1:8000 --port 8080 --gpus 0 --log "
+      "req.jsonl\n"
+      "  zeus proxy --upstream llama=http://127.0.0.1:8000 --gpus llama=0 \\\n"
+      "             --upstream qwen=http://127.0.0.1:8001 --gpus qwen=1 --votes votes.db");
+  cmd->callback([args] { run(*args); });
 }
 
 }  // namespace zeus::cli

@@ -23,10 +23,17 @@ different phases, so an interval could hold 3 tokens of one and none of another,
 wandered by 10 % from the model's truth; in lockstep, every interval holds the batch's tokens in
 the ratio of the rates, as on a real batched server.
 
-GET /metrics answers one Prometheus line (fake_upstream_up 1). Paths for error tests: /garbage answers bytes that are not HTTP; /close streams three chunks
-and closes. Prints "port N" on its first line; appends "cancelled" to stderr when a
-client left.
+GET /metrics answers one Prometheus line (fake_upstream_up 1). Paths for error tests: /garbage
+answers bytes that are not HTTP; /close streams three chunks and closes. Prints "port N" on its
+first line; appends "cancelled" to stderr when a client left.
+
+Options, for two fakes side by side (the Colosseum's tests): --gpu N rewrites only device N of
+the state file (under a lock on STATE.lock, so two fakes can share it); --tokens N answers N
+tokens whatever max_tokens says; --duration S is the default duration_s; --w-per-token-s W the
+power model's slope (default 0.5).
 """
+import argparse
+import fcntl
 import json
 import os
 import sys
@@ -34,8 +41,15 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+parser = argparse.ArgumentParser()
+parser.add_argument("--gpu", type=int, default=-1, help="the only device to rewrite (-1: all)")
+parser.add_argument("--tokens", type=int, default=0, help="tokens per answer (0: max_tokens)")
+parser.add_argument("--duration", type=float, default=0.5, help="default duration_s")
+parser.add_argument("--w-per-token-s", type=float, default=0.5)
+ARGS = parser.parse_args()
+
 IDLE_W = 60.0
-W_PER_TOKEN_S = 0.5
+W_PER_TOKEN_S = ARGS.w_per_token_s
 STEP_S = 0.01
 STATE = os.environ.get("ZEUS_FAKE_NVML_STATE", "")
 
@@ -45,19 +59,24 @@ def set_power(watts):
     if not STATE:
         return
     now_ns = time.time_ns()
-    with open(STATE) as f:
-        state = json.load(f)
-    mtime_ns = os.stat(STATE).st_mtime_ns
-    for device in state["devices"]:
-        since_ns = device.get("energy_time_ns") or mtime_ns
-        old_mw = min(device.get("power_draw_mw", 350000), device.get("limit_mw", 700000))
-        device["energy_mj"] = device.get("energy_mj", 0.0) + old_mw * (now_ns - since_ns) / 1e9
-        device["energy_time_ns"] = now_ns
-        device["power_draw_mw"] = int(watts * 1000)
-    tmp = STATE + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(state, f)
-    os.replace(tmp, STATE)
+    with open(STATE + ".lock", "a") as guard:  # another fake may rewrite its own device
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        with open(STATE) as f:
+            state = json.load(f)
+        mtime_ns = os.stat(STATE).st_mtime_ns
+        for index, device in enumerate(state["devices"]):
+            if ARGS.gpu >= 0 and index != ARGS.gpu:
+                continue  # another fake's: left as it is
+            since_ns = device.get("energy_time_ns") or mtime_ns
+            old_mw = min(device.get("power_draw_mw", 350000), device.get("limit_mw", 700000))
+            device["energy_mj"] = (device.get("energy_mj", 0.0) +
+                                   old_mw * (now_ns - since_ns) / 1e9)
+            device["energy_time_ns"] = now_ns
+            device["power_draw_mw"] = int(watts * 1000)
+        tmp = STATE + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(state, f)
+        os.replace(tmp, STATE)
 
 
 def chunk_bytes(model, i):
@@ -69,8 +88,8 @@ def chunk_bytes(model, i):
 class Job:
     def __init__(self, handler, request, stream):
         self.handler = handler
-        self.n = int(request.get("max_tokens", 16))
-        self.steps = max(1, round(float(request.get("duration_s", 0.5)) / STEP_S))
+        self.n = ARGS.tokens or int(request.get("max_tokens", 16))
+        self.steps = max(1, round(float(request.get("duration_s", ARGS.duration)) / STEP_S))
         self.rate = self.n / (self.steps * STEP_S)
         self.model = request.get("model", "fake")
         self.stream = stream

@@ -1,0 +1,240 @@
+// The live page and the frame the proxy's pages share (live_page.h), as raw string literals.
+#include "proxy/live_page.h"
+
+namespace zeus::proxy {
+namespace {
+
+constexpr std::string_view kFrameStyle = R"css(
+  body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d2733; background: #f5f7fa; }
+  header { background: #1d2733; color: #fff; padding: 10px 20px; display: flex; gap: 16px;
+           align-items: baseline; }
+  header h1 { font-size: 18px; margin: 0; }
+  header span, header a { color: #aab6c3; font-size: 12px; }
+  main { padding: 16px 20px; display: grid; gap: 16px; }
+  section { background: #fff; border: 1px solid #dde3ea; border-radius: 6px; padding: 12px 16px; }
+  h2 { font-size: 15px; margin: 0 0 8px; }
+  table { border-collapse: collapse; width: 100%; }
+  th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #edf0f4;
+           font-variant-numeric: tabular-nums; }
+  th { font-weight: 600; color: #516070; font-size: 12px; }
+  .muted { color: #7d8790; }
+  #error { color: #c0392b; }
+)css";
+
+constexpr std::string_view kStyle = R"css(
+  .cards { display: flex; gap: 16px; }
+  .card { background: #fff; border: 1px solid #dde3ea; border-radius: 6px; padding: 10px 16px;
+          min-width: 150px; }
+  .card b { display: block; font-size: 22px; font-variant-numeric: tabular-nums; }
+  .card span { color: #516070; font-size: 12px; }
+  svg text { font-size: 11px; fill: #516070; }
+  .legend span { margin-right: 14px; font-size: 12px; }
+)css";
+
+constexpr std::string_view kBody = R"html(<header><h1>zeus proxy: live</h1><span id="status">connecting…</span>
+  <a href="/zeus/colosseum">Colosseum</a></header>
+<main>
+  <div id="error"></div>
+  <div class="cards">
+    <div class="card"><b id="in-flight">0</b><span>requests in flight</span></div>
+    <div class="card"><b id="finished">0</b><span>requests finished</span></div>
+    <div class="card"><b id="power-now">–</b><span>GPU power now (W)</span></div>
+  </div>
+  <section><h2>GPU power and requests (up to the last 60 s)</h2>
+    <svg id="chart" viewBox="0 0 900 260" width="100%" role="img" aria-label="power timeline"></svg>
+    <div class="legend" id="legend"></div>
+  </section>
+  <section><h2>Energy by model</h2>
+    <table id="models"><thead><tr><th>model</th><th>requests</th><th>output tokens</th>
+      <th>energy (J)</th><th>J per answer</th><th>J per token</th></tr></thead><tbody></tbody></table>
+  </section>
+  <section><h2>Latest requests</h2>
+    <table id="requests"><thead><tr><th>model</th><th>source</th><th>status</th><th>tokens</th>
+      <th>energy (J)</th><th>J per token</th><th>latency (s)</th></tr></thead><tbody></tbody></table>
+  </section>
+</main>
+<script>
+"use strict";
+const WINDOW_S = 60, MAX_POINTS = 3000, MAX_REQUESTS = 500;
+const COLORS = ["#1f6feb", "#d9480f", "#1a7f37", "#8250df", "#bf8700", "#0a7ea4"];
+const st = { sources: [], requests: new Map(), models: {} };
+const key = r => r.source + ":" + r.id;
+const fmt = (x, d) => Number(x).toFixed(d);
+function el(tag, attrs, text) {
+  const e = document.createElementNS(tag === "svg" || attrs.svg ? "http://www.w3.org/2000/svg"
+                                                                : "http://www.w3.org/1999/xhtml", tag);
+  for (const [k, v] of Object.entries(attrs)) if (k !== "svg") e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+function modelColor(name) {
+  const names = Object.keys(st.models).sort();
+  const i = Math.max(0, names.indexOf(name));
+  return COLORS[i % COLORS.length];
+}
+function row(cells, attrs) {
+  const tr = el("tr", attrs);
+  for (const c of cells) tr.appendChild(el("td", {}, c));
+  return tr;
+}
+function trim() {
+  const done = [...st.requests.values()].filter(r => r.end_s >= 0)
+    .sort((a, b) => a.end_s - b.end_s);
+  for (let i = 0; i < done.length - MAX_REQUESTS; ++i) st.requests.delete(key(done[i]));
+}
+function drawTables() {
+  const all = [...st.requests.values()];
+  const flying = all.filter(r => r.end_s < 0);
+  document.getElementById("in-flight").textContent = flying.length;
+  let finished = 0;
+  const mb = document.querySelector("#models tbody");
+  mb.replaceChildren();
+  for (const name of Object.keys(st.models).sort()) {
+    const m = st.models[name];
+    finished += m.requests;
+    mb.appendChild(row([name, m.requests, m.tokens, fmt(m.energy_j, 1),
+                        fmt(m.energy_j / Math.max(1, m.requests), 2),
+                        m.tokens > 0 ? fmt(m.energy_j / m.tokens, 4) : "–"],
+                       {"class": "model", "data-model": name}));
+  }
+  document.getElementById("finished").textContent = finished;
+  const rb = document.querySelector("#requests tbody");
+  rb.replaceChildren();
+  const latest = all.sort((a, b) => (b.end_s < 0 ? 1e18 : b.end_s) - (a.end_s < 0 ? 1e18 : a.end_s))
+    .slice(0, 20);
+  for (const r of latest) {
+    const src = st.sources[r.source] ? st.sources[r.source].name : "?";
+    const live = r.end_s < 0;
+    rb.appendChild(row([r.model || "(unnamed)", src, live ? "in flight" : r.status,
+                        r.tokens, live ? "…" : fmt(r.energy_j, 2),
+                        !live && r.tokens > 0 ? fmt(r.energy_j / r.tokens, 4) : "–",
+                        live ? "…" : fmt(r.end_s - r.start_s, 2)],
+                       {"class": live ? "request in-flight" : "request finished"}));
+  }
+}
+function drawChart() {
+  const svg = document.getElementById("chart");
+  svg.replaceChildren();
+  const W = 900, H = 260, L = 50, R = 10, T = 10, PH = 170, LANE = 8;
+  // The server's clock: the newest power point (the browser's clock may differ).
+  let now = 0;
+  for (const s of st.sources) if (s.power.length) now = Math.max(now, s.power[s.power.length - 1][0]);
+  if (now === 0) now = Date.now() / 1000;
+  // The last minute, or less while the proxy is younger (at least 5 s).
+  let first = now;
+  for (const s of st.sources) if (s.power.length) first = Math.min(first, s.power[0][0]);
+  const span = Math.max(5, Math.min(WINDOW_S, now - first));
+  const t0 = now - span;
+  let wmax = 1;
+  for (const s of st.sources) for (const p of s.power) if (p[0] >= t0) wmax = Math.max(wmax, p[1]);
+  wmax *= 1.1;
+  const x = t => L + (W - L - R) * (t - t0) / span;
+  const y = w => T + PH - PH * w / wmax;
+  svg.appendChild(el("line", {svg: 1, x1: L, y1: T + PH, x2: W - R, y2: T + PH, stroke: "#aab6c3"}));
+  svg.appendChild(el("line", {svg: 1, x1: L, y1: T, x2: L, y2: T + PH, stroke: "#aab6c3"}));
+  for (const f of [0, 0.5, 1]) {
+    svg.appendChild(el("text", {svg: 1, x: 4, y: y(wmax * f / 1.1) + 4}, fmt(wmax * f / 1.1, 0) + " W"));
+  }
+  for (const s of [0, span / 2, span]) {
+    svg.appendChild(el("text", {svg: 1, x: x(now - s) - 12, y: H - 4}, s === 0 ? "now" : "-" + fmt(s, 0) + " s"));
+  }
+  const legend = document.getElementById("legend");
+  legend.replaceChildren();
+  st.sources.forEach((s, i) => {
+    const pts = s.power.filter(p => p[0] >= t0).map(p => fmt(x(p[0]), 1) + "," + fmt(y(p[1]), 1));
+    const color = ["#1d2733", "#6e7781", "#0a3069"][i % 3];
+    if (pts.length > 0) {
+      svg.appendChild(el("polyline", {svg: 1, "class": "power", points: pts.join(" "), fill: "none",
+                                      stroke: color, "stroke-width": 2, "data-source": s.name}));
+    }
+    legend.appendChild(el("span", {style: "color:" + color},
+                          "— power of " + s.name + " (" + s.gpus + ")"));
+  });
+  for (const name of Object.keys(st.models).sort()) {
+    legend.appendChild(el("span", {style: "color:" + modelColor(name)}, "▬ " + name));
+  }
+  // Request spans in lanes under the power line.
+  const lanes = [];
+  const spans = [...st.requests.values()].filter(r => r.end_s < 0 || r.end_s >= t0)
+    .sort((a, b) => a.start_s - b.start_s);
+  for (const r of spans) {
+    const end = r.end_s < 0 ? now : r.end_s;
+    let lane = lanes.findIndex(e => e <= r.start_s);
+    if (lane < 0) { lane = lanes.length; lanes.push(0); }
+    lanes[lane] = end;
+    if (lane >= 8) continue;
+    const x0 = x(Math.max(t0, r.start_s));
+    const rect = el("rect", {svg: 1, "class": "span", x: fmt(x0, 1), y: T + PH + 6 + lane * LANE,
+                             width: fmt(Math.max(1, x(end) - x0), 1), height: LANE - 2,
+                             fill: modelColor(r.model || "(unnamed)"),
+                             opacity: r.end_s < 0 ? 0.5 : 0.9});
+    rect.appendChild(el("title", {svg: 1}, (r.model || "(unnamed)") +
+      (r.end_s < 0 ? ": in flight" : ": " + fmt(r.energy_j, 2) + " J, " + r.tokens + " tokens")));
+    svg.appendChild(rect);
+  }
+  const last = st.sources.map(s => s.power.length ? s.power[s.power.length - 1][1] : 0);
+  document.getElementById("power-now").textContent =
+    st.sources.length ? fmt(last.reduce((a, b) => a + b, 0), 0) : "–";
+}
+let pending = false;
+function redraw() {
+  if (pending) return;
+  pending = true;
+  setTimeout(() => { pending = false; drawTables(); drawChart(); }, 200);
+}
+function connect() {
+  const events = new EventSource("/zeus/events");
+  events.addEventListener("snapshot", e => {
+    const s = JSON.parse(e.data);
+    st.sources = s.sources.map(x => ({name: x.name, gpus: x.gpus, power: x.power}));
+    st.requests = new Map(s.requests.map(r => [key(r), r]));
+    st.models = s.models;
+    document.getElementById("status").textContent = "live";
+    document.getElementById("error").textContent = "";
+    redraw();
+  });
+  events.addEventListener("power", e => {
+    const p = JSON.parse(e.data);
+    const s = st.sources[p.source];
+    if (!s) return;
+    s.power.push([p.t, p.w]);
+    if (s.power.length > MAX_POINTS) s.power.splice(0, s.power.length - MAX_POINTS);
+    redraw();
+  });
+  events.addEventListener("start", e => { const r = JSON.parse(e.data); st.requests.set(key(r), r); redraw(); });
+  events.addEventListener("end", e => {
+    const r = JSON.parse(e.data);
+    st.requests.set(key(r), r);
+    const name = r.model || "(unnamed)";
+    const m = st.models[name] || (st.models[name] = {requests: 0, energy_j: 0, tokens: 0});
+    m.requests += 1; m.energy_j += r.energy_j; m.tokens += r.tokens;
+    trim();
+    redraw();
+  });
+  events.onerror = () => {
+    document.getElementById("status").textContent = "reconnecting…";
+  };
+}
+connect();
+setInterval(redraw, 1000);
+</script>
+)html";
+
+}  // namespace
+
+std::string page_document(std::string_view title, std::string_view style, std::string_view body) {
+  std::string page =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>";
+  page.append(title).append("</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>");
+  page.append(kFrameStyle).append(style).append("</style>\n</head>\n<body>\n");
+  page.append(body).append("</body>\n</html>\n");
+  return page;
+}
+
+std::string_view live_page_html() {
+  static const std::string page = page_document("zeus proxy: live", kStyle, kBody);
+  return page;
+}
+
+}  // namespace zeus::proxy

@@ -1,0 +1,23 @@
+#include "proxy/serving.h"
+
+namespace zeus::proxy {
+
+Result<std::unique_ptr<http::HttpServer>> serve_on_workers(http::ServerOptions options,
+                                                           ProxyHandler handle,
+                                                           const std::string& host, int port,
+                                                           int* bound_port) {
+  auto server = http::HttpServer::start(
+      std::move(options),
+      http::HttpServer::on_workers(
+          [handle = std::move(handle)](const http::HttpRequest& request, const http::Peer&,
+                                       std::shared_ptr<http::Reply> reply) {
+            handle(request, *reply);
+          }));
+  if (!server) return fail(server.error());
+  Result<int> bound = (*server)->listen_tcp(host, port);
+  if (!bound) return fail(bound.error());
+  *bound_port = *bound;
+  return std::move(*server);
+}
+
+}  // namespace zeus::proxy
