@@ -186,6 +186,10 @@ void BM_Stream(benchmark::State& state) {
         },
         30);
     if (!answer || answer->status != 200 || bytes != expected) {
+      // What broke: the answer's error, or a whole-looking answer that was short.
+      std::fprintf(stderr, "stream failed: %s, status %d, %zu of %zu bytes\n",
+                   answer ? "answered" : answer.error().to_string().c_str(),
+                   answer ? answer->status : 0, bytes, expected);
       state.SkipWithError("a stream failed");
       return;
     }

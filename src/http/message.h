@@ -51,6 +51,9 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
   bool close = false;  // end the connection after this answer
+  // HttpClient::stream: the body was read to its end (false: the callback stopped it, it was
+  // quiet for idle_timeout_s, or the server closed before its end). Unused elsewhere.
+  bool body_complete = true;
 
   // {"message": message} with `status` — the error shape of every server of the project.
   static HttpResponse error(int status, std::string_view message);

@@ -80,6 +80,11 @@ bool BodyStreamImpl::finish(const Headers& trailers) {
   return ok;
 }
 
+void BodyStreamImpl::abort() {
+  if (finished_.exchange(true)) return;
+  queue_->close(/*cut=*/true);
+}
+
 ReplyImpl::~ReplyImpl() {
   if (answered_->exchange(true)) return;
   if (auto session = session_.lock()) {

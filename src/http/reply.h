@@ -33,6 +33,7 @@ class BodyStreamImpl final : public BodyStream {
       : queue_(std::move(queue)), chunked_(chunked), discard_(discard) {}
   bool write(std::string_view bytes) override;
   bool finish(const Headers& trailers) override;
+  void abort() override;
   bool open() const override { return queue_->open() && !finished_.load(); }
 
  private:

@@ -84,6 +84,10 @@ class BodyStream {
   // Ends the body, with `trailers` (names and values of visible ASCII; others are left out).
   // Only the first call counts; false when the client is gone.
   virtual bool finish(const Headers& trailers = {}) = 0;
+  // Ends the body without its end — no last chunk; the connection closes once what is queued is
+  // written — so the client sees it cut, not complete (a relay whose source broke off). Only
+  // the first finish() or abort() counts.
+  virtual void abort() = 0;
   virtual bool open() const = 0;
 };
 

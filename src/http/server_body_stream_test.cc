@@ -131,9 +131,9 @@ TEST(BodyStreamTest, TheClientGetsTheHeadBeforeTheBodyAndTheBodyUnframed) {
   EXPECT_EQ(pieces, 0);
 }
 
-// A stream read to its end leaves its connection to the next request (a proxy relaying streams
-// does not connect anew for each); one the reader stopped early is dropped.
-TEST(BodyStreamTest, AStreamReadToItsEndLeavesItsConnectionForTheNext) {
+// The client says whether a streamed body was read to its end, and never reuses a stream's
+// connection (a cut at a reuse once went unnoticed: bodies ended early, at 200).
+TEST(BodyStreamTest, TheClientSaysWhetherAStreamWasReadToItsEnd) {
   std::mutex mutex;
   std::vector<std::string> peers;
   Running r = start({}, [&](const HttpRequest&, const Peer& peer, std::shared_ptr<Reply> reply) {
@@ -149,7 +149,7 @@ TEST(BodyStreamTest, AStreamReadToItsEndLeavesItsConnectionForTheNext) {
       body->finish({});
     }).detach();
   });
-  const auto read = [&](bool to_the_end) {
+  const auto read = [&](bool to_the_end, bool* complete) {
     std::string body;
     Result<HttpResponse> answer = r.client->stream(
         "POST", "/s", "{}", {},
@@ -159,17 +159,44 @@ TEST(BodyStreamTest, AStreamReadToItsEndLeavesItsConnectionForTheNext) {
         },
         2);
     EXPECT_TRUE(answer.has_value());
+    *complete = answer && answer->body_complete;
     return body;
   };
-  EXPECT_EQ(read(true), "abcd");
-  EXPECT_EQ(read(true), "abcd");
-  EXPECT_EQ(read(false), "ab");
-  EXPECT_EQ(read(true), "abcd");
+  bool complete = false;
+  EXPECT_EQ(read(true, &complete), "abcd");
+  EXPECT_TRUE(complete);
+  EXPECT_EQ(read(false, &complete), "ab");
+  EXPECT_FALSE(complete);
+  EXPECT_EQ(read(true, &complete), "abcd");
+  EXPECT_TRUE(complete);
   std::lock_guard<std::mutex> lock(mutex);
-  ASSERT_EQ(peers.size(), 4u);
-  EXPECT_EQ(peers[1], peers[0]);  // reused
-  EXPECT_EQ(peers[2], peers[0]);  // reused, then dropped when its reader stopped
-  EXPECT_NE(peers[3], peers[0]);  // a fresh connection
+  ASSERT_EQ(peers.size(), 3u);
+  EXPECT_NE(peers[1], peers[0]);
+  EXPECT_NE(peers[2], peers[1]);
+}
+
+// abort(): the body ends without its last chunk and the connection closes, so the client sees
+// the answer cut (an error), never a short body that looks whole.
+TEST(BodyStreamTest, AnAbortedBodyIsCutForTheClient) {
+  Running r = start({}, [&](const HttpRequest&, const Peer&, std::shared_ptr<Reply> reply) {
+    std::thread([reply] {
+      std::shared_ptr<BodyStream> body = reply->start_body(StreamHead{});
+      body->write("ab");
+      body->abort();
+      EXPECT_FALSE(body->finish({}));  // only the first end counts
+      EXPECT_FALSE(body->open());
+    }).detach();
+  });
+  std::string body;
+  Result<HttpResponse> answer = r.client->stream(
+      "POST", "/s", "{}", {},
+      [&](std::string_view piece) {
+        body += piece;
+        return true;
+      },
+      2);
+  EXPECT_EQ(body, "ab");
+  EXPECT_TRUE(!answer || !answer->body_complete);
 }
 
 TEST(BodyStreamTest, AWriterAheadOfAClientThatDoesNotReadWaitsThenTheClientIsDropped) {

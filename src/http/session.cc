@@ -133,8 +133,10 @@ class Session final : public SessionHandle,
     if (!stream_->take(&chunk_)) {
       if (!stream_->closed()) return;
       // A whole chunked body leaves the connection ready for the next request; a dropped one
-      // (the client fell behind) or one ended by closing ends the connection.
-      const bool reuse = !stream_->gone() && stream_keep_alive_ && !core_.stopping.load();
+      // (the client fell behind), one cut short (abort) or one ended by closing ends the
+      // connection.
+      const bool reuse =
+          !stream_->gone() && !stream_->cut() && stream_keep_alive_ && !core_.stopping.load();
       stream_.reset();
       return reuse ? wait_for_request() : shutdown_and_close();
     }

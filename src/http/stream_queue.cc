@@ -36,10 +36,11 @@ void StreamQueue::drop_locked() {
   if (auto s = session_.lock()) s->close_now();
 }
 
-void StreamQueue::close() {
+void StreamQueue::close(bool cut) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return;
   closed_ = true;
+  cut_ = cut;
   schedule_pump_locked();
 }
 
@@ -81,6 +82,11 @@ void StreamQueue::written(size_t bytes) {
 bool StreamQueue::closed() const {
   std::lock_guard<std::mutex> lock(mu_);
   return closed_ || gone_;
+}
+
+bool StreamQueue::cut() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cut_;
 }
 
 bool StreamQueue::gone() const {

@@ -32,8 +32,9 @@ class StreamQueue {
   // Queues `bytes` for the connection. False when the listener is gone, the stream was closed,
   // or the buffer stayed full (the listener is then dropped and its connection closed).
   bool push(std::string bytes);
-  // Ends the stream once what is queued is written.
-  void close();
+  // Ends the stream once what is queued is written; `cut`: the body is incomplete, so the
+  // connection closes after it (never reused for another request).
+  void close(bool cut = false);
   bool open() const;
 
   // On the connection's strand: every queued piece, concatenated (false: none; the pump stops).
@@ -41,6 +42,7 @@ class StreamQueue {
   void written(size_t bytes);  // what take() gave has been written
   bool closed() const;         // closed or gone
   bool gone() const;           // the listener was dropped or went away
+  bool cut() const;            // closed with cut = true
   void mark_gone();            // the listener went away or the connection failed
 
  private:
@@ -59,6 +61,7 @@ class StreamQueue {
   size_t queued_bytes_ = 0;
   bool closed_ = false;
   bool gone_ = false;
+  bool cut_ = false;
   bool pump_scheduled_ = false;
 };
 

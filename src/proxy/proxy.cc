@@ -190,6 +190,8 @@ void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
   } else if (!answer) {
     log_warning("zeus proxy: the upstream's answer broke off: " + answer.error().message);
   }
+  // An answer that did not reach its end upstream must not look whole downstream.
+  const bool cut = !answer || !answer->body_complete;
   if (!stream && headed) {  // a whole answer: its usage and chunks
     Usage usage;
     whole_chunks = read_answer_json(whole.body, &usage, &record.model, &record.response_id);
@@ -205,7 +207,9 @@ void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
   metrics_.observe(record.model, energy.energy_j, energy.output_tokens);
   const std::string energy_text = joules(energy.energy_j);
   const std::string tokens_text = std::to_string(energy.output_tokens);
-  if (stream) {
+  if (stream && cut) {
+    stream->abort();
+  } else if (stream) {
     if (wants_energy) {
       std::string rest = scanner.release_done();
       const size_t done = rest.find("data: [DONE]");
@@ -215,6 +219,11 @@ void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
       stream->write(rest);
     }
     stream->finish({{"X-Zeus-Energy-J", energy_text}, {"X-Zeus-Tokens", tokens_text}});
+  } else if (headed && cut) {
+    record.status = 502;
+    reply.send(HttpResponse::error(
+        502, "zeus proxy: the upstream's answer broke off before its end" +
+                 (answer ? std::string() : ": " + answer.error().message)));
   } else if (headed) {
     if (wants_energy) {
       nlohmann::json doc = nlohmann::json::parse(whole.body, nullptr, false);
