@@ -7,6 +7,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -57,6 +58,25 @@ def start_pfo_server(log_path: Path, *flags: str) -> Tuple[subprocess.Popen, str
         server.kill()
         raise RuntimeError(f"zeus pfo serve did not start: {line!r} {log_path.read_text()}")
     return server, match.group(1)
+
+
+def start_rank_workers(tmp_path: Path, url: str, tag: str, world: int, stages: int,
+                       iterations: int, steps_per_round: int) -> List[subprocess.Popen]:
+    """`world` pfo_rank_worker.py processes (gloo through a file store under tmp_path); each
+    one's stderr in tmp_path/TAG.RANK.err."""
+    here = Path(__file__).parent
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(here), env.get("PYTHONPATH", "")])
+    store = tmp_path / f"{tag}.store"
+    return [subprocess.Popen(
+        [sys.executable, str(here / "pfo_rank_worker.py"), str(rank), str(world), str(stages),
+         str(store), url, str(iterations), str(steps_per_round)],
+        env=env, stdout=subprocess.PIPE, stderr=open(tmp_path / f"{tag}.{rank}.err", "w"),
+        text=True) for rank in range(world)]
+
+
+def rank_errors(tmp_path: Path, tag: str, world: int) -> str:
+    return "\n".join((tmp_path / f"{tag}.{r}.err").read_text()[-2000:] for r in range(world))
 
 
 def stop_pfo_server(server: subprocess.Popen) -> None:

@@ -7,10 +7,8 @@ unlocked after a normal exit and after SIGINT."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import List
@@ -19,8 +17,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from pfo_helpers import (all_unlocked, clock_log, expected_log, start_pfo_server,  # noqa: E402
-                         stop_pfo_server, write_gpus, write_json)
+from pfo_helpers import (all_unlocked, clock_log, expected_log, rank_errors,  # noqa: E402
+                         start_pfo_server, start_rank_workers, stop_pfo_server, write_gpus,
+                         write_json)
 
 HERE = Path(__file__).parent
 STAGES, WORLD = 2, 4
@@ -45,21 +44,11 @@ def served(tmp_path, fake_nvml):
 
 def start_ranks(tmp_path: Path, url: str, tag: str, iterations: int,
                 steps_per_round: int) -> List[subprocess.Popen]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
-    store = tmp_path / f"{tag}.store"
-    ranks = []
-    for rank in range(WORLD):
-        ranks.append(subprocess.Popen(
-            [sys.executable, str(HERE / "pfo_rank_worker.py"), str(rank), str(WORLD), str(STAGES),
-             str(store), url, str(iterations), str(steps_per_round)],
-            env=env, stdout=subprocess.PIPE, stderr=open(tmp_path / f"{tag}.{rank}.err", "w"),
-            text=True))
-    return ranks
+    return start_rank_workers(tmp_path, url, tag, WORLD, STAGES, iterations, steps_per_round)
 
 
 def errors(tmp_path: Path, tag: str) -> str:
-    return "\n".join((tmp_path / f"{tag}.{r}.err").read_text()[-2000:] for r in range(WORLD))
+    return rank_errors(tmp_path, tag, WORLD)
 
 
 def test_each_gpu_follows_its_stage_and_results_reach_the_server(served, tmp_path, fake_nvml):
