@@ -61,16 +61,18 @@ def start_pfo_server(log_path: Path, *flags: str) -> Tuple[subprocess.Popen, str
 
 
 def start_rank_workers(tmp_path: Path, url: str, tag: str, world: int, stages: int,
-                       iterations: int, steps_per_round: int) -> List[subprocess.Popen]:
+                       iterations: int, steps_per_round: int,
+                       slow: Tuple[int, float] | None = None) -> List[subprocess.Popen]:
     """`world` pfo_rank_worker.py processes (gloo through a file store under tmp_path); each
-    one's stderr in tmp_path/TAG.RANK.err."""
+    one's stderr in tmp_path/TAG.RANK.err. `slow`: (from iteration, factor) for replica 1."""
     here = Path(__file__).parent
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(here), env.get("PYTHONPATH", "")])
     store = tmp_path / f"{tag}.store"
     return [subprocess.Popen(
         [sys.executable, str(here / "pfo_rank_worker.py"), str(rank), str(world), str(stages),
-         str(store), url, str(iterations), str(steps_per_round)],
+         str(store), url, str(iterations), str(steps_per_round),
+         *([str(slow[0]), str(slow[1])] if slow else [])],
         env=env, stdout=subprocess.PIPE, stderr=open(tmp_path / f"{tag}.{rank}.err", "w"),
         text=True) for rank in range(world)]
 

@@ -1,11 +1,13 @@
 """One rank of the 2 stages x 2 replicas Perseus test (torch.distributed gloo on CPU).
 
 Usage: pfo_rank_worker.py RANK WORLD_SIZE STAGES STORE_FILE SERVER_URL ITERATIONS STEPS_PER_ROUND
+                          [SLOW_FROM SLOW_FACTOR]
 The rank runs on fake GPU RANK (ZEUS_FAKE_NVML_STATE), stage RANK % STAGES of replica
 RANK // STAGES. Each iteration is its stage's 1F1B order over 4 microbatches, sleeps standing in
 for compute, and a gloo all-reduce at its end (the replicas' gradient all-reduce). Prints
 "joined JOB_ID" on stderr once the first schedule arrived and one JSON line on stdout at the end;
-exits without stop(), so the clocks are restored by the exit path.
+exits without stop(), so the clocks are restored by the exit path. With SLOW_FROM and SLOW_FACTOR,
+replica 1's instructions take SLOW_FACTOR x longer from iteration SLOW_FROM on (a straggler).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ def main() -> None:
     rank, world_size, stages = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     store_file, url = sys.argv[4], sys.argv[5]
     iterations, steps_per_round = int(sys.argv[6]), int(sys.argv[7])
+    slow_from, slow_factor = 0, 1.0
+    if len(sys.argv) > 9:
+        slow_from, slow_factor = int(sys.argv[8]), float(sys.argv[9])
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C even when started ignored
     dist.init_process_group("gloo", init_method=f"file://{store_file}", rank=rank,
                             world_size=world_size)
@@ -39,12 +44,13 @@ def main() -> None:
         server_url=url, steps_per_round=steps_per_round)
     print("joined", pfo.job_id, file=sys.stderr, flush=True)
     gradient = torch.zeros(1)
-    for _ in range(iterations):
+    for iteration in range(iterations):
+        factor = slow_factor if replica == 1 and iteration >= slow_from else 1.0
         pfo.on_step_begin()
         for name in one_f_one_b(stages, MICROBATCHES, stage):
             pfo.on_instruction_begin(name)
             pfo.wait_for_clock()
-            time.sleep(SLEEP_S[name])
+            time.sleep(SLEEP_S[name] * factor)
             pfo.on_instruction_end(name)
         pfo.on_step_end()
         dist.all_reduce(gradient)

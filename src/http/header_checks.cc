@@ -30,10 +30,12 @@ struct Coding {
 };
 
 // The codings of every Transfer-Encoding field, in order; false when an element is not
-// `token *(; parameter)` (a quoted string, a stray character).
+// `token *(; parameter)` (a quoted string, a stray character) or a field lists no coding at all
+// (an empty `Transfer-Encoding:` beside another is read differently by different parsers).
 bool split_codings(const bhttp::fields& fields, std::vector<Coding>* out) {
   for (const auto& field : fields) {
     if (field.name() != bhttp::field::transfer_encoding) continue;
+    const size_t before = out->size();
     std::string_view rest(field.value().data(), field.value().size());
     while (true) {
       const size_t comma = rest.find(',');
@@ -54,6 +56,7 @@ bool split_codings(const bhttp::fields& fields, std::vector<Coding>* out) {
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }
+    if (out->size() == before) return false;
   }
   return true;
 }

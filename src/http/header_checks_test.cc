@@ -61,6 +61,21 @@ TEST(HeaderChecksTest, A2_TransferEncodingFieldsCombineAsOneList) {
             400);
 }
 
+// Found by fuzz/http_framing_fuzz: an empty Transfer-Encoding field beside `chunked` (parsers
+// disagree on what it means) is malformed, not chunked.
+TEST(HeaderChecksTest, A2_AnEmptyTransferEncodingFieldIs400) {
+  for (const char* empty : {"", " ", ",", " , "}) {
+    EXPECT_EQ(status_of(check_request_header(request(
+                  {{"Host", "x"}, {"Transfer-Encoding", empty}, {"Transfer-Encoding", "chunked"}}))),
+              400)
+        << "'" << empty << "'";
+    EXPECT_EQ(status_of(check_request_header(request(
+                  {{"Host", "x"}, {"Transfer-Encoding", "chunked"}, {"Transfer-Encoding", empty}}))),
+              400)
+        << "'" << empty << "'";
+  }
+}
+
 TEST(HeaderChecksTest, A2_TransferEncodingNextToContentLengthOrOnHttp10Is400) {
   EXPECT_EQ(status_of(check_request_header(
                 request({{"Host", "x"}, {"Transfer-Encoding", "gzip"}, {"Content-Length", "2"}}))),
