@@ -91,12 +91,9 @@ class HttpPfoServer final : public PfoServer {
         });
     if (!server) return fail(server.error());
     http_ = std::move(*server);
+    // The HTTP layer's error names the address and the fix (another port, or 0 for any).
     Result<int> port = http_->listen_tcp(options_.host, options_.port);
-    if (!port) {
-      return fail(ErrorCode::kUnavailable,
-                  "cannot listen on " + options_.host + ":" + std::to_string(options_.port) + ": " +
-                      port.error().message + "; pick another --host/--port (--port 0: any free)");
-    }
+    if (!port) return fail(port.error());
     port_ = *port;
     double interval_s = 1.0;
     if (options_.rank_timeout_s > 0) interval_s = std::clamp(options_.rank_timeout_s / 4, 0.01, 1.0);

@@ -83,13 +83,9 @@ class HttpBsoServer final : public BsoServer {
         }));
     if (!server) return fail(server.error());
     http_ = std::move(*server);
+    // The HTTP layer's error names the address and the fix (another port, or 0 for any).
     Result<int> port = http_->listen_tcp(options_.host, options_.port);
-    if (!port) {
-      return fail(ErrorCode::kUnavailable,
-                  "cannot listen on " + options_.host + ":" + std::to_string(options_.port) + ": " +
-                      port.error().message + "; pick another --host/--port, or --port 0 for any "
-                      "free port");
-    }
+    if (!port) return fail(port.error());
     port_ = *port;
     if (options_.trial_timeout_s > 0) {
       sweeper_ = std::make_unique<PeriodicTask>(
