@@ -91,19 +91,14 @@ class Arena final : public Colosseum {
     server_options.limits.max_body_bytes = options_.max_prompt_bytes + 4096;
     server_options.workers = options_.workers;
     server_options.write_timeout_s = options_.upstream_timeout_s;
-    auto server = serve_on_workers(
+    return serving_.start(
         server_options,
         [this](const HttpRequest& request, http::Reply& reply) { route(request, reply); },
-        options_.host, options_.port, &port_);
-    if (!server) return fail(server.error());
-    server_ = std::move(*server);
-    return ok();
+        options_.host, options_.port);
   }
 
-  int port() const override { return port_; }
-  void stop() override {
-    if (server_) server_->stop();
-  }
+  int port() const override { return serving_.port(); }
+  void stop() override { serving_.stop(); }
   std::vector<ProxySummary> summaries() override {
     std::vector<ProxySummary> out;
     for (auto& m : meters_) out.push_back(m->summary());
@@ -129,8 +124,7 @@ class Arena final : public Colosseum {
   std::mutex mu_;  // book_ and rng_
   DuelBook book_;
   std::mt19937 rng_{std::random_device{}()};
-  std::unique_ptr<http::HttpServer> server_;
-  int port_ = 0;
+  Serving serving_;
 };
 
 void Arena::route(const HttpRequest& request, http::Reply& reply) {

@@ -77,21 +77,16 @@ class Proxy final : public LlmProxy {
     server_options.write_timeout_s = options_.upstream_timeout_s;
     server_options.max_stream_buffer_bytes = 1 << 20;
     // Relayed on a worker: the upstream client blocks while the answer comes.
-    auto server = serve_on_workers(
+    return serving_.start(
         server_options,
         [this](const HttpRequest& request, http::Reply& reply) {
           if (!serve_live(feed_, request, reply)) relay(request, reply);
         },
-        options_.host, options_.port, &port_);
-    if (!server) return fail(server.error());
-    server_ = std::move(*server);
-    return ok();
+        options_.host, options_.port);
   }
 
-  int port() const override { return port_; }
-  void stop() override {
-    if (server_) server_->stop();
-  }
+  int port() const override { return serving_.port(); }
+  void stop() override { serving_.stop(); }
   ProxySummary summary() override { return meter_->summary(); }
   ProxyStatus status() override { return meter_->status(); }
   RunReport report() override { return meter_->report(); }
@@ -105,8 +100,7 @@ class Proxy final : public LlmProxy {
   std::unique_ptr<http::HttpClient> upstream_;
   std::unique_ptr<Meter> meter_;
   ProxyMetrics metrics_;
-  std::unique_ptr<http::HttpServer> server_;
-  int port_ = 0;
+  Serving serving_;
 };
 
 // GET /metrics: the upstream's own metrics (vLLM, TGI and SGLang serve them there), then the

@@ -2,10 +2,8 @@
 
 namespace zeus::proxy {
 
-Result<std::unique_ptr<http::HttpServer>> serve_on_workers(http::ServerOptions options,
-                                                           ProxyHandler handle,
-                                                           const std::string& host, int port,
-                                                           int* bound_port) {
+Result<void> Serving::start(http::ServerOptions options, ProxyHandler handle,
+                            const std::string& host, int port) {
   auto server = http::HttpServer::start(
       std::move(options),
       http::HttpServer::on_workers(
@@ -16,8 +14,9 @@ Result<std::unique_ptr<http::HttpServer>> serve_on_workers(http::ServerOptions o
   if (!server) return fail(server.error());
   Result<int> bound = (*server)->listen_tcp(host, port);
   if (!bound) return fail(bound.error());
-  *bound_port = *bound;
-  return std::move(*server);
+  server_ = std::move(*server);
+  port_ = *bound;
+  return ok();
 }
 
 }  // namespace zeus::proxy

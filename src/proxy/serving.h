@@ -1,8 +1,12 @@
 // How `zeus proxy` and its Colosseum serve: an HttpServer whose handler runs on the worker pool
-// (it blocks while an upstream answers), listening on host:port.
-// Failure: the server's start or listen error (a busy port, a bad address).
+// (it blocks while an upstream answers), listening on host:port, and what they answer for it
+// (the port bound, stop()).
+// Failure: start() returns the server's start or listen error (a busy port, a bad address).
+// Thread-safety: start() once, before port() and stop(); stop() from any thread.
 //
-//   auto server = serve_on_workers(options, handle, "127.0.0.1", 0, &port);
+//   Serving serving;
+//   ZEUS_TRY(serving.start(options, handle, "127.0.0.1", 0));
+//   int port = serving.port();
 #pragma once
 
 #include <functional>
@@ -16,10 +20,19 @@ namespace zeus::proxy {
 
 using ProxyHandler = std::function<void(const http::HttpRequest& request, http::Reply& reply)>;
 
-// The server, listening; *bound_port is the port bound (port 0: any free one).
-Result<std::unique_ptr<http::HttpServer>> serve_on_workers(http::ServerOptions options,
-                                                           ProxyHandler handle,
-                                                           const std::string& host, int port,
-                                                           int* bound_port);
+class Serving {
+ public:
+  // Starts the server and listens (port 0: any free one).
+  Result<void> start(http::ServerOptions options, ProxyHandler handle, const std::string& host,
+                     int port);
+  int port() const { return port_; }  // the port bound
+  void stop() {
+    if (server_) server_->stop();
+  }
+
+ private:
+  std::unique_ptr<http::HttpServer> server_;
+  int port_ = 0;
+};
 
 }  // namespace zeus::proxy
