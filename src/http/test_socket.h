@@ -74,14 +74,26 @@ class RawSocket {
     return out;
   }
   // True once the peer has closed (reads end of stream within timeout_s).
+  // True when the peer closes (end of stream or reset) within timeout_s; bytes still arriving
+  // before the close are read and dropped (a drained buffer is not a close: wait on).
   bool closed_by_peer(double timeout_s) {
-    pollfd p{fd_, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(timeout_s * 1000)) <= 0) return false;
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(timeout_s));
     char buf[4096];
     while (true) {
-      const ssize_t n = recv(fd_, buf, sizeof(buf), MSG_DONTWAIT);
-      if (n == 0) return true;
-      if (n < 0) return errno != EAGAIN;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pollfd p{fd_, POLLIN, 0};
+      if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+      while (true) {
+        const ssize_t n = recv(fd_, buf, sizeof(buf), MSG_DONTWAIT);
+        if (n == 0) return true;
+        if (n < 0) {
+          if (errno == EAGAIN || errno == EWOULDBLOCK) break;  // drained, not closed
+          return errno != EINTR;
+        }
+      }
     }
   }
   void close() {
