@@ -8,8 +8,10 @@ import os
 import re
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from conftest import fake_device
 
@@ -46,6 +48,14 @@ def expected_log(stage: List[Tuple[str, int]], iterations: int) -> List[int]:
     return [m for i, m in enumerate(wanted) if i == 0 or m != wanted[i - 1]] + [0]
 
 
+def zeus_cli(*args: str) -> str:
+    """Runs `zeus ARGS` (the build's binary); its stdout. Fails with its stderr."""
+    binary = Path(os.environ["ZEUS_BIN"]) / "zeus"
+    done = subprocess.run([str(binary), *args], capture_output=True, text=True)
+    assert done.returncode == 0, f"zeus {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
 def start_pfo_server(log_path: Path, *flags: str) -> Tuple[subprocess.Popen, str]:
     """`zeus pfo serve --port 0 FLAGS` and the URL it listens on."""
     zeus = Path(os.environ["ZEUS_BIN"]) / "zeus"
@@ -62,11 +72,14 @@ def start_pfo_server(log_path: Path, *flags: str) -> Tuple[subprocess.Popen, str
 
 def start_rank_workers(tmp_path: Path, url: str, tag: str, world: int, stages: int,
                        iterations: int, steps_per_round: int,
-                       slow: Tuple[int, float] | None = None) -> List[subprocess.Popen]:
+                       slow: Tuple[int, float] | None = None,
+                       clock_bound: bool = False) -> List[subprocess.Popen]:
     """`world` pfo_rank_worker.py processes (gloo through a file store under tmp_path); each
-    one's stderr in tmp_path/TAG.RANK.err. `slow`: (from iteration, factor) for replica 1."""
+    one's stderr in tmp_path/TAG.RANK.err. `slow`: (from iteration, factor) for replica 1;
+    `clock_bound`: an instruction at a lower clock takes longer (x highest clock / its clock)."""
     here = Path(__file__).parent
     env = dict(os.environ)
+    env["PFO_WORKER_CLOCK_BOUND"] = "1" if clock_bound else "0"
     env["PYTHONPATH"] = os.pathsep.join([str(here), env.get("PYTHONPATH", "")])
     store = tmp_path / f"{tag}.store"
     return [subprocess.Popen(
@@ -98,3 +111,58 @@ def one_f_one_b(stages: int, microbatches: int, stage: int) -> List[str]:
 def write_json(path: Path, value: Dict[str, Any] | List[Any]) -> Path:
     path.write_text(json.dumps(value))
     return path
+
+
+def run_frontier_job(tmp_path: Path, plans: Path, world: int, stages: int,
+                     on_joined: Callable[[str, str], None], slow: Tuple[int, float] | None = None,
+                     clock_bound: bool = False) -> str:
+    """`world` ranks for 20 iterations (rounds of 5) under `zeus pfo serve --scheduler frontier
+    --plans PLANS`; on_joined(url, job) once all joined. The plan line of the job's /info."""
+    server, url = start_pfo_server(tmp_path / "server.log", "--scheduler", "frontier",
+                                   "--plans", str(plans))
+    try:
+        ranks = start_rank_workers(tmp_path, url, "run", world, stages, iterations=20,
+                                   steps_per_round=5, slow=slow, clock_bound=clock_bound)
+        deadline = time.monotonic() + 60
+        while not all("joined" in (tmp_path / f"run.{r}.err").read_text() for r in range(world)):
+            assert time.monotonic() < deadline, rank_errors(tmp_path, "run", world)
+            time.sleep(0.02)
+        job = (tmp_path / "run.0.err").read_text().split("joined ", 1)[1].split()[0]
+        on_joined(url, job)
+        for rank in ranks:
+            rank.communicate(timeout=150)
+            assert rank.returncode == 0, rank_errors(tmp_path, "run", world)
+        with urllib.request.urlopen(f"{url}/info", timeout=10) as answer:
+            jobs = json.loads(answer.read())["jobs"]
+    finally:
+        stop_pfo_server(server)
+    (info,) = [j for j in jobs if j["job_id"] == job]
+    return info["plan"]
+
+
+def report_straggler(url: str, job: str, iteration_time_s: float, pipeline: int) -> None:
+    """The operator's `POST /straggler/{job}`."""
+    body = json.dumps({"iteration_time_s": iteration_time_s, "pipeline": pipeline}).encode()
+    request = urllib.request.Request(f"{url}/straggler/{job}", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert answer.status == 200
+
+
+def check_switched_pipelines(nvml_path: Path, world: int, stages: int,
+                             fastest: Dict[str, Any], switched_to: List[List[int]]) -> None:
+    """Pipeline 1 (the straggler) only ever ran the fastest plan; pipeline 0 ends on
+    `switched_to` (clocks per stage) after using some clock of it the fastest plan lacks."""
+    assert all_unlocked(nvml_path)
+    for rank in range(world):
+        stage, pipeline = rank % stages, rank // stages
+        log = clock_log(nvml_path, rank)
+        fastest_clocks = set(fastest["frequencies"][stage]) | {CLOCKS_MHZ[0], 0}
+        if pipeline == 1:
+            assert set(log) <= fastest_clocks, (rank, log)
+        else:
+            wanted = switched_to[stage]
+            assert set(wanted) - fastest_clocks, wanted  # the switch is visible
+            assert (set(wanted) - fastest_clocks) <= set(log), (rank, log, wanted)
+            tail = [m for m in log if m != 0][-len(set(wanted)):]
+            assert set(tail) <= set(wanted), (rank, log, wanted)

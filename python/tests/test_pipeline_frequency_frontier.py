@@ -7,26 +7,17 @@ pipeline 1's keep the fastest plan, and every clock is unlocked at exit."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("torch")
 
-from pfo_helpers import (CLOCKS_MHZ, all_unlocked, clock_log, rank_errors,  # noqa: E402
-                         start_pfo_server, start_rank_workers, stop_pfo_server, write_gpus)
+from pfo_helpers import (CLOCKS_MHZ, all_unlocked, check_switched_pipelines,  # noqa: E402
+                         clock_log, report_straggler, run_frontier_job, write_gpus,
+                         zeus_cli)
 
 STAGES, WORLD, MICROBATCHES = 2, 4, 4
-
-
-def zeus(*args: str) -> str:
-    binary = Path(os.environ["ZEUS_BIN"]) / "zeus"
-    return subprocess.run([str(binary), *args], check=True, capture_output=True,
-                          text=True).stdout
 
 
 def write_profile(path: Path) -> None:
@@ -48,74 +39,26 @@ def planned(tmp_path, fake_nvml):
     write_gpus(fake_nvml.path, WORLD)
     write_profile(tmp_path / "profile.csv")
     plans = tmp_path / "plans"
-    zeus("pfo", "plan", "--profile", str(tmp_path / "profile.csv"), "--stages", str(STAGES),
+    zeus_cli("pfo", "plan", "--profile", str(tmp_path / "profile.csv"), "--stages", str(STAGES),
          "--microbatches", str(MICROBATCHES), "--p2p-power", "50", "--out", str(plans))
-    zeus("pfo", "export-plan", "--plans", str(plans), "--fastest", "--out",
+    zeus_cli("pfo", "export-plan", "--plans", str(plans), "--fastest", "--out",
          str(tmp_path / "fastest.json"))
     fastest = json.loads((tmp_path / "fastest.json").read_text())
     t_prime = 1.06 * fastest["time"]
-    zeus("pfo", "choose", "--plans", str(plans), "--straggler-time", repr(t_prime), "--out",
+    zeus_cli("pfo", "choose", "--plans", str(plans), "--straggler-time", repr(t_prime), "--out",
          str(tmp_path / "chosen.json"))
     chosen = json.loads((tmp_path / "chosen.json").read_text())
     return plans, fastest, t_prime, chosen
 
 
-def run_job(tmp_path, plans, on_joined, slow=None):
-    """Four ranks under --scheduler frontier; on_joined(url, job) once all joined. /info's line."""
-    server, url = start_pfo_server(tmp_path / "server.log", "--scheduler", "frontier",
-                                   "--plans", str(plans))
-    try:
-        ranks = start_rank_workers(tmp_path, url, "run", WORLD, STAGES, iterations=20,
-                                   steps_per_round=5, slow=slow)
-        deadline = time.monotonic() + 60
-        while not all("joined" in (tmp_path / f"run.{r}.err").read_text() for r in range(WORLD)):
-            assert time.monotonic() < deadline, rank_errors(tmp_path, "run", WORLD)
-            time.sleep(0.02)
-        job = (tmp_path / "run.0.err").read_text().split("joined ", 1)[1].split()[0]
-        on_joined(url, job)
-        for rank in ranks:
-            rank.communicate(timeout=150)
-            assert rank.returncode == 0, rank_errors(tmp_path, "run", WORLD)
-        with urllib.request.urlopen(f"{url}/info", timeout=10) as answer:
-            jobs = json.loads(answer.read())["jobs"]
-    finally:
-        stop_pfo_server(server)
-    (info,) = [j for j in jobs if j["job_id"] == job]
-    return info["plan"]
-
-
-def check_pipelines(nvml_path, fastest, switched_to):
-    """Pipeline 1 (the straggler) only ever ran the fastest plan; pipeline 0 ends on
-    `switched_to` (clocks per stage) after using some clock of it the fastest plan lacks."""
-    assert all_unlocked(nvml_path)
-    for rank in range(WORLD):
-        stage, pipeline = rank % STAGES, rank // STAGES
-        log = clock_log(nvml_path, rank)
-        fastest_clocks = set(fastest["frequencies"][stage]) | {CLOCKS_MHZ[0], 0}
-        if pipeline == 1:
-            assert set(log) <= fastest_clocks, (rank, log)
-        else:
-            wanted = switched_to[stage]
-            assert set(wanted) - fastest_clocks, wanted  # the switch is visible
-            assert (set(wanted) - fastest_clocks) <= set(log), (rank, log, wanted)
-            tail = [m for m in log if m != 0][-len(set(wanted)):]
-            assert set(tail) <= set(wanted), (rank, log, wanted)
-
-
 def test_the_operator_straggler_switches_the_other_pipeline(tmp_path, fake_nvml, planned):
     plans, fastest, t_prime, chosen = planned
 
-    def report(url, job):
-        body = json.dumps({"iteration_time_s": t_prime, "pipeline": 1}).encode()
-        request = urllib.request.Request(f"{url}/straggler/{job}", data=body, method="POST",
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=10) as answer:
-            assert answer.status == 200
-
-    line = run_job(tmp_path, plans, report)
+    line = run_frontier_job(tmp_path, plans, WORLD, STAGES,
+                            lambda url, job: report_straggler(url, job, t_prime, 1))
     assert "(operator, pipeline 1)" in line and f"plan {chosen['plan']}" in line, line
-    check_pipelines(fake_nvml.path, fastest,
-                    [[mhz for _, mhz in stage] for stage in chosen["frequencies"]])
+    check_switched_pipelines(fake_nvml.path, WORLD, STAGES, fastest,
+                             [[mhz for _, mhz in stage] for stage in chosen["frequencies"]])
 
 
 def test_a_measured_straggler_switches_the_other_pipeline(tmp_path, fake_nvml, planned):
@@ -123,7 +66,7 @@ def test_a_measured_straggler_switches_the_other_pipeline(tmp_path, fake_nvml, p
     # measures it from the reported results and, from round 2, serves pipeline 0 the combined
     # policy's pick for T' ~ 6 x T_min, one global clock (past every plan, the cheapest option).
     plans, fastest, _, _ = planned
-    line = run_job(tmp_path, plans, lambda url, job: None, slow=(5, 6.0))
+    line = run_frontier_job(tmp_path, plans, WORLD, STAGES, lambda url, job: None, slow=(5, 6.0))
     assert "(measured, pipeline 1): global clock" in line, line
     mhz = int(line.split("global clock ", 1)[1].split()[0])
     assert all_unlocked(fake_nvml.path)
