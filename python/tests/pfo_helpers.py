@@ -76,7 +76,8 @@ def start_rank_workers(tmp_path: Path, url: str, tag: str, world: int, stages: i
                        clock_bound: bool = False) -> List[subprocess.Popen]:
     """`world` pfo_rank_worker.py processes (gloo through a file store under tmp_path); each
     one's stderr in tmp_path/TAG.RANK.err. `slow`: (from iteration, factor) for replica 1;
-    `clock_bound`: an instruction at a lower clock takes longer (x highest clock / its clock)."""
+    `clock_bound`: an instruction takes 3 x longer and longer still at a lower clock
+    (x highest clock / its clock)."""
     here = Path(__file__).parent
     env = dict(os.environ)
     env["PFO_WORKER_CLOCK_BOUND"] = "1" if clock_bound else "0"

@@ -9,7 +9,7 @@ for compute, and a gloo all-reduce at its end (the replicas' gradient all-reduce
 exits without stop(), so the clocks are restored by the exit path. With SLOW_FROM and SLOW_FACTOR,
 replica 1's instructions take SLOW_FACTOR x longer from iteration SLOW_FROM on (a straggler).
 With PFO_WORKER_CLOCK_BOUND=1 in the environment, an instruction scheduled at a lower clock sleeps
-longer (x highest clock / its clock), as compute-bound work does, so an online profiler sees the
+longer (3 x its time x highest clock / its clock), as compute-bound work does, so an online profiler sees the
 clocks at work; the server's "[profiling-done]" then ends the loop (its message on stderr).
 """
 
@@ -41,8 +41,8 @@ def run_iteration(pfo: PipelineFrequencyOptimizer, stages: int, stage: int, fact
         pfo.wait_for_clock()
         seconds = SLEEP_S[name] * factor
         mhz = schedule[position][1] if position < len(schedule) else 0
-        if clock_bound and mhz > 0:
-            seconds *= CLOCKS_MHZ[0] / mhz  # the fake GPUs' highest clock
+        if clock_bound and mhz > 0:  # 3 x longer, so that an overslept sleep weighs less
+            seconds *= 3 * CLOCKS_MHZ[0] / mhz  # (the fake GPUs' highest clock)
         time.sleep(seconds)
         pfo.on_instruction_end(name)
     pfo.on_step_end()
