@@ -23,6 +23,7 @@ constexpr Key kKeys[] = {
     {"log-level", false, false},   {"max-connections", false, true},
     {"max-connections-per-user", false, true}, {"request-timeout", false, true},
     {"idle-timeout", false, true}, {"lease-journal", false, false},
+    {"gpu-command-overrides", false, false},
 };
 
 std::string at(std::string_view source, const toml::source_region& where) {

@@ -20,6 +20,8 @@
 #include "zeus/device.h"
 #include "zeus/log.h"
 #include "zeusd/allow_list.h"
+#include "zeusd/command_overrides.h"
+#include "zeusd/override_gpu.h"
 #include "zeusd/config_file.h"
 #include "zeusd/lease_journal.h"
 #include "zeusd/process_identity.h"
@@ -46,6 +48,7 @@ struct Args {
   double request_timeout_s = 10;
   double idle_timeout_s = 300;
   std::string lease_journal;  // empty: beside the socket; "none": in memory only
+  std::string gpu_command_overrides;  // a TOML file: GPU writes run these commands
 };
 
 [[noreturn]] void die(const std::string& message) {
@@ -138,8 +141,22 @@ int run(const Args& args) {
   if (!args.powercap_root.empty()) discover_options.powercap_root = args.powercap_root;
   auto devices = zeus::discover(discover_options);
   if (!devices) die(devices.error().message);
-  if (geteuid() != 0)
-    zeus::log_warning("zeusd: not running as root: changes and RAPL reads will fail");
+  if (!args.gpu_command_overrides.empty()) {
+    auto overrides = zeus::zeusd::CommandOverrides::load(args.gpu_command_overrides);
+    if (!overrides) die(overrides.error().message);
+    std::string names;
+    for (const std::string& name : overrides->operation_names()) names += " " + name;
+    zeus::log_info("zeusd: GPU command overrides from " + args.gpu_command_overrides + ":" +
+                   (names.empty() ? std::string(" none") : names));
+    zeus::zeusd::apply_command_overrides(
+        devices->gpus, std::make_shared<const zeus::zeusd::CommandOverrides>(std::move(*overrides)));
+  }
+  if (geteuid() != 0) {
+    zeus::log_warning(args.gpu_command_overrides.empty()
+                          ? "zeusd: not running as root: changes and RAPL reads will fail"
+                          : "zeusd: not running as root: GPU writes without a command override "
+                            "and RAPL reads will fail");
+  }
   for (const auto& backend : devices->backends) {
     zeus::log_info("zeusd: backend " + backend.backend + ": " + (backend.used ? "" : "not used: ") +
                    backend.detail);
@@ -244,6 +261,10 @@ int main(int argc, char** argv) {
                  "File recording every lease, so that a restarted zeusd restores (or re-adopts) "
                  "what a crashed one left (default: zeusd-leases.json beside the socket, none "
                  "without a socket; 'none': in memory only). Its directory must be root's only");
+  app.add_option("--gpu-command-overrides", args.gpu_command_overrides,
+                 "a TOML file of commands that replace GPU writes (power limit, persistence, "
+                 "clocks) for sites where zeusd cannot be root; refused when others could have "
+                 "written it (docs/operators.md, \"GPU command overrides\")");
   app.add_option("--log-level", args.log_level,
                  "debug|info|warning|error (default info: every change is logged)");
   app.footer(
