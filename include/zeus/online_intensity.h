@@ -60,7 +60,9 @@ Result<std::unique_ptr<IntensityProvider>> electricity_maps_provider(Electricity
 Result<std::unique_ptr<IntensityProvider>> openei_provider(OpenEIOptions options);
 
 // "csv:FILE[:LOCATION]", "electricitymaps:LAT,LON", "openei:LAT,LON,LABEL": the CLI's and the
-// Python helpers' way to name a provider. InvalidArgument naming the accepted forms.
-Result<std::unique_ptr<IntensityProvider>> intensity_provider_from_spec(const std::string& spec);
+// Python helpers' way to name a provider; a CSV's values are per kWh in `csv_unit`.
+// InvalidArgument naming the accepted forms.
+Result<std::unique_ptr<IntensityProvider>> intensity_provider_from_spec(
+    const std::string& spec, const std::string& csv_unit = "gCO2eq/kWh");
 
 }  // namespace zeus

@@ -34,7 +34,8 @@ std::string environment(const char* name, const std::string& fallback) {
 
 }  // namespace
 
-Result<std::unique_ptr<IntensityProvider>> intensity_provider_from_spec(const std::string& spec) {
+Result<std::unique_ptr<IntensityProvider>> intensity_provider_from_spec(const std::string& spec,
+                                                                      const std::string& csv_unit) {
   const size_t colon = spec.find(':');
   if (colon == std::string::npos) return tl::unexpected(bad_spec(spec, "names no provider"));
   const std::string kind = spec.substr(0, colon);
@@ -42,8 +43,9 @@ Result<std::unique_ptr<IntensityProvider>> intensity_provider_from_spec(const st
   if (kind == "csv") {
     const size_t location = rest.rfind(':');
     auto series = location == std::string::npos
-                      ? load_intensity_csv(rest)
-                      : load_intensity_csv(rest.substr(0, location), rest.substr(location + 1));
+                      ? load_intensity_csv(rest, "", csv_unit)
+                      : load_intensity_csv(rest.substr(0, location), rest.substr(location + 1),
+                                           csv_unit);
     if (!series) return tl::unexpected(series.error());
     return std::unique_ptr<IntensityProvider>(std::move(*series));
   }

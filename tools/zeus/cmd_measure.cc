@@ -7,6 +7,7 @@
 #include "child_process.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "accounting_report.h"
 #include "measurement_report.h"
 #include "zeus/clock.h"
 #include "zeus/energy_monitor.h"
@@ -21,6 +22,8 @@ struct MeasureArgs {
   bool json = false;
   bool approximate = false;
   std::string log_file;
+  std::string carbon;  // a provider spec: the window's emissions too
+  std::string price;   // a provider spec: its electricity cost too
   std::vector<std::string> command;
 };
 
@@ -70,7 +73,15 @@ void run_measure(const MeasureArgs& args) {
   options.log_append = true;  // --log appends (the file must be an energy log with the same columns)
   options.approximate_zero_energy = args.approximate;
   SystemClock clock;
+  std::vector<Accounting> accounting;
+  if (!args.carbon.empty()) {
+    accounting.push_back(start_accounting("carbon", args.carbon, devices, clock, options));
+  }
+  if (!args.price.empty()) {
+    accounting.push_back(start_accounting("cost", args.price, devices, clock, options));
+  }
   auto monitor = value_or_die(EnergyMonitor::create(devices, clock, options));
+  for (Accounting& a : accounting) value_or_die(a.monitor->begin_window("zeus_measure"));
   value_or_die(monitor->begin_window("zeus_measure"));
   const auto started_at = std::chrono::steady_clock::now();
   auto started = ChildProcess::start(args.command);
@@ -82,6 +93,8 @@ void run_measure(const MeasureArgs& args) {
   ChildProcess child = std::move(*started);
   const int exit_code = child.wait();
   auto ended = monitor->end_window("zeus_measure");
+  std::vector<Result<AccountedMeasurement>> accounted;
+  for (Accounting& a : accounting) accounted.push_back(a.monitor->end_window("zeus_measure", false));
   if (!ended) {
     // Probe item B5: the command ran; its time and exit code survive a failed last reading.
     const double time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
@@ -101,6 +114,15 @@ void run_measure(const MeasureArgs& args) {
     nlohmann::json j = measurement_json(measurement);
     j["command"] = args.command;
     j["exit_code"] = exit_code;
+    for (size_t i = 0; i < accounting.size(); ++i) {
+      const std::string provider = accounting[i].monitor->provider().describe();
+      if (accounted[i]) {
+        j[accounting[i].key] = accounted_json(*accounted[i], provider);
+      } else {
+        j[accounting[i].key] = {{"provider", provider}, {"complete", false},
+                                {"unknown_reason", accounted[i].error().message}};
+      }
+    }
     std::cout << j.dump() << "\n";
   } else {
     std::string line;
@@ -109,6 +131,15 @@ void run_measure(const MeasureArgs& args) {
     std::cerr << "  exit code     " << exit_code
               << (ChildProcess::interrupted() ? " (interrupted)" : "") << "\n";
     print_measurement(std::cerr, measurement);
+    for (size_t i = 0; i < accounting.size(); ++i) {
+      const std::string provider = accounting[i].monitor->provider().describe();
+      if (accounted[i]) {
+        print_accounted(std::cerr, accounting[i].label, *accounted[i], provider);
+      } else {
+        std::cerr << "  " << accounting[i].label << ": unknown (" << accounted[i].error().message
+                  << ")\n";
+      }
+    }
   }
   if (exit_code != 0) throw CLI::RuntimeError(exit_code);
 }
@@ -133,6 +164,15 @@ void add_measure_command(CLI::App& app) {
                 "When a GPU counter reads 0 J (window shorter than its update period), use "
                 "instant power x time instead");
   cmd->add_option("--log", args->log_file, "Append a CSV row (start_time,window_name,...) to FILE; an existing FILE must be such a log with the same columns");
+  cmd->add_option("--carbon", args->carbon,
+                  "Also report the command's emissions (gCO2eq), each hour at its grid carbon "
+                  "intensity: csv:FILE[:LOCATION] (columns timestamp,duration,value), "
+                  "electricitymaps:LAT,LON (key in ELECTRICITYMAPS_API_KEY)")
+      ->type_name("PROVIDER");
+  cmd->add_option("--price", args->price,
+                  "Also report its electricity cost ($) at a time-of-use rate: "
+                  "openei:LAT,LON,LABEL (key in OPENEI_API_KEY) or csv:FILE ($/kWh values)")
+      ->type_name("PROVIDER");
   cmd->add_option("command", args->command, "The command to run, after --")->expected(-1);
   cmd->footer(
       "The report goes to stderr (so the command's own stdout stays clean); --json prints to\n"
