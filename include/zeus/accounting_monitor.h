@@ -6,6 +6,9 @@
 // ends the open windows' current parts there. At end_window each part is charged at the value of
 // the interval it began in: amount = energy (J) / 3.6e6 × value per kWh, per GPU, CPU package and
 // DRAM. A window that spans hours is thus charged interval by interval, never at one average.
+// (Precisely: each device's window energy times its parts' energy-weighted mean rate, so the
+// amount matches the reported energy even where counter resolution makes the parts' sum differ
+// from it by a few millijoules.)
 // When a part's value cannot be had (a gap in a CSV, a provider down, a 401), the window is still
 // measured and returned, with its amounts left out and `complete = false` and the reason; the
 // training loop never fails because of accounting.

@@ -13,8 +13,28 @@ namespace {
 
 constexpr double kJoulesPerKwh = 3.6e6;
 
-void add_scaled(std::map<int, double>& into, const std::map<int, double>& joules, double value) {
-  for (const auto& [index, j] : joules) into[index] += j / kJoulesPerKwh * value;
+// Charges each device's whole-window energy at the rate its parts were charged: the parts'
+// energy-weighted mean rate (time-weighted where the parts read no energy), so that the amount
+// always matches the energy the window reports even when counter resolution makes the parts'
+// sum differ from it by a few millijoules.
+void charge(std::map<int, double>& out, const std::vector<AccountedPart>& parts,
+            std::map<int, double> Measurement::*field, const std::map<int, double>& whole) {
+  for (const auto& [index, joules] : whole) {
+    double energy = 0, energy_rate = 0, time = 0, time_rate = 0;
+    for (const AccountedPart& part : parts) {
+      const auto& energies = part.energy.*field;
+      const auto found = energies.find(index);
+      const double e = found == energies.end() ? 0.0 : found->second;
+      energy += e;
+      energy_rate += e * *part.value;
+      time += part.end_s - part.start_s;
+      time_rate += (part.end_s - part.start_s) * *part.value;
+    }
+    const double rate = energy > 0 ? energy_rate / energy
+                        : time > 0 ? time_rate / time
+                        : (parts.empty() ? 0.0 : *parts.front().value);
+    out[index] = joules / kJoulesPerKwh * rate;
+  }
 }
 
 double sum(const std::map<int, double>& values) {
@@ -175,19 +195,20 @@ AccountedMeasurement account_window(const Measurement& whole, std::vector<Accoun
     AccountedPart& part = parts[i];
     if (i < values.size() && values[i]) {
       part.value = *values[i];
-      add_scaled(out.gpu, part.energy.gpu_energy_j, *part.value);
-      add_scaled(out.cpu, part.energy.cpu_energy_j, *part.value);
-      add_scaled(out.dram, part.energy.dram_energy_j, *part.value);
     } else if (out.complete) {
       out.complete = false;
       out.unknown_reason = i < values.size() ? values[i].error().message
                                              : "no value for part " + std::to_string(i);
     }
   }
-  if (!out.complete) {
-    out.gpu.clear();
-    out.cpu.clear();
-    out.dram.clear();
+  if (parts.empty() && out.complete) {
+    out.complete = false;
+    out.unknown_reason = "the window has no measured part";
+  }
+  if (out.complete) {
+    charge(out.gpu, parts, &Measurement::gpu_energy_j, whole.gpu_energy_j);
+    charge(out.cpu, parts, &Measurement::cpu_energy_j, whole.cpu_energy_j);
+    charge(out.dram, parts, &Measurement::dram_energy_j, whole.dram_energy_j);
   }
   out.parts = std::move(parts);
   return out;
