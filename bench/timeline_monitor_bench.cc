@@ -55,7 +55,7 @@ int main() {
   const double bare_start_s = cpu_seconds();
   for (int tick = 0; tick < kTicks; ++tick) {
     for (auto& [index, gpu] : by_index) {
-      for (zeus::PowerDomain d : zeus::kAllPowerDomains) (void)zeus::read_power_mw(*gpu, d);
+      for (zeus::PowerDomain d : zeus::kGpuPowerDomains) (void)zeus::read_power_mw(*gpu, d);
       (void)gpu->temperature_c();
     }
   }

@@ -127,3 +127,35 @@ def test_d6_zeus_monitor_does_not_import_torch_until_the_program_does(fake_nvml)
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+_ZERO_SCRIPT = """
+import sys
+from zeus_cpp.monitor import ZeusMonitor
+monitor = ZeusMonitor(gpu_indices=[0], approx_instant_energy=sys.argv[1] == "1",
+                      sync_execution_with=None)
+for key in ["step"] * 20 + ["eval"] * 2:
+    monitor.begin_window(key)
+    m = monitor.end_window(key)
+    assert m.gpu_energy[0] == 0.0 and m.time > 0, m
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("approximate", [False, True])
+def test_zero_energy_window_warns_once_per_window_name(fake_nvml, approximate):
+    # A GPU drawing 0 W: every window reads 0 J over a non-empty time.
+    fake_nvml.write([fake_device(power_draw_w=0)])
+    env = dict(os.environ, ZEUS_LOG_LEVEL="warning")
+    done = subprocess.run(
+        [sys.executable, "-c", _ZERO_SCRIPT, "1" if approximate else "0"], env=env,
+        capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "ok"
+    lines = [line for line in done.stderr.splitlines() if "measured 0 J" in line]
+    if approximate:
+        # As upstream: with approx_instant_energy on, a 0 J reading is not warned about.
+        assert lines == [], done.stderr
+        return
+    assert len(lines) == 2, done.stderr  # one for 'step' (20 windows), one for 'eval'
+    assert "'step'" in lines[0] and "'eval'" in lines[1], lines
+    assert "approx_instant_energy=True" in lines[0], lines[0]
