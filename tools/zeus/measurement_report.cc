@@ -52,7 +52,7 @@ void print_measurement(std::ostream& out, const Measurement& m) {
   if (m.time_s > 0) out << "  (" << format_fixed(m.total_energy_j() / m.time_s, 1) << " W avg)";
   out << "\n";
   if (!m.cpu_energy_j.empty()) {
-    out << "  total with CPU " << format_fixed(m.total_energy_with_cpu_j(), 3) << " J";
+    out << "  total (+CPUs) " << format_fixed(m.total_energy_with_cpu_j(), 3) << " J";
     if (m.time_s > 0) {
       out << "  (" << format_fixed(m.total_energy_with_cpu_j() / m.time_s, 1) << " W avg)";
     }
