@@ -56,7 +56,8 @@ std::string backend_reason(const Devices& devices, const std::string& backend) {
 
 std::map<int, Gpu*> select_gpus(DeviceSession& session,
                                 const std::optional<std::vector<int>>& indices) {
-  require(!indices || !indices->empty(), "gpu_indices must be None (every visible GPU) or non-empty");
+  require(!indices || !indices->empty(),
+          "gpu_indices must be None (every visible GPU) or non-empty");
   return select_devices(session.devices.gpus, indices, "GPU", "no GPU");
 }
 

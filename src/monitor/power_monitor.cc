@@ -86,7 +86,8 @@ Result<PowerDomain> PowerMonitor::resolve(std::optional<PowerDomain> domain) con
 }
 
 Result<void> PowerMonitor::check_index(PowerDomain domain, int index) const {
-  if (is_cpu_power_domain(domain)) return check_monitored_device("CPU package", index, cpu_indices());
+  if (is_cpu_power_domain(domain))
+    return check_monitored_device("CPU package", index, cpu_indices());
   return check_monitored_gpu(index, gpu_indices());
 }
 

@@ -146,7 +146,8 @@ TEST(CpuPowerMonitorTest, BadDomainsIndicesAndTimesAreClearErrors) {
   auto unknown = (*monitor)->timeline(D::kCpuPackageAverage, 4);
   ASSERT_FALSE(unknown.has_value());
   EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
-  EXPECT_TRUE(has(unknown.error(), "CPU package 4 is not monitored; monitored CPU packages are [0]"));
+  EXPECT_TRUE(
+      has(unknown.error(), "CPU package 4 is not monitored; monitored CPU packages are [0]"));
   auto gpu_domain = (*monitor)->timeline(D::kDeviceInstant, 0);
   ASSERT_FALSE(gpu_domain.has_value());
   EXPECT_TRUE(has(gpu_domain.error(), "device_instant is not being monitored"));

@@ -116,14 +116,18 @@ class PowerView {
  public:
   PowerView(const PowerArgs& args, Devices& devices, std::vector<int> gpus,
             std::vector<PowerDomain> domains, PowerMonitor* cpu_monitor)
-      : args_(args), devices_(devices), gpus_(std::move(gpus)), domains_(std::move(domains)),
+      : args_(args),
+        devices_(devices),
+        gpus_(std::move(gpus)),
+        domains_(std::move(domains)),
         cpu_monitor_(cpu_monitor) {
     if (!args_.plot) return;
     width_ = std::clamp<size_t>(terminal_columns(), 12, 242) - 2;
     for (int i : gpus_) {
       PowerPlotSeries s;
       s.label = "GPU " + std::to_string(i);
-      if (auto range = devices_.gpus[i]->power_limit_range_mw()) s.scale_max_w = range->max_mw / 1000.0;
+      if (auto range = devices_.gpus[i]->power_limit_range_mw())
+        s.scale_max_w = range->max_mw / 1000.0;
       plot_.push_back(s);
     }
     for (int c : cpu_indices()) {
@@ -169,8 +173,7 @@ class PowerView {
       std::string detail;
       for (PowerDomain d : domains_) {
         auto mw = read_power_mw(*devices_.gpus[i], d);
-        const std::optional<double> watts =
-            mw ? std::optional<double>(*mw / 1000.0) : std::nullopt;
+        const std::optional<double> watts = mw ? std::optional<double>(*mw / 1000.0) : std::nullopt;
         const nlohmann::json value = watts ? nlohmann::json(*watts) : nlohmann::json(nullptr);
         // "power_w" keeps the first domain (device_instant unless --domain says otherwise).
         if (d == domains_.front()) {
@@ -185,7 +188,9 @@ class PowerView {
       auto celsius = devices_.gpus[i]->temperature_c();
       row["temperature_c"][key] = celsius ? nlohmann::json(*celsius) : nlohmann::json(nullptr);
       cells += pad_left(celsius ? std::to_string(*celsius) : "n/a", 8);
-      if (args_.plot) plot_[series++].detail = detail + "  " + (celsius ? std::to_string(*celsius) + " C" : "n/a C");
+      if (args_.plot)
+        plot_[series++].detail =
+            detail + "  " + (celsius ? std::to_string(*celsius) + " C" : "n/a C");
     }
     for (int c : cpu_indices()) {
       for (PowerDomain d : cpu_monitor_->domains()) {
@@ -252,7 +257,8 @@ void run_power(PowerArgs args) {
   if (args.gpus) options.gpu_indices = *args.gpus;
   if (args.cpu) {
     options.cpu_indices.emplace();
-    for (size_t c = 0; c < devices.cpus.size(); ++c) options.cpu_indices->push_back(static_cast<int>(c));
+    for (size_t c = 0; c < devices.cpus.size(); ++c)
+      options.cpu_indices->push_back(static_cast<int>(c));
   }
   SystemClock clock;
   auto monitor = value_or_die(EnergyMonitor::create(devices, clock, options));
@@ -266,8 +272,8 @@ void run_power(PowerArgs args) {
     for (int c : monitor->cpu_indices()) cpus[c] = devices.cpus[c].get();
     PowerMonitorOptions cpu_options;
     cpu_options.update_period_s = std::min(args.interval_s, 1.0);
-    cpu_monitor = value_or_die(PowerMonitor::create(clock, {}, std::move(cpus), cpu_options),
-                               "--cpu");
+    cpu_monitor =
+        value_or_die(PowerMonitor::create(clock, {}, std::move(cpus), cpu_options), "--cpu");
   }
   PowerView view(args, devices, indices, domains, cpu_monitor.get());
   signal(SIGINT, request_stop);
@@ -312,12 +318,16 @@ void add_power_command(CLI::App& app) {
       "Ctrl-C or --duration, then energy totals");
   add_parsed_option(
       *cmd, "--interval", args->interval_s,
-      [](const std::string& text) { return parse_seconds(text, "--interval", {0.01, false}); },
+      [](const std::string& text) {
+        return parse_seconds(text, "--interval", {0.01, false});
+      },
       "Time between readings: seconds, or 500ms, 2m, 1h (default 1; at least 0.01 s)")
       ->type_name("TIME");
   add_parsed_option(
       *cmd, "--duration", args->duration_s,
-      [](const std::string& text) { return parse_seconds(text, "--duration", {0.01, true}); },
+      [](const std::string& text) {
+        return parse_seconds(text, "--duration", {0.01, true});
+      },
       "Stop after this time: seconds, or 500ms, 2m, 1h; the last reading and the totals are "
       "taken at that time, even when --interval is longer. 0 (the default): until Ctrl-C")
       ->type_name("TIME");

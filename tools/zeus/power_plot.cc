@@ -8,9 +8,15 @@ namespace zeus::cli {
 namespace {
 
 // A blank, then U+2581 (one eighth) .. U+2588 (full block), in UTF-8.
-constexpr const char* kEighths[] = {" ",          "\xe2\x96\x81", "\xe2\x96\x82",
-                                    "\xe2\x96\x83", "\xe2\x96\x84", "\xe2\x96\x85",
-                                    "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88"};
+constexpr const char* kEighths[] = {" ",
+                                    "\xe2\x96\x81",
+                                    "\xe2\x96\x82",
+                                    "\xe2\x96\x83",
+                                    "\xe2\x96\x84",
+                                    "\xe2\x96\x85",
+                                    "\xe2\x96\x86",
+                                    "\xe2\x96\x87",
+                                    "\xe2\x96\x88"};
 
 double largest(const std::deque<double>& watts) {
   double top = 0;
@@ -50,8 +56,8 @@ std::vector<std::string> render_bar_graph(const std::deque<double>& watts, doubl
   return rows;
 }
 
-std::vector<std::string> render_power_plot(const std::vector<PowerPlotSeries>& series,
-                                           size_t width, size_t height) {
+std::vector<std::string> render_power_plot(const std::vector<PowerPlotSeries>& series, size_t width,
+                                           size_t height) {
   std::vector<std::string> lines;
   for (const PowerPlotSeries& s : series) {
     const double scale = s.scale_max_w > 0 ? s.scale_max_w : largest(s.watts);

@@ -32,8 +32,8 @@ std::vector<std::string> render_bar_graph(const std::deque<double>& watts, doubl
 
 // Per series: "<label>  <detail>  (graph 0-<scale> W)" (cut to width + 2 columns, as wide as
 // the graph rows) then its bar graph rows, indented by two spaces.
-std::vector<std::string> render_power_plot(const std::vector<PowerPlotSeries>& series,
-                                           size_t width, size_t height);
+std::vector<std::string> render_power_plot(const std::vector<PowerPlotSeries>& series, size_t width,
+                                           size_t height);
 
 // The text that replaces the previous frame of `previous_lines` lines (0 for the first frame) by
 // `lines` on an ANSI terminal: cursor up, then each line cleared and rewritten.
