@@ -67,6 +67,16 @@ assert abs(summary["total_energy_with_cpu_j"] - (gpu + cpu)) < 1e-6, summary
 print("power --cpu ok:", package)
 PY
 
+# zeus devices names the CPU domains and shows the GPU's temperature.
+"$zeus" devices --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["cpus"][0]["power_domains"] == ["cpu_package_average", "cpu_dram_average"], d["cpus"]
+assert d["gpus"][0]["temperature_c"] == 47, d["gpus"]'
+"$zeus" devices | grep -q "power domains: cpu_package_average, cpu_dram_average" \
+  || fail "zeus devices does not name the CPU domains"
+"$zeus" devices | grep -q "temperature *47 C" || fail "zeus devices does not show the temperature"
+
 # zeus measure: total_energy_j is the GPUs' alone (upstream's), the sum has its own key.
 "$zeus" measure --json -- python3 -c "open('$pc/intel-rapl:0/energy_uj', 'w').write('9000000000\n'); open('$pc/intel-rapl:0/intel-rapl:0:0/energy_uj', 'w').write('3000000\n')" > "$dir/measure.json"
 python3 - "$dir/measure.json" <<'PY'
