@@ -1,7 +1,9 @@
 // CPU used by monitoring 8 fake GPUs x 3 power domains + temperature at 0.1 s: one PowerMonitor
 // (one sampling thread for every domain) and one TemperatureMonitor, on the fake NVML (the real
-// NVML backend dlopen'ing testing/fake_nvml, 8 H100s with memory power) for ZEUS_BENCH_SECONDS
-// (default 60). The process's CPU time (all threads, getrusage) over the run is printed as a
+// NVML backend dlopen'ing testing/fake_nvml, 8 H100s with memory power) for --seconds N (or
+// ZEUS_BENCH_SECONDS; default 60), with --cpus N also N fake RAPL packages with DRAM (the real
+// RAPL backend on a fake powercap tree: cpu_package_average and cpu_dram_average in the same
+// PowerMonitor). The process's CPU time (all threads, getrusage) over the run is printed as a
 // share of one core, next to the CPU time of the same number of bare readings taken in the same
 // run, so the library's own share shows beside the (fake) driver's. The goal: under 2 % of one
 // core. Upstream Zeus polls with one process per domain; it cannot load this fake, so it is not
@@ -16,7 +18,9 @@
 #include <thread>
 
 #include "device/nvml/nvml_gpu.h"
+#include "device/rapl/rapl_cpu.h"
 #include "testing/fake_nvml_state.h"
+#include "testing/fake_sysfs.h"
 #include "zeus/clock.h"
 #include "zeus/log.h"
 #include "zeus/power_monitor.h"
@@ -33,10 +37,34 @@ double cpu_seconds() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   zeus::set_log_level(zeus::LogLevel::kError);
   const char* seconds_env = std::getenv("ZEUS_BENCH_SECONDS");
-  const double run_s = seconds_env != nullptr ? std::atof(seconds_env) : 60.0;
+  double run_s = seconds_env != nullptr ? std::atof(seconds_env) : 60.0;
+  int cpu_packages = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if ((arg == "--seconds" || arg == "--cpus") && i + 1 < argc) {
+      char* end = nullptr;
+      const double value = std::strtod(argv[++i], &end);
+      if (*end != '\0' || !(value >= 0) || value > 86400) {
+        std::fprintf(stderr, "%s takes a number from 0 to 86400, got '%s'\n", arg.c_str(), argv[i]);
+        return 2;
+      }
+      if (arg == "--seconds") run_s = value;
+      if (arg == "--cpus") cpu_packages = static_cast<int>(value);
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--seconds N (default 60)] [--cpus N (fake RAPL packages, "
+                   "default 0)]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  if (run_s <= 0) {
+    std::fprintf(stderr, "--seconds must be above 0\n");
+    return 2;
+  }
   constexpr int kGpus = 8;
   constexpr double kPeriodS = 0.1;
   std::vector<zeus::testing::FakeNvmlDevice> devices(kGpus, zeus::testing::FakeNvmlDevice::h100());
@@ -55,19 +83,37 @@ int main() {
   const double bare_start_s = cpu_seconds();
   for (int tick = 0; tick < kTicks; ++tick) {
     for (auto& [index, gpu] : by_index) {
-      for (zeus::PowerDomain d : zeus::kAllPowerDomains) (void)zeus::read_power_mw(*gpu, d);
+      for (zeus::PowerDomain d : zeus::kGpuPowerDomains) (void)zeus::read_power_mw(*gpu, d);
       (void)gpu->temperature_c();
     }
   }
   const double bare_tick_s = (cpu_seconds() - bare_start_s) / kTicks;
 
+  zeus::testing::FakePowercapTree powercap;
+  for (int c = 0; c < cpu_packages; ++c) {
+    powercap.add_package(c, 1'000'000);
+    powercap.add_dram(c, 1'000);
+  }
+  std::vector<std::unique_ptr<zeus::Cpu>> cpus;
+  std::map<int, zeus::Cpu*> cpu_by_index;
+  if (cpu_packages > 0) {
+    auto opened = zeus::open_rapl_cpus(powercap.root());
+    if (!opened) {
+      std::fprintf(stderr, "cannot open the fake RAPL packages: %s\n",
+                   opened.error().to_string().c_str());
+      return 1;
+    }
+    cpus = std::move(*opened);
+    for (auto& cpu : cpus) cpu_by_index[cpu->index()] = cpu.get();
+  }
   zeus::PowerMonitorOptions power_options;
   power_options.update_period_s = kPeriodS;
-  auto power = zeus::PowerMonitor::create(clock, by_index, power_options);
+  auto power = zeus::PowerMonitor::create(clock, by_index, cpu_by_index, power_options);
   zeus::TemperatureMonitorOptions temperature_options;
   temperature_options.update_period_s = kPeriodS;
   auto temperature = zeus::TemperatureMonitor::create(clock, by_index, temperature_options);
-  if (!power || !temperature || (*power)->domains().size() != 3) {
+  const size_t expected_domains = cpu_packages > 0 ? 5 : 3;
+  if (!power || !temperature || (*power)->domains().size() != expected_domains) {
     std::fprintf(stderr, "cannot start the monitors\n");
     return 1;
   }
@@ -82,8 +128,9 @@ int main() {
   const double ticks = wall_s / kPeriodS;
   const double share = 100.0 * cpu_s / wall_s;
   const double bare_share = 100.0 * bare_tick_s * ticks / wall_s;
-  std::printf("monitoring %d GPUs x 3 domains + temperature at %.1f s for %.1f s\n", kGpus,
-              kPeriodS, wall_s);
+  std::printf("monitoring %d GPUs x 3 domains + temperature", kGpus);
+  if (cpu_packages > 0) std::printf(" + %d RAPL packages x 2 domains", cpu_packages);
+  std::printf(" at %.1f s for %.1f s\n", kPeriodS, wall_s);
   std::printf("  CPU time           %.3f s = %.2f %% of one core (goal < 2 %%)\n", cpu_s, share);
   std::printf("  bare readings      %.1f us per tick (%d readings) = %.2f %% of one core\n",
               bare_tick_s * 1e6, kGpus * 4, bare_share);

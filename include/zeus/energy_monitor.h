@@ -8,8 +8,9 @@
 // after its end's, so the energy read always falls within it (power is never overstated).
 // GPUs with an energy counter are read directly; the others are measured by a PowerSampler
 // (background thread) integrated over the window. A counter that went backwards (driver reload,
-// GPU reset) is warned about and that window's energy is instant power x elapsed time; 0 J
-// windows are warned about (first occurrence, then a summary at most once a minute).
+// GPU reset) is warned about and that window's energy is instant power x elapsed time. A window
+// that reads 0 J is warned about once per window name, offering the instant-power approximation
+// (as upstream Zeus does; with approximate_zero_energy it is only logged at info level).
 // Thread-safety: one EnergyMonitor is used from one thread at a time (its sampler has its own).
 // Failure: Result everywhere; a device read that fails mid-window fails end_window (the window
 // stays open, so it can be ended again or cancelled).
@@ -41,9 +42,13 @@ struct Measurement {
   std::map<int, double> cpu_energy_j;
   std::map<int, double> dram_energy_j;
 
-  // Sum of GPU and CPU package energy (DRAM is counted in the package on most CPUs, so it is
-  // not added again).
+  // Sum of the GPUs' energy only: upstream Zeus's Measurement.total_energy, so a number ported
+  // from upstream means the same here.
   double total_energy_j() const;
+  // GPUs plus CPU packages plus DRAM. On Intel RAPL the DRAM zone (intel-rapl:N:M named "dram")
+  // is a sibling of the cores inside the package's power plane, not part of the package
+  // counter, so it is added. Equals total_energy_j() when no CPU is measured.
+  double total_energy_with_cpu_j() const;
 };
 
 struct EnergyMonitorOptions {

@@ -1,6 +1,12 @@
-// PowerMonitor: power timelines of some GPUs in one or more power domains, sampled by one
-// background thread (a PowerSampler), with Zeus's queries on top: the power at a time, the
-// energy over a range and the timeline of a domain.
+// PowerMonitor: power timelines of some GPUs and CPU packages in one or more power domains,
+// sampled by one background thread (a PowerSampler), with Zeus's queries on top: the power at a
+// time, the energy over a range and the timeline of a domain.
+//
+// CPU packages (RAPL) add the domains cpu_package_average and cpu_dram_average: the average
+// power between two ticks, from the energy counters' deltas (wraparound at max_energy_range_uj
+// corrected) over the measured time between the reads. Their queries take a CPU package index
+// where GPU domains take a GPU index. Without GPUs the period defaults to 0.1 s (RAPL counters
+// update about every millisecond, nothing to infer).
 //
 // At creation it finds which domains every monitored GPU supports (one reading each), picks the
 // requested ones (choose_power_domains), and, when no poll period is given, infers one from the
@@ -8,7 +14,7 @@
 // Queries that name no domain use device_instant, else device_average (resolve_power_domain).
 // Units: seconds on the Clock, watts, joules. Thread-safety: every method may be called from any
 // thread. Failure: Result; InvalidArgument for a domain not monitored or unsupported, NotFound
-// for a GPU index not monitored.
+// for a GPU (or CPU package) index not monitored.
 //
 //   auto monitor = zeus::PowerMonitor::create(clock, {{0, gpu}}, {.update_period_s = 0.1});
 //   auto timeline = (*monitor)->timeline(zeus::PowerDomain::kMemoryAverage, 0, t0_s, t1_s);
@@ -46,6 +52,11 @@ class PowerMonitor {
   // message lists the supported).
   static Result<std::unique_ptr<PowerMonitor>> create(Clock& clock, std::map<int, Gpu*> gpus,
                                                       PowerMonitorOptions options = {});
+  // Also samples `cpus` (RAPL packages keyed by package index; not owned). `gpus` may be empty
+  // when `cpus` is not. With options.domains nullopt, the CPU domains they support are added.
+  static Result<std::unique_ptr<PowerMonitor>> create(Clock& clock, std::map<int, Gpu*> gpus,
+                                                      std::map<int, Cpu*> cpus,
+                                                      PowerMonitorOptions options);
   ~PowerMonitor();
   PowerMonitor(const PowerMonitor&) = delete;
   PowerMonitor& operator=(const PowerMonitor&) = delete;
@@ -55,12 +66,15 @@ class PowerMonitor {
 
   const std::vector<PowerDomain>& domains() const { return sampler_->domains(); }
   std::vector<int> gpu_indices() const { return sampler_->gpu_indices(); }
+  std::vector<int> cpu_indices() const { return sampler_->cpu_indices(); }
   double update_period_s() const { return update_period_s_; }
   // The domain a query with `domain` uses (see resolve_power_domain).
   Result<PowerDomain> resolve(std::optional<PowerDomain> domain) const;
 
-  // The samples of a domain and GPU with time in [start_s, end_s] (nullopt: unbounded), oldest
-  // first. InvalidArgument for a domain not monitored or start_s > end_s, NotFound for a GPU.
+  // The samples of a domain and device (a GPU index, or a CPU package index for a CPU domain)
+  // with time in [start_s, end_s] (nullopt: unbounded), oldest first. InvalidArgument for a
+  // domain not monitored, a non-finite time or start_s > end_s, NotFound for an index not
+  // monitored.
   Result<std::vector<PowerSample>> timeline(PowerDomain domain, int gpu_index,
                                             std::optional<double> start_s = std::nullopt,
                                             std::optional<double> end_s = std::nullopt) const;
@@ -76,6 +90,8 @@ class PowerMonitor {
   const PowerSampler& sampler() const { return *sampler_; }
 
  private:
+  // NotFound unless `index` is a monitored GPU (GPU domains) or CPU package (CPU domains).
+  Result<void> check_index(PowerDomain domain, int index) const;
   PowerMonitor(std::unique_ptr<PowerSampler> sampler, double update_period_s)
       : sampler_(std::move(sampler)), update_period_s_(update_period_s) {}
   std::unique_ptr<PowerSampler> sampler_;

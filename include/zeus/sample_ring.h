@@ -93,13 +93,20 @@ Result<std::vector<Sample>> samples_between(std::vector<Sample> samples,
   return samples;
 }
 
-// ok() when `index` is in `monitored`, else NotFound listing the monitored GPUs.
-inline Result<void> check_monitored_gpu(int index, const std::vector<int>& monitored) {
+// ok() when `index` is in `monitored`, else NotFound listing the monitored devices, named by
+// `what` ("GPU", "CPU package").
+inline Result<void> check_monitored_device(const std::string& what, int index,
+                                           const std::vector<int>& monitored) {
   if (std::find(monitored.begin(), monitored.end(), index) != monitored.end()) return ok();
   std::string listed;
   for (int i : monitored) listed += (listed.empty() ? "" : ", ") + std::to_string(i);
-  return fail(ErrorCode::kNotFound, "GPU " + std::to_string(index) +
-                                        " is not monitored; monitored GPUs are [" + listed + "]");
+  return fail(ErrorCode::kNotFound, what + " " + std::to_string(index) +
+                                        " is not monitored; monitored " + what + "s are [" +
+                                        listed + "]");
+}
+
+inline Result<void> check_monitored_gpu(int index, const std::vector<int>& monitored) {
+  return check_monitored_device("GPU", index, monitored);
 }
 
 }  // namespace zeus

@@ -21,27 +21,44 @@ namespace {
 // Seconds to add to a Unix time to get the clock's monotonic time.
 double unix_to_monotonic_s() { return system_clock().now_s() - system_clock().unix_time_s(); }
 
-// The visible GPUs `indices` names (None: all), keyed by index; errors name the bad index.
-std::map<int, Gpu*> select_gpus(DeviceSession& session,
-                                const std::optional<std::vector<int>>& indices) {
-  require_non_negative(indices, "GPU");
-  auto& gpus = session.devices.gpus;
-  std::map<int, Gpu*> selected;
+// The devices `indices` names (None: all; [] none), keyed by index; errors name the bad index
+// and, when there is no such device at all, why (`none_reason`).
+template <typename Device>
+std::map<int, Device*> select_devices(const std::vector<std::unique_ptr<Device>>& devices,
+                                      const std::optional<std::vector<int>>& indices,
+                                      const std::string& what, const std::string& none_reason) {
+  require_non_negative(indices, what.c_str());
+  std::map<int, Device*> selected;
   if (!indices) {
-    for (size_t i = 0; i < gpus.size(); ++i) selected[static_cast<int>(i)] = gpus[i].get();
+    for (size_t i = 0; i < devices.size(); ++i) selected[static_cast<int>(i)] = devices[i].get();
     return selected;
   }
-  require(!indices->empty(), "gpu_indices must be None (every visible GPU) or non-empty");
   for (int index : *indices) {
-    if (static_cast<size_t>(index) >= gpus.size()) {
-      raise_error(Error{ErrorCode::kNotFound, "GPU index " + std::to_string(index) +
-                                                  " does not exist (" +
-                                                  std::to_string(gpus.size()) + " visible)"});
+    if (static_cast<size_t>(index) >= devices.size()) {
+      raise_error(Error{ErrorCode::kNotFound,
+                        what + " index " + std::to_string(index) + " does not exist (" +
+                            std::to_string(devices.size()) + " visible" +
+                            (devices.empty() ? ": " + none_reason : std::string()) + ")"});
     }
-    require(selected.emplace(index, gpus[static_cast<size_t>(index)].get()).second,
-            "GPU index " + std::to_string(index) + " is listed twice");
+    require(selected.emplace(index, devices[static_cast<size_t>(index)].get()).second,
+            what + " index " + std::to_string(index) + " is listed twice");
   }
   return selected;
+}
+
+// Why discovery found no device of a backend ("rapl", "nvml", ...), for error messages.
+std::string backend_reason(const Devices& devices, const std::string& backend) {
+  for (const BackendReport& report : devices.backends) {
+    if (report.backend == backend && !report.used) return report.detail;
+  }
+  return "none found";
+}
+
+std::map<int, Gpu*> select_gpus(DeviceSession& session,
+                                const std::optional<std::vector<int>>& indices) {
+  require(!indices || !indices->empty(),
+          "gpu_indices must be None (every visible GPU) or non-empty");
+  return select_devices(session.devices.gpus, indices, "GPU", "no GPU");
 }
 
 // A Unix-time argument: InvalidArgumentError naming it when not finite.
@@ -79,7 +96,8 @@ using TemperatureMonitorSession = TimelineSession<TemperatureMonitor>;
 
 std::shared_ptr<PowerMonitorSession> make_power_monitor(
     std::optional<std::vector<int>> gpu_indices, std::optional<double> update_period_s,
-    size_t max_samples_per_gpu, std::optional<std::vector<std::string>> power_domains) {
+    size_t max_samples_per_gpu, std::optional<std::vector<std::string>> power_domains,
+    std::optional<std::vector<int>> cpu_indices) {
   PowerMonitorOptions options;
   options.update_period_s = update_period_s;
   options.max_samples_per_gpu = max_samples_per_gpu;
@@ -90,9 +108,16 @@ std::shared_ptr<PowerMonitorSession> make_power_monitor(
     options.domains = std::move(domains);
   }
   auto s = std::make_shared<PowerMonitorSession>();
-  std::map<int, Gpu*> gpus = select_gpus(*s->session, gpu_indices);
-  s->monitor = without_gil(
-      [&] { return PowerMonitor::create(system_clock(), std::move(gpus), std::move(options)); });
+  const Devices& devices = s->session->devices;
+  // [] turns a kind off (upstream's CPU power monitor); None takes every visible one.
+  std::map<int, Gpu*> gpus =
+      select_devices(devices.gpus, gpu_indices, "GPU", backend_reason(devices, "nvml"));
+  std::map<int, Cpu*> cpus =
+      select_devices(devices.cpus, cpu_indices, "CPU package", backend_reason(devices, "rapl"));
+  s->monitor = without_gil([&] {
+    return PowerMonitor::create(system_clock(), std::move(gpus), std::move(cpus),
+                                std::move(options));
+  });
   return s;
 }
 
@@ -139,10 +164,12 @@ void bind_timelines(py::module_& m) {
       m, "PowerMonitor", "zeus::PowerMonitor over its own device discovery (W, J; Unix times).")
       .def(py::init(&make_power_monitor), py::arg("gpu_indices") = py::none(),
            py::arg("update_period") = py::none(), py::arg("max_samples_per_gpu") = 65536,
-           py::arg("power_domains") = py::none(),
+           py::arg("power_domains") = py::none(), py::arg("cpu_indices") = py::none(),
            "Discovers devices, checks the domains, infers the period when None, starts sampling.")
       .def_property_readonly("gpu_indices",
                              [](const PowerMonitorSession& s) { return s.monitor->gpu_indices(); })
+      .def_property_readonly("cpu_indices",
+                             [](const PowerMonitorSession& s) { return s.monitor->cpu_indices(); })
       .def_property_readonly(
           "update_period",
           [](const PowerMonitorSession& s) { return s.monitor->update_period_s(); })
@@ -180,7 +207,8 @@ void bind_timelines(py::module_& m) {
             return out;
           },
           py::arg("power_domain"), py::arg("gpu_index"), py::arg("start_time") = py::none(),
-          py::arg("end_time") = py::none(), "[(Unix time, W)] of a domain and GPU, oldest first.")
+          py::arg("end_time") = py::none(),
+          "[(Unix time, W)] of a domain and device (a CPU package index for a CPU domain).")
       .def(
           "power_w",
           [](const PowerMonitorSession& s, int gpu_index, std::optional<double> time_unix_s,

@@ -127,3 +127,58 @@ def test_d6_zeus_monitor_does_not_import_torch_until_the_program_does(fake_nvml)
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+_ZERO_SCRIPT = """
+import sys
+from zeus_cpp.monitor import ZeusMonitor
+monitor = ZeusMonitor(gpu_indices=[0], approx_instant_energy=sys.argv[1] == "1",
+                      sync_execution_with=None)
+for key in ["step"] * 20 + ["eval"] * 2:
+    monitor.begin_window(key)
+    m = monitor.end_window(key)
+    assert m.gpu_energy[0] == 0.0 and m.time > 0, m
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("approximate", [False, True])
+def test_zero_energy_window_warns_once_per_window_name(fake_nvml, approximate):
+    # A GPU drawing 0 W: every window reads 0 J over a non-empty time.
+    fake_nvml.write([fake_device(power_draw_w=0)])
+    env = dict(os.environ, ZEUS_LOG_LEVEL="warning")
+    done = subprocess.run(
+        [sys.executable, "-c", _ZERO_SCRIPT, "1" if approximate else "0"], env=env,
+        capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "ok"
+    lines = [line for line in done.stderr.splitlines() if "measured 0 J" in line]
+    if approximate:
+        # As upstream: with approx_instant_energy on, a 0 J reading is not warned about.
+        assert lines == [], done.stderr
+        return
+    assert len(lines) == 2, done.stderr  # one for 'step' (20 windows), one for 'eval'
+    assert "'step'" in lines[0] and "'eval'" in lines[1], lines
+    assert "approx_instant_energy=True" in lines[0], lines[0]
+
+
+def test_log_file_with_another_header_is_refused_and_left_untouched(fake_nvml, tmp_path):
+    fake_nvml.write([fake_device()])
+    foreign = tmp_path / "results.csv"
+    foreign.write_text("epoch,accuracy\n1,0.93\n")
+    with pytest.raises(zeus_cpp.InvalidArgumentError, match="results.csv"):
+        ZeusMonitor(log_file=foreign, sync_execution_with=None)
+    assert foreign.read_text() == "epoch,accuracy\n1,0.93\n"
+    # Another GPU set's log (other columns) is refused too; the same columns are appended to.
+    other = tmp_path / "two_gpus.csv"
+    other.write_text("start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy\n1.0,w,1.0,2.0,3.0\n")
+    with pytest.raises(zeus_cpp.InvalidArgumentError):
+        ZeusMonitor(log_file=other, sync_execution_with=None)
+    assert other.read_text().endswith("1.0,w,1.0,2.0,3.0\n")
+    same = tmp_path / "same.csv"
+    same.write_text("start_time,window_name,elapsed_time,gpu0_energy\n1.0,old,1.0,2.0\n")
+    monitor = ZeusMonitor(log_file=same, sync_execution_with=None)
+    monitor.begin_window("new")
+    monitor.end_window("new")
+    rows = same.read_text().splitlines()
+    assert rows[:2] == ["start_time,window_name,elapsed_time,gpu0_energy", "1.0,old,1.0,2.0"]
+    assert len(rows) == 3 and rows[2].split(",")[1] == "new", rows

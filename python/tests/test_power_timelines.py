@@ -87,13 +87,17 @@ def test_signatures_match_upstream():
         return [(p.name, p.default) for p in inspect.signature(fn).parameters.values()][1:]
 
     empty = inspect.Parameter.empty
+    # Upstream's release parameters, in its positional order; then the CPU parameters of its CPU
+    # power monitor branch (cpu_indices last, and cpu_index keyword-only, so that no upstream
+    # positional call changes meaning).
     assert params(PowerMonitor.__init__) == [
         ("gpu_indices", None), ("update_period", None), ("max_samples_per_gpu", None),
-        ("power_domains", None)]
+        ("power_domains", None), ("cpu_indices", None)]
     assert params(PowerMonitor.get_power_timeline) == [
-        ("power_domain", empty), ("gpu_index", None), ("start_time", None), ("end_time", None)]
+        ("power_domain", empty), ("gpu_index", None), ("start_time", None), ("end_time", None),
+        ("cpu_index", None)]
     assert params(PowerMonitor.get_all_power_timelines) == [
-        ("gpu_index", None), ("start_time", None), ("end_time", None)]
+        ("gpu_index", None), ("start_time", None), ("end_time", None), ("cpu_index", None)]
     assert [n for n, _ in params(PowerMonitor.get_energy)] == [
         "start_time", "end_time", "power_domain"]
     assert params(PowerMonitor.get_power) == [("time", None), ("power_domain", None)]
@@ -102,7 +106,8 @@ def test_signatures_match_upstream():
     assert params(TemperatureMonitor.get_temperature_timeline) == [
         ("gpu_index", None), ("start_time", None), ("end_time", None)]
     assert params(TemperatureMonitor.get_temperature) == [("time", None)]
-    assert [d.value for d in PowerDomain] == ALL_DOMAINS
+    assert [d.value for d in PowerDomain] == ALL_DOMAINS + ["cpu_package_average",
+                                                           "cpu_dram_average"]
 
 
 def test_update_period_inferred_from_a_hundred_ms_counter(fake_nvml):
@@ -139,8 +144,15 @@ def test_bad_input_is_a_clear_error(fake_nvml):
         PowerMonitor(update_period=0.1, power_domains=["device_peak"])
     with pytest.raises(ValueError, match="non-empty"):
         PowerMonitor(update_period=0.1, power_domains=[])
-    with pytest.raises(ValueError, match="non-empty"):
+    # [] turns GPUs off (upstream's CPU power monitor); with no CPU package either, nothing is left.
+    with pytest.raises(ValueError, match="at least one GPU or CPU package"):
         PowerMonitor(gpu_indices=[], update_period=0.1)
+    with pytest.raises(zeus_cpp.NotFoundError, match="CPU package index 0 does not exist"):
+        PowerMonitor(update_period=0.1, cpu_indices=[0])  # the fake powercap root is empty
+    with pytest.raises(ValueError, match="unknown power domain 'cpu_peak'"):
+        PowerMonitor(update_period=0.1, power_domains=["cpu_peak"])
+    with pytest.raises(zeus_cpp.InvalidArgumentError, match="cpu_package_average is not supported"):
+        PowerMonitor(update_period=0.1, power_domains=["cpu_package_average"])
     with pytest.raises(TypeError):
         PowerMonitor(update_period="fast")
     monitor = PowerMonitor(update_period=0.05)

@@ -15,7 +15,13 @@ namespace zeus {
 double Measurement::total_energy_j() const {
   double total_j = 0.0;
   for (const auto& [index, energy_j] : gpu_energy_j) total_j += energy_j;
+  return total_j;
+}
+
+double Measurement::total_energy_with_cpu_j() const {
+  double total_j = total_energy_j();
   for (const auto& [index, energy_j] : cpu_energy_j) total_j += energy_j;
+  for (const auto& [index, energy_j] : dram_energy_j) total_j += energy_j;
   return total_j;
 }
 
@@ -267,7 +273,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
       }
       out->gpu_energy_j[index] = energy_j;
     }
-    if (!zero_gpus.empty()) warn_zero_energy(name, zero_gpus, out->time_s, end.after_s);
+    if (!zero_gpus.empty()) warn_zero_energy(name, zero_gpus, out->time_s);
     return ok();
   }
 
@@ -278,24 +284,21 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     return *power_mw / 1000.0 * time_s;
   }
 
-  void warn_zero_energy(std::string_view name, const std::string& gpus, double time_s,
-                        double now_s) {
-    auto count = zero_energy_warnings_.record(now_s);
-    if (!count || log_level() > LogLevel::kWarning) return;
-    const std::string fix =
-        options_.approximate_zero_energy
-            ? std::string("approximated from instant power x elapsed time")
-            : std::string("to approximate such windows from instant power x elapsed time, use ") +
-                  kApproximateZeroOptions;
+  // Upstream Zeus warns when a window reads 0 J and approx_instant_energy is off, offering that
+  // option; here the warning comes once per window name (a training loop's "step" window would
+  // otherwise warn every step). With the approximation on, it is only logged at info level.
+  void warn_zero_energy(std::string_view name, const std::string& gpus, double time_s) {
+    const bool first = zero_energy_windows_.emplace(name).second;
+    if (!first) return;
     std::string text = "energy monitor: window '" + std::string(name) + "' measured 0 J on GPU " +
                        gpus + " over " + std::to_string(time_s) +
                        " s, shorter than the energy counter's update period";
-    if (*count > 1) {
-      text = "energy monitor: " + std::to_string(*count) +
-             " windows measured 0 J since the last such warning (latest: '" + std::string(name) +
-             "' on GPU " + gpus + ", " + std::to_string(time_s) + " s)";
+    if (options_.approximate_zero_energy) {
+      log_info(text + "; approximated from instant power x elapsed time");
+      return;
     }
-    log_warning(text + "; " + fix + " (repeats are summarised at most once a minute)");
+    log_warning(text + "; to approximate such windows from instant power x elapsed time, use " +
+                kApproximateZeroOptions + " (warned once per window name)");
   }
 
   void warn_counter_went_backwards(std::string_view name, int index, uint64_t start_mj,
@@ -322,7 +325,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
   std::vector<int> gpu_indices_;
   std::vector<int> cpu_indices_;
   std::map<std::string, OpenWindow, std::less<>> windows_;
-  WarningThrottle zero_energy_warnings_{kRepeatedWarningInterval_s};
+  std::set<std::string, std::less<>> zero_energy_windows_;  // names warned about 0 J
   WarningThrottle backwards_warnings_{kRepeatedWarningInterval_s};
 };
 

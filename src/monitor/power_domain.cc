@@ -21,8 +21,16 @@ std::string power_domain_name(PowerDomain domain) {
       return "device_average";
     case PowerDomain::kMemoryAverage:
       return "memory_average";
+    case PowerDomain::kCpuPackageAverage:
+      return "cpu_package_average";
+    case PowerDomain::kCpuDramAverage:
+      return "cpu_dram_average";
   }
   return "unknown";
+}
+
+bool is_cpu_power_domain(PowerDomain domain) {
+  return domain == PowerDomain::kCpuPackageAverage || domain == PowerDomain::kCpuDramAverage;
 }
 
 std::string power_domain_list(const std::vector<PowerDomain>& domains) {
@@ -51,13 +59,33 @@ Result<uint32_t> read_power_mw(Gpu& gpu, PowerDomain domain) {
       return gpu.average_power_mw();
     case PowerDomain::kMemoryAverage:
       return gpu.memory_average_power_mw();
+    case PowerDomain::kCpuPackageAverage:
+    case PowerDomain::kCpuDramAverage:
+      break;
   }
-  return fail(ErrorCode::kInvalidArgument, "unknown power domain");
+  return fail(ErrorCode::kInvalidArgument,
+              "power domain " + power_domain_name(domain) + " is not a GPU domain");
+}
+
+Result<uint64_t> read_cpu_energy_uj(Cpu& cpu, PowerDomain domain) {
+  if (domain == PowerDomain::kCpuPackageAverage) return cpu.package_energy_uj();
+  if (domain == PowerDomain::kCpuDramAverage) return cpu.dram_energy_uj();
+  return fail(ErrorCode::kInvalidArgument,
+              "power domain " + power_domain_name(domain) + " is not a CPU domain");
+}
+
+std::vector<PowerDomain> supported_cpu_power_domains(const std::vector<Cpu*>& cpus) {
+  if (cpus.empty()) return {};
+  std::vector<PowerDomain> supported = {PowerDomain::kCpuPackageAverage};
+  if (std::all_of(cpus.begin(), cpus.end(), [](Cpu* cpu) { return cpu->has_dram(); })) {
+    supported.push_back(PowerDomain::kCpuDramAverage);
+  }
+  return supported;
 }
 
 std::vector<PowerDomain> supported_power_domains(const std::vector<Gpu*>& gpus) {
   std::vector<PowerDomain> supported;
-  for (PowerDomain domain : kAllPowerDomains) {
+  for (PowerDomain domain : kGpuPowerDomains) {
     bool all = !gpus.empty();
     for (Gpu* gpu : gpus) {
       if (auto reading = read_power_mw(*gpu, domain); !reading) {
@@ -77,8 +105,8 @@ Result<std::vector<PowerDomain>> choose_power_domains(
   if (!requested) {
     if (supported.empty()) {
       return fail(ErrorCode::kNotSupported,
-                  "the GPUs support no power domain: neither instant, average nor memory power "
-                  "can be read");
+                  "the devices support no power domain: neither a GPU's instant, average nor "
+                  "memory power nor a CPU's RAPL energy can be read");
     }
     return supported;
   }
@@ -91,7 +119,7 @@ Result<std::vector<PowerDomain>> choose_power_domains(
     if (!contains(supported, domain)) {
       return fail(ErrorCode::kInvalidArgument,
                   "power domain " + power_domain_name(domain) +
-                      " is not supported by the monitored GPUs; supported domains are " +
+                      " is not supported by the monitored devices; supported domains are " +
                       power_domain_list(supported));
     }
     if (!contains(chosen, domain)) chosen.push_back(domain);

@@ -18,8 +18,44 @@ TEST(PowerDomainTest, NamesRoundTripAndUnknownNamesListTheChoices) {
   auto bad = parse_power_domain("device_peak");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_NE(bad.error().message.find("[device_instant, device_average, memory_average]"),
+  EXPECT_NE(bad.error().message.find("[device_instant, device_average, memory_average, "
+                                     "cpu_package_average, cpu_dram_average]"),
             std::string::npos);
+  EXPECT_TRUE(is_cpu_power_domain(D::kCpuPackageAverage));
+  EXPECT_TRUE(is_cpu_power_domain(D::kCpuDramAverage));
+  EXPECT_FALSE(is_cpu_power_domain(D::kDeviceInstant));
+}
+
+// A CPU package for the choice rules: only whether it has a DRAM zone matters.
+class DramCpu final : public Cpu {
+ public:
+  explicit DramCpu(bool dram) : dram_(dram) {}
+  int index() const override { return 0; }
+  std::string name() const override { return "package-0"; }
+  Result<uint64_t> package_energy_uj() override { return 5; }
+  bool has_dram() const override { return dram_; }
+  Result<uint64_t> dram_energy_uj() override {
+    if (!dram_) return fail(ErrorCode::kNotSupported, "no DRAM zone");
+    return 7;
+  }
+
+ private:
+  bool dram_;
+};
+
+TEST(PowerDomainTest, CpuDomainsNeedAPackageAndDramOnEveryPackage) {
+  DramCpu with(true);
+  DramCpu without(false);
+  EXPECT_TRUE(supported_cpu_power_domains({}).empty());
+  EXPECT_EQ(supported_cpu_power_domains({&with}),
+            (std::vector<D>{D::kCpuPackageAverage, D::kCpuDramAverage}));
+  EXPECT_EQ(supported_cpu_power_domains({&with, &without}),
+            (std::vector<D>{D::kCpuPackageAverage}));
+  EXPECT_EQ(read_cpu_energy_uj(with, D::kCpuPackageAverage).value(), 5u);
+  EXPECT_EQ(read_cpu_energy_uj(with, D::kCpuDramAverage).value(), 7u);
+  auto gpu_domain = read_cpu_energy_uj(with, D::kDeviceInstant);
+  ASSERT_FALSE(gpu_domain);
+  EXPECT_NE(gpu_domain.error().message.find("not a CPU domain"), std::string::npos);
 }
 
 TEST(PowerDomainTest, NoRequestMeansEverySupportedDomain) {

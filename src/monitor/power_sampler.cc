@@ -21,14 +21,25 @@ double interpolate(const PowerSample& a, const PowerSample& b, double t_s) {
 }  // namespace
 
 PowerSampler::PowerSampler(Clock& clock, std::map<int, Gpu*> gpus, PowerSamplerOptions options)
-    : clock_(clock), gpus_(std::move(gpus)), options_(options) {
+    : PowerSampler(clock, std::move(gpus), {}, std::move(options)) {}
+
+PowerSampler::PowerSampler(Clock& clock, std::map<int, Gpu*> gpus, std::map<int, Cpu*> cpus,
+                           PowerSamplerOptions options)
+    : clock_(clock), gpus_(std::move(gpus)), cpus_(std::move(cpus)), options_(std::move(options)) {
   ZEUS_CHECK(options_.interval_s > 0.0, "PowerSamplerOptions::interval_s must be > 0");
   ZEUS_CHECK(options_.capacity >= 2, "PowerSamplerOptions::capacity must be >= 2");
   ZEUS_CHECK(!options_.domains.empty(), "PowerSamplerOptions::domains must not be empty");
-  for (const auto& [index, gpu] : gpus_) {
-    ZEUS_CHECK(gpu != nullptr, "PowerSampler got a null Gpu");
-    for (PowerDomain domain : options_.domains) {
-      rings_.emplace(std::make_pair(domain, index), Ring(options_.capacity));
+  for (const auto& [index, gpu] : gpus_) ZEUS_CHECK(gpu != nullptr, "PowerSampler got a null Gpu");
+  for (const auto& [index, cpu] : cpus_) ZEUS_CHECK(cpu != nullptr, "PowerSampler got a null Cpu");
+  for (PowerDomain domain : options_.domains) {
+    if (is_cpu_power_domain(domain)) {
+      for (const auto& [index, cpu] : cpus_) {
+        rings_.emplace(std::make_pair(domain, index), Ring(options_.capacity));
+      }
+    } else {
+      for (const auto& [index, gpu] : gpus_) {
+        rings_.emplace(std::make_pair(domain, index), Ring(options_.capacity));
+      }
     }
   }
 }
@@ -73,28 +84,67 @@ Result<void> PowerSampler::sample_gpus(bool from_thread) {
   Result<void> result = ok();
   for (const auto& [index, gpu] : gpus_) {
     for (PowerDomain domain : options_.domains) {
+      if (is_cpu_power_domain(domain)) continue;
       auto power_mw = read_power_mw(*gpu, domain);
       const double time_s = clock_.now_s();
-      bool log_failure = false;
-      {
-        std::lock_guard<std::mutex> data_lock(data_mutex_);
-        Ring& ring = rings_.at({domain, index});
-        if (power_mw) {
-          ring.push({time_s, *power_mw / 1000.0});
-          continue;
-        }
-        log_failure = from_thread && !ring.read_failed_logged;
-        if (from_thread) ring.read_failed_logged = true;
+      Result<double> power_w =
+          power_mw ? Result<double>(*power_mw / 1000.0) : Result<double>(fail(power_mw.error()));
+      auto recorded = record(domain, index, power_w, time_s, from_thread);
+      if (result && !recorded) result = recorded;
+    }
+  }
+  auto cpus = sample_cpus(from_thread);
+  if (result && !cpus) result = cpus;
+  return result;
+}
+
+Result<void> PowerSampler::sample_cpus(bool from_thread) {
+  Result<void> result = ok();
+  for (const auto& [index, cpu] : cpus_) {
+    for (PowerDomain domain : options_.domains) {
+      if (!is_cpu_power_domain(domain)) continue;
+      auto energy_uj = read_cpu_energy_uj(*cpu, domain);
+      const double time_s = clock_.now_s();
+      if (!energy_uj) {
+        auto recorded = record(domain, index, fail(energy_uj.error()), time_s, from_thread);
+        if (result && !recorded) result = recorded;
+        continue;
       }
-      if (log_failure) {
-        log_warning("power sampler: reading the " + power_domain_name(domain) + " power of GPU " +
-                    std::to_string(index) + " failed (" + power_mw.error().to_string() +
-                    "); its samples are skipped until reads succeed");
-      }
-      if (result) result = fail(power_mw.error());
+      const EnergyReading now{time_s, *energy_uj};
+      auto [it, first] = last_energy_.try_emplace({domain, index}, now);
+      if (first) continue;  // the baseline of the next sample
+      const EnergyReading before = it->second;
+      it->second = now;
+      // A counter that went backwards (not a wrap: the Cpu corrects those) restarts the baseline.
+      if (now.time_s <= before.time_s || now.energy_uj < before.energy_uj) continue;
+      const double power_w = static_cast<double>(now.energy_uj - before.energy_uj) / 1e6 /
+                             (now.time_s - before.time_s);
+      (void)record(domain, index, power_w, time_s, from_thread);
     }
   }
   return result;
+}
+
+Result<void> PowerSampler::record(PowerDomain domain, int index, const Result<double>& power_w,
+                                  double time_s, bool from_thread) {
+  bool log_failure = false;
+  {
+    std::lock_guard<std::mutex> data_lock(data_mutex_);
+    Ring& ring = rings_.at({domain, index});
+    if (power_w) {
+      ring.push({time_s, *power_w});
+      return ok();
+    }
+    log_failure = from_thread && !ring.read_failed_logged;
+    if (from_thread) ring.read_failed_logged = true;
+  }
+  if (log_failure) {
+    log_warning("power sampler: reading the " + power_domain_name(domain) + " power of " +
+                (is_cpu_power_domain(domain) ? "CPU " : "GPU ") + std::to_string(index) +
+                " failed (" + power_w.error().to_string() +
+                "); its samples are skipped until reads succeed");
+  }
+  return fail(power_w.error());
 }
 
 double PowerSampler::integrate(const Ring& ring, double t0_s, double t1_s) {
@@ -138,6 +188,10 @@ const PowerSampler::Ring* PowerSampler::find_ring(int gpu_index,
 }
 
 std::string PowerSampler::describe(int gpu_index, std::optional<PowerDomain> domain) const {
+  const PowerDomain resolved = domain.value_or(options_.domains.front());
+  if (is_cpu_power_domain(resolved)) {
+    return "CPU " + std::to_string(gpu_index) + " (" + power_domain_name(resolved) + ")";
+  }
   std::string text = "GPU " + std::to_string(gpu_index);
   if (domain && *domain != options_.domains.front()) {
     text += " (" + power_domain_name(*domain) + ")";
@@ -224,6 +278,12 @@ std::vector<PowerSample> PowerSampler::samples(int gpu_index,
 std::vector<int> PowerSampler::gpu_indices() const {
   std::vector<int> out;
   for (const auto& [index, gpu] : gpus_) out.push_back(index);
+  return out;
+}
+
+std::vector<int> PowerSampler::cpu_indices() const {
+  std::vector<int> out;
+  for (const auto& [index, cpu] : cpus_) out.push_back(index);
   return out;
 }
 

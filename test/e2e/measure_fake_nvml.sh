@@ -96,4 +96,11 @@ ZEUS_NVML_PATH=/nonexistent/libnvidia-ml.so.1 "$zeus" devices | grep -q "nvml: n
 "$zeus" measure --log "$dir/log.csv" -- true 2> /dev/null
 head -1 "$dir/log.csv" | grep -q "^start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy" \
   || fail "log header: $(head -1 "$dir/log.csv")"
+# 8. --log on a file with another header: refused, the file left as it was.
+printf 'epoch,accuracy\n1,0.93\n' > "$dir/results.csv"
+set +e
+"$zeus" measure --log "$dir/results.csv" -- true 2> "$dir/err.txt"; code=$?
+set -e
+[ "$code" != 0 ] && grep -q "results.csv" "$dir/err.txt" || fail "foreign log accepted (rc $code)"
+[ "$(cat "$dir/results.csv")" = "$(printf 'epoch,accuracy\n1,0.93')" ] || fail "foreign log changed"
 echo "measure e2e ok"

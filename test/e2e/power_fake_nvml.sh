@@ -27,7 +27,7 @@ assert abs(e / (200.0 * t) - 1) < 0.02, (e, t)
 print("power ok:", len(readings), "readings,", e, "J in", t, "s")
 PY
 
-"$zeus" power --interval 0.1 --duration 0.3 | grep -q "average power" || { echo "no totals"; exit 1; }
+"$zeus" power --interval 0.1 --duration 0.3 | grep -q "total (GPUs)" || { echo "no totals"; exit 1; }
 set +e
 "$zeus" power --interval 0 2> "$dir/err.txt"; code=$?
 set -e

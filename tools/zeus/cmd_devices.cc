@@ -69,6 +69,11 @@ nlohmann::json describe_cpu(int index, Cpu& cpu) {
   j["index"] = index;
   j["name"] = cpu.name();
   j["dram"] = cpu.has_dram();
+  // What `zeus power --cpu` and PowerMonitor(cpu_indices=...) sample for this package.
+  j["power_domains"] = nlohmann::json::array();
+  for (PowerDomain domain : supported_cpu_power_domains({&cpu})) {
+    j["power_domains"].push_back(power_domain_name(domain));
+  }
   auto energy = cpu.package_energy_uj();
   j["readable"] = energy.has_value();
   if (!energy) j["error"] = energy.error().message;
@@ -96,8 +101,8 @@ void print_text(const nlohmann::json& report) {
     std::cout << "GPU " << g["index"] << ": " << g["name"].get<std::string>() << " ("
               << g["architecture"].get<std::string>() << ", " << g["uuid"].get<std::string>()
               << ", physical index " << g["physical_index"] << ")\n";
-    std::cout << "  energy counter   " << (g["energy_counter"].get<bool>() ? "yes" : "no (power is sampled)")
-              << "\n";
+    std::cout << "  energy counter   "
+              << (g["energy_counter"].get<bool>() ? "yes" : "no (power is sampled)") << "\n";
     const auto& limits = g["power_limit_w"];
     if (limits.contains("error")) {
       std::cout << "  power limit      unavailable: " << limits["error"].get<std::string>() << "\n";
@@ -122,8 +127,7 @@ void print_text(const nlohmann::json& report) {
                       : std::string("-"))
               << "\n";
     const auto& persistence = g["persistence_mode"];
-    const char* mode =
-        persistence.is_boolean() ? (persistence.get<bool>() ? "on" : "off") : "-";
+    const char* mode = persistence.is_boolean() ? (persistence.get<bool>() ? "on" : "off") : "-";
     std::cout << "  persistence mode " << mode << "\n";
     std::cout << "  SM clocks        "
               << range_text(g["sm_clocks_mhz"].get<std::vector<uint32_t>>(), "MHz") << "\n";
@@ -134,7 +138,13 @@ void print_text(const nlohmann::json& report) {
   for (const auto& c : report["cpus"]) {
     std::cout << "CPU " << c["index"] << ": " << c["name"].get<std::string>() << " (RAPL"
               << (c["dram"].get<bool>() ? ", with DRAM zone" : "") << ")";
-    if (!c["readable"].get<bool>()) std::cout << " - not readable: " << c["error"].get<std::string>();
+    std::string domains;
+    for (const auto& d : c["power_domains"]) {
+      domains += (domains.empty() ? "" : ", ") + d.get<std::string>();
+    }
+    std::cout << "; power domains: " << domains;
+    if (!c["readable"].get<bool>())
+      std::cout << " - not readable: " << c["error"].get<std::string>();
     std::cout << "\n";
   }
   std::cout << "Backends:\n";
@@ -152,7 +162,8 @@ void add_devices_command(CLI::App& app) {
   cmd->footer(
       "GPUs are listed with the indices your framework uses (after CUDA_VISIBLE_DEVICES /\n"
       "HIP_VISIBLE_DEVICES). Backends are tried in order nvml, amd; rapl for CPUs. Set\n"
-      "ZEUS_NVML_PATH, ZEUS_ROCM_SMI_PATH or ZEUS_POWERCAP_ROOT to point at other libraries/trees.\n"
+      "ZEUS_NVML_PATH, ZEUS_ROCM_SMI_PATH or ZEUS_POWERCAP_ROOT to point at other "
+      "libraries/trees.\n"
       "Example: zeus devices --json | jq '.gpus[].power_limit_w'");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print one JSON object: {gpus, cpus, backends}");
@@ -169,7 +180,8 @@ void add_devices_command(CLI::App& app) {
       report["cpus"].push_back(describe_cpu(static_cast<int>(i), *devices.cpus[i]));
     }
     for (const auto& b : devices.backends) {
-      report["backends"].push_back({{"backend", b.backend}, {"used", b.used}, {"detail", b.detail}});
+      report["backends"].push_back(
+          {{"backend", b.backend}, {"used", b.used}, {"detail", b.detail}});
     }
     if (*json) {
       std::cout << report.dump(2) << "\n";

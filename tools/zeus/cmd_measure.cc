@@ -159,7 +159,9 @@ void add_measure_command(CLI::App& app) {
   cmd->add_flag("--no-cpus", args->no_cpus, "Do not measure CPUs")->excludes(cpus);
   cmd->add_flag("--json", args->json,
                 "Print one JSON object on stdout: command, exit_code, time_s, gpu_energy_j, "
-                "cpu_energy_j, dram_energy_j, total_energy_j, average_power_w");
+                "cpu_energy_j, dram_energy_j, total_energy_j (GPUs only, as upstream Zeus's "
+                "Measurement.total_energy), total_energy_with_cpu_j (GPUs + CPU packages + "
+                "DRAM), average_power_w, average_power_with_cpu_w");
   cmd->add_flag("--approx-zero", args->approximate,
                 "When a GPU counter reads 0 J (window shorter than its update period), use "
                 "instant power x time instead");

@@ -33,7 +33,9 @@ nlohmann::json measurement_json(const Measurement& m) {
   j["cpu_energy_j"] = energy_map(m.cpu_energy_j);
   j["dram_energy_j"] = energy_map(m.dram_energy_j);
   j["total_energy_j"] = m.total_energy_j();
+  j["total_energy_with_cpu_j"] = m.total_energy_with_cpu_j();
   j["average_power_w"] = m.time_s > 0 ? m.total_energy_j() / m.time_s : 0.0;
+  j["average_power_with_cpu_w"] = m.time_s > 0 ? m.total_energy_with_cpu_j() / m.time_s : 0.0;
   return j;
 }
 
@@ -46,9 +48,15 @@ void print_measurement(std::ostream& out, const Measurement& m) {
     out << "  (no measurable device: see 'zeus devices')\n";
     return;
   }
-  out << "  total         " << format_fixed(m.total_energy_j(), 3) << " J\n";
-  if (m.time_s > 0) {
-    out << "  average power " << format_fixed(m.total_energy_j() / m.time_s, 1) << " W\n";
+  out << "  total (GPUs)  " << format_fixed(m.total_energy_j(), 3) << " J";
+  if (m.time_s > 0) out << "  (" << format_fixed(m.total_energy_j() / m.time_s, 1) << " W avg)";
+  out << "\n";
+  if (!m.cpu_energy_j.empty()) {
+    out << "  total (+CPUs) " << format_fixed(m.total_energy_with_cpu_j(), 3) << " J";
+    if (m.time_s > 0) {
+      out << "  (" << format_fixed(m.total_energy_with_cpu_j() / m.time_s, 1) << " W avg)";
+    }
+    out << "\n";
   }
 }
 

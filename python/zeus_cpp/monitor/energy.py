@@ -35,10 +35,21 @@ class Measurement:
 
     @property
     def total_energy(self) -> float:
-        """GPU plus CPU package energy in joules (DRAM is part of the package on most CPUs)."""
-        total = sum(self.gpu_energy.values())
-        if self.cpu_energy:
-            total += sum(self.cpu_energy.values())
+        """The GPUs' energy in joules, as upstream Zeus's `Measurement.total_energy` (GPUs only),
+        so a script ported by its import line gets the same number."""
+        return sum(self.gpu_energy.values())
+
+    @property
+    def total_energy_with_cpu(self) -> float:
+        """GPUs plus CPU packages plus DRAM, in joules (not in upstream Zeus).
+
+        RAPL's DRAM zone is not part of its package counter on Intel CPUs, so both are added.
+        Equals `total_energy` when no CPU is measured.
+        """
+        total = self.total_energy
+        for part in (self.cpu_energy, self.dram_energy):
+            if part:
+                total += sum(part.values())
         return total
 
 
