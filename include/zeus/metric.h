@@ -5,10 +5,12 @@
 //   EnergyHistogram          one observation per ended window and device, pushed at the end:
 //                            energy_monitor_{gpu,cpu,dram}_energy_joules (histogram, J)
 //   EnergyCumulativeCounter  while a window is open, a thread adds the energy of every
-//                            update period and pushes: energy_monitor_{gpu,cpu,dram}_energy_joules_total
-//                            (counter, J); end_window adds the last partial period and pushes
+//                            update period and pushes:
+//                            energy_monitor_{gpu,cpu,dram}_energy_joules_total (counter, J);
+//                            end_window adds the last partial period and pushes
 //   PowerGauge               while a window is open, a thread sets each GPU's instant power
-//                            every update period and pushes: power_monitor_gpu_power_watts (gauge, W)
+//                            every update period and pushes: power_monitor_gpu_power_watts (gauge,
+//                            W)
 // `index` is the framework-visible GPU index or the CPU package index. Each object pushes its
 // whole registry with PUT to /metrics/job/<job> (prometheus_client.push_to_gateway's group), so
 // give each object its own job name. Text format: prometheus-cpp's serializer; HTTP: the

@@ -80,9 +80,8 @@ std::shared_ptr<Counter> make_counter(std::optional<std::vector<int>> gpu_indice
   return counter;
 }
 
-std::shared_ptr<Gauge> make_gauge(std::optional<std::vector<int>> gpu_indices,
-                                  double update_period, std::string pushgateway_url,
-                                  std::string job) {
+std::shared_ptr<Gauge> make_gauge(std::optional<std::vector<int>> gpu_indices, double update_period,
+                                  std::string pushgateway_url, std::string job) {
   require_non_negative(gpu_indices, "GPU");
   PowerGaugeOptions options;
   options.pushgateway_url = std::move(pushgateway_url);
@@ -91,8 +90,7 @@ std::shared_ptr<Gauge> make_gauge(std::optional<std::vector<int>> gpu_indices,
   options.gpu_indices = std::move(gpu_indices);
   auto gauge = std::make_shared<Gauge>();
   gauge->session = DeviceSession::discover();
-  gauge->metric = without_gil(
-      [&] { return PowerGauge::create(gauge->session->devices, options); });
+  gauge->metric = without_gil([&] { return PowerGauge::create(gauge->session->devices, options); });
   return gauge;
 }
 
@@ -111,8 +109,8 @@ void bind_metric(py::module_& m) {
       .def(
           "end_window",
           [](Histogram& h, const std::string& name) {
-            HistogramWindow window = h.locked(
-                [&](EnergyHistogram& metric) { return metric.end_window(name, false); });
+            HistogramWindow window =
+                h.locked([&](EnergyHistogram& metric) { return metric.end_window(name, false); });
             const Measurement& m = window.measurement;
             return std::make_tuple(
                 std::make_tuple(m.time_s, m.gpu_energy_j, m.cpu_energy_j, m.dram_energy_j),
@@ -163,8 +161,7 @@ void bind_metric(py::module_& m) {
            [](Gauge& g, const std::string& name) {
              g.locked([&](PowerGauge& metric) { return metric.end_window(name); });
            })
-      .def_property_readonly("gpu_indices",
-                             [](const Gauge& g) { return g.metric->gpu_indices(); });
+      .def_property_readonly("gpu_indices", [](const Gauge& g) { return g.metric->gpu_indices(); });
 }
 
 }  // namespace zeus::python

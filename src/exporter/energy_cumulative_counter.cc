@@ -133,7 +133,7 @@ class EnergyCumulativeCounterImpl final : public EnergyCumulativeCounter {
   Family<Counter>* cpu_ = nullptr;
   Family<Counter>* dram_ = nullptr;
   mutable std::mutex mutex_;
-  std::map<std::string, std::map<int, double>> gpu_totals_j_;  // guarded by mutex_
+  std::map<std::string, std::map<int, double>> gpu_totals_j_;     // guarded by mutex_
   std::map<std::string, std::unique_ptr<PeriodicTask>> windows_;  // the user's thread only
 };
 

@@ -64,15 +64,15 @@ class EnergyHistogramImpl final : public EnergyHistogram {
                       std::vector<std::string>& out_of_range) {
     if (kind.family == nullptr) return;
     for (const auto& [index, joules] : energy_j) {
-      kind.family->Add({{"window", std::string(window)}, {"index", std::to_string(index)}},
-                       kind.buckets)
+      kind.family
+          ->Add({{"window", std::string(window)}, {"index", std::to_string(index)}}, kind.buckets)
           .Observe(joules);
       const bool above = joules > kind.buckets.back();
       if (above || joules < kind.buckets.front()) {
         std::ostringstream line;
         line << kind.what << " " << index << " energy " << joules << " J of window '" << window
-             << "' is " << (above ? "above the largest" : "below the smallest")
-             << " bucket bound " << (above ? kind.buckets.back() : kind.buckets.front()) << " J";
+             << "' is " << (above ? "above the largest" : "below the smallest") << " bucket bound "
+             << (above ? kind.buckets.back() : kind.buckets.front()) << " J";
         out_of_range.push_back(line.str());
       }
     }

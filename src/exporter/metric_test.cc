@@ -135,8 +135,7 @@ TEST_F(WindowMetrics, HistogramRefusesBadSettings) {
   EXPECT_NE(bad_url.error().message.find("pushgateway_url"), std::string::npos);
   options.pushgateway_url = gateway_.url();
   options.gpu_indices = std::vector<int>{3};
-  EXPECT_EQ(EnergyHistogram::create(devices_, clock_, options).error().code,
-            ErrorCode::kNotFound);
+  EXPECT_EQ(EnergyHistogram::create(devices_, clock_, options).error().code, ErrorCode::kNotFound);
 }
 
 TEST_F(WindowMetrics, APushTheGatewayRefusesIsAnErrorNamingIt) {
@@ -186,8 +185,7 @@ TEST_F(WindowMetrics, PowerGaugePushesAtBeginAndRefusesAnUnreachableGateway) {
   auto pushes = gateway_.pushes();
   ASSERT_EQ(pushes.size(), 1u);
   EXPECT_DOUBLE_EQ(
-      sample(pushes[0].body, R"(power_monitor_gpu_power_watts{index="0",window="train"})"),
-      250.0);
+      sample(pushes[0].body, R"(power_monitor_gpu_power_watts{index="0",window="train"})"), 250.0);
   ASSERT_TRUE((*gauge)->end_window("train").has_value());
   EXPECT_EQ((*gauge)->end_window("train").error().code, ErrorCode::kNotFound);
 

@@ -3,10 +3,10 @@
 // format is prometheus-cpp's serializer.
 #include <unistd.h>
 
+#include <prometheus/text_serializer.h>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
-#include <prometheus/text_serializer.h>
 
 #include "exporter/metric_families.h"
 #include "exporter/pushgateway.h"
@@ -112,8 +112,7 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Devices& devices
 Result<void> MetricsExporter::push_now() {
   if (!internals_->gateway) return fail(ErrorCode::kInvalidArgument, "no --push URL was given");
   // POST replaces the pushed metrics of the same names in the group (job, instance).
-  return internals_->gateway->push("POST",
-                                   exporter::metric_families(*sampler_->latest()));
+  return internals_->gateway->push("POST", exporter::metric_families(*sampler_->latest()));
 }
 
 MetricsExporter::~MetricsExporter() {

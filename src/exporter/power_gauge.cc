@@ -46,8 +46,8 @@ class PowerGaugeImpl final : public PowerGauge {
   Result<void> end_window(std::string_view name_view) override {
     auto window = windows_.find(std::string(name_view));
     if (window == windows_.end()) {
-      return fail(ErrorCode::kNotFound, "no PowerGauge window '" + std::string(name_view) +
-                                            "' is open: begin it first");
+      return fail(ErrorCode::kNotFound,
+                  "no PowerGauge window '" + std::string(name_view) + "' is open: begin it first");
     }
     windows_.erase(window);  // stops and joins its thread
     return ok();

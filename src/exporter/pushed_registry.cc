@@ -21,8 +21,9 @@ Result<void> PushedRegistry::push() {
 Result<void> check_buckets(const std::vector<double>& buckets, const std::string& what) {
   if (buckets.empty()) {
     return fail(ErrorCode::kInvalidArgument,
-                what + " bucket range cannot be empty: give upper bounds in J or omit it for the "
-                       "defaults");
+                what +
+                    " bucket range cannot be empty: give upper bounds in J or omit it for the "
+                    "defaults");
   }
   for (size_t i = 0; i < buckets.size(); ++i) {
     if (!std::isfinite(buckets[i]) || (i > 0 && !(buckets[i] > buckets[i - 1]))) {
@@ -36,8 +37,7 @@ Result<void> check_buckets(const std::vector<double>& buckets, const std::string
 
 Result<void> check_update_period(double period_s) {
   if (!std::isfinite(period_s) || !(period_s > 0)) {
-    return fail(ErrorCode::kInvalidArgument,
-                "update_period must be a positive number of seconds");
+    return fail(ErrorCode::kInvalidArgument, "update_period must be a positive number of seconds");
   }
   return ok();
 }

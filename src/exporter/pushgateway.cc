@@ -1,8 +1,8 @@
 #include "exporter/pushgateway.h"
 
+#include <prometheus/text_serializer.h>
 #include <boost/url/encode.hpp>
 #include <boost/url/rfc/pchars.hpp>
-#include <prometheus/text_serializer.h>
 
 #include "http/client.h"
 #include "http/url.h"
@@ -68,9 +68,9 @@ Result<void> Pushgateway::push(std::string_view method,
                 "cannot push to the Pushgateway at " + url_ + ": " + answer.error().message);
   }
   if (answer->status < 200 || answer->status >= 300) {
-    return fail(ErrorCode::kUnavailable,
-                "the Pushgateway at " + url_ + " answered HTTP " + std::to_string(answer->status) +
-                    ": " + answer->body.substr(0, 200));
+    return fail(ErrorCode::kUnavailable, "the Pushgateway at " + url_ + " answered HTTP " +
+                                             std::to_string(answer->status) + ": " +
+                                             answer->body.substr(0, 200));
   }
   return ok();
 }
