@@ -22,7 +22,7 @@ import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 import pytest
 
@@ -238,7 +238,7 @@ def test_pushed_windows_and_the_exporter_read_back_through_prometheus(
     out.mkdir(parents=True, exist_ok=True)
     shot = out / "prometheus_histogram.png"
     shot.unlink(missing_ok=True)
-    expr = f"energy_monitor_gpu_energy_joules_bucket{{job=\"train_histogram\",window=\"step\"}}"
+    expr = "energy_monitor_gpu_energy_joules_bucket{job=\"train_histogram\",window=\"step\"}"
     page = f"{prometheus}/graph?" + urllib.parse.urlencode(
         {"g0.expr": expr, "g0.tab": "0", "g0.range_input": "12s", "g0.stacked": "0"}
     )
