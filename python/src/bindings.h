@@ -133,5 +133,6 @@ void bind_power_limit(py::module_& module);
 void bind_batch_size(py::module_& module);
 void bind_pipeline_frequency(py::module_& module);
 void bind_accounting(py::module_& module);
+void bind_metric(py::module_& module);
 
 }  // namespace zeus::python

@@ -12,4 +12,5 @@ PYBIND11_MODULE(_zeus_cpp, m) {
   zeus::python::bind_batch_size(m);
   zeus::python::bind_pipeline_frequency(m);
   zeus::python::bind_accounting(m);
+  zeus::python::bind_metric(m);
 }

@@ -3,17 +3,14 @@
 // format is prometheus-cpp's serializer.
 #include <unistd.h>
 
-#include <boost/url/encode.hpp>
-#include <boost/url/rfc/pchars.hpp>
+#include <prometheus/text_serializer.h>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
-#include <prometheus/text_serializer.h>
 
 #include "exporter/metric_families.h"
-#include "http/client.h"
+#include "exporter/pushgateway.h"
 #include "http/server.h"
-#include "http/url.h"
 #include "zeus/exporter.h"
 #include "zeus/log.h"
 
@@ -26,29 +23,11 @@ std::string exposition(const EnergySampler& sampler) {
   return prometheus::TextSerializer().Serialize(exporter::metric_families(*sampler.latest()));
 }
 
-struct PushTarget {
-  std::string host;
-  int port = 9091;
-};
-
-// "http://host[:port][/]" (port 9091 when absent).
-Result<PushTarget> parse_push_url(const std::string& url) {
-  const std::string invalid = "--push '" + url + "' is not a Pushgateway URL like http://host:9091";
-  Result<http::HttpUrl> u = http::parse_http_url(url);
-  if (!u) return fail(ErrorCode::kInvalidArgument, invalid + " (it " + u.error().message + ")");
-  if (u->scheme != "http" || (!u->path.empty() && u->path != "/")) {
-    return fail(ErrorCode::kInvalidArgument, invalid);
-  }
-  return PushTarget{u->host, u->port_given ? u->port : 9091};
-}
-
 }  // namespace
 
 struct MetricsExporter::Internals {
   std::unique_ptr<http::HttpServer> server;
-  std::unique_ptr<http::HttpClient> gateway;
-  std::string push_path;  // /metrics/job/<job>/instance/<host>
-  std::string push_url;
+  std::unique_ptr<exporter::Pushgateway> gateway;  // group /metrics/job/<job>/instance/<host>
   std::thread push_thread;
   std::mutex mutex;
   std::condition_variable stop_signal;
@@ -63,11 +42,14 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Devices& devices
   if (!options.push_url.empty() && !(options.push_interval_s >= 0.1)) {
     return fail(ErrorCode::kInvalidArgument, "--push-interval must be at least 0.1 s");
   }
-  std::optional<PushTarget> push_target;
+  std::unique_ptr<exporter::Pushgateway> gateway;
   if (!options.push_url.empty()) {
-    auto parsed = parse_push_url(options.push_url);
-    if (!parsed) return fail(parsed.error());
-    push_target = *parsed;
+    char hostname[256] = {};
+    gethostname(hostname, sizeof(hostname) - 1);
+    auto connected = exporter::Pushgateway::connect(options.push_url, options.push_job,
+                                                    {{"instance", hostname}}, "--push");
+    if (!connected) return fail(connected.error());
+    gateway = std::move(*connected);
   }
   std::unique_ptr<MetricsExporter> exporter(new MetricsExporter());
   exporter->sampler_ = std::make_unique<EnergySampler>(devices, clock);
@@ -105,18 +87,8 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Devices& devices
   }
   exporter->port_ = *port;
 
-  if (push_target) {
-    char hostname[256] = {};
-    gethostname(hostname, sizeof(hostname) - 1);
-    http::ClientOptions client_options;
-    client_options.timeout_s = 10;
-    auto gateway = http::HttpClient::tcp(push_target->host, push_target->port, client_options);
-    if (!gateway) return fail(gateway.error());
-    internals.gateway = std::move(*gateway);
-    internals.push_path = "/metrics/job/" +
-                          boost::urls::encode(options.push_job, boost::urls::pchars) +
-                          "/instance/" + boost::urls::encode(hostname, boost::urls::pchars);
-    internals.push_url = options.push_url;
+  if (gateway) {
+    internals.gateway = std::move(gateway);
     MetricsExporter* raw = exporter.get();
     const double interval_s = options.push_interval_s;
     internals.push_thread = std::thread([raw, interval_s] {
@@ -126,8 +98,7 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Devices& devices
         lock.unlock();
         auto pushed = raw->push_now();
         if (!pushed) {
-          log_warning("zeus exporter: push to " + in.push_url + " failed: " +
-                      pushed.error().message);
+          log_warning("zeus exporter: " + pushed.error().message);
         }
         lock.lock();
         in.stop_signal.wait_for(lock, std::chrono::duration<double>(interval_s),
@@ -141,15 +112,7 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Devices& devices
 Result<void> MetricsExporter::push_now() {
   if (!internals_->gateway) return fail(ErrorCode::kInvalidArgument, "no --push URL was given");
   // POST replaces the pushed metrics of the same names in the group (job, instance).
-  Result<http::HttpResponse> answer = internals_->gateway->request(
-      "POST", internals_->push_path, exposition(*sampler_), {{"Content-Type", kTextFormat}});
-  if (!answer) return fail(answer.error());
-  if (answer->status < 200 || answer->status >= 300) {
-    return fail(ErrorCode::kUnavailable,
-                "the Pushgateway answered HTTP " + std::to_string(answer->status) + ": " +
-                    answer->body.substr(0, 200));
-  }
-  return ok();
+  return internals_->gateway->push("POST", exporter::metric_families(*sampler_->latest()));
 }
 
 MetricsExporter::~MetricsExporter() {

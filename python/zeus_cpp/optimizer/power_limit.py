@@ -251,8 +251,18 @@ class GlobalPowerLimitOptimizer(Callback):
         return [PowerLimitMeasurement(p, e, t) for p, e, t in self._optimizer.measurements]
 
 
+def __getattr__(name: str):
+    """HFGlobalPowerLimitOptimizer, built on first use (transformers is imported only then)."""
+    if name == "HFGlobalPowerLimitOptimizer":
+        from zeus_cpp.integrations.huggingface import hf_power_limit_optimizer_class  # noqa: PLC0415
+
+        return hf_power_limit_optimizer_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "GlobalPowerLimitOptimizer",
+    "HFGlobalPowerLimitOptimizer",
     "OptimumSelector",
     "Energy",
     "Time",

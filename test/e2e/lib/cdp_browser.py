@@ -35,7 +35,8 @@ class Browser:
         self.profile = tempfile.mkdtemp(prefix="cdp-profile-")
         to_browser_r, self.to_browser = os.pipe()
         self.from_browser, from_browser_w = os.pipe()
-        # Above 4 (and one digit, for dash), so that the shell below can move them onto 3 and 4.
+        # Above 4, so that the shell below can move them onto 3 and 4. bash, not dash: dash reads
+        # only one-digit fds in redirections, and a caller (ctest, pytest) may hold fds up to 13+.
         for name in ("to_browser_r", "from_browser_w"):
             fd = locals()[name]
             high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 5)
@@ -50,7 +51,7 @@ class Browser:
         wire = 'exec "$0" "$@" 3<&%d 4>&%d %d<&- %d>&-' % (
             to_browser_r, from_browser_w, to_browser_r, from_browser_w)
         self.proc = subprocess.Popen(
-            ["/bin/sh", "-c", wire, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            ["/bin/bash", "-c", wire, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              "--disable-dev-shm-usage", "--remote-debugging-pipe",
              "--user-data-dir=" + self.profile, "--window-size=%d,%d" % (width, height)],
