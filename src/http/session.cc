@@ -130,8 +130,9 @@ class Session final : public SessionHandle,
 
   void pump_stream() override {
     if (!stream_ || stream_writing_ || state.load() == SessionState::kClosed) return;
-    if (!stream_->take(&chunk_)) {
-      if (!stream_->closed()) return;
+    const StreamQueue::Take taken = stream_->take(&chunk_);
+    if (taken == StreamQueue::Take::kWait) return;  // the next push schedules the pump again
+    if (taken == StreamQueue::Take::kEnd) {
       // A whole chunked body leaves the connection ready for the next request; a dropped one
       // (the client fell behind), one cut short (abort) or one ended by closing ends the
       // connection.
