@@ -8,6 +8,7 @@
 //   - requests per second with 32 clients at once (goal: < 5 % fewer through the proxy), with an
 //     upstream that answers at once (the proxy's cost laid bare: it does as much HTTP work as
 //     the upstream) and one that takes 20 ms per answer (a small model's generation);
+//   - the scan of one streamed token's chunk (SseScanner, as the relay runs it);
 //   - the attribution core (EnergyLedger) with 1,000 requests in flight: one reading of the
 //     counters with a token from each, and one request's end and settlement once 1,000 others
 //     have ended during its life (the proxy reads the counters at every end, so a request's
@@ -36,6 +37,7 @@
 #include "http/server.h"
 #include "proxy/attribution.h"
 #include "proxy/proxy.h"
+#include "proxy/sse_scan.h"
 #include "zeus/log.h"
 
 namespace {
@@ -222,6 +224,20 @@ BENCHMARK(BM_Clients)
     ->Threads(kClients)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
+
+// The proxy's scan of one streamed token: a chunk as vLLM sends it (with logprobs off) through
+// the SseScanner a relay uses (lines not kept), read for its tokens, usage, model and id.
+void BM_ScanStreamedToken(benchmark::State& state) {
+  const std::string chunk =
+      "data: {\"id\":\"chatcmpl-b\",\"object\":\"chat.completion.chunk\",\"created\":1732500000,"
+      "\"model\":\"meta-llama/Llama-3.1-8B-Instruct\",\"choices\":[{\"index\":0,\"delta\":"
+      "{\"content\":\" token\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+  zeus::proxy::SseScanner scanner(/*keep_lines=*/false);
+  int64_t tokens = 0;
+  for (auto _ : state) tokens += scanner.feed(chunk);
+  if (tokens != state.iterations()) state.SkipWithError("a token was not counted");
+}
+BENCHMARK(BM_ScanStreamedToken)->Unit(benchmark::kMicrosecond);
 
 // 1,000 requests in flight, each producing a token per interval: one reading of the counters.
 void BM_LedgerSample1000InFlight(benchmark::State& state) {

@@ -112,9 +112,7 @@ class Client final : public HttpClient {
       request.body() = std::string(body);
       if (!has_type) request.set(bhttp::field::content_type, "application/json");
     }
-    // Streams are never kept alive: a streamed answer cut at a connection's reuse went unnoticed
-    // (bench/proxy_bench saw bodies end early at 200); one connection per stream.
-    request.keep_alive(options_.keep_alive && streaming == nullptr);
+    request.keep_alive(options_.keep_alive);
     request.prepare_payload();
 
     for (int attempt = 0; attempt < 2; ++attempt) {
@@ -130,9 +128,9 @@ class Client final : public HttpClient {
           streaming ? read_stream(*conn, request, deadline, *streaming, idle_timeout_s, &got_bytes)
                   : read_whole(*conn, request, deadline, &got_bytes);
       if (!answer && reused && !got_bytes && options_.retry_on_stale_connection) continue;
-      if (answer && !streaming && !answer->close && options_.keep_alive) {
-        give_back(std::move(conn));
-      }
+      // A stream's close stays set unless its body was read to its end (read_stream): a
+      // connection is reused only after a whole answer, never in the middle of one.
+      if (answer && !answer->close && options_.keep_alive) give_back(std::move(conn));
       return answer;
     }
     return fail(ErrorCode::kUnavailable, "the server at " + where() + " closed the connection");
@@ -177,6 +175,7 @@ class Client final : public HttpClient {
     bhttp::response_parser<bhttp::buffer_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
     parser.body_limit(boost::none);
+    if (request.method() == bhttp::verb::head) parser.skip(true);
     ec = conn.run(deadline, [&](auto handler) {
       bhttp::async_read_header(conn.socket, conn.buffer, parser, handler);
     });
@@ -186,7 +185,6 @@ class Client final : public HttpClient {
     HttpResponse out = head_of(parser.get());
     out.close = true;  // until the body is read to its end
     if (callbacks.on_head && !callbacks.on_head(out)) return out;
-    if (request.method() == bhttp::verb::head) return out;
     char piece[16 * 1024];
     while (!parser.is_done()) {
       parser.get().body().data = piece;
@@ -202,7 +200,10 @@ class Client final : public HttpClient {
       if (ec) return transport_failure("reading the stream", ec);
     }
     out.body_complete = parser.is_done();
-    return out;  // the connection is not reused after a stream
+    // Read to its end: the connection may serve the next request, as after a whole answer (a
+    // body ended by the server closing, or cut, stopped or timed out, leaves close set).
+    out.close = !out.body_complete || !parser.get().keep_alive();
+    return out;
   }
 
   // Status, content type and header fields of an answer (body left empty).

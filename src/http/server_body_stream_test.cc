@@ -131,48 +131,62 @@ TEST(BodyStreamTest, TheClientGetsTheHeadBeforeTheBodyAndTheBodyUnframed) {
   EXPECT_EQ(pieces, 0);
 }
 
-// The client says whether a streamed body was read to its end, and never reuses a stream's
-// connection (a cut at a reuse once went unnoticed: bodies ended early, at 200).
-TEST(BodyStreamTest, TheClientSaysWhetherAStreamWasReadToItsEnd) {
+// The client says whether a streamed body was read to its end, and keeps its connection for
+// the next request only then: streams read whole follow each other on one kept-alive connection;
+// one stopped early, or cut by the server (abort), is never reused.
+TEST(BodyStreamTest, AStreamReadToItsEndLeavesItsConnectionForTheNextOneACutOneDoesNot) {
   std::mutex mutex;
   std::vector<std::string> peers;
-  Running r = start({}, [&](const HttpRequest&, const Peer& peer, std::shared_ptr<Reply> reply) {
+  Running r = start({}, [&](const HttpRequest& request, const Peer& peer,
+                            std::shared_ptr<Reply> reply) {
     {
       std::lock_guard<std::mutex> lock(mutex);
       peers.push_back(peer.address);
     }
-    std::thread([reply] {
+    const bool cut = request.path == "/cut";
+    std::thread([reply, cut] {
       std::shared_ptr<BodyStream> body = reply->start_body(StreamHead{});
       body->write("ab");
       std::this_thread::sleep_for(5ms);
       body->write("cd");
-      body->finish({});
+      if (cut) {
+        body->abort();
+      } else {
+        body->finish({});
+      }
     }).detach();
   });
-  const auto read = [&](bool to_the_end, bool* complete) {
+  const auto read = [&](const char* path, bool to_the_end, bool* complete) {
     std::string body;
     Result<HttpResponse> answer = r.client->stream(
-        "POST", "/s", "{}", {},
+        "POST", path, "{}", {},
         [&](std::string_view piece) {
           body += piece;
           return to_the_end;
         },
         2);
-    EXPECT_TRUE(answer.has_value());
     *complete = answer && answer->body_complete;
     return body;
   };
   bool complete = false;
-  EXPECT_EQ(read(true, &complete), "abcd");
-  EXPECT_TRUE(complete);
-  EXPECT_EQ(read(false, &complete), "ab");
+  for (int i = 0; i < 5; ++i) {  // back to back, each whole
+    EXPECT_EQ(read("/s", true, &complete), "abcd");
+    EXPECT_TRUE(complete);
+  }
+  EXPECT_EQ(read("/s", false, &complete), "ab");  // stopped early
   EXPECT_FALSE(complete);
-  EXPECT_EQ(read(true, &complete), "abcd");
+  EXPECT_EQ(read("/s", true, &complete), "abcd");
+  EXPECT_TRUE(complete);
+  EXPECT_EQ(read("/cut", true, &complete), "abcd");  // cut by the server
+  EXPECT_FALSE(complete);
+  EXPECT_EQ(read("/s", true, &complete), "abcd");
   EXPECT_TRUE(complete);
   std::lock_guard<std::mutex> lock(mutex);
-  ASSERT_EQ(peers.size(), 3u);
-  EXPECT_NE(peers[1], peers[0]);
-  EXPECT_NE(peers[2], peers[1]);
+  ASSERT_EQ(peers.size(), 9u);
+  for (size_t i = 1; i < 6; ++i) EXPECT_EQ(peers[i], peers[0]) << i;  // one connection
+  EXPECT_NE(peers[6], peers[5]);  // after the stream stopped early
+  EXPECT_EQ(peers[7], peers[6]);
+  EXPECT_NE(peers[8], peers[7]);  // after the cut one
 }
 
 // abort(): the body ends without its last chunk and the connection closes, so the client sees

@@ -2,9 +2,11 @@
 // deadlines against slow and idle peers, admission at the cap, long-polls, event streams,
 // graceful shutdown.
 #include <gtest/gtest.h>
+
 #include <sys/socket.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -91,6 +93,25 @@ TEST(HttpServerTest, SlowHeadersGet408AndIdleConnectionsClose) {
   RawSocket idle = RawSocket::tcp(r.port);
   EXPECT_TRUE(idle.closed_by_peer(3));
   EXPECT_GE(r.server->stats().timeouts, 2u);
+}
+
+// One timer serves every deadline of a connection, moved lazily: a shorter deadline after a
+// longer one still comes on time, and a longer one after a shorter one does not end early.
+TEST(HttpServerTest, EachDeadlineCountsFromItsOwnStartWhateverCameBefore) {
+  ServerOptions options;
+  options.idle_timeout_s = 1.5;
+  options.header_timeout_s = 0.2;
+  Running r = start(options, HttpServer::blocking(echo));
+  const auto started = std::chrono::steady_clock::now();
+  RawSocket slow = RawSocket::tcp(r.port);  // idle first (1.5 s), then slow headers (0.2 s)
+  ASSERT_TRUE(slow.send("GET / HTTP/1.1\r\nX-A: 1\r\n"));
+  EXPECT_EQ(slow.read(3, "\r\n\r\n").rfind("HTTP/1.1 408", 0), 0u);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(1400));
+  RawSocket kept = RawSocket::tcp(r.port);  // headers (0.2 s), then idle after the answer (1.5 s)
+  ASSERT_TRUE(kept.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_EQ(kept.read(3, "\r\n\r\n").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_FALSE(kept.closed_by_peer(0.6));  // the header deadline has passed; idle has not
+  EXPECT_TRUE(kept.closed_by_peer(5));
 }
 
 TEST(HttpServerTest, IdleAndSlowConnectionsCannotLockOutAClient) {

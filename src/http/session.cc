@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <chrono>
 #include <optional>
 
 #include "http/beast_mapping.h"
@@ -130,8 +131,9 @@ class Session final : public SessionHandle,
 
   void pump_stream() override {
     if (!stream_ || stream_writing_ || state.load() == SessionState::kClosed) return;
-    if (!stream_->take(&chunk_)) {
-      if (!stream_->closed()) return;
+    const StreamQueue::Take taken = stream_->take(&chunk_);
+    if (taken == StreamQueue::Take::kWait) return;  // the next push schedules the pump again
+    if (taken == StreamQueue::Take::kEnd) {
       // A whole chunked body leaves the connection ready for the next request; a dropped one
       // (the client fell behind), one cut short (abort) or one ended by closing ends the
       // connection.
@@ -158,22 +160,32 @@ class Session final : public SessionHandle,
     state.store(s);
   }
 
-  // Deadlines: one timer; a newer arm() or disarm() makes an older expiry harmless.
+  // Deadlines: one timer, moved lazily. arm() and disarm() only set deadline_; the timer is
+  // started again only when the new deadline is earlier than its pending expiry, and an expiry
+  // that finds a later deadline (or none) waits on for it. A request's arms and disarms (idle,
+  // headers, body, write) thus cost no timer system call and no cancelled handler each.
   void arm(double s) {
-    const uint64_t generation = ++deadline_generation_;
     timed_out_ = false;
-    timer_.expires_after(seconds(s));
-    timer_.async_wait([self = this->shared_from_this(), generation](const error_code& ec) {
-      if (ec || generation != self->deadline_generation_) return;
+    deadline_ = std::chrono::steady_clock::now() + seconds(s);
+    if (deadline_ < timer_at_) start_timer(deadline_);
+  }
+  void disarm() { deadline_ = kNoDeadline; }
+  void start_timer(std::chrono::steady_clock::time_point at) {
+    timer_at_ = at;
+    const uint64_t wait = ++timer_wait_;
+    timer_.expires_at(at);  // a pending wait ends with operation_aborted
+    timer_.async_wait([self = this->shared_from_this(), wait](const error_code& ec) {
+      if (ec || wait != self->timer_wait_) return;  // cancelled or replaced by an earlier one
+      self->timer_at_ = kNoDeadline;
+      if (self->deadline_ == kNoDeadline || self->state.load() == SessionState::kClosed) return;
+      if (std::chrono::steady_clock::now() < self->deadline_) {
+        return self->start_timer(self->deadline_);  // moved later since: wait for it
+      }
       self->timed_out_ = true;
       self->core_.timeouts.fetch_add(1);
       error_code ignored;
       self->socket_.cancel(ignored);
     });
-  }
-  void disarm() {
-    ++deadline_generation_;
-    timer_.cancel();
   }
 
   void wait_for_request() {
@@ -342,6 +354,7 @@ class Session final : public SessionHandle,
     if (state.load() == SessionState::kClosed) return;
     set_state(SessionState::kClosed);
     disarm();
+    timer_.cancel();  // its wait holds this session
     if (stream_) stream_->mark_gone();
     error_code ignored;
     socket_.shutdown(Socket::shutdown_both, ignored);
@@ -351,8 +364,12 @@ class Session final : public SessionHandle,
 
   ServerCore& core_;
   Socket socket_;
+  static constexpr std::chrono::steady_clock::time_point kNoDeadline =
+      std::chrono::steady_clock::time_point::max();
   asio::steady_timer timer_;
-  uint64_t deadline_generation_ = 0;
+  std::chrono::steady_clock::time_point deadline_ = kNoDeadline;  // of the operation under way
+  std::chrono::steady_clock::time_point timer_at_ = kNoDeadline;  // the pending wait's expiry
+  uint64_t timer_wait_ = 0;  // the pending wait (older ones' expiries are ignored)
   bool timed_out_ = false;
   std::shared_ptr<const Peer> peer_;
   boost::beast::flat_buffer buffer_;

@@ -59,29 +59,24 @@ void StreamQueue::schedule_pump_locked() {
   });
 }
 
-bool StreamQueue::take(std::string* out) {
+StreamQueue::Take StreamQueue::take(std::string* out) {
   std::lock_guard<std::mutex> lock(mu_);
   if (queue_.empty() || gone_) {
     pump_scheduled_ = false;
-    return false;
+    return gone_ || closed_ ? Take::kEnd : Take::kWait;
   }
   // Everything queued goes out in one write: under load, pieces are batched, not one write each.
   // The bytes stay counted until written (written()): the bound covers the write in flight.
   out->clear();
   for (std::string& piece : queue_) out->append(piece);
   queue_.clear();
-  return true;
+  return Take::kBytes;
 }
 
 void StreamQueue::written(size_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   queued_bytes_ -= std::min(bytes, queued_bytes_);
   room_.notify_all();
-}
-
-bool StreamQueue::closed() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return closed_ || gone_;
 }
 
 bool StreamQueue::cut() const {

@@ -37,10 +37,13 @@ class StreamQueue {
   void close(bool cut = false);
   bool open() const;
 
-  // On the connection's strand: every queued piece, concatenated (false: none; the pump stops).
-  bool take(std::string* out);
+  // On the connection's strand: every queued piece, concatenated (kBytes); else whether the
+  // stream has ended (kEnd: closed with nothing left queued, or gone) or waits for more (kWait).
+  // One decision under one lock: a stream checked for bytes and then, apart, for being closed
+  // could be closed by a producer in between, after it pushed the rest, which would then be lost.
+  enum class Take { kBytes, kWait, kEnd };
+  Take take(std::string* out);
   void written(size_t bytes);  // what take() gave has been written
-  bool closed() const;         // closed or gone
   bool gone() const;           // the listener was dropped or went away
   bool cut() const;            // closed with cut = true
   void mark_gone();            // the listener went away or the connection failed

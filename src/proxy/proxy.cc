@@ -121,7 +121,14 @@ void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
     reply.send(metrics_page());
     return;
   }
-  const nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
+  // Only the top level is read (model, stream): a prompt's messages are skipped, not built.
+  const nlohmann::json body = nlohmann::json::parse(
+      request.body,
+      [](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+        return depth == 0 || (event != nlohmann::json::parse_event_t::object_start &&
+                               event != nlohmann::json::parse_event_t::array_start);
+      },
+      false);
   const bool asked_streamed = body.is_object() && body.contains("stream") && body["stream"] == true;
   const std::string* zeus_header = request.header("x-zeus-energy");
   const std::string* zeus_query = request.query_value("zeus");

@@ -40,6 +40,35 @@ TEST(SseScannerTest, ACompletionsTextIsReadAndNotJsonIsNothing) {
   EXPECT_EQ(read_answer_json("not json", &usage, &model, nullptr, &text), 0);
 }
 
+// The members it does not read (logprobs with their own "content", a whole answer's message,
+// finish_reason) change nothing, and a malformed chunk is nothing.
+TEST(SseScannerTest, TheOtherMembersOfAChunkOrAnswerAreSkippedWithoutChangingWhatIsRead) {
+  Usage usage;
+  std::string model, id, text;
+  EXPECT_EQ(read_answer_json(
+                R"({"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",)"
+                R"("choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},)"
+                R"("logprobs":{"content":[{"token":"x","logprob":-1}]},"finish_reason":null},)"
+                R"({"index":1,"delta":{"reasoning_content":"so"}},{"index":2,"delta":{}}],)"
+                R"("usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}})",
+                &usage, &model, &id, &text),
+            2);
+  EXPECT_EQ(text, "hiso");
+  EXPECT_EQ(model, "m");
+  EXPECT_EQ(id, "c1");
+  EXPECT_EQ(usage.prompt_tokens, 3);
+  EXPECT_EQ(usage.completion_tokens, 2);
+  Usage whole;
+  EXPECT_EQ(read_answer_json(R"({"choices":[{"message":{"content":"abc"}}],)"
+                             R"("usage":{"completion_tokens":8}})",
+                             &whole, &model, nullptr, nullptr),
+            0);  // a whole answer's tokens come from its usage
+  EXPECT_EQ(whole.completion_tokens, 8);
+  EXPECT_EQ(read_answer_json(R"({"choices":[{"text":"a"}],"x":[1,)", &whole, &model, nullptr,
+                             nullptr),
+            0);
+}
+
 // Without keep_text no text is kept; with it, text that is not taken stops growing at
 // kMaxTextBytes, cut between characters.
 TEST(SseScannerTest, TextIsKeptOnlyWhenAskedAndBounded) {
