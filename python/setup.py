@@ -6,9 +6,9 @@
 setuptools drives the project's own CMake build: build_ext configures the source tree (the folder
 above this one, or ZEUS_SOURCE_DIR) into a build folder, builds only the Python targets
 (_zeus_cpp and zeus_cpp_python, which assemble the package: the extension beside the .py files)
-and copies the assembled package into the wheel. The build folder is build/pip-<python> under the
-source tree (ccache makes a second configure cheap), or ZEUS_CMAKE_BUILD_DIR to reuse a configured
-tree such as build/release (then nothing is recompiled that is up to date). CMAKE_ARGS adds
+and copies the assembled package into the wheel. The build folder is ZEUS_CMAKE_BUILD_DIR when
+set; else build/release when `make build` configured it (nothing up to date is recompiled); else
+a new build/pip-<python> under the source tree. CMAKE_ARGS adds
 options to the configure step; ZEUS_BUILD_JOBS sets the parallelism (default: the CPU count).
 `cmake --install build/release --component python` remains the other way to install.
 """
@@ -55,7 +55,11 @@ class CMakeBuild(build_ext):
             sys.exit("zeus_cpp: cmake not found (sudo apt-get install cmake, or make deps)")
         source = _source_dir()
         tag = f"{sys.version_info.major}.{sys.version_info.minor}"
-        build = Path(os.environ.get("ZEUS_CMAKE_BUILD_DIR", source / "build" / f"pip-{tag}"))
+        build = Path(os.environ.get("ZEUS_CMAKE_BUILD_DIR", ""))
+        if not os.environ.get("ZEUS_CMAKE_BUILD_DIR"):
+            release = source / "build" / "release"
+            build = release if (release / "CMakeCache.txt").is_file() else (
+                source / "build" / f"pip-{tag}")
         if not (build / "CMakeCache.txt").is_file():
             configure = ["cmake", "-S", str(source), "-B", str(build),
                          "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DZEUS_BUILD_BENCH=OFF",
