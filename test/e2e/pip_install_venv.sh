@@ -16,11 +16,11 @@ py="$dir/venv/bin/python"
 # ZEUS_SOURCE_DIR), so pip's in-tree build/ and egg-info stay out of the source tree.
 mkdir "$dir/pkg"
 cp -r "$src/python/setup.py" "$src/python/zeus_cpp" "$dir/pkg/"
-start=$(date +%s.%N)
+start=$(date +%s%N)
 PIP_NO_CACHE_DIR=1 ZEUS_SOURCE_DIR="$src" ZEUS_CMAKE_BUILD_DIR="${ZEUS_BUILD_DIR:?}" ZEUS_BUILD_JOBS=2 \
   "$py" -m pip install --no-build-isolation --no-index --disable-pip-version-check "$dir/pkg" \
   > "$dir/pip.log" 2>&1 || { tail -30 "$dir/pip.log"; fail "pip install failed"; }
-echo "pip install took $(echo "$(date +%s.%N) - $start" | bc) s"
+echo "pip install took $(( ($(date +%s%N) - start) / 1000000 )) ms"
 
 echo '{"devices": [{"power_draw_mw": 300000}]}' > "$dir/state.json"
 export ZEUS_FAKE_NVML_STATE="$dir/state.json" ZEUS_NVML_PATH="${ZEUS_FAKES:?}/libnvidia-ml.so.1"
