@@ -60,3 +60,19 @@ def test_in_process_report_has_every_section(fake_nvml):
     for title in ("## Versions", "## Environment", "## Libraries", "## Devices", "## RAPL",
                   "## zeusd"):
         assert title in text
+
+
+def test_formatter_survives_a_malformed_report():
+    from zeus_cpp import _zeus_cpp
+    text = _zeus_cpp.format_environment_report(json.dumps({
+        "gpus": [1, {"index": "x"}], "environment": 3, "packages": "zeus",
+        "zeusd": {"configured": True, "reachable": True, "gpus": 5, "capabilities": [7]}}))
+    assert "## zeusd" in text and "reachable: 0 GPUs" in text
+    assert "capabilities granted to this process: 7" in text
+    for bad in ("[]", "not json"):
+        try:
+            _zeus_cpp.format_environment_report(bad)
+        except ValueError as error:
+            assert "JSON object" in str(error)
+        else:
+            raise AssertionError(f"{bad!r} was accepted")

@@ -148,6 +148,17 @@ json field(const json& object, const char* key) {
   return object.is_object() && object.contains(key) ? object[key] : json(nullptr);
 }
 
+// A boolean field (false when absent or not a boolean), a list field (empty when not a list).
+bool flag(const json& object, const char* key) {
+  const json value = field(object, key);
+  return value.is_boolean() && value.get<bool>();
+}
+
+json list(const json& object, const char* key) {
+  json value = field(object, key);
+  return value.is_array() ? value : json::array();
+}
+
 std::string text(const json& value) {
   if (value.is_null()) return "-";
   if (value.is_string()) return value.get<std::string>();
@@ -181,11 +192,11 @@ nlohmann::json environment_report(const nlohmann::json& packages) {
 std::string format_environment_report(const nlohmann::json& report) {
   std::ostringstream out;
   section(out, "Versions");
-  for (const json& p : report.value("packages", json::array())) {
+  for (const json& p : list(report, "packages")) {
     out << "  " << text(field(p, "name")) << ": " << text(field(p, "version"))
         << "\n";
   }
-  const json os = report.value("platform", json::object());
+  const json os = field(report, "platform");
   out << "  platform: " << text(field(os, "system")) << " " << text(field(os, "release"))
       << " " << text(field(os, "machine")) << "\n";
   section(out, "Environment");
@@ -194,7 +205,7 @@ std::string format_environment_report(const nlohmann::json& report) {
     out << "  " << it.key() << "=" << (it->is_null() ? "[not set]" : text(*it)) << "\n";
   }
   section(out, "Libraries");
-  for (const json& lib : report.value("libraries", json::array())) {
+  for (const json& lib : list(report, "libraries")) {
     out << "  " << text(field(lib, "name")) << ": ";
     if (field(lib, "path").is_string()) {
       out << text(field(lib, "path")) << " (loaded as " << text(field(lib, "requested")) << ")\n";
@@ -206,45 +217,45 @@ std::string format_environment_report(const nlohmann::json& report) {
   if (!field(report, "discovery_error").is_null()) {
     out << "  discovery failed: " << text(field(report, "discovery_error")) << "\n";
   }
-  const json gpus = report.value("gpus", json::array());
+  const json gpus = list(report, "gpus");
   if (gpus.empty()) out << "  GPUs: none\n";
   for (const json& g : gpus) {
     out << "  GPU " << text(field(g, "index")) << " (physical " << text(field(g, "physical_index"))
         << "): " << text(field(g, "name")) << ", " << text(field(g, "uuid")) << ", backend " << text(field(g, "backend"))
-        << ", energy counter " << (g.value("energy_counter", false) ? "yes" : "no") << "\n";
+        << ", energy counter " << (flag(g, "energy_counter") ? "yes" : "no") << "\n";
   }
-  for (const json& c : report.value("cpus", json::array())) {
+  for (const json& c : list(report, "cpus")) {
     out << "  CPU " << text(field(c, "index")) << ": " << text(field(c, "name")) << " (RAPL"
-        << (c.value("dram", false) ? ", DRAM" : "") << ")"
-        << (c.value("readable", false) ? "" : " not readable: " + text(field(c, "error"))) << "\n";
+        << (flag(c, "dram") ? ", DRAM" : "") << ")"
+        << (flag(c, "readable") ? "" : " not readable: " + text(field(c, "error"))) << "\n";
   }
   out << "  backends:\n";
-  for (const json& b : report.value("backends", json::array())) {
-    out << "    " << text(field(b, "backend")) << ": " << (b.value("used", false) ? "used, " : "skipped, ")
+  for (const json& b : list(report, "backends")) {
+    out << "    " << text(field(b, "backend")) << ": " << (flag(b, "used") ? "used, " : "skipped, ")
         << text(field(b, "detail")) << "\n";
   }
   section(out, "RAPL");
-  const json rapl = report.value("rapl", json::object());
-  out << "  " << (rapl.value("available", false) ? "available: " : "unavailable: ")
+  const json rapl = field(report, "rapl");
+  out << "  " << (flag(rapl, "available") ? "available: " : "unavailable: ")
       << text(field(rapl, "detail")) << "\n";
   section(out, "zeusd");
-  const json zeusd = report.value("zeusd", json::object());
-  if (!zeusd.value("configured", false)) {
+  const json zeusd = field(report, "zeusd");
+  if (!flag(zeusd, "configured")) {
     out << "  not configured (set ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT to use it)\n";
   } else {
     out << "  endpoint: " << text(field(zeusd, "endpoint")) << "\n";
-    if (!zeusd.value("reachable", false)) {
+    if (!flag(zeusd, "reachable")) {
       out << "  unreachable: " << text(field(zeusd, "error")) << "\n";
     } else {
       std::string scopes;
-      for (const json& c : zeusd.value("capabilities", json::array())) {
+      for (const json& c : list(zeusd, "capabilities")) {
         scopes += (scopes.empty() ? "" : ", ") + text(c);
       }
-      out << "  reachable: " << zeusd.value("gpus", json::array()).size() << " GPUs "
+      out << "  reachable: " << list(zeusd, "gpus").size() << " GPUs "
           << text(field(zeusd, "gpus")) << ", " << text(field(zeusd, "cpus"))
           << " CPUs\n  capabilities granted to this process: "
           << (scopes.empty() ? "none" : scopes) << "\n  auth required: "
-          << (zeusd.value("auth_required", false) ? "yes" : "no") << "\n";
+          << (flag(zeusd, "auth_required") ? "yes" : "no") << "\n";
     }
   }
   return out.str();
