@@ -1,6 +1,6 @@
-"""zeus_cpp.profile.profile_parameters on the fake NVML: a workload whose power changes every
+"""zeus_cpp.profile.profile_parameters on the fake NVML: a workload whose energy changes every
 iteration gives scattered energies in one-iteration windows and repeatable ones in windows of
-whole power cycles, so the sweep marks the short window invalid and recommends the longer one."""
+many iterations, so the sweep marks the short window invalid and recommends the longer one."""
 
 from __future__ import annotations
 
@@ -15,24 +15,27 @@ from zeus_cpp.monitor import ZeusMonitor
 from zeus_cpp.profile import (SweepReport, SweepResult, TrialResult, profile_cooldown_duration,
                               profile_measurement_duration, profile_parameters)
 
-POWER_CYCLE_W = (100, 600, 350)
+ENERGY_CYCLE_J = (0.5, 6.5, 3.5)
 
 
 class CyclingWorkload:
-    """One 10 ms iteration; the fake GPU draws 100, 600, 350 W on successive calls. The fake
-    notices a rewritten state file at its next call, so each change is followed by a reading
-    (as a GPU's own counter would integrate every change)."""
+    """One 10 ms iteration that uses 0.5, 6.5, 3.5 J on successive calls: it adds that to the
+    fake GPU's energy counter (drawing 0 W otherwise), so the energy of a window does not
+    depend on how long the loaded test machine takes. The fake notices a rewritten state file
+    at its next call, so each change is followed by a reading."""
 
     def __init__(self, fake_nvml) -> None:
         self.path = fake_nvml.path
         self.calls = 0
+        self.energy_j = 0.0
         self.gpus = get_gpus()
 
     def __call__(self) -> None:
-        watts = POWER_CYCLE_W[self.calls % len(POWER_CYCLE_W)]
+        self.energy_j += ENERGY_CYCLE_J[self.calls % len(ENERGY_CYCLE_J)]
         self.calls += 1
-        # No energy keys: the fake's counter carries over at the old power.
-        self.path.write_text(json.dumps({"devices": [{"power_draw_mw": watts * 1000}]}))
+        device = {"power_draw_mw": 0, "energy_mj": self.energy_j * 1000,
+                  "energy_time_ns": time.time_ns()}
+        self.path.write_text(json.dumps({"devices": [device]}))
         self.gpus.get_gpu_temperature(0)
         time.sleep(0.01)
 
@@ -53,13 +56,14 @@ def test_short_windows_scatter_and_the_shortest_valid_one_is_recommended(fake_nv
     assert all(isinstance(t, TrialResult) for t in long_window.trials)
     assert len(long_window.trials) == 4 and len(one_iteration.trials) == 4
     assert all(t.iterations == 1 for t in one_iteration.trials)
-    assert all(t.iterations >= 10 for t in long_window.trials)
-    # One iteration reads 100, 600 or 350 W x its time, depending on where the cycle stands.
-    assert one_iteration.energy_std > 1.0 and not one_iteration.is_valid
+    assert all(t.iterations >= 5 for t in long_window.trials)  # 0.3 s of ~10 ms iterations
+    # One iteration uses 0.5, 6.5 or 3.5 J, depending on where the cycle stands.
+    energies = [round(t.energy_per_iter, 3) for t in one_iteration.trials]
+    assert set(energies) <= set(ENERGY_CYCLE_J) and len(set(energies)) >= 2, energies
+    assert one_iteration.energy_std > 2.0 and not one_iteration.is_valid
+    # A window of many iterations averages the cycle (3.5 J), whatever its phase.
     assert long_window.energy_std < 1.0 and long_window.is_valid
-    power_w = sum(t.total_energy for t in long_window.trials) / sum(
-        t.total_time for t in long_window.trials)
-    assert power_w == pytest.approx(350, rel=0.15)  # the cycle's mean power
+    assert long_window.energy_mean == pytest.approx(3.5, abs=1.0)
     assert long_window.cooldown_duration == 0.02
     assert measurement_report.shortest_valid() == 0.3
 
