@@ -30,7 +30,7 @@ def test_text_block_names_versions_devices_and_reasons(fake_nvml, tmp_path, monk
     assert f"NVML: {nvml} (loaded as {os.environ['ZEUS_NVML_PATH']})" in text
     assert f"ROCm SMI: not found: cannot load {missing_rocm}" in text
     assert "GPU 0 (physical 0): NVIDIA H100 80GB HBM3" in text and "backend nvidia" in text
-    assert "    amd: skipped, " in text
+    assert "    amd: not used: " in text
     assert "## RAPL\n  unavailable: " in text
     assert "not configured (set ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT" in text
 

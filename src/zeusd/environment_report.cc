@@ -231,7 +231,7 @@ std::string format_environment_report(const nlohmann::json& report) {
   }
   out << "  backends:\n";
   for (const json& b : list(report, "backends")) {
-    out << "    " << text(field(b, "backend")) << ": " << (flag(b, "used") ? "used, " : "skipped, ")
+    out << "    " << text(field(b, "backend")) << ": " << (flag(b, "used") ? "used: " : "not used: ")
         << text(field(b, "detail")) << "\n";
   }
   section(out, "RAPL");

@@ -15,7 +15,7 @@ grep -q "^  zeus: [0-9]" "$dir/text" || fail "no version: $(cat "$dir/text")"
 grep -qF "NVML: $fake_path (loaded as $ZEUS_NVML_PATH)" "$dir/text" || fail "NVML path: $(cat "$dir/text")"
 grep -qF "ROCm SMI: not found: cannot load $dir/none.so" "$dir/text" || fail "ROCm reason: $(cat "$dir/text")"
 grep -q "GPU 0 (physical 0): NVIDIA A100-SXM4-40GB, .*backend nvidia, energy counter yes" "$dir/text" || fail "GPU line: $(cat "$dir/text")"
-grep -q "^    amd: skipped, " "$dir/text" || fail "amd backend reason: $(cat "$dir/text")"
+grep -q "^    amd: not used: " "$dir/text" || fail "amd backend reason: $(cat "$dir/text")"
 grep -q "^  unavailable: " "$dir/text" || fail "RAPL reason: $(cat "$dir/text")"
 grep -q "not configured (set ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT" "$dir/text" || fail "zeusd: $(cat "$dir/text")"
 $py - "$dir/report.json" "$fake_path" <<'PY'
