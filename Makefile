@@ -80,3 +80,6 @@ format:
 
 clean:
 	rm -rf build
+
+# pip install of zeus_cpp into a virtual environment (python/setup.py, test e2e.pip_install_venv).
+DEB_PACKAGES += python3-venv python3-pip python3-setuptools python3-wheel

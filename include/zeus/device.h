@@ -46,6 +46,8 @@ enum class GpuArchitecture {
 
 // "Volta", "Hopper", "AMD", "unknown".
 std::string architecture_name(GpuArchitecture architecture);
+// "nvidia", "amd", "replay".
+std::string vendor_name(GpuVendor vendor);
 
 struct PowerLimitRangeMw {
   uint32_t min_mw = 0;

@@ -129,6 +129,7 @@ void bind_device(py::module_& module);
 void bind_monitor(py::module_& module);
 void bind_timelines(py::module_& module);
 void bind_profile(py::module_& module);
+void bind_environment(py::module_& module);
 void bind_power_limit(py::module_& module);
 void bind_batch_size(py::module_& module);
 void bind_pipeline_frequency(py::module_& module);

@@ -8,6 +8,7 @@ PYBIND11_MODULE(_zeus_cpp, m) {
   zeus::python::bind_monitor(m);
   zeus::python::bind_timelines(m);
   zeus::python::bind_profile(m);
+  zeus::python::bind_environment(m);
   zeus::python::bind_power_limit(m);
   zeus::python::bind_batch_size(m);
   zeus::python::bind_pipeline_frequency(m);

@@ -1,6 +1,9 @@
 #include "common/dynamic_library.h"
 
 #include <dlfcn.h>
+#include <link.h>
+
+#include <filesystem>
 
 namespace zeus {
 
@@ -13,6 +16,17 @@ Result<DynamicLibrary> DynamicLibrary::open(const std::string& path) {
                 "cannot load " + path + ": " + (why != nullptr ? why : "unknown dlopen error"));
   }
   return DynamicLibrary(handle, path);
+}
+
+std::string DynamicLibrary::loaded_file() const {
+  link_map* map = nullptr;
+  if (handle_ == nullptr || dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr ||
+      map->l_name == nullptr || map->l_name[0] == '\0') {
+    return path_;
+  }
+  std::error_code error;
+  const auto resolved = std::filesystem::canonical(map->l_name, error);
+  return error ? std::string(map->l_name) : resolved.string();
 }
 
 DynamicLibrary::DynamicLibrary(DynamicLibrary&& other) noexcept

@@ -41,6 +41,11 @@ class DynamicLibrary {
 
   const std::string& path() const { return path_; }
 
+  // The file the dynamic loader opened (an absolute path, symlinks resolved), e.g.
+  // /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15 for "libnvidia-ml.so.1"; path() when the
+  // loader cannot say.
+  std::string loaded_file() const;
+
  private:
   DynamicLibrary(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
   void* handle_ = nullptr;

@@ -1,4 +1,4 @@
-// Names of GPU architectures.
+// Names of GPU architectures and vendors.
 #include <string>
 
 #include "zeus/device.h"
@@ -29,6 +29,18 @@ std::string architecture_name(GpuArchitecture architecture) {
       return "AMD";
     case GpuArchitecture::kUnknown:
       return "unknown";
+  }
+  return "unknown";
+}
+
+std::string vendor_name(GpuVendor vendor) {
+  switch (vendor) {
+    case GpuVendor::kNvidia:
+      return "nvidia";
+    case GpuVendor::kAmd:
+      return "amd";
+    case GpuVendor::kReplay:
+      return "replay";
   }
   return "unknown";
 }

@@ -1,5 +1,7 @@
 #include "child_process.h"
 
+#include "cli_util.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -118,5 +120,15 @@ void ChildProcess::ignore_sigpipe() {
 }
 
 bool ChildProcess::interrupted() { return g_interrupted.load(); }
+
+int run_command_or_die(const std::vector<std::string>& argv) {
+  auto started = ChildProcess::start(argv);
+  if (!started) {
+    die(started.error().message, started.error().code == ErrorCode::kNotFound
+                                     ? kCommandNotFoundExit
+                                     : kCannotExecuteExit);
+  }
+  return started->wait();
+}
 
 }  // namespace zeus::cli

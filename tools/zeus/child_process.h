@@ -34,4 +34,12 @@ class ChildProcess {
   pid_t pid_;
 };
 
+// As a shell: 127 when the command does not exist, 126 when it exists but cannot be executed.
+inline constexpr int kCommandNotFoundExit = 127;
+inline constexpr int kCannotExecuteExit = 126;
+
+// Starts `argv` and waits for it: its exit code (as ChildProcess::wait). When it cannot be
+// started, die()s with the reason and kCommandNotFoundExit or kCannotExecuteExit.
+int run_command_or_die(const std::vector<std::string>& argv);
+
 }  // namespace zeus::cli

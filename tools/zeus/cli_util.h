@@ -56,6 +56,10 @@ T value_or_die(Result<T> result, const std::string& context = "") {
   if constexpr (!std::is_void_v<T>) return std::move(*result);
 }
 
+// zeus's exit status when nothing can be measured (EX_UNAVAILABLE: no GPU, no readable RAPL);
+// the command is not run.
+inline constexpr int kNothingToMeasureExit = 69;
+
 // discover() with the environment's options; die() on a malformed CUDA_VISIBLE_DEVICES etc.
 Devices discover_or_die(bool want_gpus = true, bool want_cpus = true);
 

@@ -10,18 +10,6 @@
 namespace zeus::cli {
 namespace {
 
-const char* vendor_name(GpuVendor vendor) {
-  switch (vendor) {
-    case GpuVendor::kNvidia:
-      return "nvidia";
-    case GpuVendor::kAmd:
-      return "amd";
-    case GpuVendor::kReplay:
-      return "replay";
-  }
-  return "?";
-}
-
 nlohmann::json watts_or_null(const Result<uint32_t>& mw) {
   if (!mw) return nullptr;
   return *mw / 1000.0;

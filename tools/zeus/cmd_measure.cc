@@ -27,12 +27,8 @@ struct MeasureArgs {
   std::vector<std::string> command;
 };
 
-// Exit statuses of zeus itself when the command's own cannot be used (documented in --help).
-constexpr int kNothingToMeasureExit = 69;  // EX_UNAVAILABLE: no GPU and no readable RAPL
-constexpr int kEnergyLostExit = 74;        // EX_IOERR: the command succeeded, the last reading failed
-// As a shell: 127 when the command does not exist, 126 when it exists but cannot be executed.
-constexpr int kCommandNotFoundExit = 127;
-constexpr int kCannotExecuteExit = 126;
+// Exit status of zeus itself when the command's own cannot be used (documented in --help).
+constexpr int kEnergyLostExit = 74;  // EX_IOERR: the command succeeded, the last reading failed
 
 void run_measure(const MeasureArgs& args) {
   if (args.command.empty()) die("no command to measure: write it after --, e.g. zeus measure -- python train.py");
@@ -84,14 +80,7 @@ void run_measure(const MeasureArgs& args) {
   for (Accounting& a : accounting) value_or_die(a.monitor->begin_window("zeus_measure"));
   value_or_die(monitor->begin_window("zeus_measure"));
   const auto started_at = std::chrono::steady_clock::now();
-  auto started = ChildProcess::start(args.command);
-  if (!started) {
-    die(started.error().message, started.error().code == ErrorCode::kNotFound
-                                     ? kCommandNotFoundExit
-                                     : kCannotExecuteExit);
-  }
-  ChildProcess child = std::move(*started);
-  const int exit_code = child.wait();
+  const int exit_code = run_command_or_die(args.command);
   auto ended = monitor->end_window("zeus_measure");
   std::vector<Result<AccountedMeasurement>> accounted;
   for (Accounting& a : accounting) accounted.push_back(a.monitor->end_window("zeus_measure", false));

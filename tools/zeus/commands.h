@@ -12,6 +12,10 @@ namespace zeus::cli {
 void add_devices_command(CLI::App& app);
 void add_measure_command(CLI::App& app);
 void add_power_command(CLI::App& app);
+// `zeus profile -- CMD`: the command's energy over repeated trials with cool-downs (cmd_profile.cc).
+void add_profile_command(CLI::App& app);
+// `zeus show-env`: versions, devices, RAPL and zeusd, for a bug report (cmd_show_env.cc).
+void add_show_env_command(CLI::App& app);
 // `zeus plo replay|show`: the power-limit optimizer's selection, offline (cmd_plo.cc).
 void add_plo_command(CLI::App& app);
 // `zeus pfo plan|choose`: the Perseus pipeline frequency planner (cmd_pfo.cc).

@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   // Subcommands, one file each (cmd_*.cc).
   zeus::cli::add_devices_command(app);
   zeus::cli::add_measure_command(app);
+  zeus::cli::add_profile_command(app);
+  zeus::cli::add_show_env_command(app);
   zeus::cli::add_power_command(app);
   zeus::cli::add_plo_command(app);
   zeus::cli::add_pfo_command(app);
