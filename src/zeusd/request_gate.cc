@@ -103,16 +103,14 @@ GateDecision check_access(const http::HttpRequest& request, const AccessPolicy& 
     }
   }
   constexpr std::string_view kBearer = "Bearer ";
-  if (count == 0 || value == nullptr || !starts_with(*value, kBearer)) {
-    decision.refusal = unauthorized(
-        count > 1 ? "Authentication required. Send one Authorization: Bearer <token> header, not "
-                    "several."
-                  : "Authentication required. Provide an Authorization: Bearer <token> header.");
-    return decision;
-  }
   if (count > 1) {
     decision.refusal = unauthorized(
         "Authentication required. Send one Authorization: Bearer <token> header, not several.");
+    return decision;
+  }
+  if (value == nullptr || !starts_with(*value, kBearer)) {
+    decision.refusal = unauthorized(
+        "Authentication required. Provide an Authorization: Bearer <token> header.");
     return decision;
   }
   Result<TokenIdentity> token =

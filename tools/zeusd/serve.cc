@@ -170,7 +170,7 @@ int run_serve(const ServeConfig& config) {
   for (int c = 0; c < zeusd::kCapabilityCount; ++c) {
     const auto capability = static_cast<zeusd::Capability>(c);
     log_info("zeusd: " + std::string(zeusd::capability_name(capability)) +
-             " allowed on the socket for " + allow.describe(capability));
+             " allowed for " + allow.describe(capability));
   }
 
   // Signals are taken synchronously by sigwait below; block them before any thread starts.
