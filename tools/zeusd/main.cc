@@ -4,7 +4,6 @@
 // has them: `zeusd serve [options]` and `zeusd token issue [options]`; options without a command
 // are the old invocation (= serve, with a deprecation note). Wiring only: the parts live in
 // src/zeusd/.
-#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -48,12 +47,9 @@ int main(int argc, char** argv) {
       !arguments.empty() && (arguments[0] == "serve" || arguments[0] == "token" ||
                              arguments[0] == "--help" || arguments[0] == "-h" ||
                              arguments[0] == "--version");
-  if (!known_command) {
-    // The old invocation: `zeusd --socket ... --allow ...` is `zeusd serve ...`.
-    std::cerr << "zeusd: note: options without a command are deprecated; run `zeusd serve "
-                 "[options]` (the same options)\n";
-    arguments.insert(arguments.begin(), "serve");
-  }
+  // The old invocation: `zeusd --socket ... --allow ...` is `zeusd serve ...` (noted once the
+  // command line parsed, so that a usage error stays one line).
+  if (!known_command) arguments.insert(arguments.begin(), "serve");
   if (arguments[0] == "serve") {
     // The config file's settings become arguments placed before the command line's (toml++ reads
     // it strictly; CLI11's own config reader would skip unknown keys).
@@ -80,15 +76,24 @@ int main(int argc, char** argv) {
     expanded.insert(expanded.end(), from_command_line.begin(), from_command_line.end());
     arguments = std::move(expanded);
   }
-  std::reverse(arguments.begin(), arguments.end());  // CLI11 takes them last first
+  // As an argv (CLI11 then reports unexpected arguments in their order).
+  std::string program = argv[0];
+  std::vector<char*> pointers{program.data()};
+  for (std::string& argument : arguments) pointers.push_back(argument.data());
   try {
-    app.parse(arguments);
+    app.parse(static_cast<int>(pointers.size()), pointers.data());
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "zeusd: " << zeus::cli::usage_error_message(app, e) << " (see zeusd "
-              << (serve->parsed() ? "serve " : issue->parsed() ? "token issue " : "")
+    std::cerr << "zeusd: " << zeus::cli::usage_error_message(app, e, arguments) << " (see zeusd "
+              << (serve->parsed() && known_command ? "serve "
+                  : issue->parsed()                ? "token issue "
+                                                   : "")
               << "--help)\n";
     return zeus::cli::kUsageErrorExit;
+  }
+  if (!known_command) {
+    std::cerr << "zeusd: note: options without a command are deprecated; run `zeusd serve "
+                 "[options]` (the same options)\n";
   }
   if (issue->parsed()) return cli::run_token_issue(issue_config);
   return cli::run_serve(serve_config);
