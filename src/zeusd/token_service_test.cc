@@ -43,18 +43,8 @@ class TokenServiceTest : public ::testing::Test {
                     const std::string& bearer = "") {
     HttpRequest request;
     request.method = method;
-    const size_t q = target.find('?');
-    request.path = target.substr(0, q);
-    if (q != std::string::npos) {
-      std::string rest = target.substr(q + 1);
-      while (!rest.empty()) {
-        const size_t amp = rest.find('&');
-        const std::string pair = rest.substr(0, amp);
-        const size_t eq = pair.find('=');
-        request.query.emplace_back(pair.substr(0, eq), pair.substr(eq + 1));
-        rest = amp == std::string::npos ? "" : rest.substr(amp + 1);
-      }
-    }
+    std::string why;
+    EXPECT_TRUE(http::decode_target(target, &request, &why)) << why;
     if (!bearer.empty()) request.headers.emplace_back("authorization", "Bearer " + bearer);
     return service_->handle(request, who);
   }

@@ -10,11 +10,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib/zeusd_lib.sh"
 
-fake_gpus '{"devices": [
-  {"name": "NVIDIA H100 80GB HBM3", "architecture": 9, "power_draw_mw": 350000,
-   "min_limit_mw": 200000, "max_limit_mw": 700000},
-  {"name": "NVIDIA A100-SXM4-40GB", "architecture": 7, "power_draw_mw": 250000,
-   "min_limit_mw": 100000, "max_limit_mw": 400000}]}'
+fake_h100_a100
 fake_rapl 123456789 5555
 
 key="$dir/signing.key"
