@@ -89,7 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       break;
     }
-    const zeus::http::HttpRequest& request = parsed.request;
+    zeus::http::HttpRequest& request = parsed.request;
     if (parsed.used_bytes == 0 || parsed.used_bytes > rest.size() ||
         request.body.size() > limits.max_body_bytes ||
         request.headers.size() > limits.max_headers) {
