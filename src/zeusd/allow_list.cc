@@ -65,10 +65,12 @@ bool TokenIdentity::grants(Capability capability) const {
 }
 
 std::string Peer::description() const {
-  std::string text;
-  if (token) text = "token user '" + token->subject + "' ";
-  if (unix_socket || !token) text += "uid " + std::to_string(uid) + " (" + user_name(uid) + ")";
-  text += pid >= 0 ? " pid " + std::to_string(pid) : (token ? "over TCP" : " over TCP");
+  // Over TCP with a token, the uid says nothing (a remote peer is served as nobody).
+  std::string text = token ? "token user '" + token->subject + "'" : "";
+  if (unix_socket || !token) {
+    text += (text.empty() ? "" : " ") + ("uid " + std::to_string(uid) + " (" + user_name(uid) + ")");
+  }
+  text += pid >= 0 ? " pid " + std::to_string(pid) : " over TCP";
   return text;
 }
 
