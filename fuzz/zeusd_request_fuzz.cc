@@ -2,7 +2,11 @@
 // handling. Whatever bytes a peer sends, parsing must stay within its limits and never crash,
 // and a request that parses must get an answer (any status) from ZeusdService without crashing
 // — over replay GPUs, as root, an allowed user, a stranger, and a TCP peer. The first input byte
-// picks the peer.
+// picks the peer (bits 0-1), the daemon (bit 2: one with a signing key and gpu-control off, so
+// the request gate reads the Authorization header and the API groups) and whether a valid token
+// is added to the request (bit 3, so that the routes and their query parsing are reached behind
+// the gate). The bytes are also tried as a bearer token and as a token lifetime: no token the
+// fuzzer makes may verify unless it is the one zeusd signed (a forgery).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -10,10 +14,14 @@
 
 #include "zeus/replay_gpu.h"
 #include "http/message.h"
+#include "zeusd/jwt_token.h"
 #include "zeusd/process_watcher.h"
+#include "zeusd/request_gate.h"
 #include "zeusd/zeusd_service.h"
 
 namespace {
+
+constexpr const char* kKey = "fuzz-signing-key\n";
 
 struct Daemon {
   zeus::FakeClock clock;
@@ -21,7 +29,7 @@ struct Daemon {
   zeus::zeusd::NullProcessWatcher watcher;
   std::unique_ptr<zeus::zeusd::ZeusdService> service;
 
-  Daemon() {
+  explicit Daemon(bool tokens) {
     for (int i = 0; i < 2; ++i) {
       zeus::ReplayGpuConfig config;
       config.uuid = "GPU-fuzz-" + std::to_string(i);
@@ -33,17 +41,40 @@ struct Daemon {
     (void)allow.add("gpu-control=1000");
     (void)allow.add("gpu-read=@2000");
     // No wait between /cpu/get_power's two readings: the fuzzer must stay fast.
+    zeus::zeusd::AccessPolicy access;
+    if (tokens) {
+      access.signing_key = kKey;
+      access.enabled = {false, true, true};  // gpu-control off: 404 before authentication
+    }
     service = std::make_unique<zeus::zeusd::ZeusdService>(
-        devices, std::move(allow), watcher, nullptr, zeus::zeusd::UpstreamOptions{0.0});
+        devices, std::move(allow), watcher, nullptr, zeus::zeusd::UpstreamOptions{0.0}, access);
   }
 };
+
+// A token zeusd signed: every scope, no expiry.
+const std::string& good_token() {
+  static const std::string token =
+      *zeus::zeusd::issue_token(kKey, {"fuzz",
+                                       {zeus::zeusd::Capability::kGpuControl,
+                                        zeus::zeusd::Capability::kGpuRead,
+                                        zeus::zeusd::Capability::kCpuRead},
+                                       std::nullopt});
+  return token;
+}
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static Daemon* daemon = new Daemon();
+  static Daemon* plain = new Daemon(false);
+  static Daemon* with_key = new Daemon(true);
   if (size == 0) return 0;
+  Daemon* daemon = (data[0] & 4) ? with_key : plain;
   const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
+  {
+    auto verified = zeus::zeusd::verify_token(kKey, bytes, 1'800'000'000);
+    if (verified && bytes != good_token()) __builtin_trap();  // a forged token verified
+    (void)zeus::zeusd::parse_token_lifetime(bytes);
+  }
   zeus::http::Limits limits;
   limits.max_header_bytes = 4096;
   limits.max_body_bytes = 8192;
@@ -58,7 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       break;
     }
-    const zeus::http::HttpRequest& request = parsed.request;
+    zeus::http::HttpRequest& request = parsed.request;
     if (parsed.used_bytes == 0 || parsed.used_bytes > rest.size() ||
         request.body.size() > limits.max_body_bytes ||
         request.headers.size() > limits.max_headers) {
@@ -83,6 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         peer.unix_socket = false;
         break;
     }
+    if (data[0] & 8) request.headers.emplace_back("authorization", "Bearer " + good_token());
     const zeus::zeusd::HttpResponse answer = daemon->service->handle(request, peer);
     if (answer.status < 200 || answer.status > 599) __builtin_trap();
     // Every refusal says why, but for upstream's API's bare 404 (unknown route or method); a
@@ -92,5 +124,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // Leases never outlive the input that made them (the fuzzer's "process" exits every time).
   daemon->service->on_process_exit(4242);
+  // (TCP changes with the token persist: they stay within the replay GPUs' ranges.)
   return 0;
 }

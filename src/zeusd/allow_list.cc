@@ -60,8 +60,16 @@ Result<Capability> parse_capability(std::string_view name) {
                                                "' (use gpu-control, gpu-read or cpu-read)");
 }
 
+bool TokenIdentity::grants(Capability capability) const {
+  return std::find(scopes.begin(), scopes.end(), capability) != scopes.end();
+}
+
 std::string Peer::description() const {
-  std::string text = "uid " + std::to_string(uid) + " (" + user_name(uid) + ")";
+  // Over TCP with a token, the uid says nothing (a remote peer is served as nobody).
+  std::string text = token ? "token user '" + token->subject + "'" : "";
+  if (unix_socket || !token) {
+    text += (text.empty() ? "" : " ") + ("uid " + std::to_string(uid) + " (" + user_name(uid) + ")");
+  }
   text += pid >= 0 ? " pid " + std::to_string(pid) : " over TCP";
   return text;
 }
@@ -134,9 +142,15 @@ std::string user_name(uint32_t uid) {
 }
 
 std::string AllowList::refusal(Capability capability, const Peer& peer) const {
+  if (!peer.unix_socket && peer.token) {
+    if (peer.token->grants(capability)) return "";
+    return "the token of '" + peer.token->subject + "' lacks the scope '" +
+           std::string(capability_name(capability)) + "'";
+  }
   if (capability == Capability::kGpuControl && !peer.unix_socket) {
-    return "zeusd's TCP port is read-only: changes need zeusd's Unix socket (the lease is tied "
-           "to the client's process, which TCP cannot identify)";
+    return "zeusd's TCP port is read-only without tokens: changes need zeusd's Unix socket (the "
+           "lease is tied to the client's process, which TCP cannot identify), or a zeusd started "
+           "with --signing-key-path and a token with the gpu-control scope";
   }
   if (allows(capability, peer)) return "";
   const std::string name(capability_name(capability));

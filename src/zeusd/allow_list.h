@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -32,14 +33,27 @@ std::string_view capability_name(Capability capability);
 // The inverse of capability_name(); InvalidArgument naming the valid ones otherwise.
 Result<Capability> parse_capability(std::string_view name);
 
+// Who a verified bearer token names (jwt_token.h): its `sub`, the API groups it grants and its
+// expiry (Unix seconds; unset: never).
+struct TokenIdentity {
+  std::string subject;
+  std::vector<Capability> scopes;
+  std::optional<int64_t> expires_unix_s;
+
+  bool grants(Capability capability) const;
+};
+
 // The process on the other end of a connection, from SO_PEERCRED (Unix socket) or the kernel's
-// socket table (loopback TCP, where the pid is unknown).
+// socket table (loopback TCP, where the pid is unknown), and the token it presented.
 struct Peer {
   int pid = -1;  // -1 when unknown
   uint32_t uid = 0;
   uint32_t gid = 0;
   std::vector<uint32_t> groups;  // the primary and supplementary groups
   bool unix_socket = true;       // false for a TCP peer
+  // Set once zeusd has verified the request's bearer token (only with a signing key). Over TCP
+  // the token alone decides; on the Unix socket the allow-list applies as well.
+  std::optional<TokenIdentity> token;
 
   // "uid 1000 (alice) pid 4242", for logs and messages.
   std::string description() const;
@@ -51,8 +65,8 @@ class AllowList {
   Result<void> add(std::string_view spec);
   // True when `peer` is root or matches an entry of `capability`.
   bool allows(Capability capability, const Peer& peer) const;
-  // Why `peer` may not use `capability` (naming the operator's fix), or "" when it may. Changes
-  // (gpu-control) also need the Unix socket: their lease is tied to the caller's process.
+  // Why `peer` may not use `capability` (naming the operator's fix), or "" when it may. Over TCP
+  // a verified token's scopes decide; without one, changes (gpu-control) need the Unix socket.
   std::string refusal(Capability capability, const Peer& peer) const;
   // "alice, @video" (or "root only"), for the startup log.
   std::string describe(Capability capability) const;

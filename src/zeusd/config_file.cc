@@ -23,6 +23,12 @@ constexpr Key kKeys[] = {
     {"log-level", false, false},   {"max-connections", false, true},
     {"max-connections-per-user", false, true}, {"request-timeout", false, true},
     {"idle-timeout", false, true}, {"lease-journal", false, false},
+    // upstream zeusd's names (zeusd serve --help)
+    {"mode", false, false},        {"socket-path", false, false},
+    {"socket-permissions", false, true}, {"socket-uid", false, true},
+    {"socket-gid", false, true},   {"tcp-bind-address", false, false},
+    {"enable", true, false},       {"gpu-power-poll-hz", false, true},
+    {"cpu-power-poll-hz", false, true}, {"signing-key-path", false, false},
     {"gpu-command-overrides", false, false},
 };
 

@@ -28,6 +28,23 @@ TEST(ZeusdConfig, KnownKeysBecomeArgumentsInFileOrder) {
   EXPECT_TRUE(config_arguments("", "empty.toml")->empty());
 }
 
+TEST(ZeusdConfig, UpstreamsNamesAreKeysToo) {
+  auto args = config_arguments(
+      "mode = \"both\"\nsocket-path = \"/run/z.sock\"\nsocket_gid = 44\n"
+      "tcp-bind-address = \"0.0.0.0:4938\"\nenable = [\"gpu-read\", \"cpu-read\"]\n"
+      "signing-key-path = \"/etc/zeusd/signing.key\"\ncpu-power-poll-hz = 5\n",
+      "zeusd.toml");
+  ASSERT_TRUE(args.has_value()) << args.error().to_string();
+  EXPECT_EQ(*args, (std::vector<std::string>{
+                       "--mode", "both", "--socket-path", "/run/z.sock", "--socket-gid", "44",
+                       "--tcp-bind-address", "0.0.0.0:4938", "--enable", "gpu-read", "--enable",
+                       "cpu-read", "--signing-key-path", "/etc/zeusd/signing.key",
+                       "--cpu-power-poll-hz", "5"}));
+  // A key that takes one value refuses a list.
+  EXPECT_NE(error_of("signing-key-path = [\"a\", \"b\"]\n").find("takes one value"),
+            std::string::npos);
+}
+
 TEST(ZeusdConfig, A9_MistakesAreRefusedWithTheirLine) {
   EXPECT_NE(error_of("socket = \"/tmp/c.sock\"\nalow = [\"gpu-control=@x\"]\n")
                 .find("line 2: unknown key 'alow'"),

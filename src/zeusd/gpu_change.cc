@@ -28,6 +28,38 @@ ChangeError classify_device_error(const Error& error, const std::string& what) {
   return {500, error.code, what + ": " + error.message};
 }
 
+AppliedChange apply_gpu_change(Gpu& gpu, const GpuChange& change, uint32_t before_mw) {
+  Result<void> applied = ok();
+  std::string description;
+  const bool reset = change.reset;
+  const bool sm = change.knob == GpuKnob::kSmClocks;
+  const uint32_t a = change.value_a, b = change.value_b;
+  if (change.knob == GpuKnob::kPowerLimit) {
+    if (reset) {
+      applied = gpu.reset_power_limit();
+      description = "reset power limit (was " + std::to_string(before_mw) + " mW)";
+    } else {
+      applied = gpu.set_power_limit_mw(a);
+      description =
+          "set power limit " + std::to_string(before_mw) + " -> " + std::to_string(a) + " mW";
+    }
+  } else if (change.knob == GpuKnob::kPersistenceMode) {
+    applied = gpu.set_persistence_mode(change.enabled);
+    description = std::string("set persistence mode ") + (change.enabled ? "on" : "off");
+  } else {
+    const char* name = sm ? "SM" : "memory";
+    if (reset) {
+      applied = sm ? gpu.reset_sm_clocks() : gpu.reset_memory_clocks();
+      description = std::string("unlocked ") + name + " clocks";
+    } else {
+      applied = sm ? gpu.lock_sm_clocks_mhz(a, b) : gpu.lock_memory_clocks_mhz(a, b);
+      description = std::string("locked ") + name + " clocks to " + std::to_string(a) + "-" +
+                    std::to_string(b) + " MHz";
+    }
+  }
+  return {std::move(applied), std::move(description)};
+}
+
 tl::expected<ChangeDone, ChangeError> ZeusdService::change_gpu(const Peer& peer, int index,
                                                                const GpuChange& change) {
   Gpu& gpu = *devices_.gpus[index];
@@ -68,6 +100,8 @@ tl::expected<ChangeDone, ChangeError> ZeusdService::change_gpu(const Peer& peer,
     }
   }
 
+  // A caller over TCP (with a token) has no process to follow: its change persists.
+  if (!peer.unix_socket) return change_gpu_persistent(peer, index, change);
   // The lease: one live process per GPU; its first change of each knob saves the old value.
   Lease* held = leases_.find(index);
   if (held && held->pid != peer.pid) {
@@ -120,32 +154,7 @@ tl::expected<ChangeDone, ChangeError> ZeusdService::change_gpu(const Peer& peer,
                                       what + " was not changed: " + recorded.error().message});
   }
   // 3. The change.
-  Result<void> applied = ok();
-  std::string description;
-  const uint32_t a = change.value_a, b = change.value_b;
-  if (change.knob == GpuKnob::kPowerLimit) {
-    if (reset) {
-      applied = gpu.reset_power_limit();
-      description = "reset power limit (was " + std::to_string(before_mw) + " mW)";
-    } else {
-      applied = gpu.set_power_limit_mw(a);
-      description =
-          "set power limit " + std::to_string(before_mw) + " -> " + std::to_string(a) + " mW";
-    }
-  } else if (change.knob == GpuKnob::kPersistenceMode) {
-    applied = gpu.set_persistence_mode(change.enabled);
-    description = std::string("set persistence mode ") + (change.enabled ? "on" : "off");
-  } else {
-    const char* name = sm ? "SM" : "memory";
-    if (reset) {
-      applied = sm ? gpu.reset_sm_clocks() : gpu.reset_memory_clocks();
-      description = std::string("unlocked ") + name + " clocks";
-    } else {
-      applied = sm ? gpu.lock_sm_clocks_mhz(a, b) : gpu.lock_memory_clocks_mhz(a, b);
-      description = std::string("locked ") + name + " clocks to " + std::to_string(a) + "-" +
-                    std::to_string(b) + " MHz";
-    }
-  }
+  auto [applied, description] = apply_gpu_change(gpu, change, before_mw);
   if (!applied) {
     log_warning("zeusd: " + who + " failed to change " + what + ": " + applied.error().message);
     if (new_lease) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "zeus/device.h"
 #include "zeus/result.h"
 
 namespace zeus::zeusd {
@@ -38,6 +39,15 @@ struct ChangeError {
 struct ChangeDone {
   std::string description;
 };
+
+// One change made on the device, without validation or lease (the change path does those first):
+// the device call's result and what it did ("set power limit 700000 -> 300000 mW"; `before_mw`
+// is the power limit before, for that text).
+struct AppliedChange {
+  Result<void> result;
+  std::string description;
+};
+AppliedChange apply_gpu_change(Gpu& gpu, const GpuChange& change, uint32_t before_mw);
 
 // The ChangeError for a failed device call about `what` ("GPU 0 power limit"): 400 invalid, 404
 // not found, 501 not supported, 503 unavailable, else 500; a device's PermissionDenied means zeusd

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string>
 
+#include "zeusd/tcp_socket_owner.h"
+
 namespace zeus::zeusd {
 namespace {
 
@@ -76,20 +78,15 @@ Result<Peer> unix_peer(int fd) {
   return peer;
 }
 
-Result<Peer> tcp_peer(int fd, const std::string& proc_net_tcp) {
-  sockaddr_in local{};
-  sockaddr_in remote{};
-  socklen_t local_length = sizeof(local);
-  socklen_t remote_length = sizeof(remote);
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) != 0 ||
-      getpeername(fd, reinterpret_cast<sockaddr*>(&remote), &remote_length) != 0 ||
-      local.sin_family != AF_INET || remote.sin_family != AF_INET) {
-    return fail(ErrorCode::kUnavailable, "cannot read the TCP peer's address (IPv4 loopback only)");
-  }
-  // The peer's socket: its local end is our remote end and vice versa.
-  const std::string peer_local = hex_endpoint(remote);
-  const std::string peer_remote = hex_endpoint(local);
-  std::ifstream table(proc_net_tcp);
+namespace {
+
+// The owner of the socket `local` -> `remote` from a /proc/net/tcp-format table (a scan of every
+// line; used where sock_diag does not answer, and by tests with a table of their own).
+Result<uint32_t> owner_from_table(const std::string& path, const sockaddr_in& local,
+                                  const sockaddr_in& remote) {
+  const std::string want_local = hex_endpoint(local);
+  const std::string want_remote = hex_endpoint(remote);
+  std::ifstream table(path);
   std::string line;
   std::getline(table, line);  // header
   while (std::getline(table, line)) {
@@ -100,23 +97,49 @@ Result<Peer> tcp_peer(int fd, const std::string& proc_net_tcp) {
           retransmits >> uid)) {
       continue;
     }
-    if (local_address == peer_local && remote_address == peer_remote) {
-      Peer peer;
-      peer.uid = static_cast<uint32_t>(uid);
-      peer.gid = kNoGroup;
-      std::vector<char> buffer(16384);
-      passwd entry{};
-      passwd* found = nullptr;
-      if (getpwuid_r(peer.uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found) {
-        peer.gid = found->pw_gid;
-      }
-      account_groups(peer.uid, peer.gid, &peer.groups);
-      peer.unix_socket = false;
-      return peer;
+    if (local_address == want_local && remote_address == want_remote) {
+      return static_cast<uint32_t>(uid);
     }
   }
-  return fail(ErrorCode::kNotFound,
-              "the TCP peer is not a socket of this machine (zeusd serves TCP on loopback only)");
+  return fail(ErrorCode::kNotFound, "not in " + path);
+}
+
+}  // namespace
+
+Result<Peer> tcp_peer(int fd, const std::string& proc_net_tcp) {
+  sockaddr_in local{};
+  sockaddr_in remote{};
+  socklen_t local_length = sizeof(local);
+  socklen_t remote_length = sizeof(remote);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) != 0 ||
+      getpeername(fd, reinterpret_cast<sockaddr*>(&remote), &remote_length) != 0 ||
+      local.sin_family != AF_INET || remote.sin_family != AF_INET) {
+    return fail(ErrorCode::kUnavailable, "cannot read the TCP peer's address (IPv4 loopback only)");
+  }
+  // The peer's socket: its local end is our remote end and vice versa. The kernel is asked for
+  // that one socket (sock_diag); the table is scanned only where netlink does not answer.
+  Result<uint32_t> uid = fail(ErrorCode::kUnavailable, "a table was named");
+  if (proc_net_tcp == "/proc/net/tcp") uid = tcp_socket_owner(remote, local);
+  if (!uid && uid.error().code == ErrorCode::kUnavailable) {
+    uid = owner_from_table(proc_net_tcp, remote, local);
+  }
+  if (!uid) {
+    return fail(ErrorCode::kNotFound,
+                "the TCP peer is not a socket of this machine (without a signing key zeusd serves "
+                "TCP on loopback only)");
+  }
+  Peer peer;
+  peer.uid = *uid;
+  peer.gid = kNoGroup;
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  if (getpwuid_r(peer.uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found) {
+    peer.gid = found->pw_gid;
+  }
+  account_groups(peer.uid, peer.gid, &peer.groups);
+  peer.unix_socket = false;
+  return peer;
 }
 
 }  // namespace zeus::zeusd

@@ -4,7 +4,8 @@
 // Unix socket: SO_PEERCRED gives pid, uid and gid at connect time; the supplementary groups come
 // from /proc/<pid>/status (the process's real groups, which `newgrp`/`runuser -g` change), or the
 // user's groups from the group database when that file is gone. Loopback TCP: the peer socket's
-// owner uid comes from /proc/net/tcp (the kernel's socket table); the pid is unknown (-1).
+// owner uid comes from the kernel (sock_diag, tcp_socket_owner.h; /proc/net/tcp where that does
+// not answer); the pid is unknown (-1).
 // Thread-safety: stateless. Failure: Unavailable when the kernel does not answer, NotFound when a
 // TCP peer is not a local socket (zeusd listens on 127.0.0.1 only).
 //

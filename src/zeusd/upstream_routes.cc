@@ -145,9 +145,16 @@ HttpResponse UpstreamRoutes::handle(const HttpRequest& request, const Peer& peer
     if (request.method != "GET") return empty(404);
     return json_answer(200, json{{"timestamp_ms", unix_time_ms()}});
   }
-  if (request.path == "/auth/whoami" && request.method == "GET") {
-    // Upstream answers this only with a signing key; this zeusd authorises by the allow-list.
+  if (request.path.rfind("/auth/", 0) == 0 && !peer.token) {
+    // Only with a signing key (whose gate then verified the token); else the allow-list decides.
     return error_json(404, "Authentication is not enabled on this server.");
+  }
+  if (request.path == "/auth/whoami" && request.method == "GET") {
+    json scopes = json::array();
+    for (Capability scope : peer.token->scopes) scopes.push_back(capability_name(scope));
+    json answer{{"sub", peer.token->subject}, {"scopes", scopes}};
+    if (peer.token->expires_unix_s) answer["exp"] = *peer.token->expires_unix_s;
+    return json_answer(200, answer);
   }
   const auto route = std::find_if(routes().begin(), routes().end(), [&](const Route& r) {
     return request.path == r.path && request.method == r.method;

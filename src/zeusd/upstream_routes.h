@@ -3,7 +3,8 @@
 // of clients. Every parameter is a query parameter (upstream_query.h); POST bodies are empty.
 // Routes (answers keyed by the device index as a string, e.g. {"0": {...}}):
 //   GET  /time                              {"timestamp_ms"}
-//   GET  /auth/whoami                       404 {"error"}: this zeusd has no signing key
+//   GET  /auth/whoami                       {"sub", "scopes"[, "exp"]} of the caller's token;
+//                                           404 {"error"} when zeusd has no signing key
 //   GET  /gpu/get_power_limit               {"0": {"power_limit_mw"}}                 gpu-read
 //   GET  /gpu/get_power_limit_constraints   {"0": {"min_power_limit_mw", "max_power_limit_mw"}}
 //   GET  /gpu/get_persistence_mode          {"0": {"enabled"}}

@@ -15,9 +15,12 @@ struct LoopbackAddress {
   int port = 0;
 };
 
-// "127.0.0.1:PORT" -> its parts; zeusd serves loopback only (TCP peers are identified through
-// this machine's socket table).
-Result<LoopbackAddress> loopback_address(const std::string& text) {
+// The uid a remote TCP peer is served as (it has none on this machine; its token decides).
+constexpr uint32_t kNobody = 65534;
+
+// "127.0.0.1:PORT" -> its parts; without tokens zeusd serves loopback only (TCP peers are then
+// identified through this machine's socket table).
+Result<LoopbackAddress> loopback_address(const std::string& text, bool any_address) {
   const size_t colon = text.rfind(':');
   const std::string host = colon == std::string::npos ? "" : text.substr(0, colon);
   const std::string port_text = colon == std::string::npos ? "" : text.substr(colon + 1);
@@ -25,13 +28,15 @@ Result<LoopbackAddress> loopback_address(const std::string& text) {
   if (host.empty() || port_text.empty() || port_text.size() > 5 ||
       port_text.find_first_not_of("0123456789") != std::string::npos ||
       inet_pton(AF_INET, host.c_str(), &address) != 1 || std::stoi(port_text) > 65535) {
-    return fail(ErrorCode::kInvalidArgument, "--tcp '" + text + "' is not 127.0.0.1:PORT");
-  }
-  if ((ntohl(address.s_addr) >> 24) != 127) {
     return fail(ErrorCode::kInvalidArgument,
-                "--tcp '" + text +
-                    "' is not a loopback address: zeusd identifies TCP peers "
-                    "through this machine's socket table, so it serves 127.x only");
+                "--tcp-bind-address '" + text + "' is not IPv4:PORT, e.g. 127.0.0.1:4938");
+  }
+  if (!any_address && (ntohl(address.s_addr) >> 24) != 127) {
+    return fail(ErrorCode::kInvalidArgument,
+                "--tcp-bind-address '" + text +
+                    "' is not a loopback address: without tokens zeusd identifies TCP peers "
+                    "through this machine's socket table, so it serves 127.x only (fix: "
+                    "--signing-key-path, so that tokens identify callers)");
   }
   return LoopbackAddress{host, std::stoi(port_text)};
 }
@@ -41,11 +46,13 @@ Result<LoopbackAddress> loopback_address(const std::string& text) {
 Result<std::unique_ptr<ZeusdServer>> ZeusdServer::start(const ServerOptions& options,
                                                         RequestHandler handler) {
   if (options.socket_path.empty() && options.tcp_address.empty()) {
-    return fail(ErrorCode::kInvalidArgument, "zeusd needs a --socket path or a --tcp address");
+    return fail(ErrorCode::kInvalidArgument,
+                "zeusd needs a --socket-path or a --tcp-bind-address (--mode uds|tcp|both)");
   }
   std::optional<LoopbackAddress> tcp;
   if (!options.tcp_address.empty()) {
-    Result<LoopbackAddress> address = loopback_address(options.tcp_address);
+    Result<LoopbackAddress> address =
+        loopback_address(options.tcp_address, options.tcp_any_address);
     if (!address) return fail(address.error());
     tcp = *address;
   }
@@ -62,8 +69,21 @@ Result<std::unique_ptr<ZeusdServer>> ZeusdServer::start(const ServerOptions& opt
   o.max_connections_per_peer = options.max_connections_per_user;
   // The kernel says who the peer is; root and the socket's owner are privileged (a reserve above
   // the cap, no per-user limit).
-  o.identify = [owner](int fd, http::Peer peer) -> Result<http::Peer> {
+  o.identify = [owner, remote = options.tcp_any_address](int fd,
+                                                         http::Peer peer) -> Result<http::Peer> {
     Result<Peer> who = peer.transport == http::Transport::kUnix ? unix_peer(fd) : tcp_peer(fd);
+    if (!who && remote && peer.transport != http::Transport::kUnix &&
+        who.error().code == ErrorCode::kNotFound) {
+      // Another machine: no uid here; its bearer token decides what it may do.
+      Peer stranger;
+      stranger.uid = kNobody;
+      stranger.gid = kNobody;
+      stranger.unix_socket = false;
+      peer.key = "address " + peer.address.substr(0, peer.address.rfind(':'));
+      peer.privileged = false;
+      peer.context = stranger;
+      return peer;
+    }
     if (!who) return fail(who.error());
     peer.key = "uid " + std::to_string(who->uid);
     peer.privileged = who->uid == 0 || who->uid == owner;

@@ -43,6 +43,9 @@ struct ServerOptions {
   // The socket's directory must be writable by root only (unix_socket_setup.h); true: warn.
   bool allow_unsafe_socket_dir = false;
   std::string tcp_address;  // "127.0.0.1:PORT" (PORT 0: any free port), empty: no TCP
+  // Any IPv4 address may be served (zeusd has a signing key: tokens identify callers). A peer
+  // that is not a local socket is then served as uid nobody (65534), keyed by its address.
+  bool tcp_any_address = false;
   http::Limits limits;
   size_t max_connections = 1024;
   size_t max_connections_per_user = 256;  // root and the socket's owner: no per-user limit

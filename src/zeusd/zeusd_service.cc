@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <ctime>
 #include <limits>
 #include <optional>
 #include <span>
@@ -98,7 +99,8 @@ json nullable(const Result<T>& value) {
 }  // namespace
 
 ZeusdService::ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& watcher,
-                           LeaseJournal* journal, UpstreamOptions upstream)
+                           LeaseJournal* journal, UpstreamOptions upstream,
+                           AccessPolicy access)
     : devices_(devices),
       allow_(std::move(allow)),
       watcher_(watcher),
@@ -108,9 +110,15 @@ ZeusdService::ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& wa
           [this](const Peer& peer, int index, const GpuChange& change) {
             return change_gpu(peer, index, change);
           },
-          upstream) {}
+          upstream),
+      access_(std::move(access)) {}
 
-HttpResponse ZeusdService::handle(const HttpRequest& request, const Peer& peer) {
+HttpResponse ZeusdService::handle(const HttpRequest& request, const Peer& caller) {
+  // API groups and bearer tokens, before any route (request_gate.h).
+  GateDecision gate = check_access(request, access_, static_cast<int64_t>(std::time(nullptr)));
+  if (gate.refusal) return std::move(*gate.refusal);
+  Peer peer = caller;
+  peer.token = std::move(gate.token);
   // Upstream's routes lock mutex_ around their device calls themselves (/cpu/get_power waits
   // between two readings without holding it).
   if (UpstreamRoutes::owns(request.path)) return upstream_.handle(request, peer);
@@ -169,13 +177,13 @@ HttpResponse ZeusdService::discover(const Peer& peer) {
       rights.push_back(std::string(capability_name(capability)));
     }
   }
-  // Upstream's fields: every API group is served (the allow-list decides per caller, "caller"
-  // says which); no bearer tokens.
+  // Upstream's fields: the API groups served (--enable) and whether tokens are needed; within
+  // them the allow-list decides per caller on the Unix socket ("caller" says what it allows).
   return json_answer(
       200, json{{"gpus", gpus},
                 {"cpus", cpus},
-                {"enabled_api_groups", {"gpu-control", "gpu-read", "cpu-read"}},
-                {"auth_required", false},
+                {"enabled_api_groups", access_.enabled_names()},
+                {"auth_required", access_.auth_required()},
                 {"caller", {{"uid", peer.uid}, {"pid", peer.pid}, {"capabilities", rights}}}});
 }
 
@@ -185,7 +193,7 @@ HttpResponse ZeusdService::list_leases(const Peer& peer) {
   }
   json list = json::array();
   for (const Lease& lease : leases_.list()) list.push_back(lease_to_json(lease));
-  return json_answer(200, json{{"leases", list}});
+  return json_answer(200, json{{"leases", list}, {"persistent", persistent_.to_json()}});
 }
 
 HttpResponse ZeusdService::gpu_route(const HttpRequest& request, const Peer& peer,

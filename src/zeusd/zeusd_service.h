@@ -25,7 +25,11 @@
 // allow-list, 404 unknown route or index, 405 wrong method, 409 GPU leased by another live
 // process, 501 not supported by the device, 503 device unavailable, 500 anything else.
 // Every change is logged (info) with who asked (uid, user, pid) and the old and new values.
-// Leases: see lease_table.h; a change needs the client's pid (Unix socket), so TCP is read-only.
+// Every request first passes the gate (request_gate.h): API groups off with --enable answer 404,
+// and with a signing key every path but /discover and /time needs a bearer token (401/403).
+// Leases: see lease_table.h; a change on the Unix socket is tied to the client's pid. Over TCP a
+// change needs a token with gpu-control and persists (persistent_change.h); without a signing key
+// TCP is read-only.
 // With a lease journal (lease_journal.h), every lease is on disk before its change reaches the
 // GPU, and recover() at start restores or re-adopts what a crashed zeusd left (probe item A7).
 // Thread-safety: handle(), on_process_exit() and restore_all() may be called from any thread;
@@ -45,7 +49,9 @@
 #include "zeusd/gpu_change.h"
 #include "zeusd/lease_journal.h"
 #include "zeusd/lease_table.h"
+#include "zeusd/persistent_change.h"
 #include "zeusd/process_watcher.h"
+#include "zeusd/request_gate.h"
 #include "zeusd/upstream_routes.h"
 
 namespace zeus::zeusd {
@@ -59,7 +65,8 @@ class ZeusdService {
   // process that takes a lease and must call on_process_exit() when it exits. Without a journal
   // (nullptr) leases live in memory only.
   ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& watcher,
-               LeaseJournal* journal = nullptr, UpstreamOptions upstream = {});
+               LeaseJournal* journal = nullptr, UpstreamOptions upstream = {},
+               AccessPolicy access = {});
 
   // At start, before serving: reads the journal a previous zeusd left, restores the leases whose
   // process is gone, re-adopts (and watches) those whose process still runs, and reports a damaged
@@ -89,6 +96,9 @@ class ZeusdService {
   // applies it. Call with mutex_ held.
   tl::expected<ChangeDone, ChangeError> change_gpu(const Peer& peer, int index,
                                                    const GpuChange& change);
+  // change_gpu() for a caller over TCP: no lease, the change persists (persistent_change.cc).
+  tl::expected<ChangeDone, ChangeError> change_gpu_persistent(const Peer& peer, int index,
+                                                              const GpuChange& change);
   void restore(const Lease& lease, const std::string& why);
   // Writes the lease table to the journal (no-op without one).
   Result<void> record_leases();
@@ -104,7 +114,9 @@ class ZeusdService {
   LeaseJournal* journal_;
   mutable std::mutex mutex_;
   LeaseTable leases_;  // guarded by mutex_
+  PersistentChanges persistent_;  // guarded by mutex_
   UpstreamRoutes upstream_;
+  const AccessPolicy access_;
 };
 
 }  // namespace zeus::zeusd

@@ -7,11 +7,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib/zeusd_lib.sh"
 lib="$(cd "$(dirname "$0")/lib" && pwd)"
 
-fake_gpus '{"devices": [
-  {"name": "NVIDIA H100 80GB HBM3", "architecture": 9, "power_draw_mw": 350000,
-   "min_limit_mw": 200000, "max_limit_mw": 700000},
-  {"name": "NVIDIA A100-SXM4-40GB", "architecture": 7, "power_draw_mw": 250000,
-   "min_limit_mw": 100000, "max_limit_mw": 400000}]}'
+fake_h100_a100
 fake_rapl 123456789 5555
 
 start_zeusd --socket "$sock" --socket-mode 0666 --allow 'gpu-read=*' --log-level info
@@ -51,7 +47,7 @@ for _ in $(seq 100); do
 done
 [ "$got" = "$want" ] || fail "after SIGKILL: '$got', want '$want'"
 out=$(api GET /leases)
-[ "$out" = '{"leases":[]} 200' ] || fail "leases after SIGKILL: $out"
+[ "$out" = '{"leases":[],"persistent":[]} 200' ] || fail "leases after SIGKILL: $out"
 grep -q "exited" "$dir/zeusd.log" || fail "zeusd did not log the restore"
 
 stop_zeusd

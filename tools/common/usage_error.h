@@ -13,6 +13,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,20 @@ inline constexpr int kUsageErrorExit = 2;
 
 // e's message, except that an ExtrasError lists the unexpected arguments of app and of the
 // subcommands it parsed without the `--` separator.
-inline std::string usage_error_message(const CLI::App& app, const CLI::ParseError& e) {
+// `order`, when given, is the command line as typed: the extras are listed in its order (CLI11
+// lists a subcommand's after its parent's, so `zeusd serve --bogus -- x` would read "x --bogus").
+inline std::string usage_error_message(const CLI::App& app, const CLI::ParseError& e,
+                                       const std::vector<std::string>& order = {}) {
   if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return e.what();
   std::vector<std::string> extras;
   for (std::string& arg : app.remaining(true)) {
     if (arg != "--") extras.push_back(std::move(arg));
   }
+  auto position = [&](const std::string& arg) {
+    return std::find(order.begin(), order.end(), arg) - order.begin();
+  };
+  std::stable_sort(extras.begin(), extras.end(),
+                   [&](const std::string& a, const std::string& b) { return position(a) < position(b); });
   if (extras.empty()) return e.what();
   std::string message = extras.size() > 1 ? "The following arguments were not expected:"
                                           : "The following argument was not expected:";

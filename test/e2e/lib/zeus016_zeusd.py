@@ -28,8 +28,15 @@ class Zeus016ZeusdClient:
     """One connection to zeusd, opened the way Zeus 0.16 opens it: GET /discover first."""
 
     def __init__(self, socket_path: str, token: Optional[str] = None) -> None:
+        """socket_path: a Unix socket (ZEUSD_SOCK_PATH), or host:port for TCP (ZEUSD_HOST_PORT),
+        as Zeus's ZeusdConfig.from_env chooses; token: ZEUSD_TOKEN."""
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.Client(transport=httpx.HTTPTransport(uds=socket_path), headers=headers)
+        if socket_path.startswith("/"):
+            self._base = "http://localhost"
+            self._http = httpx.Client(transport=httpx.HTTPTransport(uds=socket_path), headers=headers)
+        else:
+            self._base = f"http://{socket_path}"
+            self._http = httpx.Client(headers=headers)
         resp = self._http.get(self._url("/discover"))
         if resp.status_code != 200:
             raise ZeusdError(f"/discover answered HTTP {resp.status_code}: {resp.text}")
@@ -53,9 +60,8 @@ class Zeus016ZeusdClient:
             self._check(whoami, "whoami")
             self.scopes = frozenset(whoami.json().get("scopes", []))
 
-    @staticmethod
-    def _url(path: str) -> str:
-        return f"http://localhost{path}"
+    def _url(self, path: str) -> str:
+        return f"{self._base}{path}"
 
     @staticmethod
     def _check(resp: httpx.Response, operation: str) -> None:

@@ -28,6 +28,16 @@ fake_gpus() {
   unset CUDA_VISIBLE_DEVICES ZEUSD_SOCK_PATH
 }
 
+# fake_h100_a100: fake_gpus with the two GPUs the Zeus-client tests use (an H100 at 350 W,
+# limits 200-700 W; an A100 at 250 W, limits 100-400 W).
+fake_h100_a100() {
+  fake_gpus '{"devices": [
+    {"name": "NVIDIA H100 80GB HBM3", "architecture": 9, "power_draw_mw": 350000,
+     "min_limit_mw": 200000, "max_limit_mw": 700000},
+    {"name": "NVIDIA A100-SXM4-40GB", "architecture": 7, "power_draw_mw": 250000,
+     "min_limit_mw": 100000, "max_limit_mw": 400000}]}'
+}
+
 # fake_rapl PACKAGE_UJ DRAM_UJ: a powercap tree with package 0 and its DRAM sub-zone at those
 # counters, named by ZEUS_POWERCAP_ROOT.
 fake_rapl() {

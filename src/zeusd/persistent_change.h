@@ -1,0 +1,52 @@
+// Changes made over TCP: a remote caller has no process zeusd could follow, so its change is not
+// leased and persists as upstream zeusd's do (no restore when the caller goes away, none at a
+// zeusd stop). zeusd still keeps a record per GPU and knob — who (the token's subject), what and
+// when — listed by GET /leases under "persistent", and drops it when the same knob is reset to its
+// default over TCP. A GPU leased by a live local process is refused (409) as for anyone else.
+// The seam for lease *sessions* (a TCP client keeping its changes alive with a heartbeat header,
+// restored when the heartbeats stop) is here: they are not yet implemented.
+// Pure bookkeeping; ZeusdService::change_gpu_persistent (persistent_change.cc) does the device
+// call. Thread-safety: none; the service's mutex guards it.
+//
+//   zeus::zeusd::PersistentChanges changes;
+//   changes.record({0, "GPU-...", GpuKnob::kPowerLimit, "alice", "set power limit ...", now});
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zeusd/gpu_change.h"
+
+namespace zeus::zeusd {
+
+struct PersistentChange {
+  int gpu = 0;
+  std::string gpu_uuid;
+  GpuKnob knob = GpuKnob::kPowerLimit;
+  std::string subject;  // the token's `sub`
+  std::string description;
+  int64_t since_unix_s = 0;
+};
+
+class PersistentChanges {
+ public:
+  // Keeps `change` as the latest of its GPU and knob; a reset of the power limit or of a clock
+  // lock (`back_to_default`) forgets the knob instead.
+  void record(PersistentChange change, bool back_to_default);
+  // In GPU, then knob order: {"gpu", "gpu_uuid", "knob", "subject", "changed", "since_unix_s"}.
+  nlohmann::json to_json() const;
+  size_t size() const { return changes_.size(); }
+
+ private:
+  std::map<std::pair<int, int>, PersistentChange> changes_;  // by (GPU, knob)
+};
+
+// "power_limit", "persistence_mode", "sm_clocks", "memory_clocks".
+const char* knob_name(GpuKnob knob);
+
+}  // namespace zeus::zeusd
