@@ -134,6 +134,7 @@ int run(const Args& args) {
   // zeusd manages every GPU of the machine: its indices are physical ones.
   discover_options.cuda_visible_devices.reset();
   discover_options.hip_visible_devices.reset();
+  discover_options.rocr_visible_devices.reset();
   if (!args.nvml_path.empty()) discover_options.nvml_path = args.nvml_path;
   if (!args.powercap_root.empty()) discover_options.powercap_root = args.powercap_root;
   auto devices = zeus::discover(discover_options);

@@ -18,24 +18,12 @@ uint32_t uw_to_mw(uint64_t value_uw) {
   return value_mw > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(value_mw);
 }
 
-struct EnergyReading {
-  uint64_t count = 0;
-  float resolution_uj = 0;
-  long double energy_uj() const { return static_cast<long double>(count) * resolution_uj; }
-};
-
-Result<EnergyReading> read_energy(const RocmSmi& smi, uint32_t index) {
-  EnergyReading reading;
+Result<AmdEnergyReading> read_energy(const RocmSmi& smi, uint32_t index) {
+  AmdEnergyReading reading;
   uint64_t timestamp_ns = 0;
-  auto status = smi.call("rsmi_dev_energy_count_get", smi.api().dev_energy_count_get, index,
-                         &reading.count, &reading.resolution_uj, &timestamp_ns);
-  if (!status) return fail(status.error());
-  if (!(reading.resolution_uj > 0) || !std::isfinite(reading.resolution_uj)) {
-    return fail(ErrorCode::kInternal,
-                "rsmi_dev_energy_count_get reported an energy resolution of " +
-                    std::to_string(reading.resolution_uj) + " uJ");
-  }
-  return reading;
+  ZEUS_TRY(smi.call("rsmi_dev_energy_count_get", smi.api().dev_energy_count_get, index,
+                    &reading.count, &reading.resolution_uj, &timestamp_ns));
+  return checked_energy_reading(reading, "rsmi_dev_energy_count_get");
 }
 
 Result<uint64_t> read_average_power_uw(const RocmSmi& smi, uint32_t index) {
@@ -71,7 +59,7 @@ std::string read_uuid(const RocmSmi& smi, uint32_t index) {
 
 // One GPU's readings at the start of the plausibility window.
 struct Probe {
-  Result<EnergyReading> energy;
+  Result<AmdEnergyReading> energy;
   Result<uint64_t> power_uw;
 };
 
@@ -82,20 +70,12 @@ std::string judge_counter(const Probe& before, const Probe& after, double window
   if (!before.power_uw || !after.power_uw) {
     return "power cannot be read to check the energy counter";
   }
-  if (after.energy->count <= before.energy->count) {
-    return "the energy counter did not move in " + std::to_string(window_s) + " s";
-  }
   long double counted_uj = after.energy->energy_uj() - before.energy->energy_uj();
   long double expected_uj =
       (static_cast<long double>(*before.power_uw) + *after.power_uw) / 2 * window_s;
-  if (expected_uj <= 0) return "the GPU reports 0 W, so the energy counter cannot be checked";
-  long double ratio = counted_uj / expected_uj;
-  if (std::fabs(static_cast<double>(ratio) - 1.0) > kAmdEnergyPlausibilityTolerance) {
-    return "the energy counter accumulated " + std::to_string(static_cast<double>(counted_uj)) +
-           " uJ in " + std::to_string(window_s) + " s while average power predicts " +
-           std::to_string(static_cast<double>(expected_uj)) + " uJ";
-  }
-  return "";
+  return judge_amd_energy_counter(
+      counted_uj, expected_uj, window_s,
+      {1.0 - kAmdEnergyPlausibilityTolerance, 1.0 + kAmdEnergyPlausibilityTolerance});
 }
 
 }  // namespace
@@ -106,7 +86,8 @@ AmdGpu::AmdGpu(std::shared_ptr<RocmSmi> smi, uint32_t index, std::string name, s
       index_(index),
       name_(std::move(name)),
       uuid_(std::move(uuid)),
-      energy_counter_plausible_(energy_counter_plausible) {
+      energy_counter_plausible_(energy_counter_plausible),
+      energy_(name_) {
   ZEUS_CHECK(smi_ != nullptr, "AmdGpu needs an opened rocm_smi library");
 }
 
@@ -177,18 +158,7 @@ Result<uint64_t> AmdGpu::total_energy_mj() {
   }
   auto reading = read_energy(*smi_, index_);
   if (!reading) return fail(reading.error());
-  std::lock_guard<std::mutex> lock(energy_mutex_);
-  if (!energy_started_) {
-    energy_uj_ = reading->energy_uj();
-    energy_started_ = true;
-  } else if (reading->count >= last_count_) {
-    energy_uj_ += static_cast<long double>(reading->count - last_count_) * reading->resolution_uj;
-  } else {
-    log_warning(name_ + "'s energy counter went backwards (driver reloaded?); counting on from it");
-    energy_uj_ += reading->energy_uj();
-  }
-  last_count_ = reading->count;
-  return static_cast<uint64_t>(energy_uj_ / 1000);
+  return energy_.add(*reading);
 }
 
 Result<bool> AmdGpu::persistence_mode() {
