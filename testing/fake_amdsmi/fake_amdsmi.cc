@@ -96,6 +96,9 @@ const char* status_text(amdsmi::Status status) {
       return "AMDSMI_STATUS_NOT_SUPPORTED: Command not supported";
     case amdsmi::kStatusNoPerm:
       return "AMDSMI_STATUS_NO_PERM: Permission Denied";
+    case amdsmi::kStatusInputOutOfBounds:
+      return "AMDSMI_STATUS_INPUT_OUT_OF_BOUNDS: The provided input is out of allowable or safe "
+             "range";
     case amdsmi::kStatusFileError:
       return "AMDSMI_STATUS_FILE_ERROR: Problem accessing a file";
     case amdsmi::kStatusNotFound:
@@ -331,6 +334,7 @@ amdsmi::Status amdsmi_set_gpu_clk_range(amdsmi::ProcessorHandle handle, uint64_t
   if (type != amdsmi::kClkTypeGfx && type != amdsmi::kClkTypeMem) return amdsmi::kStatusInval;
   return with_device("amdsmi_set_gpu_clk_range", handle, true, [&](json& d, json&) {
     const char* levels = type == amdsmi::kClkTypeGfx ? "sclk_mhz" : "mclk_mhz";
+    if (!d.contains(levels) || d[levels].empty()) return amdsmi::kStatusNotSupported;
     uint64_t lowest = UINT64_MAX, highest = 0;
     for (const json& mhz : d.value(levels, json::array())) {
       lowest = std::min(lowest, mhz.get<uint64_t>());
