@@ -7,16 +7,11 @@
 #include <functional>
 #include <utility>
 
+#include "device/amd/amd_common.h"
 #include "zeus/log.h"
 
 namespace zeus {
 namespace {
-
-// uW -> mW, saturating at the largest uint32_t.
-uint32_t uw_to_mw(uint64_t value_uw) {
-  uint64_t value_mw = value_uw / 1000;
-  return value_mw > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(value_mw);
-}
 
 Result<AmdEnergyReading> read_energy(const RocmSmi& smi, uint32_t index) {
   AmdEnergyReading reading;
@@ -151,10 +146,7 @@ Result<uint32_t> AmdGpu::average_power_mw() {
 
 Result<uint64_t> AmdGpu::total_energy_mj() {
   if (!energy_counter_plausible_) {
-    return fail(ErrorCode::kNotSupported,
-                name_ +
-                    "'s energy counter failed its plausibility check at start-up; measure it "
-                    "by sampling power");
+    return fail(amd_energy_counter_not_plausible(name_));
   }
   auto reading = read_energy(*smi_, index_);
   if (!reading) return fail(reading.error());
@@ -162,13 +154,11 @@ Result<uint64_t> AmdGpu::total_energy_mj() {
 }
 
 Result<bool> AmdGpu::persistence_mode() {
-  return fail(ErrorCode::kNotSupported,
-              "AMD GPUs have no persistence mode (the amdgpu driver keeps them initialised)");
+  return fail(amd_no_persistence_mode());
 }
 
 Result<void> AmdGpu::set_persistence_mode(bool /*enabled*/) {
-  return fail(ErrorCode::kNotSupported,
-              "AMD GPUs have no persistence mode (the amdgpu driver keeps them initialised)");
+  return fail(amd_no_persistence_mode());
 }
 
 Result<std::vector<uint32_t>> AmdGpu::supported_clocks_mhz(rsmi::ClkType type, const char* what) {
@@ -198,11 +188,7 @@ Result<std::vector<uint32_t>> AmdGpu::supported_sm_clocks_mhz() {
 }
 
 Result<void> AmdGpu::lock_clocks_mhz(rsmi::ClkType type, uint32_t min_mhz, uint32_t max_mhz) {
-  if (min_mhz > max_mhz) {
-    return fail(ErrorCode::kInvalidArgument, "clock range [" + std::to_string(min_mhz) + ", " +
-                                                 std::to_string(max_mhz) +
-                                                 "] MHz has its minimum above its maximum");
-  }
+  ZEUS_TRY(check_amd_clock_range(min_mhz, max_mhz));
   return smi_->call("rsmi_dev_clk_range_set", smi_->api().dev_clk_range_set, index_,
                     static_cast<uint64_t>(min_mhz), static_cast<uint64_t>(max_mhz), type);
 }

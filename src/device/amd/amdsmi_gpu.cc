@@ -5,15 +5,11 @@
 #include <cstdio>
 #include <utility>
 
+#include "device/amd/amd_common.h"
 #include "zeus/log.h"
 
 namespace zeus {
 namespace {
-
-uint32_t uw_to_mw(uint64_t value_uw) {
-  uint64_t value_mw = value_uw / 1000;
-  return value_mw > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(value_mw);
-}
 
 uint32_t w_to_mw(uint32_t value_w) {
   return value_w > UINT32_MAX / 1000 ? UINT32_MAX : value_w * 1000;
@@ -222,29 +218,23 @@ Result<void> AmdSmiGpu::check_reports_power(const char* what) const {
                   std::to_string(sibling) + " instead");
 }
 
-Result<uint32_t> AmdSmiGpu::instant_power_mw() {
+Result<uint32_t> AmdSmiGpu::socket_power_mw(bool current) {
   ZEUS_TRY(check_reports_power("power"));
   auto power = smi_->power(info_.handle);
   if (!power) return fail(power.error());
-  if (!power->current_w) {
+  const std::optional<uint32_t>& watts = current ? power->current_w : power->average_w;
+  if (!watts) {
     return fail(ErrorCode::kNotSupported,
-                info_.name + " reports no current socket power (amdsmi_get_power_info gives N/A); "
-                             "use its average power");
+                info_.name + " reports no " + (current ? "current" : "average") +
+                    " socket power (amdsmi_get_power_info gives N/A); use its " +
+                    (current ? "average" : "instant") + " power");
   }
-  return w_to_mw(*power->current_w);
+  return w_to_mw(*watts);
 }
 
-Result<uint32_t> AmdSmiGpu::average_power_mw() {
-  ZEUS_TRY(check_reports_power("power"));
-  auto power = smi_->power(info_.handle);
-  if (!power) return fail(power.error());
-  if (!power->average_w) {
-    return fail(ErrorCode::kNotSupported,
-                info_.name + " reports no average socket power (amdsmi_get_power_info gives N/A); "
-                             "use its instant power");
-  }
-  return w_to_mw(*power->average_w);
-}
+Result<uint32_t> AmdSmiGpu::instant_power_mw() { return socket_power_mw(/*current=*/true); }
+
+Result<uint32_t> AmdSmiGpu::average_power_mw() { return socket_power_mw(/*current=*/false); }
 
 Result<int> AmdSmiGpu::temperature_c() {
   int64_t celsius = 0;
@@ -256,10 +246,7 @@ Result<int> AmdSmiGpu::temperature_c() {
 Result<uint64_t> AmdSmiGpu::total_energy_mj() {
   ZEUS_TRY(check_reports_power("energy"));
   if (!info_.energy_counter_plausible) {
-    return fail(ErrorCode::kNotSupported,
-                info_.name +
-                    "'s energy counter failed its plausibility check at start-up; measure it by "
-                    "sampling power");
+    return fail(amd_energy_counter_not_plausible(info_.name));
   }
   auto reading = read_energy(*smi_, info_.handle);
   if (!reading) return fail(reading.error());
@@ -267,13 +254,11 @@ Result<uint64_t> AmdSmiGpu::total_energy_mj() {
 }
 
 Result<bool> AmdSmiGpu::persistence_mode() {
-  return fail(ErrorCode::kNotSupported,
-              "AMD GPUs have no persistence mode (the amdgpu driver keeps them initialised)");
+  return fail(amd_no_persistence_mode());
 }
 
 Result<void> AmdSmiGpu::set_persistence_mode(bool /*enabled*/) {
-  return fail(ErrorCode::kNotSupported,
-              "AMD GPUs have no persistence mode (the amdgpu driver keeps them initialised)");
+  return fail(amd_no_persistence_mode());
 }
 
 Result<std::vector<uint32_t>> AmdSmiGpu::clock_range_mhz(amdsmi::ClkType type) {
@@ -294,11 +279,7 @@ Result<std::vector<uint32_t>> AmdSmiGpu::supported_sm_clocks_mhz() {
 }
 
 Result<void> AmdSmiGpu::lock_clocks_mhz(amdsmi::ClkType type, uint32_t min_mhz, uint32_t max_mhz) {
-  if (min_mhz > max_mhz) {
-    return fail(ErrorCode::kInvalidArgument, "clock range [" + std::to_string(min_mhz) + ", " +
-                                                 std::to_string(max_mhz) +
-                                                 "] MHz has its minimum above its maximum");
-  }
+  ZEUS_TRY(check_amd_clock_range(min_mhz, max_mhz));
   return smi_->call("amdsmi_set_gpu_clk_range", smi_->api().set_gpu_clk_range, info_.handle,
                     static_cast<uint64_t>(min_mhz), static_cast<uint64_t>(max_mhz), type);
 }

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,8 @@ class AmdSmiGpu final : public Gpu {
  private:
   Result<amdsmi::PowerCapInfo> cap_info();
   Result<void> check_reports_power(const char* what) const;
+  // current_socket_power (current) or average_socket_power in mW; NotSupported when N/A.
+  Result<uint32_t> socket_power_mw(bool current);
   Result<std::vector<uint32_t>> clock_range_mhz(amdsmi::ClkType type);
   Result<void> lock_clocks_mhz(amdsmi::ClkType type, uint32_t min_mhz, uint32_t max_mhz);
 
