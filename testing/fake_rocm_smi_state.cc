@@ -69,6 +69,22 @@ void FakeRocmSmiState::set_energy_count(int index, uint64_t count, double resolu
                json{{"energy_count", count}, {"energy_resolution_uj", resolution_uj}}.dump());
 }
 
+void FakeRocmSmiState::set_field(const std::string& key, const std::string& json_value) {
+  json value = json::parse(json_value, nullptr, /*allow_exceptions=*/false);
+  ZEUS_CHECK(!value.is_discarded(), "FakeRocmSmiState::set_field needs a JSON value");
+  ZEUS_CHECK(model::update_state(path_, [&](json& state) { state[key] = value; }),
+             "FakeRocmSmiState: cannot update " + path_);
+}
+
+void FakeRocmSmiState::remove_device(int index) {
+  ZEUS_CHECK(model::update_state(path_,
+                                 [&](json& state) {
+                                   device_at(state, index);  // checks the index
+                                   state["devices"].erase(static_cast<size_t>(index));
+                                 }),
+             "FakeRocmSmiState: cannot update " + path_);
+}
+
 void FakeRocmSmiState::set_error(const std::string& function, uint32_t status) {
   ZEUS_CHECK(model::update_state(path_, [&](json& state) { state["errors"][function] = status; }),
              "FakeRocmSmiState: cannot update " + path_);

@@ -1,4 +1,5 @@
-// FakeRocmSmiState: the test-side handle on the fake librocm_smi64.so's state file.
+// FakeRocmSmiState: the test-side handle on the state file of the fake AMD libraries
+// (librocm_smi64.so and libamd_smi.so read the same file; fake_amdsmi.cc lists its extra fields).
 //
 // The constructor writes a state file (format: testing/fake_rocm_smi/fake_state.h) with N
 // MI250X-like devices — 300 W drawn, power cap 500 W in [100, 560] W (default 500 W), energy
@@ -41,7 +42,12 @@ class FakeRocmSmiState {
   void set_power_w(int index, double power_w, std::optional<double> average_w = std::nullopt);
   // Sets the raw counter (in counts of the resolution) now, and its resolution in uJ.
   void set_energy_count(int index, uint64_t count, double resolution_uj = 15.3);
-  // Makes `function` (e.g. "rsmi_dev_power_cap_set" or "rsmi_init") return `status`.
+  // Sets a state-wide field, e.g. set_field("amdsmi_abi", "24") (a JSON value as text).
+  void set_field(const std::string& key, const std::string& json_value);
+  // Removes device `index` from the state, as a GPU that disappears from the machine.
+  void remove_device(int index);
+  // Makes `function` (e.g. "rsmi_dev_power_cap_set", "amdsmi_set_power_cap" or "rsmi_init")
+  // return `status` (in that library's codes).
   void set_error(const std::string& function, uint32_t status);
   void clear_errors();
   // Moves the fake time forward.

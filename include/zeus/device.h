@@ -2,7 +2,8 @@
 //
 // Units are the hardware's integers: milliwatts (mW), millijoules (mJ), microjoules (uJ),
 // megahertz (MHz). The monitor converts to SI doubles once, where it reads a device.
-// Backends: NVML (NVIDIA, libnvidia-ml.so.1), rocm_smi (AMD, librocm_smi64.so), RAPL
+// Backends: NVML (NVIDIA, libnvidia-ml.so.1), AMD SMI (AMD, libamd_smi.so; rocm_smi's
+// librocm_smi64.so where AMD SMI is missing or too old), RAPL
 // (/sys/class/powercap) and Replay (a scripted power model on a Clock). Vendor libraries are
 // loaded at run time; a machine without them gets an Unavailable error, never a crash.
 //
@@ -59,12 +60,16 @@ class Gpu {
   virtual ~Gpu() = default;
 
   virtual GpuVendor vendor() const = 0;
+  // The library that drives it: "nvml", "amdsmi", "rocm_smi", "replay" (zeusd-backed GPUs add
+  // " via zeusd").
+  virtual std::string backend() const { return "unknown"; }
   // Product name, e.g. "NVIDIA H100 80GB HBM3".
   virtual std::string name() const = 0;
   // Stable unique id, e.g. "GPU-8f2c...".
   virtual std::string uuid() const = 0;
   virtual GpuArchitecture architecture() const = 0;
-  // Index on the physical machine (NVML/rocm_smi index), not the framework-visible index.
+  // Index on the physical machine (NVML/rocm_smi index; AMD SMI: the HIP index), not the
+  // framework-visible index.
   virtual int physical_index() const = 0;
   // PCI address in `lspci -D` form ("0000:01:00.0"); NotSupported where the backend has none.
   virtual Result<std::string> pci_address() const {
@@ -132,7 +137,7 @@ class Cpu {
 
 // Why a backend was or was not used.
 struct BackendReport {
-  std::string backend;  // "nvml", "amd", "rapl"
+  std::string backend;  // "nvml", "amdsmi", "rocm_smi", "rapl"
   bool used = false;
   std::string detail;   // "2 GPUs" or the reason it was skipped
 };
@@ -150,18 +155,22 @@ struct DiscoverOptions {
   bool want_cpus = true;
   // Library paths; defaults are the sonames the drivers install.
   std::string nvml_path = "libnvidia-ml.so.1";
+  std::string amdsmi_path = "libamd_smi.so";
   std::string rocm_smi_path = "librocm_smi64.so";
   std::string powercap_root = "/sys/class/powercap";
-  // Values of CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES; nullopt = unset (all GPUs visible).
+  // Values of CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES; nullopt = unset
+  // (all GPUs visible). ROCR_VISIBLE_DEVICES applies to AMD GPUs only, before HIP's.
   std::optional<std::string> cuda_visible_devices;
   std::optional<std::string> hip_visible_devices;
+  std::optional<std::string> rocr_visible_devices;
 
-  // Defaults overridden by ZEUS_NVML_PATH, ZEUS_ROCM_SMI_PATH, ZEUS_POWERCAP_ROOT (set to an
-  // empty value: as if unset), CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES.
+  // Defaults overridden by ZEUS_NVML_PATH, ZEUS_AMDSMI_PATH, ZEUS_ROCM_SMI_PATH,
+  // ZEUS_POWERCAP_ROOT (set to an empty value: as if unset), CUDA_VISIBLE_DEVICES,
+  // HIP_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES.
   static DiscoverOptions from_environment();
 };
 
-// Finds devices: NVML first, then AMD, then none; RAPL for CPUs. A backend that cannot be used
+// Finds devices: NVML first, then AMD SMI, then rocm_smi, then none; RAPL for CPUs. A backend that cannot be used
 // is reported in Devices::backends, not returned as an error; so is a GPU that cannot be opened
 // (lost, ...): it is left out and the others are kept (framework indices count the usable GPUs).
 // Errors only for a malformed or MIG CUDA_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES, or one naming a

@@ -76,6 +76,7 @@ class ReplayGpu final : public Gpu {
   static ReplayPowerModel capped_power_model(std::function<double(double t_s)> draw_w);
 
   GpuVendor vendor() const override { return GpuVendor::kReplay; }
+  std::string backend() const override { return "replay"; }
   std::string name() const override { return config_.name; }
   std::string uuid() const override { return config_.uuid; }
   GpuArchitecture architecture() const override { return config_.architecture; }

@@ -55,8 +55,9 @@ void bind_device(py::module_& m) {
   py::class_<DeviceSession, std::shared_ptr<DeviceSession>>(
       m, "Devices", "The GPUs and CPUs found by one discovery (zeus::discover).")
       .def_static("discover", &DeviceSession::discover,
-                  "Discovers devices from the environment: ZEUS_NVML_PATH, ZEUS_ROCM_SMI_PATH, "
-                  "ZEUS_POWERCAP_ROOT, CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES.")
+                  "Discovers devices from the environment: ZEUS_NVML_PATH, ZEUS_AMDSMI_PATH, "
+                  "ZEUS_ROCM_SMI_PATH, ZEUS_POWERCAP_ROOT, CUDA_VISIBLE_DEVICES, "
+                  "HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES.")
       .def_property_readonly(
           "gpu_count", [](const DeviceSession& s) { return s.devices.gpus.size(); },
           "Number of visible GPUs.")

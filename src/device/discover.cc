@@ -1,9 +1,10 @@
-// discover(): finds the GPUs (NVML, then AMD) and CPUs (RAPL) of this machine.
+// discover(): finds the GPUs (NVML, then AMD SMI, then rocm_smi) and CPUs (RAPL) of this machine.
 #include <cstdlib>
 #include <string>
 #include <utility>
 
 #include "device/amd/amd_gpu.h"
+#include "device/amd/amdsmi_gpu.h"
 #include "device/nvml/nvml_gpu.h"
 #include "device/rapl/rapl_cpu.h"
 #include "zeus/clock.h"
@@ -27,16 +28,21 @@ std::optional<std::string> env_path(const char* name) {
 }
 
 // Keeps the GPUs named by a *_VISIBLE_DEVICES value, in its order. `all` holds the GPUs that
-// could be opened, `skipped` those that could not; physical indices span both.
+// could be opened, `skipped` those that could not; physical indices span both. With
+// `by_position`, the value counts `all`'s positions instead (HIP_VISIBLE_DEVICES after
+// ROCR_VISIBLE_DEVICES has already picked and renumbered the GPUs).
 Result<std::vector<std::unique_ptr<Gpu>>> apply_visible_devices(
     std::vector<std::unique_ptr<Gpu>> all, const std::vector<SkippedGpu>& skipped,
-    const std::optional<std::string>& value, const std::string& variable) {
+    const std::optional<std::string>& value, const std::string& variable,
+    bool by_position = false) {
   if (!value) return all;
   const size_t total = all.size() + skipped.size();
   std::vector<std::string> uuids(total);  // "" for a skipped GPU: no UUID resolves to it
   std::vector<std::unique_ptr<Gpu>*> by_physical(total, nullptr);
-  for (auto& gpu : all) {
-    const auto physical = static_cast<size_t>(gpu->physical_index());
+  for (size_t position = 0; position < all.size(); ++position) {
+    auto& gpu = all[position];
+    const auto physical =
+        by_position ? position : static_cast<size_t>(gpu->physical_index());
     if (physical >= total) continue;
     uuids[physical] = gpu->uuid();
     by_physical[physical] = &gpu;
@@ -79,15 +85,56 @@ std::string count_text(size_t n, const char* noun) {
   return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
+// The AMD GPUs through AMD SMI, else rocm_smi, reporting both backends. ROCm picks GPUs with
+// ROCR_VISIBLE_DEVICES first, then numbers what is left for HIP_VISIBLE_DEVICES (or
+// CUDA_VISIBLE_DEVICES when that is unset).
+Result<std::vector<std::unique_ptr<Gpu>>> discover_amd_gpus(const DiscoverOptions& options,
+                                                            std::vector<BackendReport>* reports) {
+  static SystemClock clock;
+  std::vector<std::unique_ptr<Gpu>> gpus;
+  auto amdsmi = open_amdsmi_gpus(options.amdsmi_path, clock);
+  const bool use_amdsmi = amdsmi && !amdsmi->empty();
+  const size_t amdsmi_report = reports->size();
+  if (use_amdsmi) {
+    gpus = std::move(*amdsmi);
+    reports->push_back({"amdsmi", true, ""});
+    reports->push_back({"rocm_smi", false, "skipped: AMD SMI was used"});
+  } else {
+    reports->push_back(
+        {"amdsmi", false, amdsmi ? "AMD SMI loaded but reports no GPU" : amdsmi.error().message});
+    auto rocm = open_amd_gpus(options.rocm_smi_path, clock);
+    if (!rocm || rocm->empty()) {
+      reports->push_back(
+          {"rocm_smi", false, rocm ? "rocm_smi loaded but reports no GPU" : rocm.error().message});
+      return gpus;
+    }
+    gpus = std::move(*rocm);
+    reports->push_back({"rocm_smi", true, ""});
+  }
+  auto picked = apply_visible_devices(std::move(gpus), {}, options.rocr_visible_devices,
+                                      "ROCR_VISIBLE_DEVICES");
+  if (!picked) return fail(picked.error());
+  const bool hip = options.hip_visible_devices.has_value();
+  auto visible = apply_visible_devices(
+      std::move(*picked), {}, hip ? options.hip_visible_devices : options.cuda_visible_devices,
+      hip ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES", /*by_position=*/true);
+  if (!visible) return fail(visible.error());
+  (*reports)[use_amdsmi ? amdsmi_report : amdsmi_report + 1].detail =
+      count_text(visible->size(), "GPU");
+  return visible;
+}
+
 }  // namespace
 
 DiscoverOptions DiscoverOptions::from_environment() {
   DiscoverOptions options;
   if (auto path = env_path("ZEUS_NVML_PATH")) options.nvml_path = *path;
   if (auto path = env_path("ZEUS_ROCM_SMI_PATH")) options.rocm_smi_path = *path;
+  if (auto path = env_path("ZEUS_AMDSMI_PATH")) options.amdsmi_path = *path;
   if (auto root = env_path("ZEUS_POWERCAP_ROOT")) options.powercap_root = *root;
   options.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES");
   options.hip_visible_devices = env("HIP_VISIBLE_DEVICES");
+  options.rocr_visible_devices = env("ROCR_VISIBLE_DEVICES");
   return options;
 }
 
@@ -103,25 +150,14 @@ Result<Devices> discover(const DiscoverOptions& options) {
       devices.gpus = std::move(*visible);
       devices.backends.push_back(
           {"nvml", true, count_text(devices.gpus.size(), "GPU") + skipped_text(skipped)});
-      devices.backends.push_back({"amd", false, "skipped: NVIDIA GPUs were found first"});
+      devices.backends.push_back({"amdsmi", false, "skipped: NVIDIA GPUs were found first"});
+      devices.backends.push_back({"rocm_smi", false, "skipped: NVIDIA GPUs were found first"});
     } else {
       devices.backends.push_back(
           {"nvml", false, nvidia ? "NVML loaded but reports no GPU" : nvidia.error().message});
-      static SystemClock clock;
-      auto amd = open_amd_gpus(options.rocm_smi_path, clock);
-      if (amd && !amd->empty()) {
-        // ROCm honours HIP_VISIBLE_DEVICES, and CUDA_VISIBLE_DEVICES when that is unset.
-        const bool hip = options.hip_visible_devices.has_value();
-        auto visible = apply_visible_devices(
-            std::move(*amd), {}, hip ? options.hip_visible_devices : options.cuda_visible_devices,
-            hip ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES");
-        if (!visible) return fail(visible.error());
-        devices.gpus = std::move(*visible);
-        devices.backends.push_back({"amd", true, count_text(devices.gpus.size(), "GPU")});
-      } else {
-        devices.backends.push_back(
-            {"amd", false, amd ? "rocm_smi loaded but reports no GPU" : amd.error().message});
-      }
+      auto amd = discover_amd_gpus(options, &devices.backends);
+      if (!amd) return fail(amd.error());
+      devices.gpus = std::move(*amd);
     }
   }
   if (options.want_cpus) {

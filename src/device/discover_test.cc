@@ -14,6 +14,7 @@ DiscoverOptions fake_options(const std::string& powercap_root = "/nonexistent/po
   DiscoverOptions options;
   options.nvml_path = ZEUS_FAKE_NVML_PATH;
   options.rocm_smi_path = "/nonexistent/librocm_smi64.so";
+  options.amdsmi_path = "/nonexistent/libamd_smi.so";
   options.powercap_root = powercap_root;
   return options;
 }
@@ -65,9 +66,11 @@ TEST(DiscoverTest, FindsFakeNvidiaGpusAndReportsSkippedBackends) {
   ASSERT_NE(nvml, nullptr);
   EXPECT_TRUE(nvml->used);
   EXPECT_EQ(nvml->detail, "2 GPUs");
-  const auto* amd = find_backend(*devices, "amd");
-  ASSERT_NE(amd, nullptr);
-  EXPECT_FALSE(amd->used);
+  for (const char* name : {"amdsmi", "rocm_smi"}) {
+    const auto* amd = find_backend(*devices, name);
+    ASSERT_NE(amd, nullptr) << name;
+    EXPECT_FALSE(amd->used) << name;
+  }
   const auto* rapl = find_backend(*devices, "rapl");
   ASSERT_NE(rapl, nullptr);
   EXPECT_FALSE(rapl->used);
@@ -223,14 +226,17 @@ TEST(DiscoverTest, B1_AllGpusLostLeavesNvmlUnusedWithTheReason) {
 TEST(DiscoverTest, C6_EmptyLibraryPathsCountAsUnset) {
   setenv("ZEUS_NVML_PATH", "", 1);
   setenv("ZEUS_ROCM_SMI_PATH", "", 1);
+  setenv("ZEUS_AMDSMI_PATH", "", 1);
   setenv("ZEUS_POWERCAP_ROOT", "", 1);
   DiscoverOptions options = DiscoverOptions::from_environment();
   unsetenv("ZEUS_NVML_PATH");
   unsetenv("ZEUS_ROCM_SMI_PATH");
+  unsetenv("ZEUS_AMDSMI_PATH");
   unsetenv("ZEUS_POWERCAP_ROOT");
   const DiscoverOptions defaults;
   EXPECT_EQ(options.nvml_path, defaults.nvml_path);
   EXPECT_EQ(options.rocm_smi_path, defaults.rocm_smi_path);
+  EXPECT_EQ(options.amdsmi_path, defaults.amdsmi_path);
   EXPECT_EQ(options.powercap_root, defaults.powercap_root);
 }
 

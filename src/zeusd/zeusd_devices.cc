@@ -102,6 +102,9 @@ GpuVendor ZeusdGpu::vendor() const {
   if (local_) return local_->vendor();
   return info_.architecture == GpuArchitecture::kAmd ? GpuVendor::kAmd : GpuVendor::kNvidia;
 }
+std::string ZeusdGpu::backend() const {
+  return local_ ? local_->backend() + " via zeusd" : "zeusd";
+}
 std::string ZeusdGpu::name() const { return local_ ? local_->name() : info_.name; }
 std::string ZeusdGpu::uuid() const { return local_ ? local_->uuid() : info_.uuid; }
 GpuArchitecture ZeusdGpu::architecture() const {

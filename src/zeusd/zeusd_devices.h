@@ -60,6 +60,8 @@ class ZeusdGpu final : public Gpu {
   ZeusdGpu(std::shared_ptr<ZeusdClient> client, RemoteGpuInfo info, std::unique_ptr<Gpu> local);
 
   GpuVendor vendor() const override;
+  // The local GPU's backend plus " via zeusd", or "zeusd" without a local GPU.
+  std::string backend() const override;
   std::string name() const override;
   std::string uuid() const override;
   GpuArchitecture architecture() const override;

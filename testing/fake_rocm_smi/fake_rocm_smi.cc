@@ -7,11 +7,10 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
 
 #include "../../src/device/amd/rocm_smi_types.h"
-#include "fake_state.h"
+#include "fake_library.h"
 
 namespace {
 
@@ -19,79 +18,12 @@ using zeus::fake_rocm_smi::json;
 namespace rsmi = zeus::rsmi;
 namespace model = zeus::fake_rocm_smi;
 
-std::mutex g_mutex;
-json g_state;           // guarded by g_mutex
-bool g_loaded = false;  // guarded by g_mutex
-std::string g_source;   // the state file g_state came from; "" = in-memory default
+model::FakeLibrary<rsmi::Status> g_lib({rsmi::kStatusSuccess, rsmi::kStatusInvalidArgs,
+                                        rsmi::kStatusFileError});
 
-std::string state_path() {
-  const char* path = std::getenv("ZEUS_FAKE_ROCM_SMI_STATE");
-  return path != nullptr ? path : "";
-}
-
-// Brings g_state up to date with the state file, or with the in-memory default when
-// ZEUS_FAKE_ROCM_SMI_STATE is unset (a missing file is created with the default). Call with
-// g_mutex held.
-void refresh() {
-  std::string path = state_path();
-  if (!g_loaded || g_source != path) {
-    g_state = model::default_state(1);
-    g_source = path;
-    g_loaded = true;
-  }
-  if (path.empty()) return;
-  if (model::read_state(path, &g_state)) return;
-  model::FileLock lock(path, /*exclusive=*/true);
-  model::write_state_unlocked(path, g_state);
-}
-
-rsmi::Status injected(const json& state, const char* function) {
-  auto errors = state.find("errors");
-  if (errors == state.end() || !errors->is_object()) return rsmi::kStatusSuccess;
-  auto it = errors->find(function);
-  if (it == errors->end() || !it->is_number()) return rsmi::kStatusSuccess;
-  return it->get<rsmi::Status>();
-}
-
-// The device `index` of `state`, or null with *status set (INVALID_ARGS, FILE_ERROR when lost).
-json* find_device(json& state, uint64_t index, rsmi::Status* status) {
-  auto& devices = state["devices"];
-  if (!devices.is_array() || index >= devices.size()) {
-    *status = rsmi::kStatusInvalidArgs;
-    return nullptr;
-  }
-  json& device = devices[index];
-  if (device.value("lost", false)) {
-    *status = rsmi::kStatusFileError;
-    return nullptr;
-  }
-  *status = rsmi::kStatusSuccess;
-  return &device;
-}
-
-// Runs `body(device, state)` for a per-device read (mutate = false) or change (mutate = true),
-// after error injection and device lookup.
 template <typename Body>
 rsmi::Status with_device(const char* function, uint64_t index, bool mutate, Body body) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  refresh();
-  if (rsmi::Status status = injected(g_state, function); status != rsmi::kStatusSuccess) {
-    return status;
-  }
-  rsmi::Status status = rsmi::kStatusSuccess;
-  json* device = find_device(g_state, index, &status);
-  if (device == nullptr) return status;
-  if (!mutate) return body(*device, g_state);
-  std::string path = state_path();
-  if (path.empty()) return body(*device, g_state);
-  rsmi::Status result = rsmi::kStatusSuccess;
-  bool written = model::update_state(path, [&](json& fresh) {
-    rsmi::Status ignored = rsmi::kStatusSuccess;
-    json* fresh_device = find_device(fresh, index, &ignored);
-    result = fresh_device == nullptr ? ignored : body(*fresh_device, fresh);
-    g_state = fresh;
-  });
-  return written ? result : rsmi::kStatusFileError;
+  return g_lib.with_device(function, index, mutate, body);
 }
 
 rsmi::Status copy_string(const std::string& text, char* out, size_t len) {
@@ -134,15 +66,11 @@ const char* status_text(rsmi::Status status) {
 extern "C" {
 
 rsmi::Status rsmi_init(uint64_t /*init_flags*/) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  refresh();
-  return injected(g_state, "rsmi_init");
+  return g_lib.with_state("rsmi_init", [](json&) { return rsmi::kStatusSuccess; });
 }
 
 rsmi::Status rsmi_shut_down() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  refresh();
-  return injected(g_state, "rsmi_shut_down");
+  return g_lib.with_state("rsmi_shut_down", [](json&) { return rsmi::kStatusSuccess; });
 }
 
 rsmi::Status rsmi_status_string(rsmi::Status status, const char** status_string) {
@@ -153,13 +81,10 @@ rsmi::Status rsmi_status_string(rsmi::Status status, const char** status_string)
 
 rsmi::Status rsmi_num_monitor_devices(uint32_t* num_devices) {
   if (num_devices == nullptr) return rsmi::kStatusInvalidArgs;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  refresh();
-  if (rsmi::Status status = injected(g_state, "rsmi_num_monitor_devices"); status != 0) {
-    return status;
-  }
-  *num_devices = static_cast<uint32_t>(g_state.value("devices", json::array()).size());
-  return rsmi::kStatusSuccess;
+  return g_lib.with_state("rsmi_num_monitor_devices", [&](json& state) {
+    *num_devices = static_cast<uint32_t>(state.value("devices", json::array()).size());
+    return rsmi::kStatusSuccess;
+  });
 }
 
 rsmi::Status rsmi_dev_name_get(uint32_t dv_ind, char* name, size_t len) {

@@ -22,6 +22,7 @@ nlohmann::json describe_gpu(int index, Gpu& gpu) {
   j["name"] = gpu.name();
   j["uuid"] = gpu.uuid();
   j["vendor"] = vendor_name(gpu.vendor());
+  j["backend"] = gpu.backend();
   j["architecture"] = architecture_name(gpu.architecture());
   j["energy_counter"] = gpu.has_energy_counter();
   nlohmann::json limits;
@@ -88,9 +89,10 @@ void print_text(const nlohmann::json& report) {
   for (const auto& g : report["gpus"]) {
     std::cout << "GPU " << g["index"] << ": " << g["name"].get<std::string>() << " ("
               << g["architecture"].get<std::string>() << ", " << g["uuid"].get<std::string>()
-              << ", physical index " << g["physical_index"] << ")\n";
-    std::cout << "  energy counter   "
-              << (g["energy_counter"].get<bool>() ? "yes" : "no (power is sampled)") << "\n";
+              << ", physical index " << g["physical_index"] << ", "
+              << g["backend"].get<std::string>() << ")\n";
+    std::cout << "  energy counter   " << (g["energy_counter"].get<bool>() ? "yes" : "no (power is sampled)")
+              << "\n";
     const auto& limits = g["power_limit_w"];
     if (limits.contains("error")) {
       std::cout << "  power limit      unavailable: " << limits["error"].get<std::string>() << "\n";
@@ -149,9 +151,9 @@ void add_devices_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("devices", "List the GPUs and CPUs Zeus can measure and control");
   cmd->footer(
       "GPUs are listed with the indices your framework uses (after CUDA_VISIBLE_DEVICES /\n"
-      "HIP_VISIBLE_DEVICES). Backends are tried in order nvml, amd; rapl for CPUs. Set\n"
-      "ZEUS_NVML_PATH, ZEUS_ROCM_SMI_PATH or ZEUS_POWERCAP_ROOT to point at other "
-      "libraries/trees.\n"
+      "HIP_VISIBLE_DEVICES, after ROCR_VISIBLE_DEVICES for AMD). Backends are tried in order\n"
+      "nvml, amdsmi, rocm_smi; rapl for CPUs. Set ZEUS_NVML_PATH, ZEUS_AMDSMI_PATH,\n"
+      "ZEUS_ROCM_SMI_PATH or ZEUS_POWERCAP_ROOT to point at other libraries/trees.\n"
       "Example: zeus devices --json | jq '.gpus[].power_limit_w'");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print one JSON object: {gpus, cpus, backends}");

@@ -156,6 +156,7 @@ int run_serve(const ServeConfig& config) {
   // zeusd manages every GPU of the machine: its indices are physical ones.
   discover_options.cuda_visible_devices.reset();
   discover_options.hip_visible_devices.reset();
+  discover_options.rocr_visible_devices.reset();
   if (!config.nvml_path.empty()) discover_options.nvml_path = config.nvml_path;
   if (!config.powercap_root.empty()) discover_options.powercap_root = config.powercap_root;
   auto devices = discover(discover_options);

@@ -7,35 +7,18 @@
 #include <functional>
 #include <utility>
 
+#include "device/amd/amd_common.h"
 #include "zeus/log.h"
 
 namespace zeus {
 namespace {
 
-// uW -> mW, saturating at the largest uint32_t.
-uint32_t uw_to_mw(uint64_t value_uw) {
-  uint64_t value_mw = value_uw / 1000;
-  return value_mw > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(value_mw);
-}
-
-struct EnergyReading {
-  uint64_t count = 0;
-  float resolution_uj = 0;
-  long double energy_uj() const { return static_cast<long double>(count) * resolution_uj; }
-};
-
-Result<EnergyReading> read_energy(const RocmSmi& smi, uint32_t index) {
-  EnergyReading reading;
+Result<AmdEnergyReading> read_energy(const RocmSmi& smi, uint32_t index) {
+  AmdEnergyReading reading;
   uint64_t timestamp_ns = 0;
-  auto status = smi.call("rsmi_dev_energy_count_get", smi.api().dev_energy_count_get, index,
-                         &reading.count, &reading.resolution_uj, &timestamp_ns);
-  if (!status) return fail(status.error());
-  if (!(reading.resolution_uj > 0) || !std::isfinite(reading.resolution_uj)) {
-    return fail(ErrorCode::kInternal,
-                "rsmi_dev_energy_count_get reported an energy resolution of " +
-                    std::to_string(reading.resolution_uj) + " uJ");
-  }
-  return reading;
+  ZEUS_TRY(smi.call("rsmi_dev_energy_count_get", smi.api().dev_energy_count_get, index,
+                    &reading.count, &reading.resolution_uj, &timestamp_ns));
+  return checked_energy_reading(reading, "rsmi_dev_energy_count_get");
 }
 
 Result<uint64_t> read_average_power_uw(const RocmSmi& smi, uint32_t index) {
@@ -71,7 +54,7 @@ std::string read_uuid(const RocmSmi& smi, uint32_t index) {
 
 // One GPU's readings at the start of the plausibility window.
 struct Probe {
-  Result<EnergyReading> energy;
+  Result<AmdEnergyReading> energy;
   Result<uint64_t> power_uw;
 };
 
@@ -82,20 +65,12 @@ std::string judge_counter(const Probe& before, const Probe& after, double window
   if (!before.power_uw || !after.power_uw) {
     return "power cannot be read to check the energy counter";
   }
-  if (after.energy->count <= before.energy->count) {
-    return "the energy counter did not move in " + std::to_string(window_s) + " s";
-  }
   long double counted_uj = after.energy->energy_uj() - before.energy->energy_uj();
   long double expected_uj =
       (static_cast<long double>(*before.power_uw) + *after.power_uw) / 2 * window_s;
-  if (expected_uj <= 0) return "the GPU reports 0 W, so the energy counter cannot be checked";
-  long double ratio = counted_uj / expected_uj;
-  if (std::fabs(static_cast<double>(ratio) - 1.0) > kAmdEnergyPlausibilityTolerance) {
-    return "the energy counter accumulated " + std::to_string(static_cast<double>(counted_uj)) +
-           " uJ in " + std::to_string(window_s) + " s while average power predicts " +
-           std::to_string(static_cast<double>(expected_uj)) + " uJ";
-  }
-  return "";
+  return judge_amd_energy_counter(
+      counted_uj, expected_uj, window_s,
+      {1.0 - kAmdEnergyPlausibilityTolerance, 1.0 + kAmdEnergyPlausibilityTolerance});
 }
 
 }  // namespace
@@ -106,7 +81,8 @@ AmdGpu::AmdGpu(std::shared_ptr<RocmSmi> smi, uint32_t index, std::string name, s
       index_(index),
       name_(std::move(name)),
       uuid_(std::move(uuid)),
-      energy_counter_plausible_(energy_counter_plausible) {
+      energy_counter_plausible_(energy_counter_plausible),
+      energy_(name_) {
   ZEUS_CHECK(smi_ != nullptr, "AmdGpu needs an opened rocm_smi library");
 }
 
@@ -170,35 +146,19 @@ Result<uint32_t> AmdGpu::average_power_mw() {
 
 Result<uint64_t> AmdGpu::total_energy_mj() {
   if (!energy_counter_plausible_) {
-    return fail(ErrorCode::kNotSupported,
-                name_ +
-                    "'s energy counter failed its plausibility check at start-up; measure it "
-                    "by sampling power");
+    return fail(amd_energy_counter_not_plausible(name_));
   }
   auto reading = read_energy(*smi_, index_);
   if (!reading) return fail(reading.error());
-  std::lock_guard<std::mutex> lock(energy_mutex_);
-  if (!energy_started_) {
-    energy_uj_ = reading->energy_uj();
-    energy_started_ = true;
-  } else if (reading->count >= last_count_) {
-    energy_uj_ += static_cast<long double>(reading->count - last_count_) * reading->resolution_uj;
-  } else {
-    log_warning(name_ + "'s energy counter went backwards (driver reloaded?); counting on from it");
-    energy_uj_ += reading->energy_uj();
-  }
-  last_count_ = reading->count;
-  return static_cast<uint64_t>(energy_uj_ / 1000);
+  return energy_.add(*reading);
 }
 
 Result<bool> AmdGpu::persistence_mode() {
-  return fail(ErrorCode::kNotSupported,
-              "AMD GPUs have no persistence mode (the amdgpu driver keeps them initialised)");
+  return fail(amd_no_persistence_mode());
 }
 
 Result<void> AmdGpu::set_persistence_mode(bool /*enabled*/) {
-  return fail(ErrorCode::kNotSupported,
-              "AMD GPUs have no persistence mode (the amdgpu driver keeps them initialised)");
+  return fail(amd_no_persistence_mode());
 }
 
 Result<std::vector<uint32_t>> AmdGpu::supported_clocks_mhz(rsmi::ClkType type, const char* what) {
@@ -228,11 +188,7 @@ Result<std::vector<uint32_t>> AmdGpu::supported_sm_clocks_mhz() {
 }
 
 Result<void> AmdGpu::lock_clocks_mhz(rsmi::ClkType type, uint32_t min_mhz, uint32_t max_mhz) {
-  if (min_mhz > max_mhz) {
-    return fail(ErrorCode::kInvalidArgument, "clock range [" + std::to_string(min_mhz) + ", " +
-                                                 std::to_string(max_mhz) +
-                                                 "] MHz has its minimum above its maximum");
-  }
+  ZEUS_TRY(check_amd_clock_range(min_mhz, max_mhz));
   return smi_->call("rsmi_dev_clk_range_set", smi_->api().dev_clk_range_set, index_,
                     static_cast<uint64_t>(min_mhz), static_cast<uint64_t>(max_mhz), type);
 }

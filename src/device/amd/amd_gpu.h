@@ -17,10 +17,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "device/amd/amd_energy.h"
 #include "device/amd/rocm_smi_api.h"
 #include "zeus/clock.h"
 #include "zeus/device.h"
@@ -35,6 +35,7 @@ class AmdGpu final : public Gpu {
          bool energy_counter_plausible);
 
   GpuVendor vendor() const override { return GpuVendor::kAmd; }
+  std::string backend() const override { return "rocm_smi"; }
   std::string name() const override { return name_; }
   // "GPU-<16 hex digits of rocm_smi's unique id>", the form HIP_VISIBLE_DEVICES accepts.
   std::string uuid() const override { return uuid_; }
@@ -79,10 +80,7 @@ class AmdGpu final : public Gpu {
   std::string uuid_;
   bool energy_counter_plausible_;
 
-  std::mutex energy_mutex_;
-  bool energy_started_ = false;  // guarded by energy_mutex_
-  uint64_t last_count_ = 0;      // guarded by energy_mutex_
-  long double energy_uj_ = 0;    // guarded by energy_mutex_; keeps the sub-mJ remainder
+  AmdEnergyAccumulator energy_;
 };
 
 // Relative tolerance of the plausibility check: the counter's energy over the window must be

@@ -36,6 +36,7 @@ class NvmlGpu final : public Gpu {
                                                int index);
 
   GpuVendor vendor() const override { return GpuVendor::kNvidia; }
+  std::string backend() const override { return "nvml"; }
   std::string name() const override { return name_; }
   std::string uuid() const override { return uuid_; }
   Result<std::string> pci_address() const override;
