@@ -48,6 +48,10 @@ namespace zeus::zeusd {
 struct UpstreamOptions {
   // /cpu/get_power measures energy over this long (upstream: 1 / --cpu-power-poll-hz 10).
   double cpu_power_window_s = 0.1;
+  // The live power streams' pollers (power_stream_routes.h); upstream's --gpu-power-poll-hz and
+  // --cpu-power-poll-hz. Must be > 0.
+  double gpu_power_poll_hz = 20;
+  double cpu_power_poll_hz = 10;
 };
 
 class UpstreamRoutes {

@@ -108,7 +108,15 @@ ZeusdService::ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& wa
           [this](const Peer& peer, int index, const GpuChange& change) {
             return change_gpu(peer, index, change);
           },
-          upstream) {}
+          upstream),
+      streams_(devices_, allow_, mutex_, upstream) {}
+
+bool ZeusdService::stream(const HttpRequest& request, const Peer& peer,
+                          const std::shared_ptr<http::Reply>& reply) {
+  if (!PowerStreamRoutes::owns(request)) return false;
+  streams_.handle(request, peer, reply);
+  return true;
+}
 
 HttpResponse ZeusdService::handle(const HttpRequest& request, const Peer& peer) {
   // Upstream's routes lock mutex_ around their device calls themselves (/cpu/get_power waits

@@ -45,6 +45,7 @@
 #include "zeusd/gpu_change.h"
 #include "zeusd/lease_journal.h"
 #include "zeusd/lease_table.h"
+#include "zeusd/power_stream_routes.h"
 #include "zeusd/process_watcher.h"
 #include "zeusd/upstream_routes.h"
 
@@ -69,6 +70,11 @@ class ZeusdService {
 
   // Answers one request from `peer`. Never throws, whatever the request holds.
   HttpResponse handle(const HttpRequest& request, const Peer& peer);
+  // The live power streams (power_stream_routes.h): true when `request` is one, then answered
+  // or streamed through `reply`; false for every other request (answer it with handle()).
+  bool stream(const HttpRequest& request, const Peer& peer,
+              const std::shared_ptr<http::Reply>& reply);
+  PowerStreamRoutes& power_streams() { return streams_; }
   // Restores every GPU knob `pid` changed and drops its leases.
   void on_process_exit(int pid);
   // Restores every lease (zeusd is stopping).
@@ -105,6 +111,7 @@ class ZeusdService {
   mutable std::mutex mutex_;
   LeaseTable leases_;  // guarded by mutex_
   UpstreamRoutes upstream_;
+  PowerStreamRoutes streams_;  // last: its pollers stop before what they read goes
 };
 
 }  // namespace zeus::zeusd

@@ -168,6 +168,10 @@ int run(const Args& args) {
   auto server = zeus::zeusd::ZeusdServer::start(
       options, [&service](const zeus::zeusd::HttpRequest& request, const zeus::zeusd::Peer& peer) {
         return service.handle(request, peer);
+      },
+      [&service](const zeus::zeusd::HttpRequest& request, const zeus::zeusd::Peer& peer,
+                 const std::shared_ptr<zeus::http::Reply>& reply) {
+        return service.stream(request, peer, reply);
       });
   if (!server) die(server.error().message);
   std::cerr << "zeusd: serving " << devices->gpus.size() << " GPU(s) and " << devices->cpus.size()
