@@ -10,6 +10,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "measurement_report.h"
+#include "power_remote.h"
 #include "zeus/clock.h"
 #include "zeus/energy_monitor.h"
 #include "zeus/power_domain.h"
@@ -26,6 +27,8 @@ struct PowerArgs {
   std::optional<std::vector<int>> gpus;
   std::vector<std::string> domains;  // names; empty: device_instant
   bool json = false;
+  std::vector<std::string> from;  // zeusd addresses: their power streams instead of local GPUs
+  bool events = false;
 };
 
 // The column suffix of a domain in the text table: gpu0_w, gpu0_avg_w, gpu0_mem_w.
@@ -59,6 +62,16 @@ std::vector<PowerDomain> chosen_domains(const std::vector<std::string>& names,
 }
 
 void run_power(const PowerArgs& args) {
+  if (!args.from.empty()) {
+    if (!args.domains.empty()) die("--domain reads local GPUs; it cannot be used with --from", 2);
+    signal(SIGINT, request_stop);
+    signal(SIGTERM, request_stop);
+    run_remote_power({args.from, args.gpus, args.interval_s, args.duration_s, args.json,
+                      args.events},
+                     g_stop);
+    return;
+  }
+  if (args.events) die("--events needs --from (it prints the readings of zeusd's streams)", 2);
   Devices devices = discover_or_die(true, true);
   if (devices.gpus.empty()) die("no GPU found: " + gpu_backend_reasons(devices));
   EnergyMonitorOptions options;
@@ -162,8 +175,18 @@ void add_power_command(CLI::App& app) {
                 "One JSON object per reading {time_s, power_w: {\"0\": W} (the first domain), "
                 "domains: {name: {\"0\": W}}, temperature_c: {\"0\": C}}, then a summary object "
                 "with the keys of 'zeus measure --json' and \"summary\": true");
+  cmd->add_option("--from", args->from,
+                  "Stream the power of these zeusd daemons instead of this machine's GPUs, "
+                  "comma-separated: HOST:PORT (zeusd --tcp), unix:/path or /path (its socket). "
+                  "Shows per-daemon and cluster power and energy, each daemon's clock corrected")
+      ->delimiter(',')
+      ->type_name("LIST");
+  cmd->add_flag("--events", args->events,
+                "With --from --json: also one line per reading as it arrives {event: true, "
+                "endpoint, gpu_id|cpu_id, power_w, timestamp_s (daemon time on this clock), "
+                "received_s}");
   cmd->footer(
-      "Examples:\n  zeus power --interval 0.5\n  zeus power --domain "
+      "Examples:\n  zeus power --interval 0.5\n  zeus power --from node1:4938,node2:4938\n  zeus power --domain "
       "device_instant,memory_average\n"
       "  zeus power --duration 10 --json > power.jsonl");
   cmd->callback([args] { run_power(*args); });
