@@ -37,6 +37,7 @@ struct PowerStreamTarget {
   std::string address;  // "HOST:PORT", "[IPv6]:PORT", "unix:/path" or "/path"
   std::optional<std::vector<int>> gpu_ids;
   std::optional<std::vector<int>> cpu_ids;
+  std::string token;  // non-empty: sent as "Authorization: Bearer <token>" (a zeusd with JWTs)
 };
 
 struct CpuPowerW {

@@ -132,5 +132,6 @@ void bind_profile(py::module_& module);
 void bind_power_limit(py::module_& module);
 void bind_batch_size(py::module_& module);
 void bind_pipeline_frequency(py::module_& module);
+void bind_power_streaming(py::module_& module);
 
 }  // namespace zeus::python

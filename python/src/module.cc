@@ -11,4 +11,5 @@ PYBIND11_MODULE(_zeus_cpp, m) {
   zeus::python::bind_power_limit(m);
   zeus::python::bind_batch_size(m);
   zeus::python::bind_pipeline_frequency(m);
+  zeus::python::bind_power_streaming(m);
 }

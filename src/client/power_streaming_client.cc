@@ -43,11 +43,16 @@ Result<std::unique_ptr<http::HttpClient>> open_client(const StreamAddress& addre
 
 // The daemon's clock offset: the median over `samples` GET /time round trips of the client's
 // midpoint minus the daemon's time.
-Result<double> estimate_offset(http::HttpClient& client, int samples) {
+http::Headers auth_headers(const std::string& token) {
+  if (token.empty()) return {};
+  return {{"Authorization", "Bearer " + token}};
+}
+
+Result<double> estimate_offset(http::HttpClient& client, int samples, const std::string& token) {
   std::vector<double> offsets;
   for (int i = 0; i < std::max(1, samples); ++i) {
     const double before = unix_now_s();
-    auto response = client.request("GET", "/time");
+    auto response = client.request("GET", "/time", {}, auth_headers(token));
     const double after = unix_now_s();
     if (!response) return fail(response.error());
     const auto json = nlohmann::json::parse(response->body, nullptr, false);
@@ -212,7 +217,7 @@ class StreamingClient final : public PowerStreamingClient {
       }
       if (attempt > 0) {
         // A restarted daemon may run on another clock: measured again on each reconnect.
-        auto offset = estimate_offset(**client, options_.clock_samples);
+        auto offset = estimate_offset(**client, options_.clock_samples, node.target.token);
         if (!offset) {
           set_error(node, offset.error().message);
           continue;
@@ -226,7 +231,7 @@ class StreamingClient final : public PowerStreamingClient {
       double connected_s = 0;
       std::string refusal;
       auto answer = (*client)->stream(
-          "GET", target, "", {},
+          "GET", target, "", auth_headers(node.target.token),
           [&](const http::HttpResponse& head) {
             status = head.status;
             if (status == 200) {
@@ -356,6 +361,10 @@ Result<std::unique_ptr<PowerStreamingClient>> PowerStreamingClient::start(
                     "zeusd " + target.address + " is given twice (give each daemon once)");
       }
     }
+    if (target.token.find_first_of("\r\n") != std::string::npos) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "the token for " + target.address + " holds a line break (give the token only)");
+    }
     for (const auto& ids : {target.gpu_ids, target.cpu_ids}) {
       if (!ids) continue;
       for (int id : *ids) {
@@ -370,7 +379,7 @@ Result<std::unique_ptr<PowerStreamingClient>> PowerStreamingClient::start(
     if (!address) return fail(address.error());
     auto client = open_client(*address, options.connect_timeout_s);
     if (!client) return fail(client.error());
-    auto offset = estimate_offset(**client, options.clock_samples);
+    auto offset = estimate_offset(**client, options.clock_samples, target.token);
     if (!offset) {
       return fail(ErrorCode::kUnavailable, "cannot reach zeusd " + target.address + ": " +
                                                offset.error().message +

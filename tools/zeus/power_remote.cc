@@ -1,6 +1,7 @@
 #include "power_remote.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -38,7 +39,11 @@ nlohmann::json node_json(const NodePower& node) {
 
 void run_remote_power(const RemotePowerArgs& args, const std::atomic<bool>& stop) {
   std::vector<PowerStreamTarget> targets;
-  for (const std::string& address : args.from) targets.push_back({address, args.gpus, {}});
+  // A zeusd that checks tokens gets ZEUSD_TOKEN's, as every zeusd client sends it.
+  const char* token = std::getenv("ZEUSD_TOKEN");
+  for (const std::string& address : args.from) {
+    targets.push_back({address, args.gpus, {}, token != nullptr ? token : ""});
+  }
   std::mutex out_mu;  // rows and events come from different threads
   PowerStreamingOptions options;
   if (args.json && args.events) {
