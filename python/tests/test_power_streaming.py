@@ -84,12 +84,16 @@ def test_readings_have_upstreams_shape_and_follow_changes(daemon, fake_nvml, pow
     # RAPL grows at 50 W (package) and 5 W (DRAM) while the client runs.
     stop = threading.Event()
 
+    def put(zone: Path, uj: int) -> None:  # replaced whole, as a sysfs read never sees half a number
+        (zone / "energy_uj.tmp").write_text(f"{uj}\n")
+        (zone / "energy_uj.tmp").rename(zone / "energy_uj")
+
     def rapl():
         start = time.monotonic()
         while not stop.is_set():
             s = time.monotonic() - start
-            (powercap / "intel-rapl:0" / "energy_uj").write_text(f"{1_000_000 + int(s * 50e6)}\n")
-            (powercap / "intel-rapl:0" / "intel-rapl:0:0" / "energy_uj").write_text(f"{10_000 + int(s * 5e6)}\n")
+            put(powercap / "intel-rapl:0", 1_000_000 + int(s * 50e6))
+            put(powercap / "intel-rapl:0" / "intel-rapl:0:0", 10_000 + int(s * 5e6))
             time.sleep(0.002)
 
     writer = threading.Thread(target=rapl)

@@ -18,6 +18,8 @@
 //        {"0": {"cpu_energy_uj", "dram_energy_uj"}}: raw counter plus wraparounds, nullable
 //   GET  /cpu/get_power                     {"timestamp_ms", "power_mw": {"0": {"cpu_mw",
 //        "dram_mw"}}} from two readings cpu_power_window_s apart
+// GET /gpu/stream_power and /cpu/stream_power are served by PowerStreamRoutes
+// (power_stream_routes.h): they answer through the Reply, as Server-Sent Events.
 // Writes take gpu_ids and block=true|false and answer 200 with an empty body; block=false answers
 // 200 without per-GPU device errors (they are logged), as upstream does once a command is queued.
 // Errors: {"error": ...} 400 for a malformed query or an unknown device ("GPU 3 not found"), 403

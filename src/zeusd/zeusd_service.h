@@ -19,7 +19,8 @@
 //   DELETE /gpu/{i}/memory_clocks          unlock                           gpu-control
 //   GET    /cpu/{i}/energy                 {"package_energy_uj", "dram_energy_uj"} cpu-read
 // Upstream zeusd's API (Zeus 0.16's `zeus.utils.zeusd` client) is served beside these by
-// UpstreamRoutes (upstream_routes.h); /discover answers both kinds of clients' fields, and
+// UpstreamRoutes (upstream_routes.h), and its live power streams by PowerStreamRoutes
+// (power_stream_routes.h, through stream()); /discover answers both kinds of clients' fields, and
 // changes made through either API share one path (change_gpu) and so take the same leases.
 // Errors are {"message": "..."}: 400 bad value (outside the device's range), 403 not on the
 // allow-list, 404 unknown route or index, 405 wrong method, 409 GPU leased by another live
