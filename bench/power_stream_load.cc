@@ -9,7 +9,8 @@
 // CPU of every zeusd run so far, start and stop included.
 //
 //   build/release/bench/power_stream_load [--zeusd build/release/bin/zeusd]
-//       [--fake build/release/fakes/libnvidia-ml.so.1] [--gpus 32] [--seconds 5] [--listeners 1,10,100]
+//       [--fake build/release/fakes/libnvidia-ml.so.1] [--gpus 32] [--seconds 5] [--listeners
+//       1,10,100]
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -57,12 +58,13 @@ double process_cpu_s(pid_t pid) {
 void write_state(const fs::path& path, int gpus, uint32_t step) {
   nlohmann::json devices = nlohmann::json::array();
   for (int i = 0; i < gpus; ++i) {
-    devices.push_back({{"name", "NVIDIA H100 80GB HBM3"},
-                       {"uuid", "GPU-bench-" + std::to_string(i)},
-                       {"architecture", 9},
-                       {"power_draw_mw", 200000 + (step * 1000 + static_cast<uint32_t>(i)) % 300000},
-                       {"min_limit_mw", 100000},
-                       {"max_limit_mw", 700000}});
+    devices.push_back(
+        {{"name", "NVIDIA H100 80GB HBM3"},
+         {"uuid", "GPU-bench-" + std::to_string(i)},
+         {"architecture", 9},
+         {"power_draw_mw", 200000 + (step * 1000 + static_cast<uint32_t>(i)) % 300000},
+         {"min_limit_mw", 100000},
+         {"max_limit_mw", 700000}});
   }
   const fs::path tmp = path.string() + ".tmp";
   std::ofstream(tmp) << nlohmann::json{{"devices", devices}}.dump();
@@ -97,7 +99,8 @@ void run(const Options& o, int listeners) {
           "--log-level", "error", static_cast<char*>(nullptr));
     _exit(127);
   }
-  for (int i = 0; i < 200 && !fs::exists(sock); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  for (int i = 0; i < 200 && !fs::exists(sock); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
 
   std::atomic<bool> stop{false};
   std::thread writer([&] {
@@ -141,7 +144,8 @@ void run(const Options& o, int listeners) {
   const double zeusd_before = process_cpu_s(pid);
   const auto t0 = std::chrono::steady_clock::now();
   std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
-  const double window = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double window =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double zeusd_cpu = process_cpu_s(pid) - zeusd_before;
   rusage self_after{};
   getrusage(RUSAGE_SELF, &self_after);
@@ -161,11 +165,10 @@ void run(const Options& o, int listeners) {
   fs::remove_all(dir);
 
   const double events_s = static_cast<double>(after - before) / window;
-  std::printf(
-      "%9d %10d %14.0f %14.1f %12.1f %16.2f %15.2f %16.2f\n", listeners, connected.load(),
-      events_s, events_s / listeners, zeusd_cpu / window * 100, zeusd_cpu / window * 100 / listeners,
-      (cpu_s(self_after) - cpu_s(self_before)) / window * 100 / listeners,
-      cpu_s(children));
+  std::printf("%9d %10d %14.0f %14.1f %12.1f %16.2f %15.2f %16.2f\n", listeners, connected.load(),
+              events_s, events_s / listeners, zeusd_cpu / window * 100,
+              zeusd_cpu / window * 100 / listeners,
+              (cpu_s(self_after) - cpu_s(self_before)) / window * 100 / listeners, cpu_s(children));
   (void)min_count;
 }
 
@@ -193,10 +196,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::printf("one zeusd, %d fake GPUs changing every 25 ms, 20 Hz poller, %.0f s windows\n", o.gpus,
-              o.seconds);
+  std::printf("one zeusd, %d fake GPUs changing every 25 ms, 20 Hz poller, %.0f s windows\n",
+              o.gpus, o.seconds);
   std::printf("%9s %10s %14s %14s %12s %16s %15s %16s\n", "listeners", "connected", "events/s",
-              "per listener", "zeusd CPU %", "zeusd CPU %/lst", "client CPU %/l", "zeusd CPU s cum");
+              "per listener", "zeusd CPU %", "zeusd CPU %/lst", "client CPU %/l",
+              "zeusd CPU s cum");
   for (int listeners : o.listeners) run(o, listeners);
   return 0;
 }

@@ -46,10 +46,10 @@ struct CpuPowerW {
 };
 
 struct NodePower {
-  std::string endpoint;          // the address as given
-  bool connected = false;        // every stream of the node is up
-  double clock_offset_s = 0;     // add to the daemon's time to get the client's
-  double timestamp_s = 0;        // the newest reading, client clock (Unix seconds); 0: none yet
+  std::string endpoint;       // the address as given
+  bool connected = false;     // every stream of the node is up
+  double clock_offset_s = 0;  // add to the daemon's time to get the client's
+  double timestamp_s = 0;     // the newest reading, client clock (Unix seconds); 0: none yet
   std::map<int, double> gpu_power_w;
   std::map<int, CpuPowerW> cpu_power_w;
   double power_w = 0;   // the sum of the devices known now (DRAM included)
@@ -88,8 +88,8 @@ struct PowerStreamingOptions {
 
 class PowerStreamingClient {
  public:
-  static Result<std::unique_ptr<PowerStreamingClient>> start(
-      std::vector<PowerStreamTarget> targets, PowerStreamingOptions options = {});
+  static Result<std::unique_ptr<PowerStreamingClient>> start(std::vector<PowerStreamTarget> targets,
+                                                             PowerStreamingOptions options = {});
   virtual ~PowerStreamingClient() = default;
 
   // The power and energy now.
@@ -104,7 +104,7 @@ class PowerStreamingClient {
 // "HOST:PORT", "[v6]:PORT", "unix:/path" or "/path" -> (host, port) or a socket path; checked
 // (InvalidArgument naming the accepted forms).
 struct StreamAddress {
-  std::string host;         // empty for a Unix socket
+  std::string host;  // empty for a Unix socket
   int port = 0;
   std::string socket_path;  // empty for TCP
 };

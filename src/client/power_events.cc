@@ -63,7 +63,8 @@ Result<PowerEvent> parse_power_event(std::string_view data, bool gpu) {
   const auto timestamp_ms = number("timestamp_ms");
   const auto power_mw = number(gpu ? "power_mw" : "cpu_mw");
   if (id == json.end() || !id->is_number_unsigned() || !timestamp_ms || !power_mw) {
-    return bad(std::string("lacks timestamp_ms, ") + (gpu ? "gpu_id or power_mw" : "cpu_id or cpu_mw"));
+    return bad(std::string("lacks timestamp_ms, ") +
+               (gpu ? "gpu_id or power_mw" : "cpu_id or cpu_mw"));
   }
   PowerEvent event;
   event.gpu = gpu;

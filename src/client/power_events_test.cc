@@ -29,14 +29,14 @@ TEST(SseSplitter, AnEndlessEventIsDroppedNotBufferedForever) {
 }
 
 TEST(PowerEvents, GpuAndCpuEventsDecodeInWattsAndSeconds) {
-  auto gpu = parse_power_event(R"({"timestamp_ms":1700000000500,"gpu_id":3,"power_mw":350500})",
-                               true);
+  auto gpu =
+      parse_power_event(R"({"timestamp_ms":1700000000500,"gpu_id":3,"power_mw":350500})", true);
   ASSERT_TRUE(gpu.has_value());
   EXPECT_EQ(gpu->device_id, 3);
   EXPECT_DOUBLE_EQ(gpu->power_w, 350.5);
   EXPECT_DOUBLE_EQ(gpu->timestamp_s, 1700000000.5);
-  auto cpu = parse_power_event(
-      R"({"timestamp_ms":1000,"cpu_id":1,"cpu_mw":95000,"dram_mw":12000})", false);
+  auto cpu = parse_power_event(R"({"timestamp_ms":1000,"cpu_id":1,"cpu_mw":95000,"dram_mw":12000})",
+                               false);
   ASSERT_TRUE(cpu.has_value());
   EXPECT_DOUBLE_EQ(cpu->power_w, 95.0);
   EXPECT_EQ(cpu->dram_w, std::optional<double>(12.0));
@@ -63,7 +63,7 @@ TEST(PowerIntegrator, EnergyIsPowerTimesTimeBetweenReadingsAndUpToNow) {
   energy.set("gpu0", 400, 12.0);  // 600 J so far
   EXPECT_DOUBLE_EQ(energy.energy_j("gpu0", 12.0), 600);
   EXPECT_DOUBLE_EQ(energy.energy_j("gpu0", 13.5), 1200);  // and 1.5 s at 400 W
-  energy.set("gpu0", 500, 11.0);  // older than the last reading: ignored
+  energy.set("gpu0", 500, 11.0);                          // older than the last reading: ignored
   EXPECT_EQ(energy.power_w("gpu0"), std::optional<double>(400));
   energy.pause("gpu0", 14.0);  // dropped: stops at 1400 J, power unknown
   EXPECT_DOUBLE_EQ(energy.energy_j("gpu0", 20.0), 1400);
@@ -83,8 +83,8 @@ TEST(StreamAddress, TcpUnixAndIpv6FormsAndClearRefusals) {
   EXPECT_EQ(v6->host, "::1");
   EXPECT_EQ(parse_stream_address("unix:/run/zeusd.sock")->socket_path, "/run/zeusd.sock");
   EXPECT_EQ(parse_stream_address("/run/zeusd.sock")->socket_path, "/run/zeusd.sock");
-  for (const char* bad : {"node1", "node1:", "node1:0", "node1:70000", "::1:80", "unix:rel",
-                          ":80", "host:8x"}) {
+  for (const char* bad :
+       {"node1", "node1:", "node1:0", "node1:70000", "::1:80", "unix:rel", ":80", "host:8x"}) {
     auto address = parse_stream_address(bad);
     ASSERT_FALSE(address.has_value()) << bad;
     EXPECT_NE(address.error().message.find("HOST:PORT"), std::string::npos);

@@ -19,8 +19,7 @@ namespace zeus {
 namespace {
 
 double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::string device_key(bool gpu, int id) { return (gpu ? "gpu" : "cpu") + std::to_string(id); }
@@ -37,7 +36,8 @@ Result<std::unique_ptr<http::HttpClient>> open_client(const StreamAddress& addre
   http::ClientOptions options;
   options.timeout_s = timeout_s;
   options.max_idle_connections = 2;
-  if (!address.socket_path.empty()) return http::HttpClient::unix_socket(address.socket_path, options);
+  if (!address.socket_path.empty())
+    return http::HttpClient::unix_socket(address.socket_path, options);
   return http::HttpClient::tcp(address.host, address.port, options);
 }
 
@@ -58,9 +58,9 @@ Result<double> estimate_offset(http::HttpClient& client, int samples, const std:
     const auto json = nlohmann::json::parse(response->body, nullptr, false);
     if (response->status != 200 || json.is_discarded() || !json.is_object() ||
         !json.contains("timestamp_ms") || !json["timestamp_ms"].is_number()) {
-      return fail(ErrorCode::kUnavailable,
-                  client.where() + " GET /time answered " + std::to_string(response->status) +
-                      " without a timestamp_ms (is it a zeusd?)");
+      return fail(ErrorCode::kUnavailable, client.where() + " GET /time answered " +
+                                               std::to_string(response->status) +
+                                               " without a timestamp_ms (is it a zeusd?)");
     }
     offsets.push_back((before + after) / 2 - json["timestamp_ms"].get<double>() / 1000.0);
   }
@@ -127,9 +127,9 @@ class StreamingClient final : public PowerStreamingClient {
   bool wait_for_update(double timeout_s) const override {
     std::unique_lock<std::mutex> lock(mu_);
     const uint64_t seen = generation_;
-    return changed_.wait_for(lock, std::chrono::duration<double>(std::max(0.0, timeout_s)),
-                             [&] { return stopping_ || generation_ != seen; }) &&
-           !stopping_;
+    return changed_.wait_for(lock, std::chrono::duration<double>(std::max(0.0, timeout_s)), [&] {
+      return stopping_ || generation_ != seen;
+    }) && !stopping_;
   }
 
   void stop() override {
@@ -181,8 +181,8 @@ class StreamingClient final : public PowerStreamingClient {
       node.timestamp_s = std::max(node.timestamp_s, t);
       ++node.events;
       ++generation_;
-      out = {node.target.address, event.gpu, event.device_id, event.power_w, event.dram_w, t,
-             unix_now_s()};
+      out = {node.target.address, event.gpu, event.device_id, event.power_w,
+             event.dram_w,        t,         unix_now_s()};
     }
     changed_.notify_all();
     if (options_.on_event) options_.on_event(out);
@@ -274,8 +274,8 @@ class StreamingClient final : public PowerStreamingClient {
           json["error"].is_string()) {
         message = json["error"].get<std::string>();
       }
-      const std::string why = (*client)->where() + target + " answered " +
-                              std::to_string(status) + (message.empty() ? "" : ": " + message);
+      const std::string why = (*client)->where() + target + " answered " + std::to_string(status) +
+                              (message.empty() ? "" : ": " + message);
       if (status == 403 || status == 404 || status == 400) {
         // Not allowed, not a streaming zeusd, or devices it lacks: retrying will not help. A
         // kind streamed by default (no ids asked for) is skipped quietly, as upstream does.
@@ -312,8 +312,9 @@ class StreamingClient final : public PowerStreamingClient {
 Result<StreamAddress> parse_stream_address(const std::string& text) {
   auto bad = [&] {
     return fail(ErrorCode::kInvalidArgument,
-                "'" + text + "' is not a zeusd address: write HOST:PORT, [IPv6]:PORT, "
-                             "unix:/path/to/zeusd.sock or /path/to/zeusd.sock");
+                "'" + text +
+                    "' is not a zeusd address: write HOST:PORT, [IPv6]:PORT, "
+                    "unix:/path/to/zeusd.sock or /path/to/zeusd.sock");
   };
   StreamAddress out;
   if (text.rfind("unix:", 0) == 0 || text.rfind('/', 0) == 0) {
@@ -369,9 +370,8 @@ Result<std::unique_ptr<PowerStreamingClient>> PowerStreamingClient::start(
       if (!ids) continue;
       for (int id : *ids) {
         if (id < 0) {
-          return fail(ErrorCode::kInvalidArgument,
-                      "device index " + std::to_string(id) + " for " + target.address +
-                          " is negative");
+          return fail(ErrorCode::kInvalidArgument, "device index " + std::to_string(id) + " for " +
+                                                       target.address + " is negative");
         }
       }
     }

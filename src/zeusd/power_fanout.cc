@@ -9,8 +9,7 @@ namespace zeus::zeusd {
 namespace {
 
 double steady_now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -112,8 +111,8 @@ void PowerFanout::sweep_locked() {
 
 void PowerFanout::run() {
   using Clock = std::chrono::steady_clock;
-  const auto period = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(period_s_));
+  const auto period =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(period_s_));
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     wake_.wait(lock, [&] { return stopping_ || !listeners_.empty(); });

@@ -58,9 +58,9 @@ class PowerFanout {
   void stop();
 
   size_t listeners() const;
-  bool polling() const;      // the poller is between its first and last listener
-  uint64_t ticks() const;    // polls made since construction
-  uint64_t sent() const;     // events handed to sinks since construction
+  bool polling() const;    // the poller is between its first and last listener
+  uint64_t ticks() const;  // polls made since construction
+  uint64_t sent() const;   // events handed to sinks since construction
 
  private:
   struct Listener {

@@ -118,8 +118,7 @@ class PowerStreamRoutesTest : public ::testing::Test {
     ZEUS_CHECK(cpus.has_value(), "fake RAPL tree");
     devices_.cpus = std::move(*cpus);
     AllowList allow;
-    ZEUS_CHECK(allow.add("gpu-read=*").has_value() && allow.add("cpu-read=*").has_value(),
-               "allow");
+    ZEUS_CHECK(allow.add("gpu-read=*").has_value() && allow.add("cpu-read=*").has_value(), "allow");
     service_ = std::make_unique<ZeusdService>(devices_, std::move(allow), watcher_);
     char dir_template[] = "/tmp/zeusd_stream_XXXXXX";
     ZEUS_CHECK(mkdtemp(dir_template) != nullptr, "mkdtemp");
@@ -189,16 +188,14 @@ TEST_F(PowerStreamRoutesTest, CpuStreamReportsPowerFromRaplDeltas) {
   std::atomic<bool> stop{false};
   auto put = [](const std::string& dir, uint64_t uj) {
     const std::string tmp = dir + "/energy_uj.tmp";
-    {
-      std::ofstream(tmp) << uj << "\n";
-    }
+    { std::ofstream(tmp) << uj << "\n"; }
     fs::rename(tmp, dir + "/energy_uj");
   };
   std::thread writer([&] {
     const auto start = std::chrono::steady_clock::now();
     while (!stop) {
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                           .count();
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       put(tree_.package_dir(0), static_cast<uint64_t>(s * 80e6));
       put(tree_.subzone_dir(0, 0), static_cast<uint64_t>(s * 8e6));
       std::this_thread::sleep_for(2ms);

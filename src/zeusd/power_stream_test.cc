@@ -171,7 +171,8 @@ TEST_F(FanoutTest, RefusingOrDeadListenersAreDroppedAndThePollerPauses) {
 }
 
 TEST_F(FanoutTest, AQuietListenerGetsKeepAlives) {
-  PowerFanout quick("test", 100, [this](bool restart) { return poll(restart); }, 0.05);
+  PowerFanout quick(
+      "test", 100, [this](bool restart) { return poll(restart); }, 0.05);
   Collected a;
   quick.subscribe({0}, a.sink(), a.alive_fn());
   ASSERT_TRUE(eventually([&] {

@@ -66,9 +66,8 @@ void run_power(const PowerArgs& args) {
     if (!args.domains.empty()) die("--domain reads local GPUs; it cannot be used with --from", 2);
     signal(SIGINT, request_stop);
     signal(SIGTERM, request_stop);
-    run_remote_power({args.from, args.gpus, args.interval_s, args.duration_s, args.json,
-                      args.events},
-                     g_stop);
+    run_remote_power(
+        {args.from, args.gpus, args.interval_s, args.duration_s, args.json, args.events}, g_stop);
     return;
   }
   if (args.events) die("--events needs --from (it prints the readings of zeusd's streams)", 2);
@@ -186,8 +185,9 @@ void add_power_command(CLI::App& app) {
                 "endpoint, gpu_id|cpu_id, power_w, timestamp_s (daemon time on this clock), "
                 "received_s}");
   cmd->footer(
-      "Examples:\n  zeus power --interval 0.5\n  zeus power --from node1:4938,node2:4938\n  zeus power --domain "
-      "device_instant,memory_average\n"
+      "Examples:\n  zeus power --interval 0.5\n"
+      "  zeus power --from node1:4938,node2:4938\n"
+      "  zeus power --domain device_instant,memory_average\n"
       "  zeus power --duration 10 --json > power.jsonl");
   cmd->callback([args] { run_power(*args); });
 }

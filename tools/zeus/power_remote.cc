@@ -15,8 +15,7 @@ namespace zeus::cli {
 namespace {
 
 double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 nlohmann::json node_json(const NodePower& node) {
@@ -26,10 +25,14 @@ nlohmann::json node_json(const NodePower& node) {
     cpus[std::to_string(id)] = {{"cpu_w", p.cpu_w},
                                 {"dram_w", p.dram_w ? nlohmann::json(*p.dram_w) : nullptr}};
   }
-  nlohmann::json out{{"endpoint", node.endpoint},   {"connected", node.connected},
-                     {"power_w", node.power_w},     {"energy_j", node.energy_j},
-                     {"gpu_power_w", gpus},         {"cpu_power_w", cpus},
-                     {"clock_offset_s", node.clock_offset_s}, {"events", node.events},
+  nlohmann::json out{{"endpoint", node.endpoint},
+                     {"connected", node.connected},
+                     {"power_w", node.power_w},
+                     {"energy_j", node.energy_j},
+                     {"gpu_power_w", gpus},
+                     {"cpu_power_w", cpus},
+                     {"clock_offset_s", node.clock_offset_s},
+                     {"events", node.events},
                      {"reconnects", node.reconnects}};
   if (!node.error.empty()) out["error"] = node.error;
   return out;

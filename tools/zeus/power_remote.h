@@ -10,7 +10,7 @@
 namespace zeus::cli {
 
 struct RemotePowerArgs {
-  std::vector<std::string> from;  // daemon addresses
+  std::vector<std::string> from;         // daemon addresses
   std::optional<std::vector<int>> gpus;  // on every node; unset: all
   double interval_s = 1.0;
   double duration_s = 0.0;  // 0: until Ctrl-C

@@ -166,7 +166,8 @@ int run(const Args& args) {
   // What a crashed or killed zeusd left: restored or re-adopted before any client is served.
   service.recover();
   auto server = zeus::zeusd::ZeusdServer::start(
-      options, [&service](const zeus::zeusd::HttpRequest& request, const zeus::zeusd::Peer& peer) {
+      options,
+      [&service](const zeus::zeusd::HttpRequest& request, const zeus::zeusd::Peer& peer) {
         return service.handle(request, peer);
       },
       [&service](const zeus::zeusd::HttpRequest& request, const zeus::zeusd::Peer& peer,
