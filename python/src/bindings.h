@@ -135,5 +135,6 @@ void bind_batch_size(py::module_& module);
 void bind_pipeline_frequency(py::module_& module);
 void bind_accounting(py::module_& module);
 void bind_metric(py::module_& module);
+void bind_power_streaming(py::module_& module);
 
 }  // namespace zeus::python

@@ -24,6 +24,12 @@ bool EventStreamImpl::send(std::string_view data, std::string_view name) {
   return queue_->push(std::move(event));
 }
 
+bool EventStreamImpl::comment(std::string_view text) {
+  std::string line(": ");
+  line.append(text.substr(0, text.find_first_of("\r\n"))).append("\n\n");
+  return queue_->push(std::move(line));
+}
+
 namespace {
 
 // A field name is a token (RFC 9110 §5.6.2); a value, visible ASCII, spaces and tabs.

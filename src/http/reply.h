@@ -19,6 +19,7 @@ class EventStreamImpl final : public EventStream {
  public:
   explicit EventStreamImpl(std::shared_ptr<StreamQueue> queue) : queue_(std::move(queue)) {}
   bool send(std::string_view data, std::string_view name) override;
+  bool comment(std::string_view text) override;
   void close() override { queue_->close(); }
   bool open() const override { return queue_->open(); }
 

@@ -65,6 +65,10 @@ class EventStream {
   // Queues one event ("event: <name>\n" when name is non-empty, a "data: " line per line of
   // data, then a blank line). False when the listener is gone or was dropped for being slow.
   virtual bool send(std::string_view data, std::string_view name = {}) = 0;
+  // Queues a comment line (": <text>", then a blank line), which SSE clients ignore: a keep-alive
+  // that lets a quiet stream's listener tell a live server from a dead one. `text` is cut at its
+  // first line break. False as for send().
+  virtual bool comment(std::string_view text) = 0;
   // Ends the stream (the connection closes once the queued events are written).
   virtual void close() = 0;
   virtual bool open() const = 0;

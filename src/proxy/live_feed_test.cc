@@ -16,6 +16,7 @@ class RecordingStream final : public http::EventStream {
     events.emplace_back(std::string(name), json::parse(data));
     return true;
   }
+  bool comment(std::string_view) override { return accept; }
   void close() override { accept = false; }
   bool open() const override { return accept; }
   bool accept = true;

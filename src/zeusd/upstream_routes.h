@@ -19,6 +19,8 @@
 //        {"0": {"cpu_energy_uj", "dram_energy_uj"}}: raw counter plus wraparounds, nullable
 //   GET  /cpu/get_power                     {"timestamp_ms", "power_mw": {"0": {"cpu_mw",
 //        "dram_mw"}}} from two readings cpu_power_window_s apart
+// GET /gpu/stream_power and /cpu/stream_power are served by PowerStreamRoutes
+// (power_stream_routes.h): they answer through the Reply, as Server-Sent Events.
 // Writes take gpu_ids and block=true|false and answer 200 with an empty body; block=false answers
 // 200 without per-GPU device errors (they are logged), as upstream does once a command is queued.
 // Errors: {"error": ...} 400 for a malformed query or an unknown device ("GPU 3 not found"), 403
@@ -49,6 +51,10 @@ namespace zeus::zeusd {
 struct UpstreamOptions {
   // /cpu/get_power measures energy over this long (upstream: 1 / --cpu-power-poll-hz 10).
   double cpu_power_window_s = 0.1;
+  // The live power streams' pollers (power_stream_routes.h); upstream's --gpu-power-poll-hz and
+  // --cpu-power-poll-hz. Must be > 0.
+  double gpu_power_poll_hz = 20;
+  double cpu_power_poll_hz = 10;
 };
 
 class UpstreamRoutes {

@@ -44,7 +44,8 @@ Result<LoopbackAddress> loopback_address(const std::string& text, bool any_addre
 }  // namespace
 
 Result<std::unique_ptr<ZeusdServer>> ZeusdServer::start(const ServerOptions& options,
-                                                        RequestHandler handler) {
+                                                        RequestHandler handler,
+                                                        StreamHandler stream) {
   if (options.socket_path.empty() && options.tcp_address.empty()) {
     return fail(ErrorCode::kInvalidArgument,
                 "zeusd needs a --socket-path or a --tcp-bind-address (--mode uds|tcp|both)");
@@ -91,11 +92,14 @@ Result<std::unique_ptr<ZeusdServer>> ZeusdServer::start(const ServerOptions& opt
     return peer;
   };
   auto http = http::HttpServer::start(
-      std::move(o), http::HttpServer::blocking(
-                        [handler = std::move(handler)](const HttpRequest& request,
-                                                       const http::Peer& peer) {
-                          return handler(request, std::any_cast<const Peer&>(peer.context));
-                        }));
+      std::move(o),
+      http::HttpServer::on_workers([handler = std::move(handler), stream = std::move(stream)](
+                                       const HttpRequest& request, const http::Peer& peer,
+                                       std::shared_ptr<http::Reply> reply) {
+        const Peer& who = std::any_cast<const Peer&>(peer.context);
+        if (stream && stream(request, who, reply)) return;
+        reply->send(handler(request, who));
+      }));
   if (!http) return fail(http.error());
   server->http_ = std::move(*http);
 

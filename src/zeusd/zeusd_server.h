@@ -54,12 +54,18 @@ struct ServerOptions {
 };
 
 using RequestHandler = std::function<HttpResponse(const HttpRequest&, const Peer&)>;
+// A request answered through its Reply (an event stream); false: not one of its requests, so the
+// RequestHandler answers it.
+using StreamHandler =
+    std::function<bool(const HttpRequest&, const Peer&, const std::shared_ptr<http::Reply>&)>;
 
 class ZeusdServer {
  public:
   // Binds the sockets and starts accepting.
+  // `stream` (optional) sees each request first (both run on the worker pool).
   static Result<std::unique_ptr<ZeusdServer>> start(const ServerOptions& options,
-                                                    RequestHandler handler);
+                                                    RequestHandler handler,
+                                                    StreamHandler stream = nullptr);
   ~ZeusdServer();  // stop()
   ZeusdServer(const ZeusdServer&) = delete;
   ZeusdServer& operator=(const ZeusdServer&) = delete;

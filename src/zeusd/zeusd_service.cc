@@ -111,7 +111,23 @@ ZeusdService::ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& wa
             return change_gpu(peer, index, change);
           },
           upstream),
-      access_(std::move(access)) {}
+      access_(std::move(access)),
+      streams_(devices_, allow_, mutex_, upstream) {}
+
+bool ZeusdService::stream(const HttpRequest& request, const Peer& caller,
+                          const std::shared_ptr<http::Reply>& reply) {
+  if (!PowerStreamRoutes::owns(request)) return false;
+  // The same gate as every other route: API groups, then bearer tokens.
+  GateDecision gate = check_access(request, access_, static_cast<int64_t>(std::time(nullptr)));
+  if (gate.refusal) {
+    reply->send(std::move(*gate.refusal));
+    return true;
+  }
+  Peer peer = caller;
+  peer.token = std::move(gate.token);
+  streams_.handle(request, peer, reply);
+  return true;
+}
 
 HttpResponse ZeusdService::handle(const HttpRequest& request, const Peer& caller) {
   // API groups and bearer tokens, before any route (request_gate.h).

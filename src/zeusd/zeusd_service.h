@@ -19,7 +19,8 @@
 //   DELETE /gpu/{i}/memory_clocks          unlock                           gpu-control
 //   GET    /cpu/{i}/energy                 {"package_energy_uj", "dram_energy_uj"} cpu-read
 // Upstream zeusd's API (Zeus 0.16's `zeus.utils.zeusd` client) is served beside these by
-// UpstreamRoutes (upstream_routes.h); /discover answers both kinds of clients' fields, and
+// UpstreamRoutes (upstream_routes.h), and its live power streams by PowerStreamRoutes
+// (power_stream_routes.h, through stream()); /discover answers both kinds of clients' fields, and
 // changes made through either API share one path (change_gpu) and so take the same leases.
 // Errors are {"message": "..."}: 400 bad value (outside the device's range), 403 not on the
 // allow-list, 404 unknown route or index, 405 wrong method, 409 GPU leased by another live
@@ -50,6 +51,7 @@
 #include "zeusd/lease_journal.h"
 #include "zeusd/lease_table.h"
 #include "zeusd/persistent_change.h"
+#include "zeusd/power_stream_routes.h"
 #include "zeusd/process_watcher.h"
 #include "zeusd/request_gate.h"
 #include "zeusd/upstream_routes.h"
@@ -76,6 +78,11 @@ class ZeusdService {
 
   // Answers one request from `peer`. Never throws, whatever the request holds.
   HttpResponse handle(const HttpRequest& request, const Peer& peer);
+  // The live power streams (power_stream_routes.h): true when `request` is one, then answered
+  // or streamed through `reply`; false for every other request (answer it with handle()).
+  bool stream(const HttpRequest& request, const Peer& peer,
+              const std::shared_ptr<http::Reply>& reply);
+  PowerStreamRoutes& power_streams() { return streams_; }
   // Restores every GPU knob `pid` changed and drops its leases.
   void on_process_exit(int pid);
   // Restores every lease (zeusd is stopping).
@@ -117,6 +124,7 @@ class ZeusdService {
   PersistentChanges persistent_;  // guarded by mutex_
   UpstreamRoutes upstream_;
   const AccessPolicy access_;
+  PowerStreamRoutes streams_;  // last: its pollers stop before what they read goes
 };
 
 }  // namespace zeus::zeusd

@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "measurement_report.h"
 #include "power_plot.h"
+#include "power_remote.h"
 #include "zeus/clock.h"
 #include "zeus/energy_monitor.h"
 #include "zeus/power_domain.h"
@@ -38,6 +39,8 @@ struct PowerArgs {
   bool json = false;
   bool cpu = false;
   bool plot = false;
+  std::vector<std::string> from;  // zeusd addresses: their power streams instead of local GPUs
+  bool events = false;
   size_t plot_rows = 3;
 };
 
@@ -238,6 +241,16 @@ class PowerView {
 };
 
 void run_power(PowerArgs args) {
+  if (!args.from.empty()) {
+    if (!args.domains.empty()) die("--domain reads local GPUs; it cannot be used with --from", 2);
+    if (args.cpu || args.plot) die("--cpu and --plot read local devices; not with --from", 2);
+    signal(SIGINT, request_stop);
+    signal(SIGTERM, request_stop);
+    run_remote_power(
+        {args.from, args.gpus, args.interval_s, args.duration_s, args.json, args.events}, g_stop);
+    return;
+  }
+  if (args.events) die("--events needs --from (it prints the readings of zeusd's streams)", 2);
   if (args.plot && !can_plot()) {
     std::cerr << "zeus power: --plot draws in place on a terminal, and stdout is not one (or "
                  "TERM=dumb): printing one table row per reading instead (--json for scripts)"
@@ -367,6 +380,16 @@ void add_power_command(CLI::App& app) {
       },
       "Rows of bars per graph with --plot (1 to 20, default 3)")
       ->type_name("N");
+  cmd->add_option("--from", args->from,
+                  "Stream the power of these zeusd daemons instead of this machine's GPUs, "
+                  "comma-separated: HOST:PORT (zeusd --tcp), unix:/path or /path (its socket). "
+                  "Shows per-daemon and cluster power and energy, each daemon's clock corrected")
+      ->delimiter(',')
+      ->type_name("LIST");
+  cmd->add_flag("--events", args->events,
+                "With --from --json: also one line per reading as it arrives {event: true, "
+                "endpoint, gpu_id|cpu_id, power_w, timestamp_s (daemon time on this clock), "
+                "received_s}");
   cmd->footer(
       "Columns: time_s, then per GPU its domains (gpu0_w, gpu0_avg_w, gpu0_mem_w) and\n"
       "temperature (gpu0_c), then with --cpu per package cpu0_pkg_w and cpu0_dram_w. n/a: the\n"
@@ -375,6 +398,7 @@ void add_power_command(CLI::App& app) {
       "Examples:\n"
       "  zeus power --interval 0.5\n"
       "  zeus power --plot --interval 0.2          # live graph of every GPU\n"
+      "  zeus power --from node1:4938,node2:4938   # many machines through their zeusd\n"
       "  zeus power --domain device_instant,memory_average --cpu\n"
       "  zeus power --duration 10 --json > power.jsonl");
   cmd->callback([args] { run_power(*args); });

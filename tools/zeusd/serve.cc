@@ -200,6 +200,8 @@ int run_serve(const ServeConfig& config) {
   zeusd::PidfdWatcher watcher;
   zeusd::UpstreamOptions upstream;
   upstream.cpu_power_window_s = 1.0 / config.cpu_power_poll_hz;
+  upstream.gpu_power_poll_hz = config.gpu_power_poll_hz;  // the power streams' pollers
+  upstream.cpu_power_poll_hz = config.cpu_power_poll_hz;
   zeusd::ZeusdService service(*devices, std::move(allow), watcher, journal.get(), upstream,
                               std::move(access));
   auto started = watcher.start([&service](int pid) { service.on_process_exit(pid); });
@@ -207,8 +209,13 @@ int run_serve(const ServeConfig& config) {
   // What a crashed or killed zeusd left: restored or re-adopted before any client is served.
   service.recover();
   auto server = zeusd::ZeusdServer::start(
-      options, [&service](const zeusd::HttpRequest& request, const zeusd::Peer& peer) {
+      options,
+      [&service](const zeusd::HttpRequest& request, const zeusd::Peer& peer) {
         return service.handle(request, peer);
+      },
+      [&service](const zeusd::HttpRequest& request, const zeusd::Peer& peer,
+                 const std::shared_ptr<http::Reply>& reply) {
+        return service.stream(request, peer, reply);
       });
   if (!server) die(server.error().message);
   std::cerr << "zeusd: serving " << devices->gpus.size() << " GPU(s) and "
