@@ -14,7 +14,7 @@ DEB_PACKAGES := build-essential cmake pkg-config libexpected-dev nlohmann-json3-
   libsqlite3-dev sqlite3 libgtest-dev libgmock-dev googletest libbenchmark-dev gnuplot-nox \
   libpqxx-dev postgresql prometheus-cpp-dev pybind11-dev python3-dev \
   python3-pytest python3-numpy python3-torch libtorch-dev chromium clang libclang-rt-14-dev ccache \
-  libtomlplusplus-dev libboost1.81-dev python3-httpx python3-pydantic
+  libtomlplusplus-dev libboost-dev liburiparser-dev python3-httpx python3-pydantic python3-scipy
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -3,8 +3,6 @@
 // format is prometheus-cpp's serializer.
 #include <unistd.h>
 
-#include <boost/url/encode.hpp>
-#include <boost/url/rfc/pchars.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -13,6 +11,7 @@
 #include "exporter/metric_families.h"
 #include "http/client.h"
 #include "http/server.h"
+#include "http/uri.h"
 #include "http/url.h"
 #include "zeus/exporter.h"
 #include "zeus/log.h"
@@ -114,8 +113,8 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Devices& devices
     if (!gateway) return fail(gateway.error());
     internals.gateway = std::move(*gateway);
     internals.push_path = "/metrics/job/" +
-                          boost::urls::encode(options.push_job, boost::urls::pchars) +
-                          "/instance/" + boost::urls::encode(hostname, boost::urls::pchars);
+                          http::percent_encode(options.push_job) + "/instance/" +
+                          http::percent_encode(hostname);
     internals.push_url = options.push_url;
     MetricsExporter* raw = exporter.get();
     const double interval_s = options.push_interval_s;
