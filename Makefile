@@ -14,8 +14,8 @@ DEB_PACKAGES := build-essential cmake pkg-config libexpected-dev nlohmann-json3-
   libsqlite3-dev sqlite3 libgtest-dev libgmock-dev googletest libbenchmark-dev gnuplot-nox \
   libpqxx-dev postgresql prometheus-cpp-dev pybind11-dev python3-dev \
   python3-pytest python3-numpy python3-torch libtorch-dev chromium clang libclang-rt-14-dev ccache \
-  libtomlplusplus-dev libboost1.81-dev python3-httpx python3-pydantic libjwt-dev \
-  prometheus prometheus-pushgateway
+  libtomlplusplus-dev libboost-dev liburiparser-dev python3-httpx python3-pydantic python3-scipy \
+  libjwt-dev prometheus prometheus-pushgateway
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -26,11 +26,17 @@ FUZZ_SECONDS ?= 60
 
 all: build
 
-# Installs the Debian packages that are missing (apt-get update only when something is).
+# Installs the Debian packages that are missing (apt-get update only when something is). Boost is
+# Debian's default libboost-dev, so python3-scipy can sit beside the project; a libboost1.81-dev
+# left by an older checkout conflicts with it and is removed in the same apt-get call.
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
+	if [ -n "$$missing" ] && dpkg-query -W -f='$${Status}' libboost1.81-dev 2>/dev/null | grep -q "install ok installed"; then \
+	  echo "Removing libboost1.81-dev (older checkouts used it; it conflicts with libboost-dev)"; \
+	  missing="$$missing libboost1.81-dev-"; \
+	fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \

@@ -123,7 +123,7 @@ std::shared_ptr<ServiceSession> make_http(const std::string& server_url, const s
   (void)timeout_s;
   raise_error(Error{ErrorCode::kNotSupported,
                     "this zeus_cpp was built without the HTTP client (library zeus_client), so "
-                    "it cannot reach " + server_url + "; rebuild with the zeus_client library (Boost from libboost1.81-dev)"});
+                    "it cannot reach " + server_url + "; rebuild with the zeus_client library (Boost from libboost-dev)"});
 #endif
 }
 

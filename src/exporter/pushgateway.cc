@@ -1,10 +1,8 @@
 #include "exporter/pushgateway.h"
 
 #include <prometheus/text_serializer.h>
-#include <boost/url/encode.hpp>
-#include <boost/url/rfc/pchars.hpp>
-
 #include "http/client.h"
+#include "http/uri.h"
 #include "http/url.h"
 
 namespace zeus::exporter {
@@ -12,9 +10,7 @@ namespace {
 
 constexpr const char* kTextFormat = "text/plain; version=0.0.4; charset=utf-8";
 
-std::string encoded(const std::string& part) {
-  return boost::urls::encode(part, boost::urls::pchars);
-}
+std::string encoded(const std::string& part) { return http::percent_encode(part); }
 
 }  // namespace
 

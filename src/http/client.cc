@@ -13,6 +13,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <mutex>
 
 namespace zeus::http {
@@ -174,7 +176,9 @@ class Client final : public HttpClient {
     if (ec) return transport_failure("sending the request", ec);
     bhttp::response_parser<bhttp::buffer_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
-    parser.body_limit(boost::none);
+    // No limit. Not boost::none: before Boost 1.81 the parser compares a Content-Length with an
+    // empty limit and refuses every answer that has one ("body limit exceeded").
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     if (request.method() == bhttp::verb::head) parser.skip(true);
     ec = conn.run(deadline, [&](auto handler) {
       bhttp::async_read_header(conn.socket, conn.buffer, parser, handler);

@@ -1,11 +1,12 @@
 #include "http/header_checks.h"
 
 #include <boost/beast/core/string.hpp>
-#include <boost/url/parse.hpp>
 
 #include <cctype>
 #include <string_view>
 #include <vector>
+
+#include "http/uri.h"
 
 namespace zeus::http::detail {
 namespace {
@@ -127,8 +128,7 @@ std::optional<HeaderProblem> check_request_header(const bhttp::request_header<>&
   if (hosts > 1) return HeaderProblem{400, "malformed HTTP request: more than one Host header"};
   if (hosts == 1) {
     const auto value = header[bhttp::field::host];
-    const auto authority = boost::urls::parse_authority(std::string_view(value.data(), value.size()));
-    if (!authority || authority->has_userinfo()) {
+    if (!is_host_and_port(std::string_view(value.data(), value.size()))) {
       return HeaderProblem{400, "malformed HTTP request: the Host header is not a host[:port]"};
     }
   }

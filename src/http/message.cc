@@ -1,13 +1,14 @@
 #include "http/message.h"
 
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/url/parse.hpp>
+#include <boost/beast/core/string.hpp>
 
 #include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "http/beast_mapping.h"
 #include "http/header_checks.h"
+#include "http/uri.h"
 
 namespace zeus::http {
 
@@ -35,13 +36,10 @@ HttpResponse HttpResponse::error(int status, std::string_view message) {
 
 namespace {
 
-void fill_from(const boost::urls::url_view& url, HttpRequest* out) {
-  out->path = url.path();  // decoded
+void fill_from(UriParts&& url, HttpRequest* out) {
+  out->path = std::move(url.path);  // decoded
   if (out->path.empty()) out->path = "/";  // "http://host" names the root
-  out->query.clear();
-  for (const auto& param : url.params()) {  // decoded, '+' kept as '+' (as upstream's servers)
-    out->query.emplace_back(param.key, param.has_value ? param.value : std::string());
-  }
+  out->query = std::move(url.query);  // decoded, '+' read as a space (as upstream's servers)
 }
 
 }  // namespace
@@ -53,20 +51,20 @@ bool decode_target(std::string_view target, HttpRequest* out, std::string* why) 
     return true;
   }
   if (!target.empty() && target.front() == '/') {  // origin-form
-    auto parsed = boost::urls::parse_origin_form(target);
+    Result<UriParts> parsed = parse_origin_form(target);
     if (!parsed) {
-      *why = "the request target is not a path (\"/path?query\"): " + parsed.error().message();
+      *why = "the request target is not a path (\"/path?query\"): " + parsed.error().message;
       return false;
     }
-    fill_from(*parsed, out);
+    fill_from(std::move(*parsed), out);
     return true;
   }
   // absolute-form (RFC 9112 §3.2.2: servers must accept it): its path and query are the target.
-  auto absolute = boost::urls::parse_absolute_uri(target);
-  if (absolute && absolute->has_authority() &&
-      (absolute->scheme_id() == boost::urls::scheme::http ||
-       absolute->scheme_id() == boost::urls::scheme::https)) {
-    fill_from(*absolute, out);
+  Result<UriParts> absolute = parse_uri(target);
+  if (absolute && absolute->has_authority && !absolute->has_fragment &&
+      (boost::beast::iequals(absolute->scheme, "http") ||
+       boost::beast::iequals(absolute->scheme, "https"))) {
+    fill_from(std::move(*absolute), out);
     return true;
   }
   *why = "the request target is neither a path (\"/path?query\") nor an http:// URL";

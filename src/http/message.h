@@ -4,7 +4,7 @@
 // servers use and the fuzz targets exercise.
 //
 // Parsing is Boost.Beast's (no HTTP parsing by hand here); targets are split and percent-decoded
-// by Boost.URL. The limits bound memory: a peer can never make a server hold more than
+// by uriparser (http/uri.h). The limits bound memory: a peer can never make a server hold more than
 // max_header_bytes + max_body_bytes for one request.
 // Thread-safety: plain values and stateless functions.
 //

@@ -1,6 +1,6 @@
-// parse_http_url: an http:// or https:// URL of a server, read by Boost.URL (RFC 3986), in the
-// form every client of the project accepts: a host, an optional port (1-65535; else the
-// scheme's 80 or 443), an optional path; no user, query or fragment.
+// parse_http_url: an http:// or https:// URL of a server, read through http/uri.h (uriparser,
+// RFC 3986), in the form every client of the project accepts: a host, an optional port (1-65535;
+// else the scheme's 80 or 443), an optional path; no user, query or fragment.
 // Thread-safety: a pure function. Failure: kInvalidArgument whose message is what is wrong with
 // the URL ("has no host", ...), for the caller to put in its own sentence.
 //

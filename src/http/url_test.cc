@@ -24,9 +24,9 @@ TEST(ParseHttpUrlTest, RefusesWhatNoClientCanUseSayingWhy) {
   const std::pair<const char*, const char*> cases[] = {
       {"127.0.0.1:8000", "does not start"}, {"ftp://h", "does not start"},
       {"http://", "no host"},               {"http://h:0", "outside 1-65535"},
-      {"http://h:65536", "outside"},        {"http://h:80x", "malformed port"},
+      {"http://h:65536", "outside"},        {"http://h:80x", "malformed"},
       {"http://h/a?b=1", "query"},          {"http://user@h", "user name"},
-      {"http://h h", "malformed"}};
+      {"http://h h", "malformed"}, {"http://h/#f", "fragment"}};
   for (const auto& [url, why] : cases) {
     Result<HttpUrl> u = parse_http_url(url);
     ASSERT_FALSE(u.has_value()) << url;
