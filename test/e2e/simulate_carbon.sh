@@ -59,7 +59,7 @@ print("ok")
 PY
 
 "$ZEUS" simulate "${common[@]}" --carbon "csv:$CSV:MISO_MASON_CITY" > "$tmp/daily_table"
-grep -q "^unknown: csv .* has no value for Unix time" "$tmp/daily_table" || { cat "$tmp/daily_table"; exit 1; }
+grep -q "^unknown: csv .* has no value for 2022-10-2[0-9]T[0-9:]*Z (Unix time [0-9]*)$" "$tmp/daily_table" || { cat "$tmp/daily_table"; exit 1; }
 grep -Eq "^squad +Zeus +[0-9.]+ +unknown +-$" "$tmp/daily_table" || { cat "$tmp/daily_table"; exit 1; }
 
 # The report gains the section and its data.
@@ -89,6 +89,7 @@ expect_usage "cannot read the intensity CSV" --carbon csv:/nonexistent.csv
 expect_usage "has no rows for location NOWHERE" --carbon "csv:$CSV:NOWHERE"
 expect_usage "--start: '2022-13' is not an ISO 8601 time" --carbon const:1 --start 2022-13
 expect_usage "--recurrence-interval must be a positive number of hours" --carbon const:1 --recurrence-interval -2
-expect_usage "give one of those too" --recurrence-interval 2
+expect_usage "--recurrence-interval must be a positive number of hours" --carbon const:1 --recurrence-interval 0
+expect_usage "give one of those too" --recurrence-interval 24
 expect_usage "applies to 'zeus simulate headline' only" drift --carbon const:1
 echo "ok"

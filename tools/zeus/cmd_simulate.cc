@@ -55,11 +55,10 @@ struct SimulateArgs {
   std::string compare_a = "zeus", compare_b = "upstream";
   int threads = 0;
   std::string carbon, price, start;
-  double recurrence_interval_h = 0;  // 0: not given (kDefaultRecurrenceIntervalH)
+  // A recurring job's default period when --carbon/--price place the recurrences in time: daily.
+  double recurrence_interval_h = 24;
+  bool recurrence_interval_given = false;
 };
-
-// A recurring job's default period when --carbon/--price place the recurrences in time: daily.
-constexpr double kDefaultRecurrenceIntervalH = 24;
 
 constexpr const char* kExperiments[] = {"headline",   "pareto",   "search-path", "eta-sweep",
                                         "beta-sweep", "ablation", "gpus",        "drift",
@@ -148,7 +147,7 @@ sim::ZeusRules zeus_rules_of(const std::string& text, const std::string& early_s
 sim::ReplayAccounting accounting_of(const SimulateArgs& args) {
   sim::ReplayAccounting accounting;
   if (args.carbon.empty() && args.price.empty()) {
-    if (!args.start.empty() || args.recurrence_interval_h != 0) {
+    if (!args.start.empty() || args.recurrence_interval_given) {
       zeus::cli::die("--start and --recurrence-interval place the recurrences in time for --carbon or "
                      "--price: give one of those too",
                      2);
@@ -179,8 +178,7 @@ sim::ReplayAccounting accounting_of(const SimulateArgs& args) {
       }
     }
   }
-  const double hours =
-      args.recurrence_interval_h == 0 ? kDefaultRecurrenceIntervalH : args.recurrence_interval_h;
+  const double hours = args.recurrence_interval_h;
   if (!(hours > 0) || !std::isfinite(hours)) {
     zeus::cli::die("--recurrence-interval must be a positive number of hours, not " +
                        std::to_string(args.recurrence_interval_h),
@@ -375,9 +373,10 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--start", args->start,
                   "headline: ISO 8601 start of the first recurrence (default: the first series'\n"
                   "first timestamp, --carbon's before --price's)");
-  cmd->add_option("--recurrence-interval", args->recurrence_interval_h,
-                  "headline: hours between recurrence starts (default 24: a daily job)")
-      ->type_name("HOURS");
+  CLI::Option* interval =
+      cmd->add_option("--recurrence-interval", args->recurrence_interval_h,
+                      "headline: hours between recurrence starts (default 24: a daily job)")
+          ->type_name("HOURS");
   cmd->add_option("--threads", args->threads, "threads for the seeds (default 0 = all cores)");
   cmd->add_option("--etas", args->etas, "eta-sweep: the etas (default 0, 0.1, ..., 1)");
   cmd->add_option("--betas", args->betas, "beta-sweep: the betas (default 1.5, 2, ..., 5)");
@@ -407,7 +406,8 @@ void add_simulate_command(CLI::App& app) {
       ->type_name("INT");
   cmd->add_option("--window", args->drift.window_size,
                   "drift: window of newest costs for the windowed Zeus (default 5)");
-  cmd->callback([args, cmd] {
+  cmd->callback([args, cmd, interval] {
+    args->recurrence_interval_given = interval->count() > 0;
     // An option of some experiments (its help names them: "drift: ...", "gpus: ...; perseus:
     // ...") given to another would be ignored silently (probe item C8): a usage error instead.
     for (const CLI::Option* option : cmd->get_options()) {
