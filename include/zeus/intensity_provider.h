@@ -4,9 +4,8 @@
 // each part at the value of its interval.
 //
 // Providers here: IntensitySeries (a fixed list of intervals: tests, replays, a Python list),
-// ConstantIntensity (one value) and
-// a CSV file (load_intensity_csv). Online providers (Electricity Maps, OpenEI) live in the HTTP
-// layer (include/zeus/online_intensity.h).
+// ConstantIntensity (one value) and a CSV file (load_intensity_csv). Online providers (Electricity
+// Maps, OpenEI) live in the HTTP layer (include/zeus/online_intensity.h).
 // Thread-safety: IntensitySeries is immutable after construction; providers are called from one
 // thread at a time by the monitor. Failure: value_at() answers NotFound for a time no interval
 // covers (a gap), Unavailable when an online source cannot be reached.
