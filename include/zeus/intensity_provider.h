@@ -3,9 +3,9 @@
 // (accounting_monitor.h) splits its windows where the provider's value may change and charges
 // each part at the value of its interval.
 //
-// Providers here: IntensitySeries (a fixed list of intervals: tests, replays, a Python list) and
-// a CSV file (load_intensity_csv). Online providers (Electricity Maps, OpenEI) live in the HTTP
-// layer (include/zeus/online_intensity.h).
+// Providers here: IntensitySeries (a fixed list of intervals: tests, replays, a Python list),
+// ConstantIntensity (one value) and a CSV file (load_intensity_csv). Online providers (Electricity
+// Maps, OpenEI) live in the HTTP layer (include/zeus/online_intensity.h).
 // Thread-safety: IntensitySeries is immutable after construction; providers are called from one
 // thread at a time by the monitor. Failure: value_at() answers NotFound for a time no interval
 // covers (a gap), Unavailable when an online source cannot be reached.
@@ -61,6 +61,21 @@ class IntensitySeries final : public IntensityProvider {
   std::string source_;
 };
 
+// One value for all time ("const:420"): a what-if with no series. No boundaries.
+class ConstantIntensity final : public IntensityProvider {
+ public:
+  // InvalidArgument for a negative or non-finite value.
+  static Result<std::unique_ptr<ConstantIntensity>> create(double value, std::string unit);
+  std::string unit() const override { return unit_; }
+  double next_boundary_after(double unix_s) const override;  // +infinity
+  Result<double> value_at(double unix_s) override;
+  std::string describe() const override;
+
+ private:
+  double value_ = 0;
+  std::string unit_;
+};
+
 // Reads a carbon-intensity CSV with a header naming at least `timestamp` (ISO 8601 with a UTC
 // offset, e.g. 2022-10-20T06:20:00+00:00), `duration` (minutes) and `value` (gCO2eq/kWh); a
 // `location` column, when present, selects the rows of `location` (required when the file has
@@ -68,6 +83,17 @@ class IntensitySeries final : public IntensityProvider {
 Result<std::unique_ptr<IntensitySeries>> load_intensity_csv(const std::string& path,
                                                             const std::string& location = "",
                                                             const std::string& unit = "gCO2eq/kWh");
+
+// The offline providers by name, "const:VALUE" (per kWh in `unit`) or "csv:FILE[:LOCATION]": what
+// a reproducible replay (zeus simulate --carbon/--price) accepts. An online one
+// ("electricitymaps:...", "openei:...") is refused with InvalidArgument saying why and naming the
+// offline forms; any other text gets the accepted forms. (intensity_provider_from_spec in
+// zeus/online_intensity.h adds the online ones and hands these two forms here.)
+Result<std::unique_ptr<IntensityProvider>> offline_intensity_provider_from_spec(
+    const std::string& spec, const std::string& unit = "gCO2eq/kWh");
+
+// "2022-10-20T06:20:00Z" for Unix seconds (whole seconds, UTC).
+std::string format_iso8601_utc(double unix_s);
 
 // Parses "2022-10-20T06:20:00+00:00" / "...Z" / "...06:20:00.000Z" to Unix seconds.
 // InvalidArgument naming the text.

@@ -59,8 +59,9 @@ struct OpenEIOptions {
 Result<std::unique_ptr<IntensityProvider>> electricity_maps_provider(ElectricityMapsOptions options);
 Result<std::unique_ptr<IntensityProvider>> openei_provider(OpenEIOptions options);
 
-// "csv:FILE[:LOCATION]", "electricitymaps:LAT,LON", "openei:LAT,LON,LABEL": the CLI's and the
-// Python helpers' way to name a provider; a CSV's values are per kWh in `csv_unit`.
+// "csv:FILE[:LOCATION]", "const:VALUE", "electricitymaps:LAT,LON", "openei:LAT,LON,LABEL": the
+// CLI's and the Python helpers' way to name a provider; a CSV's or constant's values are per kWh in
+// `csv_unit` (the first two are offline_intensity_provider_from_spec's, intensity_provider.h).
 // InvalidArgument naming the accepted forms.
 Result<std::unique_ptr<IntensityProvider>> intensity_provider_from_spec(
     const std::string& spec, const std::string& csv_unit = "gCO2eq/kWh");

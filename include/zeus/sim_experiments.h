@@ -16,10 +16,12 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "zeus/result.h"
+#include "zeus/sim_carbon.h"
 #include "zeus/simulator.h"
 
 namespace zeus::sim {
@@ -33,6 +35,8 @@ struct ExperimentOptions {
   // Called after each simulated (workload, policy, seed) with (done, total); may be empty.
   std::function<void(int, int)> progress;
   int threads = 0;  // seeds run on this many threads (0: all cores); results do not depend on it
+  // headline: charge each policy's energy with carbon intensity and/or a price (none by default).
+  ReplayAccounting accounting;
 };
 
 // Mean and standard deviation (population) over seeds.
@@ -42,6 +46,14 @@ struct Stat {
 };
 // The mean and population standard deviation of `values` ({0, 0} when empty).
 Stat stat_of(const std::vector<double>& values);
+
+// A policy's total under a provider (gCO2eq or $) over all recurrences, over seeds; unknown
+// (complete = false, with the first seed's reason) when any seed met a time without a value.
+struct AccountedStat {
+  bool complete = true;
+  Stat amount;
+  std::string unknown_reason;
+};
 
 struct PolicyHeadline {
   PolicyKind policy = PolicyKind::kDefault;
@@ -54,6 +66,9 @@ struct PolicyHeadline {
   int converged_batch_size = 0;               // most frequent (b, p) of the last recurrence
   double converged_power_limit_w = 0.0;       //   over seeds (ties: the first seed's)
   std::vector<double> mean_cum_regret_j;      // per recurrence, mean over seeds (Fig. 7)
+  Stat cum_energy_j;                          // absolute (J, all recurrences)
+  std::optional<AccountedStat> carbon;        // gCO2eq, with ExperimentOptions::accounting
+  std::optional<AccountedStat> cost;          // $
 };
 
 struct WorkloadHeadline {
@@ -84,12 +99,18 @@ struct HeadlineResult {
   int seeds = 0;
   uint64_t first_seed = 0;
   std::vector<WorkloadHeadline> workloads;
+  // With accounting: the providers' describe() (empty when not given) and the schedule's.
+  std::string carbon_source, price_source, schedule;
+  bool accounted() const { return !carbon_source.empty() || !price_source.empty(); }
 };
 
 // kInvalidArgument for seeds < 1 and for the option/trace errors of simulate() and loading.
 Result<HeadlineResult> run_headline(const ExperimentOptions& options);
-// The headline as an aligned text table (one row per workload and policy).
+// The headline as an aligned text table (one row per workload and policy); with accounting, a
+// second table of each policy's energy, gCO2eq and $.
 std::string format_headline_table(const HeadlineResult& result);
+// Only the accounting table (empty sections left out); format_headline_table appends it.
+std::string format_headline_accounting(const HeadlineResult& result);
 
 struct ParetoPoint {
   int batch_size = 0;

@@ -10,7 +10,7 @@ namespace {
 Error bad_spec(const std::string& spec, const std::string& why) {
   return Error{ErrorCode::kInvalidArgument,
                "provider '" + spec + "' " + why +
-                   "; the forms are csv:FILE[:LOCATION], electricitymaps:LAT,LON and "
+                   "; the forms are csv:FILE[:LOCATION], const:VALUE, electricitymaps:LAT,LON and "
                    "openei:LAT,LON,LABEL"};
 }
 
@@ -40,15 +40,7 @@ Result<std::unique_ptr<IntensityProvider>> intensity_provider_from_spec(const st
   if (colon == std::string::npos) return tl::unexpected(bad_spec(spec, "names no provider"));
   const std::string kind = spec.substr(0, colon);
   const std::string rest = spec.substr(colon + 1);
-  if (kind == "csv") {
-    const size_t location = rest.rfind(':');
-    auto series = location == std::string::npos
-                      ? load_intensity_csv(rest, "", csv_unit)
-                      : load_intensity_csv(rest.substr(0, location), rest.substr(location + 1),
-                                           csv_unit);
-    if (!series) return tl::unexpected(series.error());
-    return std::unique_ptr<IntensityProvider>(std::move(*series));
-  }
+  if (kind == "csv" || kind == "const") return offline_intensity_provider_from_spec(spec, csv_unit);
   if (kind == "electricitymaps") {
     ElectricityMapsOptions options;
     if (!split_coordinates(rest, options.latitude, options.longitude, nullptr)) {

@@ -238,7 +238,11 @@ TEST(IntensitySpecTest, NamesProvidersAndRefusesTheRest) {
                                           "/data/carbon_hist.csv:MISO_MASON_CITY");
   ASSERT_TRUE(csv) << csv.error().message;
   EXPECT_EQ((*csv)->unit(), "gCO2eq/kWh");
-  for (const char* bad : {"csv", "electricitymaps:42", "electricitymaps:a,b", "openei:1,2",
+  auto constant = intensity_provider_from_spec("const:0.12", "$/kWh");  // the offline names
+  ASSERT_TRUE(constant) << constant.error().message;
+  EXPECT_EQ(*(*constant)->value_at(0), 0.12);
+  EXPECT_EQ((*constant)->unit(), "$/kWh");
+  for (const char* bad : {"csv", "const:x", "electricitymaps:42", "electricitymaps:a,b", "openei:1,2",
                           "wind:1,2", "csv:/nonexistent.csv"}) {
     EXPECT_FALSE(intensity_provider_from_spec(bad)) << bad;
   }

@@ -87,8 +87,9 @@ Result<double> IntensitySeries::value_at(double unix_s) {
     const IntensityInterval& v = *std::prev(after);
     if (unix_s < v.end_s) return v.value;
   }
-  return fail(ErrorCode::kNotFound, source_ + " has no value for Unix time " +
-                                        std::to_string(static_cast<long long>(unix_s)));
+  return fail(ErrorCode::kNotFound, source_ + " has no value for " + format_iso8601_utc(unix_s) +
+                                        " (Unix time " +
+                                        std::to_string(static_cast<long long>(unix_s)) + ")");
 }
 
 Result<std::unique_ptr<IntensitySeries>> load_intensity_csv(const std::string& path,

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <mutex>
 
 #include "sim/appendf.h"
 #include "sim/parallel.h"
@@ -13,7 +14,33 @@ namespace {
 
 struct Totals {
   double last5_energy_j = 0.0, last5_time_s = 0.0, energy_j = 0.0, time_s = 0.0, regret_j = 0.0;
+  HistoryCharge carbon, cost;  // with accounting
 };
+
+// The seeds' amounts under one provider: unknown when any seed's is.
+AccountedStat accounted_stat_of(const std::vector<Totals>& seeds, HistoryCharge Totals::*field) {
+  AccountedStat out;
+  std::vector<double> amounts;
+  for (const Totals& t : seeds) {
+    const HistoryCharge& charge = t.*field;
+    if (!charge.complete && out.complete) {
+      out.complete = false;
+      out.unknown_reason = charge.unknown_reason;
+    }
+    amounts.push_back(charge.amount);
+  }
+  if (out.complete) out.amount = stat_of(amounts);
+  return out;
+}
+
+// "123.456" or "unknown" (the reason is listed under the table).
+std::string amount_text(const std::optional<AccountedStat>& a, int digits) {
+  if (!a) return "-";
+  if (!a->complete) return "unknown";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", digits, a->amount.mean);
+  return text;
+}
 
 // One seed's totals; regret_curve[i] = regret after recurrence i.
 Totals totals_of(const History& history, double oracle_cost_j, std::vector<double>* regret_curve) {
@@ -59,6 +86,16 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
   result.beta = options.sim.beta;
   result.seeds = options.seeds;
   result.first_seed = options.sim.seed;
+  const ReplayAccounting& accounting = options.accounting;
+  if (accounting.enabled()) {
+    if (!accounting.scheduler) {
+      return fail(ErrorCode::kInvalidArgument, "accounting needs a recurrence scheduler");
+    }
+    if (accounting.carbon) result.carbon_source = accounting.carbon->describe();
+    if (accounting.price) result.price_source = accounting.price->describe();
+    result.schedule = accounting.scheduler->describe();
+  }
+  std::mutex provider_mutex;  // providers answer one thread at a time
   const std::vector<PolicyKind>& policies = all_policies();
   const int total = static_cast<int>(traces->size() * policies.size()) * options.seeds;
   int done = 0;
@@ -98,6 +135,15 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
               return;
             }
             totals[k][i] = totals_of(*history, w.oracle.cost_j, &curves[i]);
+            if (accounting.enabled()) {
+              std::lock_guard<std::mutex> lock(provider_mutex);
+              if (accounting.carbon) {
+                totals[k][i].carbon = charge_history(*history, *accounting.scheduler, *accounting.carbon);
+              }
+              if (accounting.price) {
+                totals[k][i].cost = charge_history(*history, *accounting.scheduler, *accounting.price);
+              }
+            }
             last_configs[i] = {history->recurrences.back().b, history->recurrences.back().p};
           },
           options.progress, done, total);
@@ -124,7 +170,7 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
     }
     // Ratios against Default of the same seed.
     for (std::size_t k = 0; k < policies.size(); ++k) {
-      std::vector<double> l5e, l5t, ce, ct, regret, regret_paper, l5abs, l5time;
+      std::vector<double> l5e, l5t, ce, ct, regret, regret_paper, l5abs, l5time, energy;
       const double paper_offset_j = w.recurrences * (w.oracle_all_paths.cost_j - w.oracle.cost_j);
       for (int s = 0; s < options.seeds; ++s) {
         const Totals& mine = totals[k][static_cast<std::size_t>(s)];
@@ -137,6 +183,7 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
         regret_paper.push_back(mine.regret_j - paper_offset_j);
         l5abs.push_back(mine.last5_energy_j);
         l5time.push_back(mine.last5_time_s);
+        energy.push_back(mine.energy_j);
       }
       PolicyHeadline& ph = w.policies[k];
       ph.last5_energy_ratio = stat_of(l5e);
@@ -147,6 +194,9 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
       ph.cum_regret_vs_oracle_j = stat_of(regret_paper);
       ph.last5_energy_j = stat_of(l5abs);
       ph.last5_time_s = stat_of(l5time);
+      ph.cum_energy_j = stat_of(energy);
+      if (accounting.carbon) ph.carbon = accounted_stat_of(totals[k], &Totals::carbon);
+      if (accounting.price) ph.cost = accounted_stat_of(totals[k], &Totals::cost);
     }
     result.workloads.push_back(std::move(w));
   }
@@ -188,6 +238,30 @@ std::string format_headline_table(const HeadlineResult& result) {
             zeus->last5_energy_j.mean / expected->last5_energy_j.mean, zeus->cum_regret_vs_oracle_j.mean / 1e6,
             zeus->cum_regret_j.mean / 1e6);
   }
+  if (result.accounted()) out += format_headline_accounting(result);
+  return out;
+}
+
+std::string format_headline_accounting(const HeadlineResult& result) {
+  std::string out = "\nCarbon and cost of all recurrences (recurrences start " + result.schedule + ")\n";
+  if (!result.carbon_source.empty()) out += "carbon: " + result.carbon_source + "\n";
+  if (!result.price_source.empty()) out += "price: " + result.price_source + "\n";
+  appendf(out, "%-14s %-17s %14s %14s %12s\n", "workload", "policy", "cum_energy_MJ", "cum_gCO2eq", "cum_cost_$");
+  std::vector<std::string> reasons;
+  for (const WorkloadHeadline& w : result.workloads) {
+    for (const PolicyHeadline& p : w.policies) {
+      appendf(out, "%-14s %-17s %14.3f %14s %12s\n", w.name.c_str(), std::string(policy_name(p.policy)).c_str(),
+              p.cum_energy_j.mean / 1e6, amount_text(p.carbon, 1).c_str(), amount_text(p.cost, 4).c_str());
+      for (const auto* a : {&p.carbon, &p.cost}) {
+        if (*a && !(*a)->complete &&
+            std::find(reasons.begin(), reasons.end(), (*a)->unknown_reason) == reasons.end()) {
+          reasons.push_back((*a)->unknown_reason);
+        }
+      }
+    }
+  }
+  out += "mean over seeds; '-': not asked for\n";
+  for (const std::string& reason : reasons) out += "unknown: " + reason + "\n";
   return out;
 }
 

@@ -37,6 +37,59 @@ Result<void> bars(ReportWriter& report, const HeadlineResult& r, const std::stri
   return report.bar_chart(stem, policy_header("workload"), per_policy_rows(r, value), title, ylabel);
 }
 
+// The amount's cell: "mean ± sd" or "unknown".
+std::string amount_cell(const std::optional<AccountedStat>& a, int digits) {
+  if (!a) return "-";
+  return a->complete ? pm(a->amount, digits) : "unknown";
+}
+
+// With --carbon/--price: each policy's energy, gCO2eq and $ (table, CSV, bars when every amount
+// of the provider is known) and the reasons of the unknown ones.
+Result<void> accounting_section(ReportWriter& report, const HeadlineResult& r) {
+  report.heading("Carbon and cost");
+  std::string sources = "Recurrences start " + r.schedule + "; each run's energy is charged at constant power over its "
+                        "span, interval by interval.";
+  if (!r.carbon_source.empty()) sources += " Carbon intensity: " + r.carbon_source + ".";
+  if (!r.price_source.empty()) sources += " Price: " + r.price_source + ".";
+  report.paragraph(sources);
+  Rows rows, csv_rows;
+  std::vector<std::string> reasons;
+  bool carbon_known = !r.carbon_source.empty(), cost_known = !r.price_source.empty();
+  for (const WorkloadHeadline& w : r.workloads) {
+    for (const PolicyHeadline& p : w.policies) {
+      rows.push_back({w.name, std::string(policy_name(p.policy)),
+                      pm(Stat{p.cum_energy_j.mean / 1e6, p.cum_energy_j.stddev / 1e6}, 3), amount_cell(p.carbon, 1),
+                      amount_cell(p.cost, 4)});
+      auto known = [](const std::optional<AccountedStat>& a) { return a && a->complete; };
+      csv_rows.push_back({w.name, std::string(policy_name(p.policy)), fixed(p.cum_energy_j.mean, 1),
+                          known(p.carbon) ? fixed(p.carbon->amount.mean, 3) : "",
+                          known(p.cost) ? fixed(p.cost->amount.mean, 6) : ""});
+      for (const auto* a : {&p.carbon, &p.cost}) {
+        if (*a && !(*a)->complete &&
+            std::find(reasons.begin(), reasons.end(), (*a)->unknown_reason) == reasons.end()) {
+          reasons.push_back((*a)->unknown_reason);
+        }
+      }
+      carbon_known = carbon_known && known(p.carbon);
+      cost_known = cost_known && known(p.cost);
+    }
+  }
+  report.table({"workload", "policy", "cum. energy (MJ)", "cum. gCO2eq", "cum. cost ($)"}, rows);
+  ZEUS_TRY(report.data_file("accounting.csv",
+                            csv_text({"workload", "policy", "cum_energy_j", "cum_gco2eq", "cum_cost"}, csv_rows)));
+  report.paragraph("All numbers of this table: accounting.csv (an empty cell: unknown or not asked for).");
+  for (const std::string& reason : reasons) report.paragraph("Unknown: " + reason + ".");
+  if (carbon_known) {
+    ZEUS_TRY(bars(report, r, "carbon_cumulative", "Carbon emissions over all recurrences", "gCO2eq",
+                  [](const PolicyHeadline& p) { return p.carbon->amount.mean; }));
+  }
+  if (cost_known) {
+    ZEUS_TRY(bars(report, r, "cost_cumulative", "Electricity cost over all recurrences", "$",
+                  [](const PolicyHeadline& p) { return p.cost->amount.mean; }));
+  }
+  return ok();
+}
+
 }  // namespace
 
 Result<std::filesystem::path> write_headline_report(const HeadlineResult& r, const std::filesystem::path& dir,
@@ -91,6 +144,7 @@ Result<std::filesystem::path> write_headline_report(const HeadlineResult& r, con
                 [](const PolicyHeadline& p) { return p.last5_time_ratio.mean; }));
   ZEUS_TRY(bars(report, r, "energy_cumulative", "Energy over all recurrences, relative to Default",
                 "energy / Default", [](const PolicyHeadline& p) { return p.cum_energy_ratio.mean; }));
+  if (r.accounted()) ZEUS_TRY(accounting_section(report, r));
 
   report.heading("Convergence: Zeus against each Oracle");
   Rows conv;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,8 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "simulate_json.h"
+#include "zeus/intensity_provider.h"
+#include "zeus/sim_carbon.h"
 #include "zeus/sim_drift.h"
 #include "zeus/sim_experiments.h"
 #include "zeus/sim_perseus.h"
@@ -51,6 +54,10 @@ struct SimulateArgs {
   std::string early_stop;
   std::string compare_a = "zeus", compare_b = "upstream";
   int threads = 0;
+  std::string carbon, price, start;
+  // A recurring job's default period when --carbon/--price place the recurrences in time: daily.
+  double recurrence_interval_h = 24;
+  bool recurrence_interval_given = false;
 };
 
 constexpr const char* kExperiments[] = {"headline",   "pareto",   "search-path", "eta-sweep",
@@ -135,6 +142,52 @@ sim::ZeusRules zeus_rules_of(const std::string& text, const std::string& early_s
   return *rules;
 }
 
+// --carbon / --price: offline providers only (a replay must be reproducible), and the fixed-interval
+// schedule of --start / --recurrence-interval (the hook a carbon-aware scheduler will replace).
+sim::ReplayAccounting accounting_of(const SimulateArgs& args) {
+  sim::ReplayAccounting accounting;
+  if (args.carbon.empty() && args.price.empty()) {
+    if (!args.start.empty() || args.recurrence_interval_given) {
+      zeus::cli::die("--start and --recurrence-interval place the recurrences in time for --carbon or "
+                     "--price: give one of those too",
+                     2);
+    }
+    return accounting;
+  }
+  auto provider = [](const char* option, const std::string& spec, const char* unit) {
+    std::shared_ptr<IntensityProvider> out;
+    if (spec.empty()) return out;
+    auto made = offline_intensity_provider_from_spec(spec, unit);
+    if (!made) zeus::cli::die(std::string(option) + ": " + made.error().message, 2);
+    out = std::move(*made);
+    return out;
+  };
+  accounting.carbon = provider("--carbon", args.carbon, "gCO2eq/kWh");
+  accounting.price = provider("--price", args.price, "$/kWh");
+  double start_s = 0;  // two constants: any time gives the same amounts
+  if (!args.start.empty()) {
+    auto parsed = parse_iso8601_utc(args.start);
+    if (!parsed) zeus::cli::die("--start: " + parsed.error().message, 2);
+    start_s = *parsed;
+  } else {
+    for (const auto& p : {accounting.carbon, accounting.price}) {
+      const auto* series = dynamic_cast<const IntensitySeries*>(p.get());
+      if (series != nullptr && !series->intervals().empty()) {
+        start_s = series->intervals().front().start_s;
+        break;
+      }
+    }
+  }
+  const double hours = args.recurrence_interval_h;
+  if (!(hours > 0) || !std::isfinite(hours)) {
+    zeus::cli::die("--recurrence-interval must be a positive number of hours, not " +
+                       std::to_string(args.recurrence_interval_h),
+                   2);
+  }
+  accounting.scheduler = std::make_shared<sim::FixedIntervalScheduler>(start_s, hours * 3600);
+  return accounting;
+}
+
 void run_simulate(const SimulateArgs& args) {
   if (args.seed > UINT64_MAX - static_cast<uint64_t>(args.seeds - 1)) {
     zeus::cli::die("--seed " + std::to_string(args.seed) + " with --seeds " +
@@ -160,6 +213,7 @@ void run_simulate(const SimulateArgs& args) {
   options.sim.jit_profiling = !args.no_jit;
   options.sim.zeus = zeus_rules_of(args.rules, args.early_stop);
   options.threads = args.threads;
+  options.accounting = accounting_of(args);
   auto fidelity = sim::parse_fidelity(args.fidelity);
   if (!fidelity) die(fidelity.error());
   options.sim.fidelity = *fidelity;
@@ -251,7 +305,9 @@ void add_simulate_command(CLI::App& app) {
       "  zeus simulate concurrent --overlaps 1 4 16 --workload imagenet\n"
       "  zeus simulate perseus --gpus a100_sxm --microbatches 12 96 --report /tmp/perseus\n"
       "  zeus simulate compare --a zeus --b upstream --seeds 1000\n"
-      "  zeus simulate compare --a zeus,prune_factor=off --b zeus --seeds 1000");
+      "  zeus simulate compare --a zeus,prune_factor=off --b zeus --seeds 1000\n"
+      "  zeus simulate --carbon csv:data/carbon_hist.csv:MISO_MASON_CITY --price const:0.12 "
+      "--recurrence-interval 1");
   cmd->add_option("experiment", args->experiment, "the experiment (default headline)")
       ->check(CLI::IsMember(
           std::vector<std::string>(std::begin(kExperiments), std::end(kExperiments))));
@@ -308,6 +364,19 @@ void add_simulate_command(CLI::App& app) {
                   "compare: configuration A (a --rules text; default zeus)");
   cmd->add_option("--b", args->compare_b,
                   "compare: configuration B (a --rules text; default upstream)");
+  cmd->add_option("--carbon", args->carbon,
+                  "headline: charge each policy's energy with carbon intensity, gCO2eq per kWh:\n"
+                  "const:VALUE or csv:FILE[:LOCATION] (offline only: a replay is reproducible)");
+  cmd->add_option("--price", args->price,
+                  "headline: charge each policy's energy with an electricity price, $ per kWh:\n"
+                  "const:VALUE or csv:FILE[:LOCATION]");
+  cmd->add_option("--start", args->start,
+                  "headline: ISO 8601 start of the first recurrence (default: the first series'\n"
+                  "first timestamp, --carbon's before --price's)");
+  CLI::Option* interval =
+      cmd->add_option("--recurrence-interval", args->recurrence_interval_h,
+                      "headline: hours between recurrence starts (default 24: a daily job)")
+          ->type_name("HOURS");
   cmd->add_option("--threads", args->threads, "threads for the seeds (default 0 = all cores)");
   cmd->add_option("--etas", args->etas, "eta-sweep: the etas (default 0, 0.1, ..., 1)");
   cmd->add_option("--betas", args->betas, "beta-sweep: the betas (default 1.5, 2, ..., 5)");
@@ -337,7 +406,8 @@ void add_simulate_command(CLI::App& app) {
       ->type_name("INT");
   cmd->add_option("--window", args->drift.window_size,
                   "drift: window of newest costs for the windowed Zeus (default 5)");
-  cmd->callback([args, cmd] {
+  cmd->callback([args, cmd, interval] {
+    args->recurrence_interval_given = interval->count() > 0;
     // An option of some experiments (its help names them: "drift: ...", "gpus: ...; perseus:
     // ...") given to another would be ignored silently (probe item C8): a usage error instead.
     for (const CLI::Option* option : cmd->get_options()) {

@@ -18,10 +18,22 @@ Json run_header(const char* experiment, const Result& r) {
               {"seeds", r.seeds}};
 }
 
+// A policy's total under a provider: {"unit", "total", "stddev"} or, unknown,
+// {"unit", "total": null, "unknown_reason"}.
+Json accounted(const sim::AccountedStat& a, const char* unit) {
+  if (!a.complete) return Json{{"unit", unit}, {"total", nullptr}, {"unknown_reason", a.unknown_reason}};
+  return Json{{"unit", unit}, {"total", a.amount.mean}, {"stddev", a.amount.stddev}};
+}
+
 }  // namespace
 
 Json headline_json(const sim::HeadlineResult& r) {
   Json out = run_header("headline", r);
+  if (r.accounted()) {
+    out["accounting"] = Json{{"schedule", r.schedule},
+                             {"carbon", r.carbon_source.empty() ? Json(nullptr) : Json(r.carbon_source)},
+                             {"price", r.price_source.empty() ? Json(nullptr) : Json(r.price_source)}};
+  }
   out["workloads"] = Json::array();
   for (const sim::WorkloadHeadline& w : r.workloads) {
     Json jw;
@@ -36,6 +48,11 @@ Json headline_json(const sim::HeadlineResult& r) {
       jp["cum_time_ratio"] = p.cum_time_ratio.mean;
       jp["cum_regret"] = p.cum_regret_j.mean;
       jp["cum_regret_vs_oracle"] = p.cum_regret_vs_oracle_j.mean;
+      if (r.accounted()) {
+        jp["cum_energy_j"] = p.cum_energy_j.mean;
+        if (p.carbon) jp["carbon"] = accounted(*p.carbon, "gCO2eq");
+        if (p.cost) jp["cost"] = accounted(*p.cost, "$");
+      }
       policies[std::string(sim::policy_name(p.policy))] = jp;
     }
     jw["oracle"] = Json{{"batch_size", w.oracle_all_paths_batch_size},
