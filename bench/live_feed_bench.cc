@@ -17,6 +17,10 @@ class CountingStream final : public zeus::http::EventStream {
     bytes += data.size();
     return true;
   }
+  bool comment(std::string_view text) override {
+    bytes += text.size();
+    return true;
+  }
   void close() override {}
   bool open() const override { return true; }
   size_t bytes = 0;
