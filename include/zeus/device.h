@@ -47,6 +47,14 @@ enum class GpuArchitecture {
 // "Volta", "Hopper", "AMD", "unknown".
 std::string architecture_name(GpuArchitecture architecture);
 
+// What a GPU's power and energy figures cover. kGpu: the GPU board alone. kModule: the whole
+// module of a C2C superchip (Grace Hopper), whose NVML answers power only for CPU + GPU + memory
+// together; adding a CPU measurement of the same module would count the CPU twice.
+enum class PowerScope { kGpu, kModule };
+
+// "gpu" or "module" (the text `zeus devices` and the Python API show).
+std::string power_scope_name(PowerScope scope);
+
 struct PowerLimitRangeMw {
   uint32_t min_mw = 0;
   uint32_t max_mw = 0;
@@ -86,6 +94,9 @@ class Gpu {
   // H100), and the GPU's core temperature in degrees Celsius.
   virtual Result<uint32_t> memory_average_power_mw();
   virtual Result<int> temperature_c();
+  // The scope of the power readings (and so of the energy measured from them). NVML probes the
+  // GPU scope first and falls back to the module scope, as upstream Zeus; other backends: kGpu.
+  virtual PowerScope power_scope() { return PowerScope::kGpu; }
 
   // True when total_energy_mj() is a usable monotone counter (NVIDIA Volta and newer whose
   // counter answered when probed at open; AMD when the counter passed its plausibility check).
@@ -150,12 +161,17 @@ struct DiscoverOptions {
   std::string nvml_path = "libnvidia-ml.so.1";
   std::string rocm_smi_path = "librocm_smi64.so";
   std::string powercap_root = "/sys/class/powercap";
+  // Root of sysfs (CPU topology, hwmon power monitors); a fake tree in tests.
+  std::string sysfs_root = "/sys";
   // Values of CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES; nullopt = unset (all GPUs visible).
   std::optional<std::string> cuda_visible_devices;
   std::optional<std::string> hip_visible_devices;
 
-  // Defaults overridden by ZEUS_NVML_PATH, ZEUS_ROCM_SMI_PATH, ZEUS_POWERCAP_ROOT (set to an
-  // empty value: as if unset), CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES.
+  // Defaults overridden by ZEUS_NVML_PATH, ZEUS_ROCM_SMI_PATH, ZEUS_POWERCAP_ROOT,
+  // ZEUS_SYSFS_ROOT (set to an empty value: as if unset), CUDA_VISIBLE_DEVICES and
+  // HIP_VISIBLE_DEVICES. Without ZEUS_POWERCAP_ROOT, powercap_root is
+  // $ZEUS_SYSFS_ROOT/class/powercap, or else /sys/class/powercap unless only the container
+  // mount /zeus_sys/class/powercap has RAPL zones (choose_powercap_root in zeus/rapl_zone.h).
   static DiscoverOptions from_environment();
 };
 

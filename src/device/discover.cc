@@ -8,9 +8,13 @@
 #include "device/rapl/rapl_cpu.h"
 #include "zeus/clock.h"
 #include "zeus/device.h"
+#include "zeus/rapl_zone.h"
 
 namespace zeus {
 namespace {
+
+// Where upstream Zeus's container instructions mount the host's /sys (read-only).
+constexpr const char* kContainerPowercapRoot = "/zeus_sys/class/powercap";
 
 std::optional<std::string> env(const char* name) {
   const char* value = std::getenv(name);
@@ -85,7 +89,14 @@ DiscoverOptions DiscoverOptions::from_environment() {
   DiscoverOptions options;
   if (auto path = env_path("ZEUS_NVML_PATH")) options.nvml_path = *path;
   if (auto path = env_path("ZEUS_ROCM_SMI_PATH")) options.rocm_smi_path = *path;
-  if (auto root = env_path("ZEUS_POWERCAP_ROOT")) options.powercap_root = *root;
+  if (auto root = env_path("ZEUS_SYSFS_ROOT")) options.sysfs_root = *root;
+  if (auto root = env_path("ZEUS_POWERCAP_ROOT")) {
+    options.powercap_root = *root;
+  } else if (env_path("ZEUS_SYSFS_ROOT")) {
+    options.powercap_root = options.sysfs_root + "/class/powercap";
+  } else {
+    options.powercap_root = choose_powercap_root(options.powercap_root, kContainerPowercapRoot);
+  }
   options.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES");
   options.hip_visible_devices = env("HIP_VISIBLE_DEVICES");
   return options;

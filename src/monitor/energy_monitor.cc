@@ -369,6 +369,22 @@ Result<std::unique_ptr<EnergyMonitor>> EnergyMonitor::create(Devices& devices, C
     }
     cpus.push_back({index, cpu, cpu->has_dram()});
   }
+  // A module-scope GPU (Grace Hopper) already counts its module's CPU; RAPL on top of it would
+  // count that CPU twice. Left to the default, CPUs are then not measured.
+  for (const MonitoredGpu& g : gpus) {
+    if (cpus.empty() || g.gpu->power_scope() != PowerScope::kModule) continue;
+    const std::string why = "GPU " + std::to_string(g.index) +
+                            "'s power is module scope (a C2C superchip: it includes the CPU)";
+    if (options.cpu_indices) {
+      log_warning("energy monitor: " + why +
+                  "; cpu_indices were listed, so total_energy_with_cpu counts that CPU twice");
+    } else {
+      log_warning("energy monitor: CPU energy measurement is off: " + why +
+                  " (list cpu_indices explicitly to measure CPUs anyway)");
+      cpus.clear();
+    }
+    break;
+  }
 
   std::unique_ptr<PowerSampler> sampler;
   if (!sampled.empty()) {

@@ -35,6 +35,10 @@ nlohmann::json describe_gpu(int index, Gpu& gpu) {
   j["uuid"] = gpu.uuid();
   j["vendor"] = vendor_name(gpu.vendor());
   j["architecture"] = architecture_name(gpu.architecture());
+  j["backend"] = gpu.vendor() == GpuVendor::kNvidia ? "nvml"
+                 : gpu.vendor() == GpuVendor::kAmd  ? "amd"
+                                                    : "replay";
+  j["power_scope"] = power_scope_name(gpu.power_scope());
   j["energy_counter"] = gpu.has_energy_counter();
   nlohmann::json limits;
   if (auto range = gpu.power_limit_range_mw()) {
@@ -68,6 +72,7 @@ nlohmann::json describe_cpu(int index, Cpu& cpu) {
   nlohmann::json j;
   j["index"] = index;
   j["name"] = cpu.name();
+  j["backend"] = "rapl";
   j["dram"] = cpu.has_dram();
   // What `zeus power --cpu` and PowerMonitor(cpu_indices=...) sample for this package.
   j["power_domains"] = nlohmann::json::array();
@@ -121,6 +126,11 @@ void print_text(const nlohmann::json& report) {
       domains += (domains.empty() ? "" : ", ") + d.get<std::string>();
     }
     std::cout << "  power domains    " << (domains.empty() ? "-" : domains) << "\n";
+    std::cout << "  power scope      " << g["power_scope"].get<std::string>()
+              << (g["power_scope"] == "module"
+                      ? " (the whole C2C module, CPU included: do not add its CPU's energy)"
+                      : "")
+              << "\n";
     std::cout << "  temperature      "
               << (g["temperature_c"].is_number()
                       ? std::to_string(g["temperature_c"].get<int>()) + " C"
