@@ -139,9 +139,31 @@ class Cpu {
   virtual uint64_t dram_counter_start_uj() const { return 0; }
 };
 
+// Energy of a system-on-chip's power rails in mJ, cumulative since the Soc was opened; nullopt
+// for a rail the board does not have (upstream Zeus's JetsonMeasurement fields).
+struct SocEnergyMj {
+  std::optional<double> cpu_mj;
+  std::optional<double> gpu_mj;
+  std::optional<double> total_mj;
+};
+
+// A system-on-chip measured through the power monitors on its rails (NVIDIA Jetson). It has no
+// energy counter: rail power is integrated over time (at every read and on a background thread).
+class Soc {
+ public:
+  virtual ~Soc() = default;
+  // "jetson".
+  virtual std::string name() const = 0;
+  // The rails used, e.g. "gpu: VDD_GPU_SOC".
+  virtual std::vector<std::string> rail_descriptions() const = 0;
+  // Integrates the rails' power up to now; the cumulative energy. NotFound when a rail
+  // disappeared, PermissionDenied when it cannot be read.
+  virtual Result<SocEnergyMj> energy_mj() = 0;
+};
+
 // Why a backend was or was not used.
 struct BackendReport {
-  std::string backend;  // "nvml", "amd", "rapl"
+  std::string backend;  // "nvml", "amd", "rapl", "jetson"
   bool used = false;
   std::string detail;   // "2 GPUs" or the reason it was skipped
 };
@@ -151,12 +173,15 @@ struct BackendReport {
 struct Devices {
   std::vector<std::unique_ptr<Gpu>> gpus;
   std::vector<std::unique_ptr<Cpu>> cpus;
+  std::unique_ptr<Soc> soc;  // nullptr: no SoC (not a Jetson)
   std::vector<BackendReport> backends;
 };
 
 struct DiscoverOptions {
   bool want_gpus = true;
   bool want_cpus = true;
+  // Look for a Jetson's power rails under sysfs_root.
+  bool want_soc = true;
   // Library paths; defaults are the sonames the drivers install.
   std::string nvml_path = "libnvidia-ml.so.1";
   std::string rocm_smi_path = "librocm_smi64.so";

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "device/amd/amd_gpu.h"
+#include "device/jetson/jetson_soc.h"
 #include "device/nvml/nvml_gpu.h"
 #include "device/rapl/rapl_cpu.h"
 #include "zeus/clock.h"
@@ -15,6 +16,9 @@ namespace {
 
 // Where upstream Zeus's container instructions mount the host's /sys (read-only).
 constexpr const char* kContainerPowercapRoot = "/zeus_sys/class/powercap";
+
+// How often a Jetson's rail power is sampled between reads (upstream Zeus polls every 0.1 s).
+constexpr double kSocSampleIntervalS = 0.1;
 
 std::optional<std::string> env(const char* name) {
   const char* value = std::getenv(name);
@@ -142,6 +146,18 @@ Result<Devices> discover(const DiscoverOptions& options) {
       devices.backends.push_back({"rapl", true, count_text(devices.cpus.size(), "CPU package")});
     } else {
       devices.backends.push_back({"rapl", false, cpus.error().message});
+    }
+  }
+  if (options.want_soc) {
+    static SystemClock soc_clock;
+    auto soc = open_jetson_soc(options.sysfs_root, soc_clock, kSocSampleIntervalS);
+    if (soc) {
+      std::string rails;
+      for (const auto& rail : (*soc)->rail_descriptions()) rails += (rails.empty() ? "" : ", ") + rail;
+      devices.soc = std::move(*soc);
+      devices.backends.push_back({"jetson", true, "rails " + rails});
+    } else {
+      devices.backends.push_back({"jetson", false, soc.error().message});
     }
   }
   return devices;

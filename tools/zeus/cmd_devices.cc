@@ -157,6 +157,11 @@ void print_text(const nlohmann::json& report) {
       std::cout << " - not readable: " << c["error"].get<std::string>();
     std::cout << "\n";
   }
+  if (report["soc"].is_object()) {
+    std::cout << "SoC: " << report["soc"]["name"].get<std::string>() << " (rails";
+    for (const auto& rail : report["soc"]["rails"]) std::cout << " " << rail.get<std::string>();
+    std::cout << "; power integrated over time)\n";
+  }
   std::cout << "Backends:\n";
   for (const auto& b : report["backends"]) {
     std::cout << "  " << b["backend"].get<std::string>() << ": "
@@ -176,7 +181,7 @@ void add_devices_command(CLI::App& app) {
       "libraries/trees.\n"
       "Example: zeus devices --json | jq '.gpus[].power_limit_w'");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print one JSON object: {gpus, cpus, backends}");
+  cmd->add_flag("--json", *json, "Print one JSON object: {gpus, cpus, soc, backends}");
   cmd->callback([json] {
     Devices devices = discover_or_die();
     nlohmann::json report;
@@ -188,6 +193,12 @@ void add_devices_command(CLI::App& app) {
     }
     for (size_t i = 0; i < devices.cpus.size(); ++i) {
       report["cpus"].push_back(describe_cpu(static_cast<int>(i), *devices.cpus[i]));
+    }
+    report["soc"] = nullptr;
+    if (devices.soc) {
+      report["soc"] = {{"name", devices.soc->name()},
+                       {"backend", devices.soc->name()},
+                       {"rails", devices.soc->rail_descriptions()}};
     }
     for (const auto& b : devices.backends) {
       report["backends"].push_back(

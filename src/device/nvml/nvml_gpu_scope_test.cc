@@ -63,6 +63,16 @@ TEST_F(NvmlGpuScopeTest, GraceHopperFallsBackToTheModuleScopeAndWarnsOncePerFiel
   EXPECT_NE(warnings_[0].find("Grace Hopper"), std::string::npos) << warnings_[0];
 }
 
+TEST_F(NvmlGpuScopeTest, StateFileKeepsTheScopeKeys) {
+  FakeNvmlEnvironment fake({FakeNvmlDevice::gh200(), FakeNvmlDevice::h100()});
+  auto state = fake.read();
+  ASSERT_EQ(state.devices.size(), 2u);
+  EXPECT_EQ(state.devices[0].power_scopes, std::vector<std::string>{"module"});
+  EXPECT_EQ(state.devices[0].module_cpu_power_mw, 120000u);
+  EXPECT_EQ(state.devices[1].power_scopes, std::vector<std::string>{"gpu"});
+  EXPECT_EQ(state.devices[1].module_cpu_power_mw, 0u);
+}
+
 TEST_F(NvmlGpuScopeTest, Gb10IsC2cButAnswersTheGpuScope) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::gb10()});
   auto gpus = open_fake_gpus();
