@@ -20,8 +20,8 @@
 //       "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-00000000-fake-0000-0000-000000000000",
 //       "architecture": 9,              // NVML code: 4 Pascal, 5 Volta, 7 Ampere, 9 Hopper
 //       "power_draw_mw": 350000,        // drawn at an unlimited cap; reported = min(draw, limit)
-//       // Opt-in: the draw while the SM clock is locked at a listed max clock (else power_draw_mw):
-//       "power_draw_mw_by_sm_mhz": {"1980": 400000, "1500": 250000},
+//       // Opt-in: the draw while the SM clock is locked at a listed max clock (else
+//       power_draw_mw): "power_draw_mw_by_sm_mhz": {"1980": 400000, "1500": 250000},
 //       "min_limit_mw": 200000, "max_limit_mw": 700000,
 //       "default_limit_mw": <max_limit_mw>, "limit_mw": <default_limit_mw>,
 //       "energy_mj": 0.0, "energy_time_ns": <now>,  // counter value at a CLOCK_REALTIME time;

@@ -11,7 +11,8 @@
 namespace zeus::testing {
 
 FakeSysfsTree::FakeSysfsTree() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "zeus_fake_sysfs_XXXXXX").string();
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "zeus_fake_sysfs_XXXXXX").string();
   ZEUS_CHECK(mkdtemp(pattern.data()) != nullptr, "FakeSysfsTree: mkdtemp failed");
   ZEUS_CHECK(chmod(pattern.c_str(), 0755) == 0, "FakeSysfsTree: chmod failed");
   root_ = pattern;

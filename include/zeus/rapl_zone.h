@@ -33,8 +33,9 @@ struct RaplZoneLookup {
 
 // The RAPL package zone id (the Z of intel-rapl:Z; a cpu_indices entry) of the socket process
 // `pid` (nullopt: this process) last ran on.
-Result<int> get_current_rapl_zone_id(std::optional<int> pid = std::nullopt,
-                                     const RaplZoneLookup& where = RaplZoneLookup::from_environment());
+Result<int> get_current_rapl_zone_id(
+    std::optional<int> pid = std::nullopt,
+    const RaplZoneLookup& where = RaplZoneLookup::from_environment());
 
 // Pure parts, for tests and callers with their own readings:
 // The logical CPU a /proc/<pid>/stat line says the process last ran on (its 39th field; the

@@ -118,9 +118,9 @@ void bind_monitor(py::module_& m) {
                              [](const MonitorSession& s) { return s.monitor->gpu_indices(); })
       .def_property_readonly("cpu_indices",
                              [](const MonitorSession& s) { return s.monitor->cpu_indices(); })
-      .def_property_readonly("devices",
-                             [](const MonitorSession& s) { return s.session; },
-                             "The Devices this monitor measures.");
+      .def_property_readonly(
+          "devices", [](const MonitorSession& s) { return s.session; },
+          "The Devices this monitor measures.");
 }
 
 }  // namespace zeus::python

@@ -153,7 +153,8 @@ Result<Devices> discover(const DiscoverOptions& options) {
     auto soc = open_jetson_soc(options.sysfs_root, soc_clock, kSocSampleIntervalS);
     if (soc) {
       std::string rails;
-      for (const auto& rail : (*soc)->rail_descriptions()) rails += (rails.empty() ? "" : ", ") + rail;
+      for (const auto& rail : (*soc)->rail_descriptions())
+        rails += (rails.empty() ? "" : ", ") + rail;
       devices.soc = std::move(*soc);
       devices.backends.push_back({"jetson", true, "rails " + rails});
     } else {

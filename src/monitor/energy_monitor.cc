@@ -116,8 +116,8 @@ Result<void> probe_cpu(Cpu& cpu, int index) {
 class EnergyMonitorImpl final : public EnergyMonitor {
  public:
   EnergyMonitorImpl(Clock& clock, EnergyMonitorOptions options, std::vector<MonitoredGpu> gpus,
-                    std::vector<MonitoredCpu> cpus, Soc* soc,
-                    std::unique_ptr<PowerSampler> sampler, std::unique_ptr<WindowLog> log)
+                    std::vector<MonitoredCpu> cpus, Soc* soc, std::unique_ptr<PowerSampler> sampler,
+                    std::unique_ptr<WindowLog> log)
       : clock_(clock),
         options_(std::move(options)),
         gpus_(std::move(gpus)),
@@ -240,8 +240,8 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     }
     if (soc_ != nullptr) {
       auto soc_mj = soc_->energy_mj();
-      if (!soc_mj) return fail(soc_mj.error().code, "SoC " + soc_->name() + ": " +
-                                                        soc_mj.error().message);
+      if (!soc_mj)
+        return fail(soc_mj.error().code, "SoC " + soc_->name() + ": " + soc_mj.error().message);
       out->soc = *soc_mj;
     }
     return ok();
@@ -429,9 +429,9 @@ Result<std::unique_ptr<EnergyMonitor>> EnergyMonitor::create(Devices& devices, C
     log = std::move(*created);
   }
 
-  return std::unique_ptr<EnergyMonitor>(new EnergyMonitorImpl(
-      clock, std::move(options), std::move(gpus), std::move(cpus), soc, std::move(sampler),
-      std::move(log)));
+  return std::unique_ptr<EnergyMonitor>(new EnergyMonitorImpl(clock, std::move(options),
+                                                              std::move(gpus), std::move(cpus), soc,
+                                                              std::move(sampler), std::move(log)));
 }
 
 }  // namespace zeus

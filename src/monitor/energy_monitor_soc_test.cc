@@ -34,8 +34,8 @@ TEST(EnergyMonitorSocTest, WindowsCarryTheSocsRailEnergy) {
   auto m = (*monitor)->end_window("w");
   ASSERT_TRUE(m.has_value()) << m.error().to_string();
   ASSERT_TRUE(m->soc_energy.has_value());
-  EXPECT_NEAR(*m->soc_energy->gpu_j, 30.0, 1e-9);   // 12 W x 2.5 s
-  EXPECT_NEAR(*m->soc_energy->cpu_j, 2.5, 1e-9);    // 1 W x 2.5 s
+  EXPECT_NEAR(*m->soc_energy->gpu_j, 30.0, 1e-9);  // 12 W x 2.5 s
+  EXPECT_NEAR(*m->soc_energy->cpu_j, 2.5, 1e-9);   // 1 W x 2.5 s
   EXPECT_NEAR(*m->soc_energy->total_j, 2.5, 1e-9);
   EXPECT_DOUBLE_EQ(m->total_energy_j(), 0.0);  // the SoC is not in the GPU total
 

@@ -240,8 +240,8 @@ double FakeState::energy_mj_at(const json& device, int64_t now_ns) {
   const int64_t since_ns = device["energy_time_ns"].get<int64_t>();
   const double elapsed_s = now_ns > since_ns ? (now_ns - since_ns) / 1e9 : 0.0;
   const bool module_only = !has_power_scope(device, "gpu") && has_power_scope(device, "module");
-  const double power = power_mw(device) +
-                       (module_only ? device["module_cpu_power_mw"].get<double>() : 0.0);
+  const double power =
+      power_mw(device) + (module_only ? device["module_cpu_power_mw"].get<double>() : 0.0);
   return device["energy_mj"].get<double>() + power * elapsed_s;
 }
 

@@ -155,11 +155,11 @@ Result<std::vector<JetsonRail>> find_jetson_rails(const std::string& sysfs_root)
     }
   }
   if (rails.empty()) {
-    return fail(ErrorCode::kNotFound,
-                monitor ? "the Jetson power monitors under " + sysfs_root +
-                              "/bus/i2c/drivers have no CPU, GPU or total rail"
-                        : "no INA3221/INA238 power monitor under " + sysfs_root +
-                              "/bus/i2c/drivers (not an NVIDIA Jetson)");
+    return fail(ErrorCode::kNotFound, monitor
+                                          ? "the Jetson power monitors under " + sysfs_root +
+                                                "/bus/i2c/drivers have no CPU, GPU or total rail"
+                                          : "no INA3221/INA238 power monitor under " + sysfs_root +
+                                                "/bus/i2c/drivers (not an NVIDIA Jetson)");
   }
   std::vector<JetsonRail> out;
   for (auto& [kind, rail] : rails) out.push_back(std::move(rail));

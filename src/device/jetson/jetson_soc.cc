@@ -37,7 +37,8 @@ JetsonSoc::~JetsonSoc() {
 
 std::vector<std::string> JetsonSoc::rail_descriptions() const {
   std::vector<std::string> out;
-  for (const auto& rail : rails_) out.push_back(jetson_rail_kind_name(rail.kind) + ": " + rail.label);
+  for (const auto& rail : rails_)
+    out.push_back(jetson_rail_kind_name(rail.kind) + ": " + rail.label);
   return out;
 }
 

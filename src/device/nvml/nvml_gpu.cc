@@ -275,8 +275,8 @@ PowerScope NvmlGpu::power_scope() {
   if (instant_scope_.load() < 0 && library_->api().device_get_field_values != nullptr &&
       power_fields_usable_.load(std::memory_order_relaxed)) {
     uint32_t ignored_mw = 0;
-    (void)resolve_power_scope(kNvmlFieldPowerInstant, &instant_scope_,
-                              "reading the instant power", &ignored_mw);
+    (void)resolve_power_scope(kNvmlFieldPowerInstant, &instant_scope_, "reading the instant power",
+                              &ignored_mw);
   }
   return instant_scope_.load() == static_cast<int>(kNvmlPowerScopeModule) ? PowerScope::kModule
                                                                           : PowerScope::kGpu;

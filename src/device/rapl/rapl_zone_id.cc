@@ -84,8 +84,8 @@ Result<int> get_current_rapl_zone_id(std::optional<int> pid, const RaplZoneLooku
   auto stat = read_text_file(stat_path);
   if (!stat) {
     return fail(stat.error().code, "cannot read " + stat_path + " (is process " +
-                                       std::to_string(process) + " running?): " +
-                                       stat.error().message);
+                                       std::to_string(process) +
+                                       " running?): " + stat.error().message);
   }
   auto cpu = stat_last_cpu(*stat);
   if (!cpu) return fail(cpu.error().code, stat_path + ": " + cpu.error().message);
@@ -113,14 +113,14 @@ Result<int> get_current_rapl_zone_id(std::optional<int> pid, const RaplZoneLooku
     if (name) zones.emplace_back(*zone, *name);
   }
   if (auto zone = match_rapl_package_zone(zones, *package_id, die_id)) return *zone;
-  return fail(ErrorCode::kNotFound,
-              "no RAPL package zone named package-" + std::to_string(*package_id) +
-                  (die_id ? " or package-" + std::to_string(*package_id) + "-die-" +
-                                std::to_string(*die_id)
-                          : std::string()) +
-                  " under " + where.powercap_root + " (process " + std::to_string(process) +
-                  " last ran on CPU " + std::to_string(*cpu) +
-                  "); set ZEUS_POWERCAP_ROOT to the host's powercap tree");
+  return fail(
+      ErrorCode::kNotFound,
+      "no RAPL package zone named package-" + std::to_string(*package_id) +
+          (die_id ? " or package-" + std::to_string(*package_id) + "-die-" + std::to_string(*die_id)
+                  : std::string()) +
+          " under " + where.powercap_root + " (process " + std::to_string(process) +
+          " last ran on CPU " + std::to_string(*cpu) +
+          "); set ZEUS_POWERCAP_ROOT to the host's powercap tree");
 }
 
 }  // namespace zeus
