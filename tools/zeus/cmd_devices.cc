@@ -158,9 +158,12 @@ void print_text(const nlohmann::json& report) {
     std::cout << "\n";
   }
   if (report["soc"].is_object()) {
-    std::cout << "SoC: " << report["soc"]["name"].get<std::string>() << " (rails";
-    for (const auto& rail : report["soc"]["rails"]) std::cout << " " << rail.get<std::string>();
-    std::cout << "; power integrated over time)\n";
+    std::string rails;
+    for (const auto& rail : report["soc"]["rails"]) {
+      rails += (rails.empty() ? "" : ", ") + rail.get<std::string>();
+    }
+    std::cout << "SoC: " << report["soc"]["name"].get<std::string>() << " (rails " << rails
+              << "; power integrated over time)\n";
   }
   std::cout << "Backends:\n";
   for (const auto& b : report["backends"]) {

@@ -71,9 +71,11 @@ void print_measurement(std::ostream& out, const Measurement& m) {
     out << "  (no measurable device: see 'zeus devices')\n";
     return;
   }
-  out << "  total (GPUs)  " << format_fixed(m.total_energy_j(), 3) << " J";
-  if (m.time_s > 0) out << "  (" << format_fixed(m.total_energy_j() / m.time_s, 1) << " W avg)";
-  out << "\n";
+  if (!m.gpu_energy_j.empty()) {
+    out << "  total (GPUs)  " << format_fixed(m.total_energy_j(), 3) << " J";
+    if (m.time_s > 0) out << "  (" << format_fixed(m.total_energy_j() / m.time_s, 1) << " W avg)";
+    out << "\n";
+  }
   if (!m.cpu_energy_j.empty()) {
     out << "  total (+CPUs) " << format_fixed(m.total_energy_with_cpu_j(), 3) << " J";
     if (m.time_s > 0) {
