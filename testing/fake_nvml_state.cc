@@ -57,6 +57,8 @@ json device_to_json(const FakeNvmlDevice& device, int64_t now_ns) {
       {"memory_power_mw", device.memory_power_mw ? json(*device.memory_power_mw) : json(nullptr)},
       {"temperature_c", device.temperature_c},
       {"power_update_ms", device.power_update_ms},
+      {"power_scopes", device.power_scopes},
+      {"module_cpu_power_mw", device.module_cpu_power_mw},
   };
   if (!device.uuid.empty()) out["uuid"] = device.uuid;
   for (const auto& [function, after] : device.fail_after_calls) {
@@ -92,6 +94,8 @@ FakeNvmlDevice device_from_json(const json& in, size_t index, int64_t now_ns, in
       memory.is_number() ? std::optional<uint32_t>(memory.get<uint32_t>()) : std::nullopt;
   device.temperature_c = in.value("temperature_c", device.temperature_c);
   device.power_update_ms = in.value("power_update_ms", device.power_update_ms);
+  device.power_scopes = in.value("power_scopes", device.power_scopes);
+  device.module_cpu_power_mw = in.value("module_cpu_power_mw", device.module_cpu_power_mw);
   if (const auto after = in.find("fail_after_calls"); after != in.end() && after->is_object()) {
     for (const auto& [function, rule] : after->items()) {
       device.fail_after_calls[function] = {rule.value("calls", 0L), rule.value("error", 15)};
@@ -142,6 +146,19 @@ FakeNvmlDevice FakeNvmlDevice::v100() {
 FakeNvmlDevice FakeNvmlDevice::p100() {
   FakeNvmlDevice device = preset("Tesla P100-PCIE-16GB", 4, 125000, 250000, 150000);
   device.memory_power_mw = std::nullopt;
+  return device;
+}
+
+FakeNvmlDevice FakeNvmlDevice::gh200() {
+  FakeNvmlDevice device = preset("NVIDIA GH200 480GB", 9, 100000, 900000, 400000);
+  device.power_scopes = {"module"};
+  device.module_cpu_power_mw = 120000;
+  return device;
+}
+FakeNvmlDevice FakeNvmlDevice::gb10() {
+  FakeNvmlDevice device = preset("NVIDIA GB10", 10, 5000, 140000, 40000);
+  device.memory_power_mw = std::nullopt;
+  device.module_cpu_power_mw = 30000;
   return device;
 }
 

@@ -20,8 +20,8 @@
 //       "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-00000000-fake-0000-0000-000000000000",
 //       "architecture": 9,              // NVML code: 4 Pascal, 5 Volta, 7 Ampere, 9 Hopper
 //       "power_draw_mw": 350000,        // drawn at an unlimited cap; reported = min(draw, limit)
-//       // Opt-in: the draw while the SM clock is locked at a listed max clock (else power_draw_mw):
-//       "power_draw_mw_by_sm_mhz": {"1980": 400000, "1500": 250000},
+//       // Opt-in: the draw while the SM clock is locked at a listed max clock (else
+//       power_draw_mw): "power_draw_mw_by_sm_mhz": {"1980": 400000, "1500": 250000},
 //       "min_limit_mw": 200000, "max_limit_mw": 700000,
 //       "default_limit_mw": <max_limit_mw>, "limit_mw": <default_limit_mw>,
 //       "energy_mj": 0.0, "energy_time_ns": <now>,  // counter value at a CLOCK_REALTIME time;
@@ -33,6 +33,10 @@
 //       "lost": false,                  // true: every call on the device answers GPU_IS_LOST
 //       "power_fields": true,           // false: GetFieldValues answers NOT_SUPPORTED per field
 //       "memory_power_mw": null,        // the memory scope's average power; null: NOT_SUPPORTED
+//       "power_scopes": ["gpu"],        // NVML_POWER_SCOPE_GPU / _MODULE the power fields
+//                                       // answer; ["module"] is a Grace Hopper superchip
+//       "module_cpu_power_mw": 0,       // the module's CPU share, added to module readings
+//                                       // (and to the energy counter of a module-only GPU)
 //       "temperature_c": 45,            // what nvmlDeviceGetTemperature answers
 //       "power_update_ms": 0,           // > 0: power readings step every so many ms (a driver
 //                                       // counter's update period; the energy counter is
@@ -92,6 +96,10 @@ struct FakeNvmlDevice {
   // Memory-scope average power; nullopt: the GPU does not report it (as an A40).
   std::optional<uint32_t> memory_power_mw = 62000;
   int temperature_c = 45;
+  // Power scopes the power fields answer ("gpu", "module"), and the CPU share a module-scope
+  // reading adds (see the format above).
+  std::vector<std::string> power_scopes = {"gpu"};
+  uint32_t module_cpu_power_mw = 0;
   // > 0: the power readings change every so many milliseconds (see the format above).
   uint32_t power_update_ms = 0;
   // Function name -> the first `calls` calls (per process) succeed, later ones answer `error`.
@@ -109,6 +117,10 @@ struct FakeNvmlDevice {
   static FakeNvmlDevice a100();
   static FakeNvmlDevice v100();
   static FakeNvmlDevice p100();
+  // C2C superchips: GH200 (Grace Hopper: module scope only, Grace drawing 120 W) and GB10 (DGX
+  // Spark: C2C, but only the GPU scope answers).
+  static FakeNvmlDevice gh200();
+  static FakeNvmlDevice gb10();
 };
 
 // One nvmlDeviceSetPowerManagementLimit that succeeded.

@@ -50,6 +50,14 @@ std::string architecture_name(GpuArchitecture architecture);
 // "nvidia", "amd", "replay".
 std::string vendor_name(GpuVendor vendor);
 
+// What a GPU's power and energy figures cover. kGpu: the GPU board alone. kModule: the whole
+// module of a C2C superchip (Grace Hopper), whose NVML answers power only for CPU + GPU + memory
+// together; adding a CPU measurement of the same module would count the CPU twice.
+enum class PowerScope { kGpu, kModule };
+
+// "gpu" or "module" (the text `zeus devices` and the Python API show).
+std::string power_scope_name(PowerScope scope);
+
 struct PowerLimitRangeMw {
   uint32_t min_mw = 0;
   uint32_t max_mw = 0;
@@ -93,6 +101,9 @@ class Gpu {
   // H100), and the GPU's core temperature in degrees Celsius.
   virtual Result<uint32_t> memory_average_power_mw();
   virtual Result<int> temperature_c();
+  // The scope of the power readings (and so of the energy measured from them). NVML probes the
+  // GPU scope first and falls back to the module scope, as upstream Zeus; other backends: kGpu.
+  virtual PowerScope power_scope() { return PowerScope::kGpu; }
 
   // True when total_energy_mj() is a usable monotone counter (NVIDIA Volta and newer whose
   // counter answered when probed at open; AMD when the counter passed its plausibility check).
@@ -135,9 +146,31 @@ class Cpu {
   virtual uint64_t dram_counter_start_uj() const { return 0; }
 };
 
+// Energy of a system-on-chip's power rails in mJ, cumulative since the Soc was opened; nullopt
+// for a rail the board does not have (upstream Zeus's JetsonMeasurement fields).
+struct SocEnergyMj {
+  std::optional<double> cpu_mj;
+  std::optional<double> gpu_mj;
+  std::optional<double> total_mj;
+};
+
+// A system-on-chip measured through the power monitors on its rails (NVIDIA Jetson). It has no
+// energy counter: rail power is integrated over time (at every read and on a background thread).
+class Soc {
+ public:
+  virtual ~Soc() = default;
+  // "jetson".
+  virtual std::string name() const = 0;
+  // The rails used, e.g. "gpu: VDD_GPU_SOC".
+  virtual std::vector<std::string> rail_descriptions() const = 0;
+  // Integrates the rails' power up to now; the cumulative energy. NotFound when a rail
+  // disappeared, PermissionDenied when it cannot be read.
+  virtual Result<SocEnergyMj> energy_mj() = 0;
+};
+
 // Why a backend was or was not used.
 struct BackendReport {
-  std::string backend;  // "nvml", "amdsmi", "rocm_smi", "rapl"
+  std::string backend;  // "nvml", "amdsmi", "rocm_smi", "rapl", "jetson"
   bool used = false;
   std::string detail;   // "2 GPUs" or the reason it was skipped
 };
@@ -147,17 +180,22 @@ struct BackendReport {
 struct Devices {
   std::vector<std::unique_ptr<Gpu>> gpus;
   std::vector<std::unique_ptr<Cpu>> cpus;
+  std::unique_ptr<Soc> soc;  // nullptr: no SoC (not a Jetson)
   std::vector<BackendReport> backends;
 };
 
 struct DiscoverOptions {
   bool want_gpus = true;
   bool want_cpus = true;
+  // Look for a Jetson's power rails under sysfs_root.
+  bool want_soc = true;
   // Library paths; defaults are the sonames the drivers install.
   std::string nvml_path = "libnvidia-ml.so.1";
   std::string amdsmi_path = "libamd_smi.so";
   std::string rocm_smi_path = "librocm_smi64.so";
   std::string powercap_root = "/sys/class/powercap";
+  // Root of sysfs (CPU topology, hwmon power monitors); a fake tree in tests.
+  std::string sysfs_root = "/sys";
   // Values of CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES; nullopt = unset
   // (all GPUs visible). ROCR_VISIBLE_DEVICES applies to AMD GPUs only, before HIP's.
   std::optional<std::string> cuda_visible_devices;
@@ -165,8 +203,11 @@ struct DiscoverOptions {
   std::optional<std::string> rocr_visible_devices;
 
   // Defaults overridden by ZEUS_NVML_PATH, ZEUS_AMDSMI_PATH, ZEUS_ROCM_SMI_PATH,
-  // ZEUS_POWERCAP_ROOT (set to an empty value: as if unset), CUDA_VISIBLE_DEVICES,
-  // HIP_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES.
+  // ZEUS_POWERCAP_ROOT, ZEUS_SYSFS_ROOT (set to an empty value: as if unset),
+  // CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES. Without
+  // ZEUS_POWERCAP_ROOT, powercap_root is $ZEUS_SYSFS_ROOT/class/powercap, or else
+  // /sys/class/powercap unless only the container mount /zeus_sys/class/powercap has RAPL zones
+  // (choose_powercap_root in zeus/rapl_zone.h).
   static DiscoverOptions from_environment();
 };
 

@@ -41,6 +41,14 @@ struct Measurement {
   std::map<int, double> gpu_energy_j;
   std::map<int, double> cpu_energy_j;
   std::map<int, double> dram_energy_j;
+  // The SoC's rail energies (upstream Zeus's Measurement.soc_energy); nullopt without a SoC.
+  // Not part of either total: the SoC's rails overlap (its total rail includes CPU and GPU).
+  struct SocEnergy {
+    std::optional<double> cpu_j;
+    std::optional<double> gpu_j;
+    std::optional<double> total_j;
+  };
+  std::optional<SocEnergy> soc_energy;
 
   // Sum of the GPUs' energy only: upstream Zeus's Measurement.total_energy, so a number ported
   // from upstream means the same here.
@@ -74,6 +82,8 @@ struct EnergyMonitorOptions {
   // Log only the GPU columns (start_time,window_name,elapsed_time,gpu{i}_energy): exactly the
   // header and rows of upstream ZeusMonitor's log_file, which other tools parse.
   bool log_gpu_columns_only = false;
+  // Measure the SoC (Devices::soc) when there is one.
+  bool measure_soc = true;
   // Sampling period of the PowerSampler used for GPUs without an energy counter.
   double sampler_interval_s = 0.1;
   // Run that sampler on a background thread. false (for a FakeClock, whose sleeps would race

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "zeus/rapl_zone.h"
 #include "zeus/zeusd_client.h"
 
 namespace zeus::python {
@@ -52,6 +53,14 @@ std::shared_ptr<DeviceSession> DeviceSession::discover() {
 }
 
 void bind_device(py::module_& m) {
+  m.def(
+      "get_current_rapl_zone_id",
+      [](std::optional<int> pid) {
+        return without_gil([&] { return get_current_rapl_zone_id(pid); });
+      },
+      py::arg("pid") = py::none(),
+      "The RAPL package zone id of the socket process `pid` (None: this one) last ran on "
+      "(ZEUS_SYSFS_ROOT / ZEUS_POWERCAP_ROOT apply).");
   py::class_<DeviceSession, std::shared_ptr<DeviceSession>>(
       m, "Devices", "The GPUs and CPUs found by one discovery (zeus::discover).")
       .def_static("discover", &DeviceSession::discover,
@@ -123,6 +132,13 @@ void bind_device(py::module_& m) {
            })
       .def("temperature_c",
            [](const GpuHandle& g) { return without_gil([&] { return g.gpu().temperature_c(); }); })
+      .def(
+          "power_scope",
+          [](const GpuHandle& g) {
+            py::gil_scoped_release release;
+            return power_scope_name(g.gpu().power_scope());
+          },
+          "\"gpu\", or \"module\" on C2C superchips whose power covers CPU + GPU.")
       .def("has_energy_counter",
            [](const GpuHandle& g) {
              py::gil_scoped_release release;

@@ -13,8 +13,10 @@
 namespace zeus::python {
 namespace {
 
-using MeasurementTuple =
-    std::tuple<double, std::map<int, double>, std::map<int, double>, std::map<int, double>>;
+// The SoC's (cpu, gpu, total) rail energy in J, each None where the board has no such rail.
+using SocTuple = std::tuple<std::optional<double>, std::optional<double>, std::optional<double>>;
+using MeasurementTuple = std::tuple<double, std::map<int, double>, std::map<int, double>,
+                                    std::map<int, double>, std::optional<SocTuple>>;
 
 std::shared_ptr<MonitorSession> make_monitor(std::optional<std::vector<int>> gpu_indices,
                                              std::optional<std::vector<int>> cpu_indices,
@@ -47,7 +49,9 @@ std::shared_ptr<MonitorSession> make_monitor(std::optional<std::vector<int>> gpu
 }
 
 MeasurementTuple to_tuple(const Measurement& m) {
-  return {m.time_s, m.gpu_energy_j, m.cpu_energy_j, m.dram_energy_j};
+  std::optional<SocTuple> soc;
+  if (m.soc_energy) soc = SocTuple{m.soc_energy->cpu_j, m.soc_energy->gpu_j, m.soc_energy->total_j};
+  return {m.time_s, m.gpu_energy_j, m.cpu_energy_j, m.dram_energy_j, soc};
 }
 
 }  // namespace
@@ -93,7 +97,8 @@ void bind_monitor(py::module_& m) {
             }));
           },
           py::arg("name"), py::arg("sync") = true, py::arg("cancel") = false,
-          "Ends window `name`: (time_s, gpu_energy_j, cpu_energy_j, dram_energy_j). "
+          "Ends window `name`: (time_s, gpu_energy_j, cpu_energy_j, dram_energy_j, soc) where soc "
+          "is None or the SoC's (cpu_j, gpu_j, total_j) rail energy. "
           "NotFoundError if it is not open.")
       .def(
           "reset_windows",
@@ -113,9 +118,9 @@ void bind_monitor(py::module_& m) {
                              [](const MonitorSession& s) { return s.monitor->gpu_indices(); })
       .def_property_readonly("cpu_indices",
                              [](const MonitorSession& s) { return s.monitor->cpu_indices(); })
-      .def_property_readonly("devices",
-                             [](const MonitorSession& s) { return s.session; },
-                             "The Devices this monitor measures.");
+      .def_property_readonly(
+          "devices", [](const MonitorSession& s) { return s.session; },
+          "The Devices this monitor measures.");
 }
 
 }  // namespace zeus::python

@@ -68,7 +68,7 @@ class FakeNvml:
 
 @pytest.fixture(autouse=True)
 def fake_nvml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeNvml:
-    """A private fake NVML state (one H100 drawing 350 W) and no RAPL."""
+    """A private fake NVML state (one H100 drawing 350 W), no RAPL and no Jetson."""
     if not os.environ.get("ZEUS_NVML_PATH"):
         pytest.fail("ZEUS_NVML_PATH must name the fake libnvidia-ml.so.1 (run through ctest)")
     state = tmp_path / "nvml_state.json"
@@ -76,6 +76,10 @@ def fake_nvml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeNvml:
     powercap.mkdir()
     monkeypatch.setenv("ZEUS_FAKE_NVML_STATE", str(state))
     monkeypatch.setenv("ZEUS_POWERCAP_ROOT", str(powercap))
+    # An empty sysfs: no Jetson power monitors, whatever the test machine is.
+    sysfs = tmp_path / "sysfs"
+    sysfs.mkdir()
+    monkeypatch.setenv("ZEUS_SYSFS_ROOT", str(sysfs))
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     fake = FakeNvml(state)
     fake.write([fake_device()])

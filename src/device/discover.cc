@@ -5,13 +5,21 @@
 
 #include "device/amd/amd_gpu.h"
 #include "device/amd/amdsmi_gpu.h"
+#include "device/jetson/jetson_soc.h"
 #include "device/nvml/nvml_gpu.h"
 #include "device/rapl/rapl_cpu.h"
 #include "zeus/clock.h"
 #include "zeus/device.h"
+#include "zeus/rapl_zone.h"
 
 namespace zeus {
 namespace {
+
+// Where upstream Zeus's container instructions mount the host's /sys (read-only).
+constexpr const char* kContainerPowercapRoot = "/zeus_sys/class/powercap";
+
+// How often a Jetson's rail power is sampled between reads (upstream Zeus polls every 0.1 s).
+constexpr double kSocSampleIntervalS = 0.1;
 
 std::optional<std::string> env(const char* name) {
   const char* value = std::getenv(name);
@@ -131,7 +139,14 @@ DiscoverOptions DiscoverOptions::from_environment() {
   if (auto path = env_path("ZEUS_NVML_PATH")) options.nvml_path = *path;
   if (auto path = env_path("ZEUS_ROCM_SMI_PATH")) options.rocm_smi_path = *path;
   if (auto path = env_path("ZEUS_AMDSMI_PATH")) options.amdsmi_path = *path;
-  if (auto root = env_path("ZEUS_POWERCAP_ROOT")) options.powercap_root = *root;
+  if (auto root = env_path("ZEUS_SYSFS_ROOT")) options.sysfs_root = *root;
+  if (auto root = env_path("ZEUS_POWERCAP_ROOT")) {
+    options.powercap_root = *root;
+  } else if (env_path("ZEUS_SYSFS_ROOT")) {
+    options.powercap_root = options.sysfs_root + "/class/powercap";
+  } else {
+    options.powercap_root = choose_powercap_root(options.powercap_root, kContainerPowercapRoot);
+  }
   options.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES");
   options.hip_visible_devices = env("HIP_VISIBLE_DEVICES");
   options.rocr_visible_devices = env("ROCR_VISIBLE_DEVICES");
@@ -167,6 +182,19 @@ Result<Devices> discover(const DiscoverOptions& options) {
       devices.backends.push_back({"rapl", true, count_text(devices.cpus.size(), "CPU package")});
     } else {
       devices.backends.push_back({"rapl", false, cpus.error().message});
+    }
+  }
+  if (options.want_soc) {
+    static SystemClock soc_clock;
+    auto soc = open_jetson_soc(options.sysfs_root, soc_clock, kSocSampleIntervalS);
+    if (soc) {
+      std::string rails;
+      for (const auto& rail : (*soc)->rail_descriptions())
+        rails += (rails.empty() ? "" : ", ") + rail;
+      devices.soc = std::move(*soc);
+      devices.backends.push_back({"jetson", true, "rails " + rails});
+    } else {
+      devices.backends.push_back({"jetson", false, soc.error().message});
     }
   }
   return devices;

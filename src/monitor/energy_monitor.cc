@@ -56,6 +56,7 @@ struct Reading {
   std::vector<uint64_t> gpu_mj;  // 0 for sampled GPUs
   std::vector<uint64_t> cpu_uj;
   std::vector<uint64_t> dram_uj;  // 0 for CPUs without DRAM
+  std::optional<SocEnergyMj> soc;  // when the SoC is measured
 };
 
 struct OpenWindow {
@@ -115,12 +116,13 @@ Result<void> probe_cpu(Cpu& cpu, int index) {
 class EnergyMonitorImpl final : public EnergyMonitor {
  public:
   EnergyMonitorImpl(Clock& clock, EnergyMonitorOptions options, std::vector<MonitoredGpu> gpus,
-                    std::vector<MonitoredCpu> cpus, std::unique_ptr<PowerSampler> sampler,
+                    std::vector<MonitoredCpu> cpus, Soc* soc, std::unique_ptr<PowerSampler> sampler,
                     std::unique_ptr<WindowLog> log)
       : clock_(clock),
         options_(std::move(options)),
         gpus_(std::move(gpus)),
         cpus_(std::move(cpus)),
+        soc_(soc),
         sampler_(std::move(sampler)),
         log_(std::move(log)) {
     for (const auto& g : gpus_) gpu_indices_.push_back(g.index);
@@ -174,6 +176,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             counter_delta(start.dram_uj[i], end.dram_uj[i]) / 1e6;
       }
     }
+    if (start.soc && end.soc) measurement.soc_energy = soc_energy(*start.soc, *end.soc);
     if (log_) {
       auto logged = log_->append(it->second.start_unix_s, name, measurement);
       if (!logged) log_warning("energy monitor: " + logged.error().message);
@@ -235,7 +238,22 @@ class EnergyMonitorImpl final : public EnergyMonitor {
       if (!dram_uj) return fail(dram_uj.error());
       out->dram_uj[i] = *dram_uj;
     }
+    if (soc_ != nullptr) {
+      auto soc_mj = soc_->energy_mj();
+      if (!soc_mj)
+        return fail(soc_mj.error().code, "SoC " + soc_->name() + ": " + soc_mj.error().message);
+      out->soc = *soc_mj;
+    }
     return ok();
+  }
+
+  // The rails' energy between two readings, in J (a rail missing at either edge stays nullopt).
+  static Measurement::SocEnergy soc_energy(const SocEnergyMj& start, const SocEnergyMj& end) {
+    auto delta_j = [](const std::optional<double>& a, const std::optional<double>& b) {
+      return a && b ? std::optional<double>((*b > *a ? *b - *a : 0.0) / 1000.0) : std::nullopt;
+    };
+    return {delta_j(start.cpu_mj, end.cpu_mj), delta_j(start.gpu_mj, end.gpu_mj),
+            delta_j(start.total_mj, end.total_mj)};
   }
 
   static Error gpu_error(int index, const Error& error) {
@@ -320,6 +338,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
   EnergyMonitorOptions options_;
   std::vector<MonitoredGpu> gpus_;
   std::vector<MonitoredCpu> cpus_;
+  Soc* soc_;  // nullptr: not measured
   std::unique_ptr<PowerSampler> sampler_;
   std::unique_ptr<WindowLog> log_;
   std::vector<int> gpu_indices_;
@@ -369,6 +388,24 @@ Result<std::unique_ptr<EnergyMonitor>> EnergyMonitor::create(Devices& devices, C
     }
     cpus.push_back({index, cpu, cpu->has_dram()});
   }
+  // A module-scope GPU (Grace Hopper) already counts its module's CPU; RAPL on top of it would
+  // count that CPU twice. Left to the default, CPUs are then not measured.
+  for (const MonitoredGpu& g : gpus) {
+    if (cpus.empty() || g.gpu->power_scope() != PowerScope::kModule) continue;
+    const std::string why = "GPU " + std::to_string(g.index) +
+                            "'s power is module scope (a C2C superchip: it includes the CPU)";
+    if (options.cpu_indices) {
+      log_warning("energy monitor: " + why +
+                  "; cpu_indices were listed, so total_energy_with_cpu counts that CPU twice");
+    } else {
+      log_warning("energy monitor: CPU energy measurement is off: " + why +
+                  " (list cpu_indices explicitly to measure CPUs anyway)");
+      cpus.clear();
+    }
+    break;
+  }
+
+  Soc* soc = options.measure_soc ? devices.soc.get() : nullptr;
 
   std::unique_ptr<PowerSampler> sampler;
   if (!sampled.empty()) {
@@ -392,9 +429,9 @@ Result<std::unique_ptr<EnergyMonitor>> EnergyMonitor::create(Devices& devices, C
     log = std::move(*created);
   }
 
-  return std::unique_ptr<EnergyMonitor>(new EnergyMonitorImpl(
-      clock, std::move(options), std::move(gpus), std::move(cpus), std::move(sampler),
-      std::move(log)));
+  return std::unique_ptr<EnergyMonitor>(new EnergyMonitorImpl(clock, std::move(options),
+                                                              std::move(gpus), std::move(cpus), soc,
+                                                              std::move(sampler), std::move(log)));
 }
 
 }  // namespace zeus

@@ -35,6 +35,7 @@ class OverrideGpu final : public Gpu {
   Result<uint32_t> average_power_mw() override { return inner_->average_power_mw(); }
   Result<uint32_t> memory_average_power_mw() override { return inner_->memory_average_power_mw(); }
   Result<int> temperature_c() override { return inner_->temperature_c(); }
+  PowerScope power_scope() override { return inner_->power_scope(); }
   bool has_energy_counter() override { return inner_->has_energy_counter(); }
   Result<uint64_t> total_energy_mj() override { return inner_->total_energy_mj(); }
   Result<bool> persistence_mode() override { return inner_->persistence_mode(); }

@@ -74,6 +74,8 @@ class ZeusdGpu final : public Gpu {
   Result<void> reset_power_limit() override;
   Result<uint32_t> instant_power_mw() override;
   Result<uint32_t> average_power_mw() override;
+  // The local GPU's scope (zeusd's wire has none: kGpu without a local GPU).
+  PowerScope power_scope() override { return local_ ? local_->power_scope() : PowerScope::kGpu; }
   bool has_energy_counter() override;
   Result<uint64_t> total_energy_mj() override;
   Result<bool> persistence_mode() override;

@@ -273,19 +273,24 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int 
       field.latencyUsec = 0;
       const bool power_field =
           field.fieldId == kNvmlFieldPowerAverage || field.fieldId == kNvmlFieldPowerInstant;
-      // The memory scope has only the average field, and only where "memory_power_mw" is set.
+      // The memory scope has only the average field, and only where "memory_power_mw" is set;
+      // the GPU and module scopes answer only when listed in "power_scopes".
       const bool memory = field.scopeId == kNvmlPowerScopeMemory;
-      if (!power_field || !dev["power_fields"].get<bool>() ||
+      const bool module = field.scopeId == kNvmlPowerScopeModule;
+      const bool scope_listed =
+          memory || FakeState::has_power_scope(dev, module ? "module" : "gpu");
+      if (!power_field || !dev["power_fields"].get<bool>() || !scope_listed ||
           (memory &&
            (field.fieldId != kNvmlFieldPowerAverage || dev["memory_power_mw"].is_null()))) {
         field.nvmlReturn = kNvmlErrorNotSupported;
         continue;
       }
+      const uint32_t gpu_mw = FakeState::reported_power_mw(dev, zeus::fake_nvml::realtime_ns());
       field.nvmlReturn = kNvmlSuccess;
       field.valueType = kNvmlValueTypeUnsignedInt;
-      field.value.uiVal = memory
-                              ? dev["memory_power_mw"].get<unsigned int>()
-                              : FakeState::reported_power_mw(dev, zeus::fake_nvml::realtime_ns());
+      field.value.uiVal =
+          memory ? dev["memory_power_mw"].get<unsigned int>()
+                 : (module ? gpu_mw + dev["module_cpu_power_mw"].get<unsigned int>() : gpu_mw);
     }
     return kNvmlSuccess;
   });

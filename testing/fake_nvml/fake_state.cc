@@ -99,6 +99,8 @@ void FakeState::normalise(json& state, int64_t epoch_ns, const json& previous) {
     set_default(device, "lost", false);
     set_default(device, "power_fields", true);
     set_default(device, "memory_power_mw", nullptr);
+    set_default(device, "power_scopes", json::array({"gpu"}));
+    set_default(device, "module_cpu_power_mw", 0);
     set_default(device, "temperature_c", 45);
     set_default(device, "power_update_ms", 0);
     set_default(device, "fail_after_calls", json::object());
@@ -227,10 +229,20 @@ uint32_t FakeState::reported_power_mw(const json& device, int64_t now_ns) {
   return offset_mw < 0 && power < static_cast<uint32_t>(-offset_mw) ? power : power + offset_mw;
 }
 
+bool FakeState::has_power_scope(const json& device, const std::string& scope) {
+  for (const json& listed : device["power_scopes"]) {
+    if (listed.is_string() && listed.get<std::string>() == scope) return true;
+  }
+  return false;
+}
+
 double FakeState::energy_mj_at(const json& device, int64_t now_ns) {
   const int64_t since_ns = device["energy_time_ns"].get<int64_t>();
   const double elapsed_s = now_ns > since_ns ? (now_ns - since_ns) / 1e9 : 0.0;
-  return device["energy_mj"].get<double>() + power_mw(device) * elapsed_s;
+  const bool module_only = !has_power_scope(device, "gpu") && has_power_scope(device, "module");
+  const double power =
+      power_mw(device) + (module_only ? device["module_cpu_power_mw"].get<double>() : 0.0);
+  return device["energy_mj"].get<double>() + power * elapsed_s;
 }
 
 void FakeState::bring_energy_up_to_date(json& device) {

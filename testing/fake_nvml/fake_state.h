@@ -62,7 +62,10 @@ class FakeState {
   // "power_update_ms" > 0, a small offset (mean zero over 4 periods) that changes at every
   // multiple of that period, as a driver's counter that updates every so often.
   static uint32_t reported_power_mw(const nlohmann::json& device, int64_t now_ns);
-  // Energy in mJ at `now_ns`.
+  // True when the device's "power_scopes" lists `scope` ("gpu" or "module").
+  static bool has_power_scope(const nlohmann::json& device, const std::string& scope);
+  // Energy in mJ at `now_ns` (module power when the device answers only the module scope: a
+  // superchip's counter covers its CPU too).
   static double energy_mj_at(const nlohmann::json& device, int64_t now_ns);
   // Brings the device's energy up to now (call before changing its power).
   static void bring_energy_up_to_date(nlohmann::json& device);

@@ -24,6 +24,10 @@ nlohmann::json describe_gpu(int index, Gpu& gpu) {
   j["vendor"] = vendor_name(gpu.vendor());
   j["backend"] = gpu.backend();
   j["architecture"] = architecture_name(gpu.architecture());
+  j["backend"] = gpu.vendor() == GpuVendor::kNvidia ? "nvml"
+                 : gpu.vendor() == GpuVendor::kAmd  ? "amd"
+                                                    : "replay";
+  j["power_scope"] = power_scope_name(gpu.power_scope());
   j["energy_counter"] = gpu.has_energy_counter();
   nlohmann::json limits;
   if (auto range = gpu.power_limit_range_mw()) {
@@ -57,6 +61,7 @@ nlohmann::json describe_cpu(int index, Cpu& cpu) {
   nlohmann::json j;
   j["index"] = index;
   j["name"] = cpu.name();
+  j["backend"] = "rapl";
   j["dram"] = cpu.has_dram();
   // What `zeus power --cpu` and PowerMonitor(cpu_indices=...) sample for this package.
   j["power_domains"] = nlohmann::json::array();
@@ -111,6 +116,11 @@ void print_text(const nlohmann::json& report) {
       domains += (domains.empty() ? "" : ", ") + d.get<std::string>();
     }
     std::cout << "  power domains    " << (domains.empty() ? "-" : domains) << "\n";
+    std::cout << "  power scope      " << g["power_scope"].get<std::string>()
+              << (g["power_scope"] == "module"
+                      ? " (the whole C2C module, CPU included: do not add its CPU's energy)"
+                      : "")
+              << "\n";
     std::cout << "  temperature      "
               << (g["temperature_c"].is_number()
                       ? std::to_string(g["temperature_c"].get<int>()) + " C"
@@ -137,6 +147,14 @@ void print_text(const nlohmann::json& report) {
       std::cout << " - not readable: " << c["error"].get<std::string>();
     std::cout << "\n";
   }
+  if (report["soc"].is_object()) {
+    std::string rails;
+    for (const auto& rail : report["soc"]["rails"]) {
+      rails += (rails.empty() ? "" : ", ") + rail.get<std::string>();
+    }
+    std::cout << "SoC: " << report["soc"]["name"].get<std::string>() << " (rails " << rails
+              << "; power integrated over time)\n";
+  }
   std::cout << "Backends:\n";
   for (const auto& b : report["backends"]) {
     std::cout << "  " << b["backend"].get<std::string>() << ": "
@@ -156,7 +174,7 @@ void add_devices_command(CLI::App& app) {
       "ZEUS_ROCM_SMI_PATH or ZEUS_POWERCAP_ROOT to point at other libraries/trees.\n"
       "Example: zeus devices --json | jq '.gpus[].power_limit_w'");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print one JSON object: {gpus, cpus, backends}");
+  cmd->add_flag("--json", *json, "Print one JSON object: {gpus, cpus, soc, backends}");
   cmd->callback([json] {
     Devices devices = discover_or_die();
     nlohmann::json report;
@@ -168,6 +186,12 @@ void add_devices_command(CLI::App& app) {
     }
     for (size_t i = 0; i < devices.cpus.size(); ++i) {
       report["cpus"].push_back(describe_cpu(static_cast<int>(i), *devices.cpus[i]));
+    }
+    report["soc"] = nullptr;
+    if (devices.soc) {
+      report["soc"] = {{"name", devices.soc->name()},
+                       {"backend", devices.soc->name()},
+                       {"rails", devices.soc->rail_descriptions()}};
     }
     for (const auto& b : devices.backends) {
       report["backends"].push_back(

@@ -55,7 +55,7 @@ void run_measure(const MeasureArgs& args) {
     options.cpu_indices = all;
   }
   // Probe item B6: a run that can measure nothing must not report 0 J as if it had.
-  if (devices.gpus.empty() && (args.no_cpus || devices.cpus.empty())) {
+  if (devices.gpus.empty() && (args.no_cpus || devices.cpus.empty()) && !devices.soc) {
     std::string reasons = gpu_backend_reasons(devices);
     for (const auto& b : devices.backends) {
       if (b.backend == "rapl" && !args.no_cpus) reasons += "; rapl: " + b.detail;

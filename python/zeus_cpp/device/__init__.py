@@ -35,6 +35,11 @@ class GPU:
         """Architecture name, e.g. "Hopper"."""
         return self._gpu.architecture
 
+    def get_power_scope(self) -> str:
+        """What the power and energy readings cover: "gpu", or "module" on C2C superchips
+        (Grace Hopper) whose NVML reports the whole CPU + GPU module."""
+        return self._gpu.power_scope()
+
     def get_power_management_limit_constraints(self) -> Tuple[int, int]:
         """(minimum, maximum) power limit in mW."""
         return self._gpu.power_limit_range_mw()

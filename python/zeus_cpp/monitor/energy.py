@@ -18,6 +18,26 @@ from zeus_cpp.utils.framework import sync_function
 
 
 @dataclass
+class JetsonMeasurement:
+    """A Jetson's rail energy over one window, in mJ (upstream Zeus's `JetsonMeasurement`).
+
+    Each field is None when the board has no such rail. The total rail includes the CPU and
+    GPU rails: do not add them up.
+    """
+
+    cpu_energy_mj: Optional[float] = None
+    gpu_energy_mj: Optional[float] = None
+    total_energy_mj: Optional[float] = None
+
+
+def _soc_measurement(soc: Optional[tuple]) -> Optional[JetsonMeasurement]:
+    if soc is None:
+        return None
+    cpu_j, gpu_j, total_j = soc
+    return JetsonMeasurement(*(None if j is None else j * 1000.0 for j in (cpu_j, gpu_j, total_j)))
+
+
+@dataclass
 class Measurement:
     """What one measurement window measured.
 
@@ -26,12 +46,15 @@ class Measurement:
         gpu_energy: joules per framework-visible GPU index.
         cpu_energy: joules per CPU package (None when no CPU is measured).
         dram_energy: joules per CPU package's DRAM (None when no DRAM is measured).
+        soc_energy: the SoC's rail energy (a `JetsonMeasurement`, mJ) on an NVIDIA Jetson; None
+            elsewhere. Not part of `total_energy` (as upstream).
     """
 
     time: float
     gpu_energy: Dict[int, float]
     cpu_energy: Optional[Dict[int, float]] = None
     dram_energy: Optional[Dict[int, float]] = None
+    soc_energy: Optional[JetsonMeasurement] = None
 
     @property
     def total_energy(self) -> float:
@@ -198,7 +221,7 @@ class ZeusMonitor:
             Whatever the sync callable raised: the window is then closed and its measurement
             dropped (at begin_window, the window is not opened).
         """
-        time_s, gpu, cpu, dram = self._monitor.end_window(
+        time_s, gpu, cpu, dram, soc = self._monitor.end_window(
             _check_key(key), bool(sync_execution) and self._sync_holder[0] is not None, bool(cancel)
         )
         return Measurement(
@@ -206,6 +229,7 @@ class ZeusMonitor:
             gpu_energy=gpu,
             cpu_energy=cpu if self.cpu_indices else None,
             dram_energy=dram if dram else None,
+            soc_energy=_soc_measurement(soc),
         )
 
     def is_window_open(self, key: str) -> bool:

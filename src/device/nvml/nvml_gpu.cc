@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "device/nvml/nvml_error.h"
+#include "zeus/log.h"
 
 namespace zeus {
 
@@ -193,30 +194,92 @@ Result<void> NvmlGpu::reset_power_limit() {
   return set_power_limit_mw(*limit_mw);
 }
 
+namespace {
+// Failures that are the GPU's or the driver's state, not a field the driver lacks.
+bool hard_failure(nvmlReturn_t rc) {
+  return rc == kNvmlErrorGpuIsLost || rc == kNvmlErrorNoPermission ||
+         rc == kNvmlErrorDriverNotLoaded || rc == kNvmlErrorUninitialized;
+}
+// The driver does not know the field (or scope) at all.
+bool field_unknown(nvmlReturn_t rc) {
+  return rc == kNvmlErrorNotSupported || rc == kNvmlErrorInvalidArgument;
+}
+}  // namespace
+
+nvmlReturn_t NvmlGpu::read_power_field(unsigned int field_id, unsigned int scope,
+                                       uint32_t* value_mw) const {
+  nvmlFieldValue_t field{};
+  field.fieldId = field_id;
+  field.scopeId = scope;
+  const nvmlReturn_t rc = library_->api().device_get_field_values(handle_, 1, &field);
+  const nvmlReturn_t failure = rc != kNvmlSuccess ? rc : field.nvmlReturn;
+  if (failure != kNvmlSuccess) return failure;
+  auto value = field_value_mw(field);
+  if (!value) return kNvmlErrorUnknown;
+  *value_mw = *value;
+  return kNvmlSuccess;
+}
+
+Result<int> NvmlGpu::resolve_power_scope(unsigned int field_id, std::atomic<int>* cache,
+                                         std::string_view operation, uint32_t* value_mw) {
+  const nvmlReturn_t gpu = read_power_field(field_id, kNvmlPowerScopeGpu, value_mw);
+  if (gpu == kNvmlSuccess) {
+    cache->store(static_cast<int>(kNvmlPowerScopeGpu));
+    return static_cast<int>(kNvmlPowerScopeGpu);
+  }
+  if (hard_failure(gpu)) return fail(library_->error(gpu, describe(operation)));
+  const nvmlReturn_t module = read_power_field(field_id, kNvmlPowerScopeModule, value_mw);
+  if (module == kNvmlSuccess) {
+    log_warning("GPU " + std::to_string(index_) + " (" + name_ +
+                ") does not answer GPU-scope power for NVML field " + std::to_string(field_id) +
+                "; using the module scope, so its power and energy cover the whole module (CPU "
+                "+ GPU), as expected on C2C superchips like Grace Hopper");
+    cache->store(static_cast<int>(kNvmlPowerScopeModule));
+    return static_cast<int>(kNvmlPowerScopeModule);
+  }
+  if (hard_failure(module)) return fail(library_->error(module, describe(operation)));
+  if (field_unknown(gpu) && field_unknown(module)) {
+    power_fields_usable_.store(false, std::memory_order_relaxed);
+  }
+  return -1;
+}
+
 Result<uint32_t> NvmlGpu::power_mw(unsigned int field_id, std::string_view operation) {
   const NvmlApi& api = library_->api();
+  std::atomic<int>* cache = field_id == kNvmlFieldPowerInstant ? &instant_scope_ : &average_scope_;
   if (api.device_get_field_values != nullptr &&
       power_fields_usable_.load(std::memory_order_relaxed)) {
-    nvmlFieldValue_t field{};
-    field.fieldId = field_id;
-    nvmlReturn_t rc = api.device_get_field_values(handle_, 1, &field);
-    if (rc == kNvmlSuccess && field.nvmlReturn == kNvmlSuccess) {
-      if (auto value_mw = field_value_mw(field)) return *value_mw;
-    }
-    // GPU lost, permission and the like are real failures; anything else means the driver
-    // does not know the field, and the plain reading serves instead.
-    nvmlReturn_t failure = rc != kNvmlSuccess ? rc : field.nvmlReturn;
-    if (failure == kNvmlErrorGpuIsLost || failure == kNvmlErrorNoPermission ||
-        failure == kNvmlErrorDriverNotLoaded || failure == kNvmlErrorUninitialized) {
-      return fail(library_->error(failure, describe(operation)));
-    }
-    if (failure == kNvmlErrorNotSupported || failure == kNvmlErrorInvalidArgument) {
-      power_fields_usable_.store(false, std::memory_order_relaxed);
+    uint32_t value_mw = 0;
+    const int scope = cache->load();
+    if (scope < 0) {
+      // The probe that resolves the scope is this reading.
+      auto resolved = resolve_power_scope(field_id, cache, operation, &value_mw);
+      if (!resolved) return fail(resolved.error());
+      if (*resolved >= 0) return value_mw;
+    } else {
+      const nvmlReturn_t failure =
+          read_power_field(field_id, static_cast<unsigned int>(scope), &value_mw);
+      if (failure == kNvmlSuccess) return value_mw;
+      // GPU lost, permission and the like are real failures; anything else means the driver
+      // does not know the field, and the plain reading serves instead.
+      if (hard_failure(failure)) return fail(library_->error(failure, describe(operation)));
+      if (field_unknown(failure)) power_fields_usable_.store(false, std::memory_order_relaxed);
     }
   }
   unsigned int power_mw = 0;
   ZEUS_TRY(call(api.device_get_power_usage, "nvmlDeviceGetPowerUsage", operation, &power_mw));
   return power_mw;
+}
+
+PowerScope NvmlGpu::power_scope() {
+  if (instant_scope_.load() < 0 && library_->api().device_get_field_values != nullptr &&
+      power_fields_usable_.load(std::memory_order_relaxed)) {
+    uint32_t ignored_mw = 0;
+    (void)resolve_power_scope(kNvmlFieldPowerInstant, &instant_scope_, "reading the instant power",
+                              &ignored_mw);
+  }
+  return instant_scope_.load() == static_cast<int>(kNvmlPowerScopeModule) ? PowerScope::kModule
+                                                                          : PowerScope::kGpu;
 }
 
 Result<uint32_t> NvmlGpu::instant_power_mw() {
@@ -233,18 +296,15 @@ Result<uint32_t> NvmlGpu::memory_average_power_mw() {
   if (api.device_get_field_values == nullptr) {
     return fail(library_->missing_function("nvmlDeviceGetFieldValues", describe(operation)));
   }
-  nvmlFieldValue_t field{};
-  field.fieldId = kNvmlFieldPowerAverage;
-  field.scopeId = kNvmlPowerScopeMemory;
-  const nvmlReturn_t rc = api.device_get_field_values(handle_, 1, &field);
-  const nvmlReturn_t failure = rc != kNvmlSuccess ? rc : field.nvmlReturn;
-  if (failure != kNvmlSuccess) return fail(library_->error(failure, describe(operation)));
-  auto value_mw = field_value_mw(field);
-  if (!value_mw) {
+  uint32_t value_mw = 0;
+  const nvmlReturn_t failure =
+      read_power_field(kNvmlFieldPowerAverage, kNvmlPowerScopeMemory, &value_mw);
+  if (failure == kNvmlErrorUnknown) {
     return fail(ErrorCode::kNotSupported,
                 describe(operation) + ": the driver answered a value that is not a power");
   }
-  return *value_mw;
+  if (failure != kNvmlSuccess) return fail(library_->error(failure, describe(operation)));
+  return value_mw;
 }
 
 Result<int> NvmlGpu::temperature_c() {

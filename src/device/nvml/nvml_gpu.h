@@ -3,7 +3,10 @@
 // Units are NVML's: mW, mJ, MHz. Power limits are validated against the GPU's range before the
 // driver is called; the energy counter exists only from Volta on (has_energy_counter()).
 // Average and instant power come from nvmlDeviceGetFieldValues (NVML_FI_DEV_POWER_AVERAGE /
-// _INSTANT) where the driver has them, otherwise from nvmlDeviceGetPowerUsage.
+// _INSTANT) where the driver has them, otherwise from nvmlDeviceGetPowerUsage. Each field's scope
+// is resolved at its first reading, as upstream Zeus does since its C2C superchip hardening: the
+// GPU scope when it answers, else (with a warning) the module scope, as on Grace Hopper, whose
+// figures then cover the whole CPU + GPU module; when neither answers, GetPowerUsage serves.
 // Thread-safety: every method may be called from any thread (NVML is thread-safe; the cached
 // limit range is guarded).
 // Failure: NVML errors become Errors with NVML's message and the fix (see nvml_error.h).
@@ -55,6 +58,8 @@ class NvmlGpu final : public Gpu {
   // or GPU lacks it, e.g. A40).
   Result<uint32_t> memory_average_power_mw() override;
   Result<int> temperature_c() override;
+  // The instant power field's resolved scope (resolving it now if no reading did yet).
+  PowerScope power_scope() override;
 
   bool has_energy_counter() override { return has_energy_counter_; }
   Result<uint64_t> total_energy_mj() override;
@@ -86,6 +91,13 @@ class NvmlGpu final : public Gpu {
   std::string describe(std::string_view operation) const;
   // Power in mW from field `field_id`, falling back to nvmlDeviceGetPowerUsage.
   Result<uint32_t> power_mw(unsigned int field_id, std::string_view operation);
+  // One field value with `scope`; its NVML status (kNvmlErrorUnknown for a non-power value).
+  nvml::nvmlReturn_t read_power_field(unsigned int field_id, unsigned int scope,
+                                      uint32_t* value_mw) const;
+  // The scope field `field_id` answers in (GPU first, then module, cached in `*cache`), with
+  // the value read in `*value_mw`; -1 when neither answers; an Error for a lost GPU and the like.
+  Result<int> resolve_power_scope(unsigned int field_id, std::atomic<int>* cache,
+                                  std::string_view operation, uint32_t* value_mw);
 
   std::shared_ptr<nvml::NvmlLibrary> library_;
   nvml::nvmlDevice_t handle_;
@@ -98,6 +110,9 @@ class NvmlGpu final : public Gpu {
   std::string energy_counter_missing_;  // why there is no counter; empty when there is one
   // False once the driver showed it lacks the power fields; then GetPowerUsage is used.
   std::atomic<bool> power_fields_usable_{true};
+  // Resolved NVML_POWER_SCOPE_* of the instant and average fields; -1 until resolved.
+  std::atomic<int> instant_scope_{-1};
+  std::atomic<int> average_scope_{-1};
 
   std::mutex mutex_;
   std::optional<PowerLimitRangeMw> range_mw_;  // guarded by mutex_

@@ -99,9 +99,9 @@ TEST(NvmlGpuEnergyTest, PowerPrefersFieldValuesAndFallsBackWhenUnsupported) {
   handle.reset();
   EXPECT_EQ(gpus[1]->instant_power_mw().value(), 250000u);
   EXPECT_EQ(gpus[1]->instant_power_mw().value(), 250000u);
-  // The first read learns that the fields are unsupported; later ones go straight to the
-  // fallback.
-  EXPECT_EQ(handle.calls("nvmlDeviceGetFieldValues"), 1);
+  // The first read learns that the fields are unsupported in both the GPU and the module
+  // scope; later ones go straight to the fallback.
+  EXPECT_EQ(handle.calls("nvmlDeviceGetFieldValues"), 2);
   EXPECT_EQ(handle.calls("nvmlDeviceGetPowerUsage"), 2);
 }
 

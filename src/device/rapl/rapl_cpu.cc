@@ -6,12 +6,10 @@
 #include "common/sysfs.h"
 
 namespace zeus {
-namespace {
 
 constexpr std::string_view kZonePrefix = "intel-rapl:";
 
-// The N of "intel-rapl:N" (parent empty) or the M of "intel-rapl:<parent>:M"; nullopt otherwise.
-std::optional<int> zone_number(const std::string& entry, const std::string& parent) {
+std::optional<int> rapl_zone_number(const std::string& entry, const std::string& parent) {
   std::string prefix = std::string(kZonePrefix) + (parent.empty() ? "" : parent + ":");
   if (entry.rfind(prefix, 0) != 0) return std::nullopt;
   std::string digits = entry.substr(prefix.size());
@@ -21,6 +19,8 @@ std::optional<int> zone_number(const std::string& entry, const std::string& pare
   }
   return std::stoi(digits);
 }
+
+namespace {
 
 // Reads energy_uj, replacing a permission error by the RAPL-specific explanation.
 Result<uint64_t> read_energy_file(const std::string& path) {
@@ -40,7 +40,7 @@ Result<std::optional<RaplZoneCounter>> open_dram(const std::string& package_dir,
   if (!entries) return fail(entries.error());
   std::vector<std::pair<int, std::string>> subzones;
   for (const auto& entry : *entries) {
-    if (auto m = zone_number(entry, package_number)) subzones.emplace_back(*m, entry);
+    if (auto m = rapl_zone_number(entry, package_number)) subzones.emplace_back(*m, entry);
   }
   std::sort(subzones.begin(), subzones.end());
   for (const auto& [m, entry] : subzones) {
@@ -106,7 +106,7 @@ Result<std::vector<std::unique_ptr<Cpu>>> open_rapl_cpus(const std::string& powe
   }
   std::vector<std::pair<int, std::string>> packages;
   for (const auto& entry : *entries) {
-    if (auto n = zone_number(entry, "")) packages.emplace_back(*n, entry);
+    if (auto n = rapl_zone_number(entry, "")) packages.emplace_back(*n, entry);
   }
   std::sort(packages.begin(), packages.end());
 

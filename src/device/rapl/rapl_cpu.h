@@ -71,6 +71,10 @@ class RaplCpu final : public Cpu {
   std::optional<RaplZoneCounter> dram_;  // guarded by mutex_
 };
 
+// The N of a top-level zone directory "intel-rapl:N" (parent empty) or the M of a sub-zone
+// "intel-rapl:<parent>:M"; nullopt for any other name.
+std::optional<int> rapl_zone_number(const std::string& entry, const std::string& parent);
+
 // Opens every package zone under `powercap_root` (normally /sys/class/powercap), in index order.
 // NotFound when there is none; PermissionDenied when an energy_uj cannot be read.
 Result<std::vector<std::unique_ptr<Cpu>>> open_rapl_cpus(const std::string& powercap_root);

@@ -1,0 +1,12 @@
+// Names of GPU power scopes.
+#include <string>
+
+#include "zeus/device.h"
+
+namespace zeus {
+
+std::string power_scope_name(PowerScope scope) {
+  return scope == PowerScope::kModule ? "module" : "gpu";
+}
+
+}  // namespace zeus
