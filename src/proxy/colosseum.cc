@@ -75,7 +75,7 @@ class Arena final : public Colosseum {
       Result<GpuEnergyReader> reader = GpuEnergyReader::create(devices, gpus);
       if (!reader) return fail(reader.error());
       meters_.push_back(std::make_unique<Meter>(std::move(*reader), options_.sample_interval_s,
-                                                options_.log_path));
+                                                options_.log_path, options_.steady_state_window));
       ZEUS_TRY(meters_.back()->open_log());
       const std::string source = same ? sides_[0].name + " + " + sides_[1].name : sides_[i].name;
       meters_.back()->publish_to(&feed_, feed_.add_source(source, LiveFeed::gpus_label(gpus)));
@@ -320,6 +320,9 @@ Result<std::unique_ptr<Colosseum>> Colosseum::start(Devices& devices, ColosseumO
   }
   if (!(options.sample_interval_s > 0)) {
     return fail(ErrorCode::kInvalidArgument, "the sampling interval must be > 0 s");
+  }
+  if (options.steady_state_window < 1) {
+    return fail(ErrorCode::kInvalidArgument, "--steady-state-window must be at least 1 request");
   }
   if (options.max_tokens < 1) {
     return fail(ErrorCode::kInvalidArgument, "--max-tokens must be at least 1");
