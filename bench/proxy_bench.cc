@@ -9,6 +9,8 @@
 //     upstream that answers at once (the proxy's cost laid bare: it does as much HTTP work as
 //     the upstream) and one that takes 20 ms per answer (a small model's generation);
 //   - the scan of one streamed token's chunk (SseScanner, as the relay runs it);
+//   - reading a request body's model and stream, 1, 8 and 80 KB: the SAX handler the proxy uses
+//     (read_request_fields) against the filtered document parse it replaced;
 //   - the attribution core (EnergyLedger) with 1,000 requests in flight: one reading of the
 //     counters with a token from each, and one request's end and settlement once 1,000 others
 //     have ended during its life (the proxy reads the counters at every end, so a request's
@@ -19,6 +21,8 @@
 //
 //   build/release/bench/proxy_bench --benchmark_min_time=1
 #include <benchmark/benchmark.h>
+
+#include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
 
@@ -37,6 +41,7 @@
 #include "http/server.h"
 #include "proxy/attribution.h"
 #include "proxy/proxy.h"
+#include "proxy/request_fields.h"
 #include "proxy/sse_scan.h"
 #include "zeus/log.h"
 
@@ -238,6 +243,50 @@ void BM_ScanStreamedToken(benchmark::State& state) {
   if (tokens != state.iterations()) state.SkipWithError("a token was not counted");
 }
 BENCHMARK(BM_ScanStreamedToken)->Unit(benchmark::kMicrosecond);
+
+// A chat request whose one message is `kb` KB of text (a long prompt), model and stream last.
+std::string chat_body(int64_t kb) {
+  std::string body = R"({"messages":[{"role":"user","content":")";
+  while (body.size() < static_cast<size_t>(kb) * 1024 - 96) {
+    body += R"(the prompt's text, with words, \"quotes\" and \u00e9 escapes in it. )";
+  }
+  return body + R"("}],"max_tokens":64,"model":"meta-llama/Llama-3.1-8B-Instruct","stream":true})";
+}
+
+// The proxy's read of a request body: model and stream through the SAX handler (now), or
+// through a document parse that discards nested values (before). Argument: the body in KB.
+void BM_ReadRequestBody(benchmark::State& state) {
+  const std::string body = chat_body(state.range(1));
+  const bool sax = state.range(0) == 1;
+  for (auto _ : state) {
+    bool stream = false;
+    std::string model;
+    if (sax) {
+      zeus::proxy::RequestFields fields = zeus::proxy::read_request_fields(body);
+      stream = fields.stream;
+      model = std::move(fields.model);
+    } else {
+      const nlohmann::json doc = nlohmann::json::parse(
+          body,
+          [](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+            return depth == 0 || (event != nlohmann::json::parse_event_t::object_start &&
+                                  event != nlohmann::json::parse_event_t::array_start);
+          },
+          false);
+      stream = doc.is_object() && doc.contains("stream") && doc["stream"] == true;
+      if (doc.is_object() && doc.contains("model") && doc["model"].is_string()) model = doc["model"];
+    }
+    if (!stream || model.empty()) {
+      state.SkipWithError("model or stream not read");
+      return;
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(body.size()));
+}
+BENCHMARK(BM_ReadRequestBody)
+    ->ArgNames({"sax", "kb"})
+    ->ArgsProduct({{0, 1}, {1, 8, 80}})
+    ->Unit(benchmark::kMicrosecond);
 
 // 1,000 requests in flight, each producing a token per interval: one reading of the counters.
 void BM_LedgerSample1000InFlight(benchmark::State& state) {

@@ -78,6 +78,9 @@ class EnergyLedger {
   double attributed_j() const { return attributed_j_; }  // settled on finished requests
   double pending_j() const { return measured_j_ - idle_j_ - attributed_j_; }  // not yet settled
   size_t in_flight() const { return in_flight_; }
+  // What it holds (bounded by the requests in flight and the intervals they lived through).
+  size_t requests_held() const { return requests_.size(); }
+  size_t intervals_held() const { return intervals_.size(); }
 
  private:
   struct Part {

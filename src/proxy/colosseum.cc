@@ -46,6 +46,7 @@ class Arena final : public Colosseum {
         book_(DuelLimits{options_.max_duels, options_.ttl_s}) {}
   ~Arena() override { stop(); }
 
+  Result<void> load_tally();
   Result<void> set_up(Devices& devices) {
     for (int i = 0; i < 2; ++i) {
       const ColosseumSide& side = options_.sides[i];
@@ -75,7 +76,7 @@ class Arena final : public Colosseum {
       Result<GpuEnergyReader> reader = GpuEnergyReader::create(devices, gpus);
       if (!reader) return fail(reader.error());
       meters_.push_back(std::make_unique<Meter>(std::move(*reader), options_.sample_interval_s,
-                                                options_.log_path));
+                                                options_.log_path, options_.steady_state_window));
       ZEUS_TRY(meters_.back()->open_log());
       const std::string source = same ? sides_[0].name + " + " + sides_[1].name : sides_[i].name;
       meters_.back()->publish_to(&feed_, feed_.add_source(source, LiveFeed::gpus_label(gpus)));
@@ -122,6 +123,8 @@ class Arena final : public Colosseum {
   std::unique_ptr<store::VoteStore> votes_;
   const std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
   std::mutex mu_;  // book_ and rng_
+  std::mutex tally_mu_;
+  LeaderboardTally tally_;  // the stored votes' sums (the leaderboard without reading them all)
   DuelBook book_;
   std::mt19937 rng_{std::random_device{}()};
   Serving serving_;
@@ -263,7 +266,12 @@ HttpResponse Arena::response_vote(const HttpRequest& request) {
   record.voted_unix_s =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   Result<void> saved = votes_->record_vote(record);
-  if (!saved) log_warning("zeus colosseum: the vote was not saved: " + saved.error().message);
+  if (!saved) {
+    log_warning("zeus colosseum: the vote was not saved: " + saved.error().message);
+  } else {
+    std::lock_guard<std::mutex> lock(tally_mu_);
+    tally_.vote(record);
+  }
   const EnergyComparison comparison =
       compare_energy(record.energy_j[won], record.energy_j[1 - won]);
   return json_answer(dump({{"model_names", record.models},
@@ -284,18 +292,39 @@ HttpResponse Arena::energy_vote(const HttpRequest& request) {
   }
   if (!duel) return refused(duel.error());
   Result<void> saved = votes_->record_energy_vote(asked->request_id, asked->is_worth);
-  if (!saved)
+  if (!saved) {
     log_warning("zeus colosseum: the energy vote was not saved: " + saved.error().message);
+  } else {
+    std::array<double, 2> energy_j{duel->answers[0].energy_j, duel->answers[1].energy_j};
+    std::lock_guard<std::mutex> lock(tally_mu_);
+    tally_.energy_vote(duel->models, energy_j, duel->victory_index, asked->is_worth);
+  }
   return json_answer(dump({{"model_names", duel->models},
                            {"state", duel_state_name(duel->state)},
                            {"saved", saved.has_value()}}));
 }
 
-HttpResponse Arena::leaderboard_json() {
+// The tally starts from the votes already stored (--votes FILE from an earlier run).
+Result<void> Arena::load_tally() {
   Result<std::vector<store::DuelRecord>> rows = votes_->all();
-  if (!rows) return HttpResponse::error(503, "the votes cannot be read: " + rows.error().message);
+  if (!rows) {
+    return fail(ErrorCode::kUnavailable, "the votes cannot be read: " + rows.error().message);
+  }
+  std::lock_guard<std::mutex> lock(tally_mu_);
+  for (const store::DuelRecord& row : *rows) tally_.vote(row);
+  return ok();
+}
+
+HttpResponse Arena::leaderboard_json() {
+  std::vector<LeaderboardRow> rows;
+  int64_t duels = 0;
+  {
+    std::lock_guard<std::mutex> lock(tally_mu_);
+    rows = tally_.rows();
+    duels = tally_.duels();
+  }
   json models = json::array();
-  for (const LeaderboardRow& r : leaderboard(*rows)) {
+  for (const LeaderboardRow& r : rows) {
     models.push_back({{"model", r.model},
                       {"duels", r.duels},
                       {"wins", r.wins},
@@ -306,7 +335,7 @@ HttpResponse Arena::leaderboard_json() {
                       {"worth", r.worth},
                       {"worth_rate", r.worth_rate}});
   }
-  return json_answer(dump({{"duels", rows->size()}, {"models", std::move(models)}}));
+  return json_answer(dump({{"duels", duels}, {"models", std::move(models)}}));
 }
 
 }  // namespace
@@ -321,12 +350,16 @@ Result<std::unique_ptr<Colosseum>> Colosseum::start(Devices& devices, ColosseumO
   if (!(options.sample_interval_s > 0)) {
     return fail(ErrorCode::kInvalidArgument, "the sampling interval must be > 0 s");
   }
+  if (options.steady_state_window < 1) {
+    return fail(ErrorCode::kInvalidArgument, "--steady-state-window must be at least 1 request");
+  }
   if (options.max_tokens < 1) {
     return fail(ErrorCode::kInvalidArgument, "--max-tokens must be at least 1");
   }
   auto votes = store::VoteStore::open(options.votes_path);
   if (!votes) return fail(votes.error());
   auto arena = std::make_unique<Arena>(std::move(options), std::move(*votes));
+  ZEUS_TRY(arena->load_tally());
   ZEUS_TRY(arena->set_up(devices));
   ZEUS_TRY(arena->listen());
   return std::unique_ptr<Colosseum>(std::move(arena));

@@ -45,6 +45,7 @@ struct ColosseumOptions {
   int max_tokens = 512;  // per answer (the original's)
   double ttl_s = 600;    // a duel's life
   size_t max_duels = 10000;
+  size_t steady_state_window = kDefaultSteadyStateWindow;  // per meter (run_window.h)
   size_t max_prompt_bytes = 64 * 1024;
   double upstream_timeout_s = 600;
   int workers = 64;  // answers streamed at once

@@ -1,35 +1,44 @@
 #include "proxy/leaderboard.h"
 
 #include <algorithm>
-#include <map>
 
 namespace zeus::proxy {
 
-std::vector<LeaderboardRow> leaderboard(const std::vector<store::DuelRecord>& duels) {
-  struct Sums {
-    LeaderboardRow row;
-    double energy_j = 0;
-    int64_t tokens = 0;
-  };
-  std::map<std::string, Sums> by_model;
-  for (const store::DuelRecord& d : duels) {
-    if (d.victory_index != 0 && d.victory_index != 1) continue;
-    for (int side = 0; side < 2; ++side) {
-      Sums& s = by_model[d.models[side]];
-      s.row.model = d.models[side];
-      ++s.row.duels;
-      s.energy_j += d.energy_j[side];
-      s.tokens += d.tokens[side];
-      if (side != d.victory_index) continue;
-      ++s.row.wins;
-      if (d.energy_j[side] > d.energy_j[1 - side] && d.is_worth >= 0) {
-        ++s.row.energy_votes;
-        s.row.worth += d.is_worth;
-      }
-    }
+void LeaderboardTally::vote(const store::DuelRecord& d) {
+  ++duels_;
+  if (d.victory_index != 0 && d.victory_index != 1) return;
+  for (int side = 0; side < 2; ++side) {
+    Sums& s = by_model_[d.models[side]];
+    s.row.model = d.models[side];
+    ++s.row.duels;
+    s.energy_j += d.energy_j[side];
+    s.tokens += d.tokens[side];
+    if (side == d.victory_index) ++s.row.wins;
   }
+  if (d.is_worth >= 0) energy_vote(d.models, d.energy_j, d.victory_index, d.is_worth == 1);
+}
+
+void LeaderboardTally::energy_vote(const std::array<std::string, 2>& models,
+                                   const std::array<double, 2>& energy_j, int victory_index,
+                                   bool is_worth) {
+  if (victory_index != 0 && victory_index != 1) return;
+  if (!(energy_j[victory_index] > energy_j[1 - victory_index])) return;
+  auto it = by_model_.find(models[victory_index]);
+  if (it == by_model_.end()) return;  // its response vote was not counted
+  Sums& s = it->second;
+  ++s.row.energy_votes;
+  s.row.worth += is_worth ? 1 : 0;
+}
+
+std::vector<LeaderboardRow> leaderboard(const std::vector<store::DuelRecord>& duels) {
+  LeaderboardTally tally;
+  for (const store::DuelRecord& d : duels) tally.vote(d);
+  return tally.rows();
+}
+
+std::vector<LeaderboardRow> LeaderboardTally::rows() const {
   std::vector<LeaderboardRow> out;
-  for (auto& [model, s] : by_model) {
+  for (const auto& [model, s] : by_model_) {
     LeaderboardRow row = s.row;
     row.win_rate = static_cast<double>(row.wins) / static_cast<double>(row.duels);
     row.energy_per_answer_j = s.energy_j / static_cast<double>(row.duels);

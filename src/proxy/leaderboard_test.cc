@@ -51,5 +51,38 @@ TEST(LeaderboardTest, EqualWinRatesRankTheCheaperFirstAndEmptyIsEmpty) {
   EXPECT_TRUE(leaderboard({}).empty());
 }
 
+// The tally as votes come (a response vote, then the energy vote apart) gives the same table as
+// the stored duels read at once, for many votes, from per-model sums only.
+TEST(LeaderboardTest, TheTallyAsVotesComeMatchesTheStoredDuels) {
+  const std::vector<std::string> models = {"a", "b", "c"};
+  std::vector<store::DuelRecord> stored;
+  LeaderboardTally tally;
+  for (int i = 0; i < 20000; ++i) {
+    const int worth = i % 3 == 0 ? -1 : i % 2;
+    store::DuelRecord d =
+        duel(models[i % 3], models[(i + 1) % 3], 10 + i % 7, 10 + i % 5, i % 2, worth);
+    stored.push_back(d);
+    d.is_worth = -1;  // the response vote first
+    tally.vote(d);
+    if (worth >= 0) tally.energy_vote(d.models, d.energy_j, d.victory_index, worth == 1);
+  }
+  const std::vector<LeaderboardRow> expected = leaderboard(stored);
+  const std::vector<LeaderboardRow> got = tally.rows();
+  EXPECT_EQ(tally.duels(), 20000);
+  ASSERT_EQ(got.size(), expected.size());
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].model, expected[i].model);
+    EXPECT_EQ(got[i].duels, expected[i].duels);
+    EXPECT_EQ(got[i].wins, expected[i].wins);
+    EXPECT_EQ(got[i].energy_votes, expected[i].energy_votes);
+    EXPECT_EQ(got[i].worth, expected[i].worth);
+    EXPECT_DOUBLE_EQ(got[i].energy_per_answer_j, expected[i].energy_per_answer_j);
+    EXPECT_GT(got[i].energy_votes, 0);
+  }
+  tally.energy_vote({"unknown", "a"}, {20, 10}, 0, true);  // no response vote counted: ignored
+  EXPECT_EQ(tally.rows().size(), 3u);
+}
+
 }  // namespace
 }  // namespace zeus::proxy

@@ -8,8 +8,12 @@
 
 namespace zeus::proxy {
 
-Meter::Meter(GpuEnergyReader reader, double interval_s, std::string log_path)
-    : reader_(std::move(reader)), interval_s_(interval_s), log_path_(std::move(log_path)) {
+Meter::Meter(GpuEnergyReader reader, double interval_s, std::string log_path,
+             size_t steady_state_window)
+    : reader_(std::move(reader)),
+      interval_s_(interval_s),
+      log_path_(std::move(log_path)),
+      window_(steady_state_window) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     sample_locked();
@@ -63,7 +67,7 @@ void Meter::sample_locked() {
   for (double j : *each_j) energy_j += j;
   const double t = now_s();
   ledger_.sample(t, energy_j);
-  readings_.push_back({t, energy_j});
+  window_.reading(t, energy_j);
   if (feed_) feed_->energy(feed_source_, epoch_unix_s_ + t, energy_j);
   update_power_locked(t, *each_j);
   for (RequestEnergy& r : ledger_.take_finished()) settled_[r.id] = std::move(r);
@@ -90,7 +94,7 @@ RequestId Meter::begin(bool streamed, const std::string& model) {
   const RequestId id = next_id_++;
   const double t = now_s();
   ledger_.start(id, t, streamed);
-  open_timelines_[id].start_s = t;
+  window_.begin(id, t);
   if (feed_) feed_->started(feed_source_, id, model, epoch_unix_s_ + t);
   return id;
 }
@@ -100,17 +104,13 @@ void Meter::tokens(RequestId id, int64_t count) {
   std::lock_guard<std::mutex> lock(mu_);
   const double t = now_s();
   ledger_.tokens(id, t, count);
-  RequestTimeline& timeline = open_timelines_[id];
-  if (timeline.first_token_s < 0) timeline.first_token_s = t;
-  for (int64_t i = 0; i < count; ++i) timeline.token_times_s.push_back(t);
-  timeline.output_tokens += count;
+  window_.tokens(id, t, count);
 }
 
 void Meter::usage(RequestId id, int64_t prompt_tokens, int64_t completion_tokens) {
   std::lock_guard<std::mutex> lock(mu_);
   ledger_.prompt_tokens(id, prompt_tokens);
   ledger_.output_tokens(id, completion_tokens);
-  if (completion_tokens >= 0) open_timelines_[id].output_tokens = completion_tokens;
 }
 
 RequestEnergy Meter::end(RequestId id, const RequestRecord& record) {
@@ -119,6 +119,7 @@ RequestEnergy Meter::end(RequestId id, const RequestRecord& record) {
     std::lock_guard<std::mutex> lock(mu_);
     const double t = now_s();
     ledger_.end(id, t);
+    window_.end(id, t);
     sample_locked();  // closes the request's last interval: its energy is settled now
     if (auto it = settled_.find(id); it != settled_.end()) {
       out = std::move(it->second);
@@ -127,17 +128,12 @@ RequestEnergy Meter::end(RequestId id, const RequestRecord& record) {
       out.id = id;
       out.method = "none";
     }
-    RequestTimeline timeline = std::move(open_timelines_[id]);
-    open_timelines_.erase(id);
-    timeline.end_s = t;
-    timeline.output_tokens = out.output_tokens;
     if (feed_) {
       feed_->finished(feed_source_,
-                      {id, record.model, epoch_unix_s_ + timeline.start_s, epoch_unix_s_ + t,
+                      {id, record.model, epoch_unix_s_ + window_.start_s(id), epoch_unix_s_ + t,
                        out.energy_j, out.output_tokens, record.status});
     }
-    timelines_.push_back(std::move(timeline));
-    finished_.push_back({id, record.model, out.output_tokens, out.energy_j, out.method});
+    window_.finish({id, record.model, out.output_tokens, out.energy_j, out.method});
     ++requests_;
     output_tokens_ += out.output_tokens;
     if (log_.is_open()) {
@@ -175,11 +171,12 @@ RunReport Meter::report() {
   s.attributed_j = ledger_.attributed_j();
   s.idle_j = ledger_.idle_j();
   s.measured_j = ledger_.measured_j();
-  report.steady = steady_state(timelines_, readings_);
+  report.steady = window_.steady_state();
   s.steady_state_found = report.steady.found;
   s.steady_state_why = report.steady.why;
   s.steady_state_j_per_token = report.steady.j_per_token;
-  report.requests = finished_;
+  report.requests = window_.results();
+  report.results_dropped = window_.dropped();
   return report;
 }
 

@@ -1,8 +1,8 @@
 // The proxy's meter: the EnergyLedger fed by the GPUs' energy counters under one mutex, a
-// background thread reading them every interval, the run's readings and request timelines (for
-// the steady-state method), and the JSONL log. Requests report to it as they go; each learns its
-// energy at its end (the meter reads the counters then, so the request's last interval closes).
-// Thread-safety: every method from any thread.
+// background thread reading them every interval, the run's last requests for the steady-state
+// method and the report (RunWindow, bounded), and the JSONL log. Requests report to it as they go;
+// each learns its energy at its end (the meter reads the counters then, so the request's last
+// interval closes). Thread-safety: every method from any thread.
 #pragma once
 
 #include <atomic>
@@ -20,7 +20,7 @@
 #include "proxy/live_feed.h"
 #include "proxy/proxy.h"
 #include "proxy/run_report.h"
-#include "proxy/steady_state.h"
+#include "proxy/run_window.h"
 
 namespace zeus::proxy {
 
@@ -38,7 +38,9 @@ struct RequestRecord {
 
 class Meter {
  public:
-  Meter(GpuEnergyReader reader, double interval_s, std::string log_path);
+  // steady_state_window: the finished requests kept for the steady-state method and the report.
+  Meter(GpuEnergyReader reader, double interval_s, std::string log_path,
+        size_t steady_state_window = kDefaultSteadyStateWindow);
   ~Meter();  // stops the thread
   Result<void> open_log();
 
@@ -72,10 +74,7 @@ class Meter {
   EnergyLedger ledger_;
   RequestId next_id_ = 1;
   std::map<RequestId, RequestEnergy> settled_;
-  std::map<RequestId, RequestTimeline> open_timelines_;
-  std::vector<RequestTimeline> timelines_;
-  std::vector<FinishedRequest> finished_;  // in the order of timelines_
-  std::vector<EnergyReading> readings_;
+  RunWindow window_;
   double power_mark_s_ = -1;  // per-GPU power: the counters at the last mark
   std::vector<double> power_mark_j_;
   std::vector<double> gpu_power_w_;

@@ -11,6 +11,7 @@
 #include "proxy/live_routes.h"
 #include "proxy/meter.h"
 #include "proxy/proxy_metrics.h"
+#include "proxy/request_fields.h"
 #include "proxy/run_report.h"
 #include "proxy/serving.h"
 #include "proxy/sse_scan.h"
@@ -122,14 +123,8 @@ void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
     return;
   }
   // Only the top level is read (model, stream): a prompt's messages are skipped, not built.
-  const nlohmann::json body = nlohmann::json::parse(
-      request.body,
-      [](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-        return depth == 0 || (event != nlohmann::json::parse_event_t::object_start &&
-                               event != nlohmann::json::parse_event_t::array_start);
-      },
-      false);
-  const bool asked_streamed = body.is_object() && body.contains("stream") && body["stream"] == true;
+  RequestFields fields = read_request_fields(request.body);
+  const bool asked_streamed = fields.stream;
   const std::string* zeus_header = request.header("x-zeus-energy");
   const std::string* zeus_query = request.query_value("zeus");
   const bool wants_energy =
@@ -137,9 +132,7 @@ void Proxy::relay(const HttpRequest& request, http::Reply& reply) {
   RequestRecord record;
   record.streamed = asked_streamed;
   if (const std::string* given = request.header("x-request-id")) record.request_id = *given;
-  if (body.is_object() && body.contains("model") && body["model"].is_string()) {
-    record.model = body["model"].get<std::string>();
-  }
+  record.model = std::move(fields.model);
   const double start_s = meter_->now_s();
   const RequestId id = meter_->begin(asked_streamed, record.model);
 
@@ -247,13 +240,16 @@ Result<std::unique_ptr<LlmProxy>> LlmProxy::start(Devices& devices, ProxyOptions
   if (!(options.sample_interval_s > 0)) {
     return fail(ErrorCode::kInvalidArgument, "the sampling interval must be > 0 s");
   }
+  if (options.steady_state_window < 1) {
+    return fail(ErrorCode::kInvalidArgument, "--steady-state-window must be at least 1 request");
+  }
   auto client = upstream_client(options.upstream, options.upstream_timeout_s, "--upstream",
                                 static_cast<size_t>(std::max(1, options.max_in_flight)));
   if (!client) return fail(client.error());
   Result<GpuEnergyReader> reader = GpuEnergyReader::create(devices, options.gpu_indices);
   if (!reader) return fail(reader.error());
-  auto meter =
-      std::make_unique<Meter>(std::move(*reader), options.sample_interval_s, options.log_path);
+  auto meter = std::make_unique<Meter>(std::move(*reader), options.sample_interval_s,
+                                       options.log_path, options.steady_state_window);
   ZEUS_TRY(meter->open_log());
   auto proxy = std::make_unique<Proxy>(options, std::move(*client), std::move(meter));
   ZEUS_TRY(proxy->listen());

@@ -15,6 +15,7 @@
 //   auto proxy = LlmProxy::start(devices, options);   // (*proxy)->port()
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -28,6 +29,9 @@ namespace zeus::proxy {
 
 struct RunReport;  // run_report.h
 
+// The finished requests kept for the steady-state method and the report (run_window.h).
+inline constexpr size_t kDefaultSteadyStateWindow = 10000;
+
 struct ProxyOptions {
   std::string upstream;  // "http://host:port"
   std::string host = "127.0.0.1";
@@ -38,6 +42,7 @@ struct ProxyOptions {
   size_t max_body_bytes = 16 << 20;  // of a request (413 above)
   int max_in_flight = 256;           // requests relayed at once (worker threads)
   double upstream_timeout_s = 600;   // to the answer's head, and between two of its pieces
+  size_t steady_state_window = kDefaultSteadyStateWindow;  // last finished requests kept (>= 1)
 };
 
 // The counters now (the live status line and /metrics): cheap, no device access.

@@ -9,6 +9,7 @@ std::string run_report_json(const RunReport& report) {
   const SteadyState& steady = report.steady;
   json window = {{"found", steady.found},
                  {"why", steady.why},
+                 {"requests", report.requests.size()},
                  {"max_concurrency", steady.max_concurrency},
                  {"start_s", steady.start_s},
                  {"end_s", steady.end_s},
@@ -32,9 +33,13 @@ std::string run_report_json(const RunReport& report) {
                                                      : json(nullptr)}});
   }
   const ProxySummary& s = report.summary;
-  const json doc = {{"requests", s.requests},       {"output_tokens", s.output_tokens},
-                    {"measured_j", s.measured_j},   {"attributed_j", s.attributed_j},
-                    {"idle_j", s.idle_j},           {"steady_state", std::move(window)},
+  const json doc = {{"requests", s.requests},
+                    {"output_tokens", s.output_tokens},
+                    {"measured_j", s.measured_j},
+                    {"attributed_j", s.attributed_j},
+                    {"idle_j", s.idle_j},
+                    {"steady_state", std::move(window)},
+                    {"results_dropped", report.results_dropped},
                     {"results", std::move(results)}};
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -30,17 +30,20 @@ struct FinishedRequest {
 struct RunReport {
   ProxySummary summary;
   SteadyState steady;                     // request_energy_j in the order of `requests`
-  std::vector<FinishedRequest> requests;  // in the order they finished
+  std::vector<FinishedRequest> requests;  // the last ones kept, in the order they finished
+  int64_t results_dropped = 0;            // earlier finished requests no longer kept
 };
 
 // {"requests", "output_tokens", "measured_j", "attributed_j", "idle_j",
-//  "steady_state": {"found", "why", "max_concurrency", "start_s", "end_s", "duration_s",
-//                   "energy_j", "tokens", "energy_per_token_j"},
+//  "steady_state": {"found", "why", "requests", "max_concurrency", "start_s", "end_s",
+//                   "duration_s", "energy_j", "tokens", "energy_per_token_j"},
+//  "results_dropped",
 //  "results": [{"id", "model", "output_tokens", "energy_j", "method", "window_tokens",
 //               "steady_state_energy_j"}]}
-// window_tokens: the tokens the request produced inside the window (0 without one), so
-// sum(window_tokens) x energy_per_token_j = the window's energy; steady_state_energy_j is null
-// when no window was found.
+// steady_state.requests: the requests the method ran over (those in results); results_dropped:
+// the earlier ones, no longer kept (RunWindow's bound). window_tokens: the tokens the request
+// produced inside the window (0 without one), so sum(window_tokens) x energy_per_token_j = the
+// window's energy; steady_state_energy_j is null when no window was found.
 std::string run_report_json(const RunReport& report);
 
 }  // namespace zeus::proxy

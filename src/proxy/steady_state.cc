@@ -6,7 +6,7 @@
 namespace zeus::proxy {
 namespace {
 
-double counter_at(const std::vector<EnergyReading>& readings, double t) {
+double counter_at(std::span<const EnergyReading> readings, double t) {
   if (t <= readings.front().time_s) return readings.front().energy_j;
   if (t >= readings.back().time_s) return readings.back().energy_j;
   auto after = std::upper_bound(readings.begin(), readings.end(), t,
@@ -17,7 +17,7 @@ double counter_at(const std::vector<EnergyReading>& readings, double t) {
   return span > 0 ? a.energy_j + (b.energy_j - a.energy_j) * (t - a.time_s) / span : b.energy_j;
 }
 
-int max_concurrency(const std::vector<RequestTimeline>& requests) {
+int max_concurrency(std::span<const RequestTimeline> requests) {
   std::vector<std::pair<double, int>> events;  // ends (-1) sort before starts (+1) at one time
   for (const auto& r : requests) {
     events.emplace_back(r.start_s, +1);
@@ -43,13 +43,13 @@ double tokens_in(const RequestTimeline& r, double from_s, double to_s) {
 
 }  // namespace
 
-double energy_between(const std::vector<EnergyReading>& readings, double from_s, double to_s) {
+double energy_between(std::span<const EnergyReading> readings, double from_s, double to_s) {
   if (readings.empty() || to_s <= from_s) return 0;
   return counter_at(readings, to_s) - counter_at(readings, from_s);
 }
 
-SteadyState steady_state(const std::vector<RequestTimeline>& requests,
-                         const std::vector<EnergyReading>& readings) {
+SteadyState steady_state(std::span<const RequestTimeline> requests,
+                         std::span<const EnergyReading> readings) {
   SteadyState out;
   const int n = static_cast<int>(requests.size());
   out.max_concurrency = max_concurrency(requests);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,15 +40,15 @@ struct SteadyState {
   double energy_j = 0;  // in the window
   double tokens = 0;    // produced in the window
   double j_per_token = 0;
-  std::vector<double> request_energy_j;  // j_per_token x output tokens, in the input's order
+  std::vector<double> request_energy_j;       // j_per_token x output tokens, in the input's order
   std::vector<double> request_window_tokens;  // the tokens each produced inside the window
 };
 
 // The energy between two times, the counter interpolated linearly between readings (times
 // outside the readings are clamped to them).
-double energy_between(const std::vector<EnergyReading>& readings, double from_s, double to_s);
+double energy_between(std::span<const EnergyReading> readings, double from_s, double to_s);
 
-SteadyState steady_state(const std::vector<RequestTimeline>& requests,
-                         const std::vector<EnergyReading>& readings);
+SteadyState steady_state(std::span<const RequestTimeline> requests,
+                         std::span<const EnergyReading> readings);
 
 }  // namespace zeus::proxy

@@ -37,7 +37,7 @@ TEST(SteadyStateTest, TokenTimesAreCountedInsideTheWindow) {
   std::vector<RequestTimeline> requests = six_in_pairs();
   requests[0].token_times_s = {0.1, 0.6, 1.0, 4.5};  // one before, two in, one after the window
   requests[0].output_tokens = 4;
-  const SteadyState s = steady_state(requests, {{0, 0}, {6, 600}});
+  const SteadyState s = steady_state(requests, std::vector<EnergyReading>{{0, 0}, {6, 600}});
   ASSERT_TRUE(s.found) << s.why;
   EXPECT_DOUBLE_EQ(s.tokens, 32);
 }
@@ -45,10 +45,11 @@ TEST(SteadyStateTest, TokenTimesAreCountedInsideTheWindow) {
 TEST(SteadyStateTest, TooShortARunHasNoWindowAndSaysWhy) {
   std::vector<RequestTimeline> requests = six_in_pairs();
   requests.resize(3);
-  const SteadyState s = steady_state(requests, {{0, 0}, {6, 600}});
+  const SteadyState s = steady_state(requests, std::vector<EnergyReading>{{0, 0}, {6, 600}});
   EXPECT_FALSE(s.found);
   EXPECT_NE(s.why.find("too few requests"), std::string::npos) << s.why;
-  EXPECT_FALSE(steady_state(six_in_pairs(), {{1, 0}, {6, 600}}).found);  // readings start late
+  const std::vector<EnergyReading> late = {{1, 0}, {6, 600}};  // readings start late
+  EXPECT_FALSE(steady_state(six_in_pairs(), late).found);
 }
 
 TEST(SteadyStateTest, EnergyBetweenInterpolatesTheCounter) {

@@ -120,6 +120,16 @@ expect 409 /response_vote "{\"request_id\": \"api\", \"victory_index\": 0}" "one
 expect 409 /energy_vote '{"request_id": "api", "is_worth": true}' "no extra energy"
 [ "$(code "$base/zeus/leaderboard")" = 200 ] || fail "the leaderboard route"
 grep -q '"duels":2' "$dir/body" || fail "the leaderboard after two duels: $(cat "$dir/body")"
+# A second Colosseum on the same votes file starts its leaderboard from the stored duels (it
+# keeps per-model sums, updated as votes come, instead of reading every duel per request).
+"$zeus" proxy --upstream "small=http://127.0.0.1:$small" --gpus small=0 \
+  --upstream "big=http://127.0.0.1:$big" --gpus big=1 --port 0 --votes "$dir/votes.db" \
+  > "$dir/again.out" 2> "$dir/again.err" &
+pids+=($!)
+wait_for "$dir/again.out" "serving"
+again=$(sed -n 's|^zeus proxy: serving \(http://127.0.0.1:[0-9]*\) (Colosseum.*|\1|p' "$dir/again.out")
+[ "$(code "$again/zeus/leaderboard")" = 200 ] && grep -q '"duels":2' "$dir/body" \
+  && grep -q '"worth":1' "$dir/body" || fail "the stored votes' leaderboard: $(cat "$dir/body")"
 [ "$(code "$base/models")" = 200 ] && grep -q '"available_models":\["small","big"\]' "$dir/body" \
   || fail "GET /models: $(cat "$dir/body")"
 

@@ -110,4 +110,26 @@ print("sum: %.2f J attributed, %.2f J by the steady-state method, %.2f J idle" %
 # throughout, so the two methods agree on the total.
 assert abs(total_steady - report["attributed_j"]) <= 0.1 * report["attributed_j"]
 PY
+
+# The bound: with --steady-state-window 20, the method and the report cover the last 20 of the
+# 48 requests; the totals still cover all 48.
+start_proxy window --gpus 0 --interval 0.05 --steady-state-window 20 --report "$dir/window.json"
+load=$("$py" "$lib/proxy_load.py" "$port" 48 8)
+[ "$load" = '{"200": 48}' ] || fail "the windowed load: $load"
+stop_proxy
+"$py" - "$dir/window.json" <<'PY' || fail "the windowed report: $(head -c 600 "$dir/window.json")"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["requests"] == 48, report["requests"]
+assert report["results_dropped"] == 28, report["results_dropped"]
+results = report["results"]
+assert len(results) == 20 and report["steady_state"]["requests"] == 20, report["steady_state"]
+assert len({r["id"] for r in results}) == 20
+# The kept ones are the last to finish: the dropped ids include the first request.
+assert 1 not in {r["id"] for r in results}
+assert sum(r["energy_j"] for r in results) < report["attributed_j"]
+PY
+"$zeus" proxy --upstream "http://127.0.0.1:$upstream" --port 0 --steady-state-window 0 \
+  > "$dir/zero.out" 2>&1 && fail "--steady-state-window 0 was accepted"
+grep -q "steady-state-window" "$dir/zero.out" || fail "--steady-state-window 0: $(cat "$dir/zero.out")"
 echo "PASS"

@@ -110,6 +110,7 @@ void run_colosseum(const ProxyArgs& args) {
   options.host = args.proxy.host;
   options.port = args.proxy.port;
   options.sample_interval_s = args.proxy.sample_interval_s;
+  options.steady_state_window = args.proxy.steady_state_window;
   options.max_tokens = args.max_tokens;
   options.log_path = args.proxy.log_path;
   if (!args.votes_path.empty()) options.votes_path = args.votes_path;
@@ -171,6 +172,11 @@ void add_proxy_command(CLI::App& app) {
   cmd->add_option("--report", args->report_path,
                   "On exit, write the run as JSON: totals, the steady-state window, and each "
                   "request's attributed and steady-state energy");
+  cmd->add_option("--steady-state-window", options->steady_state_window,
+                  "The steady-state method and --report cover the last N finished requests "
+                  "(default 10000; memory about 8 bytes per output token of those)")
+      ->type_name("N")
+      ->check(CLI::Range(size_t{1}, size_t{100000000}));
   add_parsed_option(
       *cmd, "--max-body", options->max_body_bytes,
       [](const std::string& text) -> Result<size_t> {
