@@ -56,8 +56,8 @@ struct ZeusdEndpoint {
   int port = 0;
   std::string token;  // "Authorization: Bearer <token>" on every request when set
 
-  // ZEUSD_SOCK_PATH first, else ZEUSD_HOST_PORT (HOST:PORT) with ZEUSD_TOKEN; nullopt when
-  // neither is set; InvalidArgument naming the variable when ZEUSD_HOST_PORT is malformed.
+  // ZEUSD_SOCK_PATH first, else ZEUSD_HOST_PORT (HOST:PORT); ZEUSD_TOKEN with either; nullopt
+  // when neither is set; InvalidArgument naming the variable when ZEUSD_HOST_PORT is malformed.
   static Result<std::optional<ZeusdEndpoint>> from_environment();
   // Parses "HOST:PORT" (IPv6 in brackets); InvalidArgument naming ZEUSD_HOST_PORT otherwise.
   static Result<ZeusdEndpoint> tcp(std::string_view host_port, std::string token);

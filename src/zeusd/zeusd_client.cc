@@ -91,16 +91,19 @@ Result<ZeusdEndpoint> ZeusdEndpoint::tcp(std::string_view host_port, std::string
 }
 
 Result<std::optional<ZeusdEndpoint>> ZeusdEndpoint::from_environment() {
+  // The token goes with requests on the socket too (zeusd with a signing key wants it there).
+  const char* token_variable = std::getenv(kZeusdTokenEnvironment);
+  const std::string token = token_variable != nullptr ? token_variable : "";
   const char* socket = std::getenv(kZeusdSocketEnvironment);
   if (socket != nullptr && *socket != '\0') {
     ZeusdEndpoint endpoint;
     endpoint.socket_path = socket;
+    endpoint.token = token;
     return std::optional<ZeusdEndpoint>(std::move(endpoint));
   }
   const char* host_port = std::getenv(kZeusdHostPortEnvironment);
   if (host_port == nullptr || *host_port == '\0') return std::optional<ZeusdEndpoint>();
-  const char* token = std::getenv(kZeusdTokenEnvironment);
-  auto endpoint = tcp(host_port, token != nullptr ? token : "");
+  auto endpoint = tcp(host_port, token);
   if (!endpoint) return fail(endpoint.error());
   return std::optional<ZeusdEndpoint>(std::move(*endpoint));
 }

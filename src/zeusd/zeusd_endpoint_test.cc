@@ -58,6 +58,7 @@ TEST_F(ZeusdEndpointTest, TheSocketWinsThenHostPortWithItsToken) {
   ASSERT_TRUE(socket && socket->has_value());
   EXPECT_FALSE((*socket)->is_tcp());
   EXPECT_EQ((*socket)->socket_path, "/run/zeusd/zeusd.sock");
+  EXPECT_EQ((*socket)->token, "abc.def.ghi");  // zeusd with a signing key wants it there too
 
   unsetenv(kZeusdSocketEnvironment);
   setenv(kZeusdHostPortEnvironment, "no-port", 1);
