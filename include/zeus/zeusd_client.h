@@ -3,20 +3,20 @@
 //
 // discover_devices() is zeus::discover() plus routing: when ZEUSD_SOCK_PATH names zeusd's Unix
 // socket (or ZEUSD_HOST_PORT names its TCP address, with ZEUSD_TOKEN a bearer token from
-// `zeusd token issue`, as upstream Zeus's client reads them), every GPU is wrapped so that set/reset power limit, persistence mode and lock/reset
-// clocks are sent to zeusd (matched by UUID), while reads stay local (NVML reads need no
-// privilege); CPUs become zeusd-backed RAPL readers. A GPU that NVML cannot open locally (no
-// access to the driver) is read through zeusd as well. The client speaks upstream Zeus's daemon
-// routes (/gpu/set_power_limit?gpu_ids=..&block=true, ...; see src/zeusd/upstream_routes.h), so
-// one zeusd serves it and upstream's clients alike. On the Unix socket zeusd ties each change to
-// the calling process and restores it when that process exits, even by SIGKILL; over TCP changes
-// persist as upstream's do. Without either variable it is exactly discover(). Units are the
-// Gpu/Cpu interface's (mW, mJ, uJ, MHz).
-// Thread-safety: ZeusdClient and the wrapped devices may be used from several threads (one
-// persistent connection, serialised); after fork() the child opens its own connection, so its
-// changes are tied to the child. Over TCP the client opens a lease session on its first change
-// and heart-beats it (ensure_lease_session()), so its changes are restored like a local process's
-// once it stops; upstream's client, without a session, makes persistent changes.
+// `zeusd token issue`, as upstream Zeus's client reads them), every GPU is wrapped so that
+// set/reset power limit, persistence mode and lock/reset clocks are sent to zeusd (matched by
+// UUID), while reads stay local (NVML reads need no privilege); CPUs become zeusd-backed RAPL
+// readers. A GPU that NVML cannot open locally (no access to the driver) is read through zeusd as
+// well. The client speaks upstream Zeus's daemon routes
+// (/gpu/set_power_limit?gpu_ids=..&block=true, ...; see src/zeusd/upstream_routes.h), so one zeusd
+// serves it and upstream's clients alike. On the Unix socket zeusd ties each change to the calling
+// process and restores it when that process exits, even by SIGKILL; over TCP changes persist as
+// upstream's do. Without either variable it is exactly discover(). Units are the Gpu/Cpu
+// interface's (mW, mJ, uJ, MHz). Thread-safety: ZeusdClient and the wrapped devices may be used
+// from several threads (one persistent connection, serialised); after fork() the child opens its
+// own connection, so its changes are tied to the child. Over TCP the client opens a lease session
+// on its first change and heart-beats it (ensure_lease_session()), so its changes are restored like
+// a local process's once it stops; upstream's client, without a session, makes persistent changes.
 // Failure: Unavailable when zeusd cannot be reached (message names the endpoint and the fix);
 // zeusd's answers ({"message"}, upstream's {"error"} or per-device {"errors": {"<i>": ...}}) map
 // to PermissionDenied (401/403: not on the allow-list, bad token), InvalidArgument (400: outside
@@ -29,12 +29,12 @@
 #pragma once
 
 #include <condition_variable>
-#include <mutex>
 #include <memory>
-#include <thread>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "zeus/device.h"
 #include "zeus/result.h"

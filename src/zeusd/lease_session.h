@@ -23,6 +23,8 @@ namespace zeus::zeusd {
 
 // The header naming a request's lease session.
 inline constexpr const char* kLeaseSessionHeader = "X-Zeusd-Lease-Session";
+// At most this many sessions are open at once (each expires after its timeout unless used).
+inline constexpr size_t kMaxLeaseSessions = 1024;
 
 // True when a session last heard from at `last_seen_ms` has been silent for longer than
 // `timeout_ms` at `now_ms` (a clock that went back counts as no silence).
@@ -54,6 +56,7 @@ class LeaseSessions {
   std::vector<LeaseSession> list() const;
 
   double timeout_s() const { return static_cast<double>(timeout_ms_) / 1000.0; }
+  size_t size() const { return sessions_.size(); }
 
  private:
   int64_t timeout_ms_;

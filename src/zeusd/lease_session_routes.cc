@@ -66,10 +66,11 @@ std::optional<HttpResponse> ZeusdService::attach_session(const HttpRequest& requ
   std::lock_guard<std::mutex> lock(mutex_);
   const LeaseSession* session = sessions_.find(*id);
   if (session == nullptr || !peer.token || session->subject != peer.token->subject) {
-    return refuse(404, "lease session '" + id->substr(0, 64) +
-                           "' is unknown or expired (silent for more than " +
-                           std::to_string(sessions_.timeout_s()) +
-                           " s: its changes were restored); open a new one with POST /lease_session");
+    return refuse(404,
+                  "lease session '" + id->substr(0, 64) +
+                      "' is unknown or expired (silent for more than " +
+                      std::to_string(sessions_.timeout_s()) +
+                      " s: its changes were restored); open a new one with POST /lease_session");
   }
   sessions_.touch(*id, monotonic_ms());
   peer.lease_session = *id;
@@ -79,12 +80,14 @@ std::optional<HttpResponse> ZeusdService::attach_session(const HttpRequest& requ
 HttpResponse ZeusdService::session_route(const HttpRequest& request, const Peer& peer,
                                          const std::vector<std::string>& segments) {
   if (peer.unix_socket) {
-    return refuse(400, "lease sessions are for clients over TCP: on the Unix socket zeusd ties "
-                       "your changes to your process already");
+    return refuse(400,
+                  "lease sessions are for clients over TCP: on the Unix socket zeusd ties "
+                  "your changes to your process already");
   }
   if (!peer.token) {
-    return refuse(403, "lease sessions need a bearer token (the operator starts zeusd with "
-                       "--signing-key-path and issues one with `zeusd token issue`)");
+    return refuse(403,
+                  "lease sessions need a bearer token (the operator starts zeusd with "
+                  "--signing-key-path and issues one with `zeusd token issue`)");
   }
   if (auto refused = allow_.refusal(Capability::kGpuControl, peer); !refused.empty()) {
     return refuse(403, refused);
@@ -92,6 +95,11 @@ HttpResponse ZeusdService::session_route(const HttpRequest& request, const Peer&
   const json timeout = sessions_.timeout_s();
   if (segments.size() == 1) {
     if (request.method != "POST") return refuse(405, "/lease_session answers POST only");
+    if (sessions_.size() >= kMaxLeaseSessions) {
+      return refuse(503, std::to_string(kMaxLeaseSessions) +
+                             " lease sessions are open: close unused ones (DELETE "
+                             "/lease_session/{id}) or wait for silent ones to expire");
+    }
     const LeaseSession& session =
         sessions_.open(new_session_id(), peer.token->subject, monotonic_ms());
     log_info("zeusd: " + peer.description() + " (token subject " + session.subject +

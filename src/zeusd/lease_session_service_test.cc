@@ -128,6 +128,15 @@ TEST_F(LeaseSessionServiceTest, TheUnixSocketRefusesSessions) {
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("clients over TCP"), std::string::npos) << r.body;
   EXPECT_EQ(call("GET", "/lease_session").status, 405);
+  // Sessions are capped; silent ones expire and make room again.
+  for (size_t i = 1; i < kMaxLeaseSessions; ++i) {
+    ASSERT_EQ(call("POST", "/lease_session").status, 200);
+  }
+  HttpResponse full = call("POST", "/lease_session");
+  EXPECT_EQ(full.status, 503);
+  EXPECT_NE(full.body.find("close unused ones"), std::string::npos) << full.body;
+  service_->expire_sessions(ZeusdService::monotonic_ms() + 5000);
+  EXPECT_EQ(call("POST", "/lease_session").status, 200);
   EXPECT_EQ(call("POST", "/lease_session/" + id + "/nothing").status, 404);
 }
 

@@ -35,7 +35,8 @@ void LeaseTable::adopt(const Lease& lease) {
 }
 
 std::vector<Lease> LeaseTable::release_all_of(int pid) {
-  return release_if([pid](const Lease& lease) { return lease.session.empty() && lease.pid == pid; });
+  return release_if(
+      [pid](const Lease& lease) { return lease.session.empty() && lease.pid == pid; });
 }
 
 std::vector<Lease> LeaseTable::release_all_of_session(const std::string& session) {

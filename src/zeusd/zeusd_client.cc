@@ -40,9 +40,9 @@ ErrorCode code_for_status(int status) {
 
 ErrorCode code_from_name(const std::string& name, ErrorCode otherwise) {
   if (name == "leased") return ErrorCode::kUnavailable;
-  for (ErrorCode code : {ErrorCode::kNotSupported, ErrorCode::kPermissionDenied,
-                         ErrorCode::kNotFound, ErrorCode::kInvalidArgument,
-                         ErrorCode::kUnavailable, ErrorCode::kInternal}) {
+  for (ErrorCode code :
+       {ErrorCode::kNotSupported, ErrorCode::kPermissionDenied, ErrorCode::kNotFound,
+        ErrorCode::kInvalidArgument, ErrorCode::kUnavailable, ErrorCode::kInternal}) {
     if (error_code_name(code) == name) return code;
   }
   return otherwise;
@@ -133,12 +133,13 @@ Result<std::string> ZeusdClient::request(std::string_view method, std::string_vi
       http::ClientOptions options;
       options.timeout_s = kResponseTimeoutS;
       options.max_body_bytes = 16 * 1024 * 1024;  // /discover of a large machine
-      options.retry_on_stale_connection = true;    // zeusd's requests are idempotent
+      options.retry_on_stale_connection = true;   // zeusd's requests are idempotent
       Result<std::unique_ptr<http::HttpClient>> made =
           endpoint_.is_tcp() ? http::HttpClient::tcp(endpoint_.host, endpoint_.port, options)
                              : http::HttpClient::unix_socket(endpoint_.socket_path, options);
       if (!made) {
-        return fail(made.error().code, "zeusd " + endpoint_.describe() + ": " + made.error().message);
+        return fail(made.error().code,
+                    "zeusd " + endpoint_.describe() + ": " + made.error().message);
       }
       http_ = std::move(*made);
       http_owner_pid_ = getpid();
@@ -152,24 +153,24 @@ Result<std::string> ZeusdClient::request(std::string_view method, std::string_vi
   Result<http::HttpResponse> answer = client->request(method, target, json_body, headers);
   if (!answer) {
     const std::string& why = answer.error().message;
-    const std::string prefix =
-        endpoint_.is_tcp()
-            ? "cannot reach zeusd at " + endpoint_.describe().substr(4) + " (" +
-                  kZeusdHostPortEnvironment + "): " + why
-            : "cannot reach zeusd at " + endpoint_.socket_path + " (" + kZeusdSocketEnvironment +
-                  "): " + why;
+    const std::string prefix = endpoint_.is_tcp()
+                                   ? "cannot reach zeusd at " + endpoint_.describe().substr(4) +
+                                         " (" + kZeusdHostPortEnvironment + "): " + why
+                                   : "cannot reach zeusd at " + endpoint_.socket_path + " (" +
+                                         kZeusdSocketEnvironment + "): " + why;
     if (!endpoint_.is_tcp() && why.find("ermission denied") != std::string::npos) {
       return fail(ErrorCode::kPermissionDenied,
-                  prefix + "; ask the operator to add you to the socket's group "
-                           "(zeusd --socket-group)");
+                  prefix +
+                      "; ask the operator to add you to the socket's group "
+                      "(zeusd --socket-group)");
     }
     return fail(ErrorCode::kUnavailable, prefix + "; is zeusd running? (systemctl start zeusd)");
   }
   if (answer->status >= 200 && answer->status < 300) return std::move(answer->body);
   if (answer->status == 401 && endpoint_.token.empty()) {
-    return fail(ErrorCode::kPermissionDenied,
-                error_of(answer->status, answer->body).message + "; set " +
-                    kZeusdTokenEnvironment + " to a token from `zeusd token issue`");
+    return fail(ErrorCode::kPermissionDenied, error_of(answer->status, answer->body).message +
+                                                  "; set " + kZeusdTokenEnvironment +
+                                                  " to a token from `zeusd token issue`");
   }
   return fail(error_of(answer->status, answer->body));
 }

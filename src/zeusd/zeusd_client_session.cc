@@ -31,7 +31,8 @@ Result<void> ZeusdClient::ensure_lease_session() {
   if (!body) {
     return fail(body.error().code,
                 "cannot open a lease session with zeusd (so that this process's changes are "
-                "restored when it stops): " + body.error().message);
+                "restored when it stops): " +
+                    body.error().message);
   }
   const auto answer = nlohmann::json::parse(*body, nullptr, false);
   if (answer.is_discarded() || !answer.is_object() ||
@@ -47,7 +48,8 @@ Result<void> ZeusdClient::ensure_lease_session() {
   session_id_ = id;
   session_owner_pid_ = getpid();
   stopping_ = false;
-  heartbeat_ = std::make_unique<std::thread>([this, id, interval_s] { heartbeat_loop(id, interval_s); });
+  heartbeat_ =
+      std::make_unique<std::thread>([this, id, interval_s] { heartbeat_loop(id, interval_s); });
   return ok();
 }
 
@@ -101,8 +103,10 @@ void ZeusdClient::close_lease_session() {
   if (id.empty()) return;
   auto closed = request("DELETE", "/lease_session/" + id);
   if (!closed && closed.error().code != ErrorCode::kNotFound) {
-    log_warning("zeusd: closing the lease session failed (zeusd restores its changes after the "
-                "session timeout): " + closed.error().message);
+    log_warning(
+        "zeusd: closing the lease session failed (zeusd restores its changes after the "
+        "session timeout): " +
+        closed.error().message);
   }
 }
 

@@ -120,8 +120,8 @@ Result<void> ZeusdGpu::change(const std::string& route, const std::string& param
   // Over TCP the change is tied to this process's lease session (restored when it stops).
   if (auto session = client_->ensure_lease_session(); !session) return session;
   // block=true: zeusd answers once the GPU has the change, or with the GPU's error.
-  auto answer = client_->request("POST", target(route, parameters + (parameters.empty() ? "" : "&") +
-                                                          "block=true"));
+  auto answer = client_->request(
+      "POST", target(route, parameters + (parameters.empty() ? "" : "&") + "block=true"));
   if (!answer) return fail(answer.error());
   return ok();
 }
