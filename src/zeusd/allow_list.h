@@ -54,6 +54,9 @@ struct Peer {
   // Set once zeusd has verified the request's bearer token (only with a signing key). Over TCP
   // the token alone decides; on the Unix socket the allow-list applies as well.
   std::optional<TokenIdentity> token;
+  // The lease session (lease_session.h) a TCP request's X-Zeusd-Lease-Session header named, once
+  // zeusd found it open for this token's subject; empty: none (TCP changes then persist).
+  std::string lease_session;
 
   // "uid 1000 (alice) pid 4242", for logs and messages.
   std::string description() const;

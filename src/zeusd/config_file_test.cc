@@ -18,13 +18,15 @@ std::string error_of(std::string_view text) {
 TEST(ZeusdConfig, KnownKeysBecomeArgumentsInFileOrder) {
   auto args = config_arguments(
       "# the daemon\nsocket = \"/run/z.sock\"\nsocket_group = \"zeus\"\nsocket-mode = \"0660\"\n"
-      "tcp = 4938\nallow = [\"gpu-control=@zeus\", \"gpu-read=*\"]\nlog-level = \"debug\"\n",
+      "tcp = 4938\nallow = [\"gpu-control=@zeus\", \"gpu-read=*\"]\nlog-level = \"debug\"\n"
+      "lease-session-timeout = 45\n",
       "zeusd.toml");
   ASSERT_TRUE(args.has_value()) << args.error().to_string();
   EXPECT_EQ(*args, (std::vector<std::string>{"--socket", "/run/z.sock", "--socket-group", "zeus",
                                              "--socket-mode", "0660", "--tcp", "4938", "--allow",
                                              "gpu-control=@zeus", "--allow", "gpu-read=*",
-                                             "--log-level", "debug"}));
+                                             "--log-level", "debug",
+                                             "--lease-session-timeout", "45"}));
   EXPECT_TRUE(config_arguments("", "empty.toml")->empty());
 }
 

@@ -45,17 +45,18 @@ Result<std::vector<zeusd::RemoteGpuInfo>> visible_remote_gpus(
 }  // namespace
 
 Result<Devices> discover_devices(const DiscoverOptions& options,
-                                 const std::optional<std::string>& zeusd_socket_path) {
+                                 const std::optional<ZeusdEndpoint>& endpoint) {
   auto devices = discover(options);
-  if (!devices || !zeusd_socket_path || zeusd_socket_path->empty()) return devices;
-  auto client = std::make_shared<ZeusdClient>(*zeusd_socket_path);
+  if (!devices || !endpoint) return devices;
+  auto client = std::make_shared<ZeusdClient>(*endpoint);
   auto inventory = zeusd::fetch_inventory(*client);
+  const char* variable = endpoint->is_tcp() ? kZeusdHostPortEnvironment : kZeusdSocketEnvironment;
   if (!inventory) {
     return fail(inventory.error().code,
-                std::string(kZeusdSocketEnvironment) + " is set but zeusd did not answer: " +
+                std::string(variable) + " is set but zeusd did not answer: " +
                     inventory.error().message + " (unset it to use the devices directly)");
   }
-  std::string summary = "socket " + *zeusd_socket_path + ": ";
+  std::string summary = endpoint->describe() + ": ";
   if (options.want_gpus) {
     std::vector<std::unique_ptr<Gpu>> wrapped;
     if (!devices->gpus.empty()) {
@@ -95,7 +96,7 @@ Result<Devices> discover_devices(const DiscoverOptions& options,
           "the operator adds it with: zeusd --allow cpu-read=" + zeusd::user_name(getuid());
       for (auto& backend : devices->backends) {
         if (backend.backend == "rapl" && !backend.used && devices->cpus.empty()) {
-          backend.detail = "reading RAPL energy needs root, and zeusd (" + *zeusd_socket_path +
+          backend.detail = "reading RAPL energy needs root, and zeusd (" + endpoint->describe() +
                            ") does not let this user read it: " + fix;
         }
       }
@@ -107,10 +108,19 @@ Result<Devices> discover_devices(const DiscoverOptions& options,
   return devices;
 }
 
+Result<Devices> discover_devices(const DiscoverOptions& options,
+                                 const std::optional<std::string>& zeusd_socket_path) {
+  if (!zeusd_socket_path || zeusd_socket_path->empty())
+    return discover_devices(options, std::optional<ZeusdEndpoint>());
+  ZeusdEndpoint endpoint;
+  endpoint.socket_path = *zeusd_socket_path;
+  return discover_devices(options, std::optional<ZeusdEndpoint>(std::move(endpoint)));
+}
+
 Result<Devices> discover_devices(const DiscoverOptions& options) {
-  const char* path = std::getenv(kZeusdSocketEnvironment);
-  if (path == nullptr || *path == '\0') return discover(options);
-  return discover_devices(options, std::string(path));
+  auto endpoint = ZeusdEndpoint::from_environment();
+  if (!endpoint) return fail(endpoint.error());
+  return discover_devices(options, *endpoint);
 }
 
 }  // namespace zeus

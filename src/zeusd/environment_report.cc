@@ -20,7 +20,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr double kZeusdTimeoutS = 2.0;
-constexpr const char* kZeusdHostPortEnvironment = "ZEUSD_HOST_PORT";
 
 json optional_environment(const char* name) {
   const char* value = std::getenv(name);

@@ -101,21 +101,26 @@ tl::expected<ChangeDone, ChangeError> ZeusdService::change_gpu(const Peer& peer,
   }
 
   // A caller over TCP (with a token) has no process to follow: its change persists.
-  if (!peer.unix_socket) return change_gpu_persistent(peer, index, change);
-  // The lease: one live process per GPU; its first change of each knob saves the old value.
+  // One in a lease session (lease_session.h) leases like a local process.
+  if (!peer.unix_socket && peer.lease_session.empty())
+    return change_gpu_persistent(peer, index, change);
+  const bool session = !peer.lease_session.empty();
+  // The lease: one live process or session per GPU; its first change of each knob saves the old
+  // value.
   Lease* held = leases_.find(index);
-  if (held && held->pid != peer.pid) {
-    return refuse(409, what + " is leased by pid " + std::to_string(held->pid) + " (uid " +
-                           std::to_string(held->uid) + ") until that process exits");
+  if (held && !held->held_by(peer.pid, peer.lease_session)) {
+    return refuse(409, what + " is leased by " + held->holder() + " until " +
+                           (held->session.empty() ? "that process exits"
+                                                  : "that session ends"));
   }
   const bool new_lease = held == nullptr;
   const std::string who = peer.description();
-  if (new_lease) {
+  if (new_lease && !session) {
     auto watched = watcher_.watch(peer.pid);
     if (!watched)
       return refuse(400, "cannot tie the change to the client: " + watched.error().message);
   }
-  Lease& lease = leases_.acquire(index, peer.pid, peer.uid);
+  Lease& lease = leases_.acquire(index, peer.pid, peer.uid, peer.lease_session);
   const Lease lease_before = lease;
   // Puts the lease table back as it was before this request (the change was not made).
   auto undo_lease = [&] {
@@ -126,7 +131,7 @@ tl::expected<ChangeDone, ChangeError> ZeusdService::change_gpu(const Peer& peer,
     }
   };
   if (new_lease) {
-    lease.pid_start_ticks = watcher_.start_ticks(peer.pid).value_or(0);
+    if (!session) lease.pid_start_ticks = watcher_.start_ticks(peer.pid).value_or(0);
     lease.gpu_uuid = gpu.uuid();
   }
   // 1. What to put back: the first change of each knob saves the knob's value.
@@ -163,8 +168,8 @@ tl::expected<ChangeDone, ChangeError> ZeusdService::change_gpu(const Peer& peer,
     }
     return device_failure(applied.error(), what);
   }
-  log_info("zeusd: " + who + " " + description + " on " + what + " (restored when pid " +
-           std::to_string(peer.pid) + " exits)");
+  log_info("zeusd: " + who + " " + description + " on " + what + " (restored when " +
+           (session ? lease.holder() + " ends)" : "pid " + std::to_string(peer.pid) + " exits)"));
   return ChangeDone{description};
 }
 

@@ -56,8 +56,14 @@ Result<Lease> decode_lease(const json& entry) {
   auto gpu = unsigned_field(entry, "gpu", 1'000'000);
   if (!gpu) return invalid("gpu must be a GPU index");
   lease.gpu = static_cast<int>(*gpu);
+  if (auto it = entry.find("session"); it != entry.end()) {
+    if (!it->is_string() || it->get<std::string>().empty())
+      return invalid("session must be a lease session id");
+    lease.session = it->get<std::string>();
+  }
   auto pid = unsigned_field(entry, "pid", std::numeric_limits<int>::max());
-  if (!pid || *pid == 0) return invalid("pid must be a positive integer");
+  if (!pid || (*pid == 0 && lease.session.empty()))
+    return invalid("pid must be a positive integer");
   lease.pid = static_cast<int>(*pid);
   auto uid = unsigned_field(entry, "uid", std::numeric_limits<uint32_t>::max());
   if (!uid) return invalid("uid must be a user id");
@@ -115,9 +121,11 @@ json lease_to_json(const Lease& lease) {
   if (lease.saved.persistence_mode) restores["persistence_mode"] = *lease.saved.persistence_mode;
   restores["sm_clocks_locked"] = lease.saved.sm_clocks_locked;
   restores["memory_clocks_locked"] = lease.saved.memory_clocks_locked;
-  return json{{"gpu", lease.gpu}, {"gpu_uuid", lease.gpu_uuid},
-              {"pid", lease.pid}, {"pid_start_ticks", lease.pid_start_ticks},
-              {"uid", lease.uid}, {"restores", restores}};
+  json entry{{"gpu", lease.gpu}, {"gpu_uuid", lease.gpu_uuid},
+             {"pid", lease.pid}, {"pid_start_ticks", lease.pid_start_ticks},
+             {"uid", lease.uid}, {"restores", restores}};
+  if (!lease.session.empty()) entry["session"] = lease.session;
+  return entry;
 }
 
 std::string encode_journal(const std::vector<Lease>& leases, const std::string& boot_id) {

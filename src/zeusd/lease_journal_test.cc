@@ -83,6 +83,28 @@ TEST_F(LeaseJournalTest, A7_EveryKnobAndTheHolderSurviveARoundTrip) {
   EXPECT_FALSE(fs::exists(path_ + ".tmp"));
 }
 
+TEST_F(LeaseJournalTest, ASessionLeaseKeepsItsSessionAndAPidOfZero) {
+  Lease session_lease;
+  session_lease.gpu = 1;
+  session_lease.pid = 0;
+  session_lease.session = "0123456789abcdef0123456789abcdef";
+  session_lease.saved.power_limit_mw = 300000;
+  LeaseJournal journal(path_, "boot-1");
+  ASSERT_TRUE(journal.write({session_lease}).has_value());
+  const JournalContents read = LeaseJournal(path_, "boot-1").read();
+  EXPECT_EQ(read.problem, "");
+  ASSERT_EQ(read.leases.size(), 1u);
+  EXPECT_EQ(read.leases[0], session_lease);
+  // pid 0 without a session is still refused.
+  auto decoded = decode_journal(R"({"format": "zeusd-leases", "version": 1, "boot_id": "b",
+      "leases": [{"gpu": 0, "pid": 0, "uid": 0, "restores": {}}]})");
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_TRUE(decoded->leases.empty());
+  ASSERT_EQ(decoded->rejected.size(), 1u);
+  EXPECT_NE(decoded->rejected[0].find("pid must be a positive integer"), std::string::npos)
+      << decoded->rejected[0];
+}
+
 TEST_F(LeaseJournalTest, A7_MissingJournalIsAnEmptyOne) {
   const JournalContents read = LeaseJournal(path_, "boot-1").read();
   EXPECT_EQ(read.problem, "");

@@ -7,8 +7,12 @@ RecoveryPlan plan_recovery(const JournalContents& journal, const std::string& bo
   RecoveryPlan plan;
   const bool rebooted = !journal.boot_id.empty() && !boot_id.empty() && journal.boot_id != boot_id;
   for (const Lease& lease : journal.leases) {
-    const std::string holder =
-        "pid " + std::to_string(lease.pid) + " (uid " + std::to_string(lease.uid) + ")";
+    const std::string holder = lease.holder();
+    if (!lease.session.empty()) {
+      // Sessions live in zeusd's memory: the previous zeusd's ended with it.
+      plan.restore.push_back({lease, holder + " ended when the previous zeusd stopped"});
+      continue;
+    }
     if (rebooted) {
       plan.restore.push_back({lease, holder + " ran before the machine rebooted"});
       continue;

@@ -70,3 +70,21 @@ TEST(LeaseRecovery, A7_UnknownStartTimeTrustsThePidAlone) {
 
 }  // namespace
 }  // namespace zeus::zeusd
+
+namespace zeus::zeusd {
+namespace {
+
+TEST(LeaseRecovery, ASessionLeaseIsRestoredSinceSessionsEndWithZeusd) {
+  Lease session_lease = lease(0, 0, 0);
+  session_lease.session = "0123456789abcdef0123456789abcdef";
+  JournalContents journal{"boot-1", {session_lease}, "", {}};
+  // Even with a live pid 0 entry in the lookup, a session's lease is never re-adopted.
+  const RecoveryPlan plan = plan_recovery(journal, "boot-1", processes({{0, 0}}));
+  EXPECT_TRUE(plan.adopt.empty());
+  ASSERT_EQ(plan.restore.size(), 1u);
+  EXPECT_NE(plan.restore[0].why.find("lease session 01234567..."), std::string::npos)
+      << plan.restore[0].why;
+}
+
+}  // namespace
+}  // namespace zeus::zeusd

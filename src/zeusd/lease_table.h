@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,8 +41,17 @@ struct Lease {
   // finds its GPU when indices change. Both recorded in the lease journal (lease_journal.h).
   uint64_t pid_start_ticks = 0;
   std::string gpu_uuid;
-
+  // Set when the holder is a lease session over TCP (lease_session.h) rather than a process;
+  // pid is then 0 and the lease ends when the session is closed or goes silent.
+  std::string session;
   bool operator==(const Lease&) const = default;
+  // True when the caller (pid, or session when not empty) holds this lease.
+  bool held_by(int caller_pid, const std::string& caller_session) const {
+    return session.empty() ? caller_session.empty() && pid == caller_pid
+                           : session == caller_session;
+  }
+  // "pid 4242 (uid 1000)" or "lease session 3f9c0a1b...".
+  std::string holder() const;
 };
 
 class LeaseTable {
@@ -50,7 +60,7 @@ class LeaseTable {
   Lease* find(int gpu);
   // The lease on `gpu`, created for `pid` when there is none. A lease held by another pid is a
   // caller bug (ZEUS_CHECK): check find() first.
-  Lease& acquire(int gpu, int pid, uint32_t uid);
+  Lease& acquire(int gpu, int pid, uint32_t uid, const std::string& session = "");
   // Takes over a lease read back from the journal (a restarted zeusd re-adopting a live holder);
   // the GPU must be free (ZEUS_CHECK).
   void adopt(const Lease& lease);
@@ -59,12 +69,15 @@ class LeaseTable {
   void erase(int gpu) { leases_.erase(gpu); }
   // Removes and returns every lease `pid` holds, in GPU order.
   std::vector<Lease> release_all_of(int pid);
+  // Removes and returns every lease lease session `session` holds, in GPU order.
+  std::vector<Lease> release_all_of_session(const std::string& session);
   // Removes and returns every lease.
   std::vector<Lease> release_all();
   // Every lease, in GPU order.
   std::vector<Lease> list() const;
 
  private:
+  std::vector<Lease> release_if(const std::function<bool(const Lease&)>& matches);
   std::map<int, Lease> leases_;  // by GPU
 };
 

@@ -50,8 +50,8 @@ tl::expected<ChangeDone, ChangeError> ZeusdService::change_gpu_persistent(
   if (const Lease* held = leases_.find(index)) {
     return tl::unexpected(ChangeError{
         409, ErrorCode::kInvalidArgument,
-        what + " is leased by pid " + std::to_string(held->pid) + " (uid " +
-            std::to_string(held->uid) + ") until that process exits"});
+        what + " is leased by " + held->holder() + " until " +
+            (held->session.empty() ? "that process exits" : "that session ends")});
   }
   uint32_t before_mw = 0;
   if (change.knob == GpuKnob::kPowerLimit) {

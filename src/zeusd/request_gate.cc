@@ -68,6 +68,8 @@ Result<std::array<bool, kCapabilityCount>> parse_enabled_groups(
 
 std::optional<Capability> required_group(std::string_view method, std::string_view path) {
   if (path == "/leases") return Capability::kGpuRead;
+  if (path == "/lease_session" || starts_with(path, "/lease_session/"))
+    return Capability::kGpuControl;
   for (std::string_view device : {std::string_view("/gpu/"), std::string_view("/cpu/")}) {
     if (!starts_with(path, device)) continue;
     const std::string_view rest = path.substr(device.size());

@@ -10,7 +10,8 @@
 //      — else 403 naming the user, the scope and the token's scopes.
 // The group of a path: upstream's routes by name (/gpu/set_* and /gpu/reset_* gpu-control, other
 // /gpu/<op> gpu-read, /cpu/<op> cpu-read), ours by method (/gpu/{i}/<knob>: GET gpu-read, POST and
-// DELETE gpu-control; /cpu/{i}/energy cpu-read; /leases gpu-read); /discover, /time and /auth/...
+// DELETE gpu-control; /cpu/{i}/energy cpu-read; /leases gpu-read; /lease_session... gpu-control);
+// /discover, /time and /auth/...
 // belong to none.
 // Pure: no I/O (the clock is an argument). Thread-safety: const functions.
 //

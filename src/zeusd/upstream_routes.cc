@@ -76,12 +76,16 @@ uint64_t unix_time_ms() {
 // Per-device failures with the worst status.
 HttpResponse aggregate(const std::map<int, ChangeError>& errors) {
   int worst = 0;
-  json messages = json::object();
+  json messages = json::object(), codes = json::object();
   for (const auto& [id, error] : errors) {
     worst = std::max(worst, UpstreamRoutes::status_of(error));
     messages[std::to_string(id)] = error.message;
+    // Our addition, ignored by upstream's client: the project's error code of each failure, so
+    // our client keeps telling "not supported" from "invalid" (both 400 upstream).
+    codes[std::to_string(id)] =
+        error.status == 409 ? "leased" : std::string(error_code_name(error.code));
   }
-  return json_answer(worst, json{{"errors", messages}});
+  return json_answer(worst, json{{"errors", messages}, {"codes", codes}});
 }
 
 ChangeError read_failure(const Error& error, const std::string& what) {

@@ -26,7 +26,9 @@
 // Errors: {"error": ...} 400 for a malformed query or an unknown device ("GPU 3 not found"), 403
 // when the allow-list refuses the caller; per-device failures {"errors": {"<i>": message}} with
 // the worst status (device NoPermission 403, invalid or not supported 400, a GPU leased by another
-// live process 409, else 500) while the devices that succeeded keep the change. An unknown route
+// live process 409, else 500) while the devices that succeeded keep the change; beside "errors",
+// {"codes": {"<i>": "not supported" | "invalid argument" | "leased" | ...}} (our addition, which
+// upstream's client ignores) keeps the project's error code for our own client. An unknown route
 // or method under /gpu/, /cpu/, /auth/ answers 404 with an empty body.
 // Changes go through ZeusdService's one change path, so they take the caller's lease and are
 // restored when its process exits.

@@ -226,6 +226,7 @@ TEST_F(UpstreamRoutesTest, ErrorShapes) {
   json errors = json::parse(range.body);
   ASSERT_TRUE(errors["errors"].contains("1")) << errors;
   EXPECT_NE(errors["errors"]["1"].get<std::string>().find("outside"), std::string::npos);
+  EXPECT_EQ(errors["codes"]["1"], "invalid argument");  // our addition beside upstream's errors
 }
 
 TEST_F(UpstreamRoutesTest, PerDeviceFailuresAggregateWithTheWorstStatus) {
@@ -238,6 +239,7 @@ TEST_F(UpstreamRoutesTest, PerDeviceFailuresAggregateWithTheWorstStatus) {
   json body = json::parse(response.body);
   ASSERT_EQ(body["errors"].size(), 1u) << body;
   EXPECT_TRUE(body["errors"]["1"].is_string());
+  EXPECT_EQ(body["codes"]["1"], "permission denied");
   EXPECT_EQ(fake_.read().devices[0].limit_mw, 350000u);  // the one that succeeded keeps it
   EXPECT_EQ(fake_.read().devices[1].limit_mw, 400000u);
 

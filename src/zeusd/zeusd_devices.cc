@@ -112,25 +112,45 @@ GpuArchitecture ZeusdGpu::architecture() const {
 }
 int ZeusdGpu::physical_index() const { return local_ ? local_->physical_index() : info_.index; }
 
-Result<void> ZeusdGpu::change(const char* method, const std::string& knob,
-                              const std::string& body) {
+std::string ZeusdGpu::target(const std::string& route, const std::string& parameters) const {
+  std::string out = "/gpu/" + route + "?gpu_ids=" + std::to_string(info_.index);
+  if (!parameters.empty()) out += "&" + parameters;
+  return out;
+}
+
+Result<void> ZeusdGpu::change(const std::string& route, const std::string& parameters) {
   if (info_.index < 0) return fail(not_managed(uuid()));
-  auto answer = client_->request(method, "/gpu/" + std::to_string(info_.index) + "/" + knob, body);
+  // Over TCP the change is tied to this process's lease session (restored when it stops).
+  if (auto session = client_->ensure_lease_session(); !session) return session;
+  // block=true: zeusd answers once the GPU has the change, or with the GPU's error.
+  auto answer = client_->request(
+      "POST", target(route, parameters + (parameters.empty() ? "" : "&") + "block=true"));
   if (!answer) return fail(answer.error());
   return ok();
 }
 
-Result<uint64_t> ZeusdGpu::read_remote(const std::string& knob, const char* field) {
+Result<nlohmann::json> ZeusdGpu::read_remote(const std::string& route) {
   if (info_.index < 0) return fail(not_managed(uuid()));
-  const std::string target = "/gpu/" + std::to_string(info_.index) + "/" + knob;
-  auto body = client_->request("GET", target);
+  const std::string where = target(route, "");
+  auto body = client_->request("GET", where);
   if (!body) return fail(body.error());
   const json answer = json::parse(*body, nullptr, false);
-  if (answer.is_discarded() || !answer.is_object() ||
-      !answer.value(field, json()).is_number_unsigned()) {
-    return fail(malformed("GET " + target));
+  const std::string key = std::to_string(info_.index);
+  // Upstream's reads answer {"<i>": {...}}; get_power answers {"power_mw": {"<i>": mW}}.
+  const json& by_gpu =
+      route == "get_power" && answer.is_object() ? answer.value("power_mw", json()) : answer;
+  if (answer.is_discarded() || !by_gpu.is_object() || !by_gpu.contains(key)) {
+    return fail(malformed("GET " + where));
   }
-  return answer[field].get<uint64_t>();
+  return by_gpu[key];
+}
+
+Result<uint64_t> ZeusdGpu::read_number(const std::string& route, const char* field) {
+  auto entry = read_remote(route);
+  if (!entry) return fail(entry.error());
+  const json& value = field != nullptr && entry->is_object() ? entry->value(field, json()) : *entry;
+  if (!value.is_number_unsigned()) return fail(malformed("GET " + target(route, "")));
+  return value.get<uint64_t>();
 }
 
 Result<PowerLimitRangeMw> ZeusdGpu::power_limit_range_mw() {
@@ -149,29 +169,43 @@ Result<uint32_t> ZeusdGpu::default_power_limit_mw() {
 
 Result<uint32_t> ZeusdGpu::power_limit_mw() {
   if (local_) return local_->power_limit_mw();
-  auto value = read_remote("power_limit", "power_limit_mw");
+  auto value = read_number("get_power_limit", "power_limit_mw");
   if (!value) return fail(value.error());
   return static_cast<uint32_t>(*value);
 }
 
 Result<void> ZeusdGpu::set_power_limit_mw(uint32_t limit_mw) {
-  return change("POST", "power_limit", json{{"power_limit_mw", limit_mw}}.dump());
+  return change("set_power_limit", "power_limit_mw=" + std::to_string(limit_mw));
 }
 
-Result<void> ZeusdGpu::reset_power_limit() { return change("DELETE", "power_limit", ""); }
+Result<void> ZeusdGpu::reset_power_limit() {
+  // Upstream's API has no reset: set the default limit (the lease still restores what the GPU
+  // had before this process first changed it).
+  auto default_mw = default_power_limit_mw();
+  if (!default_mw) return fail(default_mw.error());
+  return set_power_limit_mw(*default_mw);
+}
 
 Result<uint32_t> ZeusdGpu::instant_power_mw() {
   if (local_) return local_->instant_power_mw();
-  auto value = read_remote("power", "instant_power_mw");
+  auto value = read_number("get_power", nullptr);
   if (!value) return fail(value.error());
   return static_cast<uint32_t>(*value);
 }
 
 Result<uint32_t> ZeusdGpu::average_power_mw() {
   if (local_) return local_->average_power_mw();
-  auto value = read_remote("power", "average_power_mw");
-  if (!value) return fail(value.error());
-  return static_cast<uint32_t>(*value);
+  // Upstream's API has no averaged reading; only our deprecated route serves it.
+  if (info_.index < 0) return fail(not_managed(uuid()));
+  const std::string where = "/gpu/" + std::to_string(info_.index) + "/power";
+  auto body = client_->request("GET", where);
+  if (!body) return fail(body.error());
+  const json answer = json::parse(*body, nullptr, false);
+  if (answer.is_discarded() || !answer.is_object() ||
+      !answer.value("average_power_mw", json()).is_number_unsigned()) {
+    return fail(malformed("GET " + where));
+  }
+  return answer["average_power_mw"].get<uint32_t>();
 }
 
 bool ZeusdGpu::has_energy_counter() {
@@ -180,24 +214,20 @@ bool ZeusdGpu::has_energy_counter() {
 
 Result<uint64_t> ZeusdGpu::total_energy_mj() {
   if (local_) return local_->total_energy_mj();
-  return read_remote("energy", "total_energy_mj");
+  return read_number("get_cumulative_energy", "energy_mj");
 }
 
 Result<bool> ZeusdGpu::persistence_mode() {
   if (local_) return local_->persistence_mode();
-  if (info_.index < 0) return fail(not_managed(uuid()));
-  auto body = client_->request("GET", "/gpu/" + std::to_string(info_.index) + "/persistence_mode");
-  if (!body) return fail(body.error());
-  const json answer = json::parse(*body, nullptr, false);
-  if (answer.is_discarded() || !answer.is_object() ||
-      !answer.value("enabled", json()).is_boolean()) {
-    return fail(malformed("GET persistence_mode"));
-  }
-  return answer["enabled"].get<bool>();
+  auto entry = read_remote("get_persistence_mode");
+  if (!entry) return fail(entry.error());
+  if (!entry->is_object() || !entry->value("enabled", json()).is_boolean())
+    return fail(malformed("GET " + target("get_persistence_mode", "")));
+  return (*entry)["enabled"].get<bool>();
 }
 
 Result<void> ZeusdGpu::set_persistence_mode(bool enabled) {
-  return change("POST", "persistence_mode", json{{"enabled", enabled}}.dump());
+  return change("set_persistence_mode", enabled ? "enabled=true" : "enabled=false");
 }
 
 Result<std::vector<uint32_t>> ZeusdGpu::supported_memory_clocks_mhz() {
@@ -214,17 +244,23 @@ Result<std::vector<uint32_t>> ZeusdGpu::supported_sm_clocks_mhz() {
   return *info_.supported_sm_clocks_mhz;
 }
 
+namespace {
+std::string clock_range(uint32_t min_mhz, uint32_t max_mhz) {
+  return "min_clock_mhz=" + std::to_string(min_mhz) + "&max_clock_mhz=" + std::to_string(max_mhz);
+}
+}  // namespace
+
 Result<void> ZeusdGpu::lock_sm_clocks_mhz(uint32_t min_mhz, uint32_t max_mhz) {
-  return change("POST", "sm_clocks", json{{"min_mhz", min_mhz}, {"max_mhz", max_mhz}}.dump());
+  return change("set_gpu_locked_clocks", clock_range(min_mhz, max_mhz));
 }
 
-Result<void> ZeusdGpu::reset_sm_clocks() { return change("DELETE", "sm_clocks", ""); }
+Result<void> ZeusdGpu::reset_sm_clocks() { return change("reset_gpu_locked_clocks", ""); }
 
 Result<void> ZeusdGpu::lock_memory_clocks_mhz(uint32_t min_mhz, uint32_t max_mhz) {
-  return change("POST", "memory_clocks", json{{"min_mhz", min_mhz}, {"max_mhz", max_mhz}}.dump());
+  return change("set_mem_locked_clocks", clock_range(min_mhz, max_mhz));
 }
 
-Result<void> ZeusdGpu::reset_memory_clocks() { return change("DELETE", "memory_clocks", ""); }
+Result<void> ZeusdGpu::reset_memory_clocks() { return change("reset_mem_locked_clocks", ""); }
 
 // ---- ZeusdCpu ----
 
@@ -232,18 +268,21 @@ ZeusdCpu::ZeusdCpu(std::shared_ptr<ZeusdClient> client, RemoteCpuInfo info)
     : client_(std::move(client)), info_(std::move(info)) {}
 
 Result<uint64_t> ZeusdCpu::read(bool dram) {
-  const std::string target = "/cpu/" + std::to_string(info_.index) + "/energy";
+  // Upstream's counter: the raw RAPL value plus its wraparounds, so monotone while zeusd runs.
+  const std::string target = "/cpu/get_cumulative_energy?cpu_ids=" + std::to_string(info_.index) +
+                             (dram ? "&cpu=false&dram=true" : "&cpu=true&dram=false");
   auto body = client_->request("GET", target);
   if (!body) return fail(body.error());
   const json answer = json::parse(*body, nullptr, false);
-  const char* field = dram ? "dram_energy_uj" : "package_energy_uj";
-  if (answer.is_discarded() || !answer.is_object() ||
-      !answer.value(field, json()).is_number_unsigned()) {
-    if (dram && answer.is_object())
+  const json entry =
+      answer.is_object() ? answer.value(std::to_string(info_.index), json()) : json();
+  const char* field = dram ? "dram_energy_uj" : "cpu_energy_uj";
+  if (!entry.is_object() || !entry.value(field, json()).is_number_unsigned()) {
+    if (dram && entry.is_object() && entry.value(field, json()).is_null())
       return fail(ErrorCode::kNotSupported, info_.name + " has no DRAM zone");
     return fail(malformed("GET " + target));
   }
-  const uint64_t raw_uj = answer[field].get<uint64_t>();
+  const uint64_t raw_uj = entry[field].get<uint64_t>();
   std::lock_guard<std::mutex> lock(mutex_);
   Counter& counter = dram ? dram_ : package_;
   // zeusd's counters are monotone; one that went back means zeusd restarted (from 0).

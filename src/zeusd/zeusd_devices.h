@@ -1,8 +1,11 @@
 // ZeusdGpu and ZeusdCpu: Gpu/Cpu implementations whose privileged calls go to zeusd.
 //
 // ZeusdGpu forwards set/reset power limit, persistence mode and lock/reset clocks to zeusd (the
-// GPU zeusd knows by the same UUID) and answers everything else from the local Gpu it wraps —
-// or, when NVML could not open the GPU locally, from zeusd's read routes and /discover.
+// GPU zeusd knows by the same UUID) through upstream Zeus's routes (/gpu/set_power_limit?gpu_ids=
+// i&power_limit_mw=N&block=true, ...; reset = set the default limit) and answers everything else
+// from the local Gpu it wraps — or, when NVML could not open the GPU locally, from upstream's read
+// routes (/gpu/get_power_limit, ...) and /discover (the average power only from our deprecated
+// /gpu/{i}/power, which upstream lacks). ZeusdCpu reads /cpu/get_cumulative_energy.
 // ZeusdCpu reads RAPL counters through zeusd; its counters start at 0 when it is created, like
 // RaplCpu's. Units: the Gpu/Cpu interface's. Thread-safety: as ZeusdClient (shared, serialised).
 // Failure: zeusd's answers as Errors (see zeus/zeusd_client.h); NotFound for a local GPU that
@@ -18,6 +21,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "zeus/device.h"
 #include "zeus/zeusd_client.h"
@@ -88,10 +93,14 @@ class ZeusdGpu final : public Gpu {
   Result<void> reset_memory_clocks() override;
 
  private:
-  // Sends a change for this GPU to zeusd.
-  Result<void> change(const char* method, const std::string& knob, const std::string& body);
-  // GETs /gpu/{index}/<knob> and returns the unsigned field `field`.
-  Result<uint64_t> read_remote(const std::string& knob, const char* field);
+  // "/gpu/<route>?gpu_ids=<index>[&<parameters>]" (upstream's routes).
+  std::string target(const std::string& route, const std::string& parameters) const;
+  // POSTs upstream's write `route` for this GPU with block=true.
+  Result<void> change(const std::string& route, const std::string& parameters);
+  // GETs upstream's read `route` for this GPU and returns this GPU's entry of the answer.
+  Result<nlohmann::json> read_remote(const std::string& route);
+  // read_remote()'s unsigned field `field` (nullptr: the entry itself).
+  Result<uint64_t> read_number(const std::string& route, const char* field);
   std::shared_ptr<ZeusdClient> client_;
   RemoteGpuInfo info_;
   std::unique_ptr<Gpu> local_;

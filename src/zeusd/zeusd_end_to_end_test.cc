@@ -288,6 +288,25 @@ TEST_F(ZeusdEndToEnd, OutOfRangeLimitGets400) {
   EXPECT_EQ(devices->backends.back().backend, "zeusd");
 }
 
+TEST_F(ZeusdEndToEnd, UpstreamPerGpuErrorsKeepTheirCodeThroughTheClient) {
+  auto state = fake_.read();
+  state.devices[1].errors["nvmlDeviceSetGpuLockedClocks"] = 3;  // NVML_ERROR_NOT_SUPPORTED
+  fake_.write(state);
+  auto devices = discover_devices(fake_options(tree_.root()), socket_path_);
+  ASSERT_TRUE(devices.has_value()) << devices.error().to_string();
+  auto locked = devices->gpus[1]->lock_sm_clocks_mhz(1005, 1005);
+  ASSERT_FALSE(locked.has_value());
+  // Upstream's 400 {"errors": {"1": ...}} with zeusd's "codes": not supported, not invalid.
+  EXPECT_EQ(locked.error().code, ErrorCode::kNotSupported) << locked.error().message;
+  EXPECT_NE(locked.error().message.find("GPU 1"), std::string::npos) << locked.error().message;
+  EXPECT_NE(locked.error().message.find("HTTP 400"), std::string::npos);
+  // The reset goes through upstream's route and sets the default limit.
+  ASSERT_TRUE(devices->gpus[0]->set_power_limit_mw(300000).has_value());
+  EXPECT_EQ(limit_mw(0), 300000u);
+  ASSERT_TRUE(devices->gpus[0]->reset_power_limit().has_value());
+  EXPECT_EQ(limit_mw(0), 700000u);
+}
+
 TEST_F(ZeusdEndToEnd, TwoClientsOnDifferentGpusDoNotDisturbEachOther) {
   ClientProcess first(set_limit_body(0, 250000));
   ClientProcess second(set_limit_body(1, 200000));

@@ -100,7 +100,7 @@ json nullable(const Result<T>& value) {
 
 ZeusdService::ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& watcher,
                            LeaseJournal* journal, UpstreamOptions upstream,
-                           AccessPolicy access)
+                           AccessPolicy access, double lease_session_timeout_s)
     : devices_(devices),
       allow_(std::move(allow)),
       watcher_(watcher),
@@ -112,6 +112,7 @@ ZeusdService::ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& wa
           },
           upstream),
       access_(std::move(access)),
+      sessions_(lease_session_timeout_s),
       streams_(devices_, allow_, mutex_, upstream) {}
 
 bool ZeusdService::stream(const HttpRequest& request, const Peer& caller,
@@ -135,6 +136,7 @@ HttpResponse ZeusdService::handle(const HttpRequest& request, const Peer& caller
   if (gate.refusal) return std::move(*gate.refusal);
   Peer peer = caller;
   peer.token = std::move(gate.token);
+  if (auto refused = attach_session(request, peer)) return std::move(*refused);
   // Upstream's routes lock mutex_ around their device calls themselves (/cpu/get_power waits
   // between two readings without holding it).
   if (UpstreamRoutes::owns(request.path)) return upstream_.handle(request, peer);
@@ -143,6 +145,9 @@ HttpResponse ZeusdService::handle(const HttpRequest& request, const Peer& caller
   if (segments.size() == 1 && (segments[0] == "discover" || segments[0] == "leases")) {
     if (request.method != "GET") return error_response(405, request.path + " answers GET only");
     return segments[0] == "discover" ? discover(peer) : list_leases(peer);
+  }
+  if (!segments.empty() && segments.size() <= 3 && segments[0] == "lease_session") {
+    return session_route(request, peer, segments);
   }
   if (segments.size() == 3 && segments[0] == "gpu") {
     return gpu_route(request, peer, segments[1], segments[2]);
@@ -208,8 +213,23 @@ HttpResponse ZeusdService::list_leases(const Peer& peer) {
     return error_response(403, refused);
   }
   json list = json::array();
-  for (const Lease& lease : leases_.list()) list.push_back(lease_to_json(lease));
-  return json_answer(200, json{{"leases", list}, {"persistent", persistent_.to_json()}});
+  for (const Lease& lease : leases_.list()) {
+    json entry = lease_to_json(lease);
+    // A session's id lets its holder act on it: list only a prefix.
+    if (!lease.session.empty()) entry["session"] = lease.session.substr(0, 8) + "...";
+    list.push_back(std::move(entry));
+  }
+  json sessions = json::array();
+  for (const LeaseSession& session : sessions_.list()) {
+    sessions.push_back({{"session", session.id.substr(0, 8) + "..."},
+                        {"subject", session.subject},
+                        {"silent_s", static_cast<double>(monotonic_ms() - session.last_seen_ms) /
+                                         1000.0}});
+  }
+  return json_answer(200, json{{"leases", list},
+                               {"persistent", persistent_.to_json()},
+                               {"sessions", sessions},
+                               {"session_timeout_s", sessions_.timeout_s()}});
 }
 
 HttpResponse ZeusdService::gpu_route(const HttpRequest& request, const Peer& peer,

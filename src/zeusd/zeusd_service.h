@@ -30,7 +30,9 @@
 // and with a signing key every path but /discover and /time needs a bearer token (401/403).
 // Leases: see lease_table.h; a change on the Unix socket is tied to the client's pid. Over TCP a
 // change needs a token with gpu-control and persists (persistent_change.h); without a signing key
-// TCP is read-only.
+// TCP is read-only. A TCP client may instead open a lease session (lease_session.h; routes in
+// lease_session_routes.cc): changes whose request names it lease like a process's and are
+// restored once the session is closed or silent for longer than `lease_session_timeout_s`.
 // With a lease journal (lease_journal.h), every lease is on disk before its change reaches the
 // GPU, and recover() at start restores or re-adopts what a crashed zeusd left (probe item A7).
 // Thread-safety: handle(), on_process_exit() and restore_all() may be called from any thread;
@@ -49,6 +51,7 @@
 #include "zeusd/allow_list.h"
 #include "zeusd/gpu_change.h"
 #include "zeusd/lease_journal.h"
+#include "zeusd/lease_session.h"
 #include "zeusd/lease_table.h"
 #include "zeusd/persistent_change.h"
 #include "zeusd/power_stream_routes.h"
@@ -68,7 +71,7 @@ class ZeusdService {
   // (nullptr) leases live in memory only.
   ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& watcher,
                LeaseJournal* journal = nullptr, UpstreamOptions upstream = {},
-               AccessPolicy access = {});
+               AccessPolicy access = {}, double lease_session_timeout_s = 30.0);
 
   // At start, before serving: reads the journal a previous zeusd left, restores the leases whose
   // process is gone, re-adopts (and watches) those whose process still runs, and reports a damaged
@@ -89,6 +92,10 @@ class ZeusdService {
   void restore_all();
   // Leases held now.
   std::vector<Lease> leases() const;
+  // Restores the changes of every lease session silent for longer than its timeout at `now_ms`
+  // (monotonic_ms()); the daemon calls it a few times a second.
+  void expire_sessions(int64_t now_ms);
+  static int64_t monotonic_ms();
 
  private:
   HttpResponse discover(const Peer& peer);
@@ -114,6 +121,14 @@ class ZeusdService {
   // The index of the lease's GPU now (found by UUID when recorded), or nullopt when it is gone.
   std::optional<int> gpu_of(const Lease& lease) const;
   void warn_about_unleased_changes();
+  // The request's lease session header: sets peer.lease_session and refreshes the session, or
+  // answers the refusal (unknown or expired session, header on the Unix socket).
+  std::optional<HttpResponse> attach_session(const HttpRequest& request, Peer& peer);
+  // /lease_session[/{id}[/heartbeat]]; call with mutex_ held.
+  HttpResponse session_route(const HttpRequest& request, const Peer& peer,
+                             const std::vector<std::string>& segments);
+  // Restores and drops the session's leases; answers how many. Call with mutex_ held.
+  size_t end_session(const std::string& id, const std::string& why);
 
   Devices& devices_;
   const AllowList allow_;
@@ -124,6 +139,7 @@ class ZeusdService {
   PersistentChanges persistent_;  // guarded by mutex_
   UpstreamRoutes upstream_;
   const AccessPolicy access_;
+  LeaseSessions sessions_;  // guarded by mutex_
   PowerStreamRoutes streams_;  // last: its pollers stop before what they read goes
 };
 

@@ -47,7 +47,7 @@ for _ in $(seq 100); do
 done
 [ "$got" = "$want" ] || fail "after SIGKILL: '$got', want '$want'"
 out=$(api GET /leases)
-[ "$out" = '{"leases":[],"persistent":[]} 200' ] || fail "leases after SIGKILL: $out"
+[ "$out" = '{"leases":[],"persistent":[],"session_timeout_s":30.0,"sessions":[]} 200' ] || fail "leases after SIGKILL: $out"
 grep -q "exited" "$dir/zeusd.log" || fail "zeusd did not log the restore"
 
 stop_zeusd

@@ -3,10 +3,13 @@
 // turn, waiting for each (flush), and prints one JSON line: the changes applied and the time per
 // change (the driver or zeusd round trip). With --hold it then waits for a signal, so a test can
 // stop it by SIGTERM/SIGINT (the controller restores) or SIGKILL (zeusd restores).
-// Used by test/e2e/pfo_controller_zeusd.sh on the fakes and by test/hw/clock_controller_real.sh
-// on a real GPU. Exits 1 when the controller cannot start or a change fails.
+// With --power-limit it first sets the GPU's power limit (mW) too. Through zeusd over TCP
+// (ZEUSD_HOST_PORT + ZEUSD_TOKEN) the changes belong to the client's lease session.
+// Used by test/e2e/pfo_controller_zeusd.sh and zeusd_tcp_lease_session.sh on the fakes and by
+// test/hw/clock_controller_real.sh on a real GPU. Exits 1 when the controller cannot start or a
+// change fails.
 //
-//   zeus_clock_controller_check --gpu 0 --clocks 1410,1005 --changes 200 [--hold]
+//   zeus_clock_controller_check --gpu 0 --clocks 1410,1005 --changes 200 [--power-limit MW] [--hold]
 #include <unistd.h>
 
 #include <cstdio>
@@ -23,7 +26,7 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: zeus_clock_controller_check [--gpu N] [--clocks MHZ,MHZ,...] "
-               "[--changes K] [--hold]\n");
+               "[--changes K] [--power-limit MW] [--hold]\n");
   return 2;
 }
 
@@ -34,6 +37,7 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> clocks_mhz;
   int changes = 0;
   bool hold = false;
+  uint32_t power_limit_mw = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -46,6 +50,8 @@ int main(int argc, char** argv) {
       }
     } else if (arg == "--changes" && has_value) {
       changes = std::atoi(argv[++i]);
+    } else if (arg == "--power-limit" && has_value) {
+      power_limit_mw = static_cast<uint32_t>(std::stoul(argv[++i]));
     } else if (arg == "--hold") {
       hold = true;
     } else {
@@ -63,6 +69,13 @@ int main(int argc, char** argv) {
   if (!controller) {
     std::fprintf(stderr, "%s\n", controller.error().to_string().c_str());
     return 1;
+  }
+  // After start(), which raises the power limit to the GPU's maximum (as Perseus runs).
+  if (power_limit_mw > 0) {
+    if (auto set = gpu.set_power_limit_mw(power_limit_mw); !set) {
+      std::fprintf(stderr, "%s\n", set.error().to_string().c_str());
+      return 1;
+    }
   }
   if (clocks_mhz.empty()) {  // the maximum and the middle of the supported list
     const auto& supported = (*controller)->supported_sm_clocks_mhz();

@@ -33,7 +33,8 @@ Devices discover_or_die(bool want_gpus, bool want_cpus) {
   DiscoverOptions options = DiscoverOptions::from_environment();
   options.want_gpus = want_gpus;
   options.want_cpus = want_cpus;
-  return value_or_die(discover_devices(options));  // through zeusd when ZEUSD_SOCK_PATH is set
+  // Through zeusd when ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT (+ ZEUSD_TOKEN) is set.
+  return value_or_die(discover_devices(options));
 }
 
 std::string gpu_backend_reasons(const Devices& devices) {

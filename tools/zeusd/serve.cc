@@ -203,7 +203,7 @@ int run_serve(const ServeConfig& config) {
   upstream.gpu_power_poll_hz = config.gpu_power_poll_hz;  // the power streams' pollers
   upstream.cpu_power_poll_hz = config.cpu_power_poll_hz;
   zeusd::ZeusdService service(*devices, std::move(allow), watcher, journal.get(), upstream,
-                              std::move(access));
+                              std::move(access), config.lease_session_timeout_s);
   auto started = watcher.start([&service](int pid) { service.on_process_exit(pid); });
   if (!started) die(started.error().message);
   // What a crashed or killed zeusd left: restored or re-adopted before any client is served.
@@ -228,8 +228,12 @@ int run_serve(const ServeConfig& config) {
   }
   std::cerr << std::endl;
 
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  // Wait for a stop signal, ending silent lease sessions four times a second meanwhile.
+  int signal_number = -1;
+  const timespec tick{0, 250'000'000};
+  while ((signal_number = sigtimedwait(&stop_signals, nullptr, &tick)) < 0) {
+    service.expire_sessions(zeusd::ZeusdService::monotonic_ms());
+  }
   log_info("zeusd: stopping on signal " + std::to_string(signal_number) +
            "; restoring every lease");
   (*server)->stop();

@@ -38,6 +38,7 @@ struct ServeConfig {
   size_t max_connections_per_user = 256;
   double request_timeout_s = 10;
   double idle_timeout_s = 300;
+  double lease_session_timeout_s = 30;  // TCP lease sessions: restored after this much silence
   std::string lease_journal;  // empty: beside the socket; "none": in memory only
 };
 

@@ -99,6 +99,10 @@ void add_serve_options(CLI::App& app, ServeConfig& c) {
       ->check(CLI::Range(0.001, 3600.0))
       ->capture_default_str()
       ->group("Connections");
+  app.add_option("--lease-session-timeout", c.lease_session_timeout_s,
+                 "Seconds of silence after which a TCP client's lease session ends and zeusd "
+                 "restores its changes (POST /lease_session; heartbeats keep it open)")
+      ->check(CLI::Range(0.5, 86400.0));
   app.add_option("--idle-timeout", c.idle_timeout_s,
                  "Seconds a kept-alive connection may stay idle before zeusd closes it")
       ->check(CLI::Range(0.001, 86400.0))

@@ -25,7 +25,7 @@ fake_gpus() {
   export ZEUS_NVML_PATH="${ZEUS_FAKES:?}/libnvidia-ml.so.1"
   export ZEUS_ROCM_SMI_PATH="$dir/none.so"
   export ZEUS_POWERCAP_ROOT="$dir/no-powercap"
-  unset CUDA_VISIBLE_DEVICES ZEUSD_SOCK_PATH
+  unset CUDA_VISIBLE_DEVICES ZEUSD_SOCK_PATH ZEUSD_HOST_PORT ZEUSD_TOKEN
 }
 
 # fake_h100_a100: fake_gpus with the two GPUs the Zeus-client tests use (an H100 at 350 W,
