@@ -152,10 +152,12 @@ TEST(ElectricityMapsTest, RefusesBadOptions) {
   o.emission_factor_type = "direkt";
   EXPECT_FALSE(electricity_maps_provider(o));
   o.emission_factor_type = "lifecycle";
-  auto https = electricity_maps_provider(o);  // the default https:// URL
-  ASSERT_FALSE(https);
-  EXPECT_EQ(https.error().code, ErrorCode::kNotSupported);
-  EXPECT_NE(https.error().message.find("TLS proxy"), std::string::npos);
+  EXPECT_TRUE(electricity_maps_provider(o));  // the default https:// URL
+  o.base_url = "ftp://api.electricitymap.org";
+  auto ftp = electricity_maps_provider(o);
+  ASSERT_FALSE(ftp);
+  EXPECT_EQ(ftp.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(ftp.error().message.find("http://"), std::string::npos);
 }
 
 // An OpenEI answer: periods 0 (0.10 $/kWh), 1 (0.20), 2 (0.35); weekdays use period 2 from 14:00
