@@ -1,7 +1,7 @@
 // Test helper: a real HTTPS server on 127.0.0.1 (a free port it picks itself) for the TLS client's
 // tests. A self-signed certificate is made by the `openssl` CLI in a temp dir, and Debian's
-// /usr/bin/python3 serves with http.server wrapped in ssl (HTTP/1.1, keep-alive): `answers` maps a
-// path (query ignored) to a JSON body; any other path is a 404; /stream answers five chunked
+// /usr/bin/python3 serves with http.server wrapped in ssl (HTTP/1.1, keep-alive; GET, POST, PUT):
+// `answers` maps a path (query ignored) to a JSON body; any other path is a 404; /stream answers five chunked
 // "data: N" events. Every answer carries X-Connection: the number of the TLS connection it came
 // on (1, 2, ...), so a test sees whether a connection was reused. The server is killed and the
 // temp dir removed when the object goes.
@@ -55,6 +55,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", "0")))
         self.answer()
+
+    do_PUT = do_POST
 
     def answer(self):
         path = self.path.split("?")[0]
