@@ -12,7 +12,7 @@ ZEUS := $(BUILD)/bin/zeus
 # Debian packages the build, the tests and the main job need.
 DEB_PACKAGES := build-essential cmake pkg-config libexpected-dev nlohmann-json3-dev libcli11-dev \
   libsqlite3-dev sqlite3 libgtest-dev libgmock-dev googletest libbenchmark-dev gnuplot-nox \
-  libpqxx-dev postgresql prometheus-cpp-dev pybind11-dev python3-dev \
+  libpqxx-dev postgresql prometheus-cpp-dev pybind11-dev python3-dev libssl-dev openssl \
   python3-pytest python3-numpy python3-torch libtorch-dev chromium clang libclang-rt-14-dev ccache \
   libtomlplusplus-dev libboost-dev liburiparser-dev python3-httpx python3-pydantic python3-scipy \
   libjwt-dev prometheus prometheus-pushgateway

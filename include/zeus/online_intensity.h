@@ -54,8 +54,9 @@ struct OpenEIOptions {
 };
 
 // InvalidArgument for a latitude/longitude out of range, an unknown emission factor type or
-// sector, an empty label; NotSupported for an https:// base URL the HTTP client cannot reach
-// (the message names the workaround).
+// sector, an empty label, a base URL that is not http:// or https:// (https: the certificate is
+// checked against the system's CAs plus the PEM file ZEUS_CA_FILE names; an unreadable one is
+// InvalidArgument here, a certificate that fails shows in value_at's error).
 Result<std::unique_ptr<IntensityProvider>> electricity_maps_provider(ElectricityMapsOptions options);
 Result<std::unique_ptr<IntensityProvider>> openei_provider(OpenEIOptions options);
 

@@ -28,8 +28,9 @@ struct PfoHttpClientOptions {
                                        // timeout (600 s by default) normally answers first
 };
 
-// Fails (kInvalidArgument) only on a malformed URL or options, kNotSupported for https://;
-// nothing is sent until the first call.
+// Fails (kInvalidArgument) only on a malformed URL (http:// or https://; https trusts the
+// system's CAs plus ZEUS_CA_FILE), options, or an unreadable ZEUS_CA_FILE; nothing is sent until
+// the first call.
 Result<std::unique_ptr<PipelineFrequencyService>> make_pfo_http_client(
     const std::string& server_url, PfoHttpClientOptions options = {});
 

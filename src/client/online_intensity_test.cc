@@ -1,6 +1,7 @@
 // The online providers against a local server that answers in the shapes of Electricity Maps'
 // and OpenEI's APIs (as their documentation and upstream Zeus's recorded answers show them):
-// values per hour, caching, and every failure a user meets (401, garbage, a timeout, no server).
+// values per hour, caching, and every failure a user meets (401, garbage, a timeout, no server),
+// and the same over HTTPS.
 #include "zeus/online_intensity.h"
 
 #include <gtest/gtest.h>
@@ -8,12 +9,14 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
 #include <thread>
 
 #include "http/server.h"
 #include "http/test_server.h"
+#include "http/tls_test_server.h"
 
 namespace zeus {
 namespace {
@@ -152,10 +155,54 @@ TEST(ElectricityMapsTest, RefusesBadOptions) {
   o.emission_factor_type = "direkt";
   EXPECT_FALSE(electricity_maps_provider(o));
   o.emission_factor_type = "lifecycle";
-  auto https = electricity_maps_provider(o);  // the default https:// URL
-  ASSERT_FALSE(https);
-  EXPECT_EQ(https.error().code, ErrorCode::kNotSupported);
-  EXPECT_NE(https.error().message.find("TLS proxy"), std::string::npos);
+  EXPECT_TRUE(electricity_maps_provider(o));  // the default https:// URL
+  o.base_url = "ftp://api.electricitymap.org";
+  auto ftp = electricity_maps_provider(o);
+  ASSERT_FALSE(ftp);
+  EXPECT_EQ(ftp.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(ftp.error().message.find("http://"), std::string::npos);
+}
+
+// The provider over HTTPS end to end: a real TLS server (openssl-made certificate, Python's ssl)
+// answers the same shapes, trusted through ZEUS_CA_FILE as an operator would set it for a
+// private CA.
+TEST(ElectricityMapsTlsTest, AnswersThroughHttpsWithZeusCaFile) {
+  const double hour = this_hour();
+  http::testing::TlsTestServer server(
+      "localhost",
+      {{"/v3/carbon-intensity/history",
+        "{\"zone\": \"DE\", \"history\": [{\"carbonIntensity\": 301, \"datetime\": \"" +
+            iso(hour - 7200) + "\", \"isEstimated\": false}]}"},
+       {"/v3/carbon-intensity/latest",
+        "{\"zone\": \"DE\", \"carbonIntensity\": 288, \"datetime\": \"" + iso(hour) +
+            "\", \"isEstimated\": false}"}});
+  ASSERT_TRUE(server.ok()) << server.problem();
+  ElectricityMapsOptions o;
+  o.latitude = 52.52;
+  o.longitude = 13.40;
+  o.api_key = "test-key";
+  o.base_url = "https://localhost:" + std::to_string(server.port());
+  o.timeout_s = 10;
+
+  // Without the CA: the handshake's reason and the fix reach the caller.
+  auto untrusted = electricity_maps_provider(o);
+  ASSERT_TRUE(untrusted) << untrusted.error().message;
+  auto refused = (*untrusted)->value_at(hour + 5);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("self-signed certificate"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("ZEUS_CA_FILE"), std::string::npos);
+
+  ::setenv("ZEUS_CA_FILE", server.cert_file().c_str(), 1);
+  auto provider = electricity_maps_provider(o);
+  ::unsetenv("ZEUS_CA_FILE");
+  ASSERT_TRUE(provider) << provider.error().message;
+  auto now = (*provider)->value_at(hour + 5);
+  ASSERT_TRUE(now) << now.error().message;
+  EXPECT_EQ(*now, 288);
+  auto past = (*provider)->value_at(hour - 7200 + 60);
+  ASSERT_TRUE(past) << past.error().message;
+  EXPECT_EQ(*past, 301);
 }
 
 // An OpenEI answer: periods 0 (0.10 $/kWh), 1 (0.20), 2 (0.35); weekdays use period 2 from 14:00

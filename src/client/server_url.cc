@@ -33,15 +33,10 @@ Result<ServerUrl> parse_server_url(std::string_view url) {
 
 Result<std::unique_ptr<http::HttpClient>> open_http_client(const ServerUrl& url, double timeout_s,
                                                            bool keep_alive) {
-  if (url.scheme == "https") {
-    return fail(ErrorCode::kNotSupported,
-                "server URL '" + url.text + "': this client speaks plain HTTP only; reach an "
-                "HTTPS service through a local TLS proxy (or an SSH tunnel) and give its http:// URL");
-  }
   http::ClientOptions options;
   options.timeout_s = timeout_s;  // HttpClient::tcp refuses one that is not finite and > 0
   options.keep_alive = keep_alive;
-  return http::HttpClient::tcp(url.host, url.port, options);
+  return http::HttpClient::for_scheme(url.scheme, url.host, url.port, options);
 }
 
 std::string percent_encode(std::string_view value) {

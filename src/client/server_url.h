@@ -30,8 +30,10 @@ struct ServerUrl {
 // Accepts http:// and https:// URLs with a host, an optional port (1-65535) and path.
 Result<ServerUrl> parse_server_url(std::string_view url);
 
-// A plain-HTTP client of `url` whose requests time out after `timeout_s` (finite, > 0; else
-// kInvalidArgument); kNotSupported, naming the workaround, for an https:// URL.
+// An HTTP client of `url` whose requests time out after `timeout_s` (finite, > 0; else
+// kInvalidArgument): plain for http://, TLS for https:// (the server's certificate verified
+// against the system's CAs, plus the PEM file the environment variable ZEUS_CA_FILE names when
+// set: a private CA, a test's self-signed certificate).
 Result<std::unique_ptr<http::HttpClient>> open_http_client(const ServerUrl& url, double timeout_s,
                                                            bool keep_alive);
 

@@ -20,10 +20,10 @@ Result<std::unique_ptr<Pushgateway>> Pushgateway::connect(const std::string& url
                                                           const std::string& what,
                                                           double timeout_s) {
   const std::string invalid =
-      what + " '" + url + "' is not a Pushgateway URL like http://host:9091";
+      what + " '" + url + "' is not a Pushgateway URL like http://host:9091 (or https://)";
   Result<http::HttpUrl> u = http::parse_http_url(url);
   if (!u) return fail(ErrorCode::kInvalidArgument, invalid + " (it " + u.error().message + ")");
-  if (u->scheme != "http" || (!u->path.empty() && u->path != "/")) {
+  if ((u->scheme != "http" && u->scheme != "https") || (!u->path.empty() && u->path != "/")) {
     return fail(ErrorCode::kInvalidArgument, invalid);
   }
   if (job.empty()) {
@@ -39,7 +39,9 @@ Result<std::unique_ptr<Pushgateway>> Pushgateway::connect(const std::string& url
   }
   http::ClientOptions options;
   options.timeout_s = timeout_s;
-  auto client = http::HttpClient::tcp(u->host, u->port_given ? u->port : 9091, options);
+  // https without a port: a TLS front of the Pushgateway on 443 (u->port); http: its own 9091.
+  const int port = u->port_given || u->scheme == "https" ? u->port : 9091;
+  auto client = http::HttpClient::for_scheme(u->scheme, u->host, port, options);
   if (!client) return fail(client.error());
   std::unique_ptr<Pushgateway> gateway(new Pushgateway());
   gateway->client_ = std::move(*client);

@@ -7,7 +7,8 @@
 // replaces only the metric names it carries. Families without samples are left out.
 // Thread-safety: push() may be called from many threads at once.
 // Failure: connect() answers InvalidArgument naming `what` for a URL that is not
-// http://host[:port][/] or an empty job; push() answers Unavailable when the gateway cannot be
+// http(s)://host[:port][/] or an empty job (https: the certificate checked against the system's
+// CAs plus ZEUS_CA_FILE; without a port, 443 for https and 9091 for http); push() answers Unavailable when the gateway cannot be
 // reached or answers other than 2xx (the message carries the start of its answer).
 //
 //   auto gateway = exporter::Pushgateway::connect("http://127.0.0.1:9091", "train", {}, "--push");

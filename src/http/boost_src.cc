@@ -2,3 +2,4 @@
 // header-only; with *_SEPARATE_COMPILATION the other files see declarations only).
 #include <boost/asio/impl/src.hpp>
 #include <boost/beast/src.hpp>
+#include <boost/asio/ssl/impl/src.hpp>

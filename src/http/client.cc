@@ -4,15 +4,19 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <poll.h>
 #include <sys/un.h>
 
 #include "http/header_checks.h"
+#include "http/tls_context.h"
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <limits>
 #include <mutex>
@@ -29,12 +33,33 @@ Clock::time_point deadline_in(double s) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
+// The three kinds of connection: what the client speaks over (Stream) and how it reaches it.
+struct UnixTransport {
+  using Protocol = asio::local::stream_protocol;
+  using Stream = Protocol::socket;
+};
+struct TcpTransport {
+  using Protocol = asio::ip::tcp;
+  using Stream = Protocol::socket;
+};
+struct TlsTransport {
+  using Protocol = asio::ip::tcp;
+  using Stream = asio::ssl::stream<Protocol::socket>;
+};
+template <class T>
+constexpr bool kIsTls = std::is_same_v<T, TlsTransport>;
+
 // One connection with its own event loop: each operation runs on it until done or the deadline,
 // when the socket is closed (the operation then ends with timed_out).
-template <class Protocol>
+template <class Transport>
 struct Connection {
+  template <class... Args>
+  explicit Connection(Args&... args) : stream(io, args...) {}
+
+  typename Transport::Protocol::socket& socket() { return boost::beast::get_lowest_layer(stream); }
+
   asio::io_context io{1};
-  typename Protocol::socket socket{io};
+  typename Transport::Stream stream;
   boost::beast::flat_buffer buffer;
   bool reused = false;
 
@@ -50,7 +75,7 @@ struct Connection {
     io.run_until(deadline);
     if (!done) {
       error_code ignored;
-      socket.close(ignored);
+      socket().close(ignored);
       io.restart();
       io.run();
       return asio::error::timed_out;
@@ -59,14 +84,17 @@ struct Connection {
   }
 };
 
-template <class Protocol>
+template <class Transport>
 class Client final : public HttpClient {
  public:
-  using Conn = Connection<Protocol>;
+  using Conn = Connection<Transport>;
+  using Protocol = typename Transport::Protocol;
   using Endpoint = typename Protocol::endpoint;
 
-  Client(std::string host, int port, std::string path, ClientOptions options)
-      : host_(std::move(host)), port_(port), path_(std::move(path)), options_(options) {}
+  Client(std::string host, int port, std::string path, ClientOptions options,
+         std::shared_ptr<asio::ssl::context> tls = nullptr)
+      : host_(std::move(host)), port_(port), path_(std::move(path)), options_(std::move(options)),
+        tls_(std::move(tls)) {}
 
   Result<HttpResponse> request(std::string_view method, std::string_view target,
                                std::string_view body, const Headers& headers) override {
@@ -87,7 +115,7 @@ class Client final : public HttpClient {
       return "unix:" + path_;
     } else {
       const bool v6 = host_.find(':') != std::string::npos;
-      return "http://" + (v6 ? "[" + host_ + "]" : host_) + ":" + std::to_string(port_);
+      return (kIsTls<Transport> ? "https://" : "http://") + (v6 ? "[" + host_ + "]" : host_) + ":" + std::to_string(port_);
     }
   }
 
@@ -141,7 +169,7 @@ class Client final : public HttpClient {
   Result<HttpResponse> read_whole(Conn& conn, bhttp::request<bhttp::string_body>& request,
                                   Clock::time_point deadline, bool* got_bytes) {
     error_code ec = conn.run(deadline, [&](auto handler) {
-      bhttp::async_write(conn.socket, request, handler);
+      bhttp::async_write(conn.stream, request, handler);
     });
     if (ec) return transport_failure("sending the request", ec);
     bhttp::response_parser<bhttp::string_body> parser;
@@ -149,14 +177,14 @@ class Client final : public HttpClient {
     parser.body_limit(options_.max_body_bytes);
     if (request.method() == bhttp::verb::head) parser.skip(true);
     ec = conn.run(deadline, [&](auto handler) {
-      bhttp::async_read_header(conn.socket, conn.buffer, parser, handler);
+      bhttp::async_read_header(conn.stream, conn.buffer, parser, handler);
     });
     *got_bytes = parser.got_some();
     if (ec) return transport_failure("reading the answer", ec);
     if (auto problem = detail::check_response_header(parser.get())) return malformed(*problem);
     if (!parser.is_done()) {
       ec = conn.run(deadline, [&](auto handler) {
-        bhttp::async_read(conn.socket, conn.buffer, parser, handler);
+        bhttp::async_read(conn.stream, conn.buffer, parser, handler);
       });
       if (ec) return transport_failure("reading the answer", ec);
     }
@@ -171,7 +199,7 @@ class Client final : public HttpClient {
                                    Clock::time_point deadline, const StreamCallbacks& callbacks,
                                    double idle_timeout_s, bool* got_bytes) {
     error_code ec = conn.run(deadline, [&](auto handler) {
-      bhttp::async_write(conn.socket, request, handler);
+      bhttp::async_write(conn.stream, request, handler);
     });
     if (ec) return transport_failure("sending the request", ec);
     bhttp::response_parser<bhttp::buffer_body> parser;
@@ -181,7 +209,7 @@ class Client final : public HttpClient {
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     if (request.method() == bhttp::verb::head) parser.skip(true);
     ec = conn.run(deadline, [&](auto handler) {
-      bhttp::async_read_header(conn.socket, conn.buffer, parser, handler);
+      bhttp::async_read_header(conn.stream, conn.buffer, parser, handler);
     });
     *got_bytes = parser.got_some();
     if (ec) return transport_failure("reading the answer", ec);
@@ -194,12 +222,16 @@ class Client final : public HttpClient {
       parser.get().body().data = piece;
       parser.get().body().size = sizeof(piece);
       ec = conn.run(deadline_in(idle_timeout_s), [&](auto handler) {
-        bhttp::async_read_some(conn.socket, conn.buffer, parser, handler);
+        bhttp::async_read_some(conn.stream, conn.buffer, parser, handler);
       });
       if (ec == bhttp::error::need_buffer) ec = {};
       const size_t n = sizeof(piece) - parser.get().body().size;
       if (n > 0 && !callbacks.on_data(std::string_view(piece, n))) break;
-      if (ec == bhttp::error::end_of_stream || ec == asio::error::eof) break;
+      // A TLS server that closes without close_notify ends a body read to the close the same way.
+      if (ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
+          ec == asio::ssl::error::stream_truncated) {
+        break;
+      }
       if (ec == asio::error::timed_out) break;  // quiet for idle_timeout_s: the caller decides
       if (ec) return transport_failure("reading the stream", ec);
     }
@@ -223,11 +255,16 @@ class Client final : public HttpClient {
   }
 
   Result<std::unique_ptr<Conn>> connect(Clock::time_point deadline) {
-    auto conn = std::make_unique<Conn>();
+    std::unique_ptr<Conn> conn;
+    if constexpr (kIsTls<Transport>) {
+      conn = std::make_unique<Conn>(*tls_);
+    } else {
+      conn = std::make_unique<Conn>();
+    }
     error_code ec;
     if constexpr (std::is_same_v<Protocol, asio::local::stream_protocol>) {
       ec = conn->run(deadline, [&](auto handler) {
-        conn->socket.async_connect(Endpoint(path_), handler);
+        conn->socket().async_connect(Endpoint(path_), handler);
       });
     } else {
       asio::ip::tcp::resolver resolver(conn->io);
@@ -236,11 +273,23 @@ class Client final : public HttpClient {
         return fail(ErrorCode::kUnavailable, "cannot resolve '" + host_ + "': " + ec.message());
       }
       ec = conn->run(deadline, [&](auto handler) {
-        asio::async_connect(conn->socket, endpoints, handler);
+        asio::async_connect(conn->socket(), endpoints, handler);
       });
-      if (!ec) conn->socket.set_option(asio::ip::tcp::no_delay(true), ec);
+      if (!ec) conn->socket().set_option(asio::ip::tcp::no_delay(true), ec);
     }
     if (ec) return transport_failure("connecting", ec);
+    if constexpr (kIsTls<Transport>) {
+      ZEUS_TRY(detail::expect_peer(conn->stream.native_handle(), host_));
+      ec = conn->run(deadline, [&](auto handler) {
+        conn->stream.async_handshake(asio::ssl::stream_base::client, handler);
+      });
+      if (ec == asio::error::timed_out) return transport_failure("TLS handshake", ec);
+      if (ec) {
+        return fail(ErrorCode::kUnavailable,
+                    "cannot reach " + where() + " (TLS handshake: " +
+                        detail::handshake_failure(conn->stream.native_handle(), ec) + ")");
+      }
+    }
     return conn;
   }
 
@@ -271,7 +320,7 @@ class Client final : public HttpClient {
     while (!idle_.empty()) {
       std::unique_ptr<Conn> conn = std::move(idle_.back());
       idle_.pop_back();
-      pollfd p{conn->socket.native_handle(), POLLIN, 0};
+      pollfd p{conn->socket().native_handle(), POLLIN, 0};
       if (conn->buffer.size() > 0 || ::poll(&p, 1, 0) != 0) continue;
       conn->reused = true;
       return conn;
@@ -288,6 +337,7 @@ class Client final : public HttpClient {
   int port_ = 0;
   std::string path_;
   ClientOptions options_;
+  std::shared_ptr<asio::ssl::context> tls_;  // TlsTransport only: trust store and TLS settings
   std::mutex mu_;
   std::vector<std::unique_ptr<Conn>> idle_;
 };
@@ -302,16 +352,46 @@ Result<void> check(const ClientOptions& o) {
   return ok();
 }
 
+Result<void> check_host_port(std::string& host, int port) {
+  if (host.empty()) return fail(ErrorCode::kInvalidArgument, "the server's host is empty");
+  if (port < 1 || port > 65535) return fail(ErrorCode::kInvalidArgument, "port must be in 1-65535");
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<HttpClient>> HttpClient::tcp(std::string host, int port,
                                                     ClientOptions options) {
   ZEUS_TRY(check(options));
-  if (host.empty()) return fail(ErrorCode::kInvalidArgument, "the server's host is empty");
-  if (port < 1 || port > 65535) return fail(ErrorCode::kInvalidArgument, "port must be in 1-65535");
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  ZEUS_TRY(check_host_port(host, port));
   return std::unique_ptr<HttpClient>(
-      std::make_unique<Client<asio::ip::tcp>>(std::move(host), port, "", options));
+      std::make_unique<Client<TcpTransport>>(std::move(host), port, "", std::move(options)));
+}
+
+Result<std::unique_ptr<HttpClient>> HttpClient::tls(std::string host, int port,
+                                                    ClientOptions options) {
+  ZEUS_TRY(check(options));
+  ZEUS_TRY(check_host_port(host, port));
+  Result<std::shared_ptr<asio::ssl::context>> context = detail::make_tls_context(options.ca_file);
+  if (!context) return fail(context.error());
+  return std::unique_ptr<HttpClient>(std::make_unique<Client<TlsTransport>>(
+      std::move(host), port, "", std::move(options), std::move(*context)));
+}
+
+Result<std::unique_ptr<HttpClient>> HttpClient::for_scheme(std::string_view scheme,
+                                                           std::string host, int port,
+                                                           ClientOptions options) {
+  if (scheme == "http") return tcp(std::move(host), port, std::move(options));
+  if (scheme != "https") {
+    return fail(ErrorCode::kInvalidArgument,
+                "scheme '" + std::string(scheme) + "' is not http or https; give an http:// or "
+                "https:// URL");
+  }
+  if (const char* ca_file = std::getenv("ZEUS_CA_FILE"); options.ca_file.empty() && ca_file) {
+    options.ca_file = ca_file;
+  }
+  return tls(std::move(host), port, std::move(options));
 }
 
 Result<std::unique_ptr<HttpClient>> HttpClient::unix_socket(std::string path, ClientOptions options) {
@@ -321,6 +401,6 @@ Result<std::unique_ptr<HttpClient>> HttpClient::unix_socket(std::string path, Cl
     return fail(ErrorCode::kInvalidArgument, "socket path too long (at most 107 bytes): " + path);
   }
   return std::unique_ptr<HttpClient>(
-      std::make_unique<Client<asio::local::stream_protocol>>("", 0, std::move(path), options));
+      std::make_unique<Client<UnixTransport>>("", 0, std::move(path), std::move(options)));
 }
 }  // namespace zeus::http

@@ -7,11 +7,16 @@
 // A kept-alive connection the server has closed in the meantime is noticed before it is reused and
 // replaced; with retry_on_stale_connection, a request that still fails on a reused connection
 // before any answer byte arrives is sent again once.
+// HTTPS (tls()): the same client over TLS 1.2 or newer (Boost.Asio's SSL stream on OpenSSL). The
+// server's certificate is verified against the system's CA store (plus ClientOptions::ca_file)
+// and must name the host (DNS name or IP address); the host is sent as SNI.
 // Thread-safety: request() and stream() may be called from many threads at once (each takes its
 // own pooled connection). Failure: Unavailable naming the server and what failed (connect,
-// timeout, reset); an HTTP error status is an answer, not a failure.
+// TLS handshake with the certificate's problem, timeout, reset); an HTTP error status is an
+// answer, not a failure.
 //
 //   auto client = zeus::http::HttpClient::tcp("127.0.0.1", 8000, {});
+//   auto secure = zeus::http::HttpClient::tls("api.electricitymap.org", 443, {});
 //   Result<HttpResponse> r = (*client)->request("GET", "/healthz");
 #pragma once
 
@@ -37,12 +42,22 @@ struct ClientOptions {
   // is sent again once on a fresh connection. Only for idempotent requests: the server may have
   // acted on the first one (a batch-size service would dispatch a second trial).
   bool retry_on_stale_connection = false;
+  // tls() only: a PEM file of CA certificates trusted besides the system's store (a private CA,
+  // a test's self-signed certificate). Empty: the system's store only.
+  std::string ca_file{};
 };
 
 class HttpClient {
  public:
   // A server at host:port (a name or an IPv4/IPv6 address, resolved once per connection).
   static Result<std::unique_ptr<HttpClient>> tcp(std::string host, int port, ClientOptions options);
+  // A server at host:port over TLS (https): certificate and host name verified, SNI sent.
+  // kInvalidArgument when options.ca_file cannot be read as PEM certificates.
+  static Result<std::unique_ptr<HttpClient>> tls(std::string host, int port, ClientOptions options);
+  // tcp() for scheme "http", tls() for "https" (options.ca_file, when empty, taken from the
+  // environment variable ZEUS_CA_FILE); kInvalidArgument for any other scheme.
+  static Result<std::unique_ptr<HttpClient>> for_scheme(std::string_view scheme, std::string host,
+                                                        int port, ClientOptions options);
   // A server on a Unix socket.
   static Result<std::unique_ptr<HttpClient>> unix_socket(std::string path, ClientOptions options);
 
@@ -74,7 +89,7 @@ class HttpClient {
                                       const std::function<bool(std::string_view)>& on_data,
                                       double idle_timeout_s) = 0;
 
-  // "http://host:port" or "unix:/path", for messages.
+  // "http://host:port", "https://host:port" or "unix:/path", for messages.
   virtual std::string where() const = 0;
 };
 

@@ -13,14 +13,11 @@ Result<std::unique_ptr<http::HttpClient>> upstream_client(const std::string& url
   if (!parsed) {
     return fail(ErrorCode::kInvalidArgument, what + " '" + url + "': " + parsed.error().message);
   }
-  if (parsed->scheme != "http") {
-    return fail(ErrorCode::kInvalidArgument, what + " must be an http:// URL (no TLS)");
-  }
   http::ClientOptions options;
   options.timeout_s = timeout_s;
   options.max_body_bytes = 64 << 20;
   options.max_idle_connections = std::max<size_t>(1, max_idle_connections);
-  return http::HttpClient::tcp(parsed->host, parsed->port, options);
+  return http::HttpClient::for_scheme(parsed->scheme, parsed->host, parsed->port, options);
 }
 
 }  // namespace zeus::proxy

@@ -1,7 +1,8 @@
 // The HTTP client to an upstream inference server, as `zeus proxy` and its Colosseum make it:
-// an http:// URL (no TLS), answers of up to 64 MiB, `timeout_s` to the answer's head and between
-// its pieces. Failure: kInvalidArgument naming `what` (e.g. "--upstream a=http://...") for a URL
-// that is malformed or not http://. It keeps up to `max_idle_connections` connections for reuse
+// an http:// or https:// URL (https: the certificate verified against the system's CAs and
+// ZEUS_CA_FILE), answers of up to 64 MiB, `timeout_s` to the answer's head and between its pieces.
+// Failure: kInvalidArgument naming `what` (e.g. "--upstream a=http://...") for a URL that is
+// malformed or neither http:// nor https://. It keeps up to `max_idle_connections` connections for reuse
 // (one per request that may be in flight: none is reopened).
 //
 //   auto client = upstream_client("http://127.0.0.1:8000", 600, "--upstream");
