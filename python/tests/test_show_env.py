@@ -29,8 +29,8 @@ def test_text_block_names_versions_devices_and_reasons(fake_nvml, tmp_path, monk
     nvml = os.path.realpath(os.environ["ZEUS_NVML_PATH"])
     assert f"NVML: {nvml} (loaded as {os.environ['ZEUS_NVML_PATH']})" in text
     assert f"ROCm SMI: not found: cannot load {missing_rocm}" in text
-    assert "GPU 0 (physical 0): NVIDIA H100 80GB HBM3" in text and "backend nvidia" in text
-    assert "    amd: not used: " in text
+    assert "GPU 0 (physical 0): NVIDIA H100 80GB HBM3" in text and "backend nvml" in text
+    assert "    amdsmi: not used: " in text and "    rocm_smi: not used: " in text
     assert "## RAPL\n  unavailable: " in text
     assert "not configured (set ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT" in text
 
@@ -55,7 +55,7 @@ def test_in_process_report_has_every_section(fake_nvml):
     for key in ("packages", "platform", "environment", "libraries", "gpus", "cpus", "backends",
                 "rapl", "zeusd"):
         assert key in report, key
-    assert report["gpus"][0]["backend"] == "nvidia"
+    assert report["gpus"][0]["backend"] == "nvml"
     text = show_env.show_env()
     for title in ("## Versions", "## Environment", "## Libraries", "## Devices", "## RAPL",
                   "## zeusd"):

@@ -69,7 +69,7 @@ void add_devices(json& report, const DiscoverOptions& options) {
                               {"physical_index", gpu.physical_index()},
                               {"name", gpu.name()},
                               {"uuid", gpu.uuid()},
-                              {"backend", vendor_name(gpu.vendor())},
+                              {"backend", gpu.backend()},
                               {"energy_counter", gpu.has_energy_counter()}});
   }
   for (size_t i = 0; i < devices->cpus.size(); ++i) {

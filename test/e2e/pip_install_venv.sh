@@ -43,7 +43,8 @@ PY
 "$py" -m zeus_cpp.show_env > "$dir/env.txt"
 grep -q "zeus_cpp: .*$dir/venv" "$dir/env.txt" || fail "show_env: $(cat "$dir/env.txt")"
 grep -q "GPU 0 (physical 0)" "$dir/env.txt" || fail "show_env GPU: $(cat "$dir/env.txt")"
-"$py" -m pip show zeus_cpp | grep -q "^Version: " || fail "pip does not know zeus_cpp"
+shown=$("$py" -m pip show zeus_cpp 2>&1) || fail "pip show zeus_cpp: $shown"
+grep -q "^Version: " <<< "$shown" || fail "pip does not know zeus_cpp: $shown"
 "$py" -m pip uninstall -y zeus_cpp > /dev/null
 if "$py" -c "import zeus_cpp" 2> /dev/null; then fail "zeus_cpp still imports after pip uninstall"; fi
 echo "pip install ok"

@@ -14,8 +14,8 @@ fake_path=$(readlink -f "$ZEUS_NVML_PATH")
 grep -q "^  zeus: [0-9]" "$dir/text" || fail "no version: $(cat "$dir/text")"
 grep -qF "NVML: $fake_path (loaded as $ZEUS_NVML_PATH)" "$dir/text" || fail "NVML path: $(cat "$dir/text")"
 grep -qF "ROCm SMI: not found: cannot load $dir/none.so" "$dir/text" || fail "ROCm reason: $(cat "$dir/text")"
-grep -q "GPU 0 (physical 0): NVIDIA A100-SXM4-40GB, .*backend nvidia, energy counter yes" "$dir/text" || fail "GPU line: $(cat "$dir/text")"
-grep -q "^    amd: not used: " "$dir/text" || fail "amd backend reason: $(cat "$dir/text")"
+grep -q "GPU 0 (physical 0): NVIDIA A100-SXM4-40GB, .*backend nvml, energy counter yes" "$dir/text" || fail "GPU line: $(cat "$dir/text")"
+grep -q "^    amdsmi: not used: " "$dir/text" && grep -q "^    rocm_smi: not used: " "$dir/text" || fail "amd backends reason: $(cat "$dir/text")"
 grep -q "^  unavailable: " "$dir/text" || fail "RAPL reason: $(cat "$dir/text")"
 grep -q "not configured (set ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT" "$dir/text" || fail "zeusd: $(cat "$dir/text")"
 $py - "$dir/report.json" "$fake_path" <<'PY'
@@ -26,7 +26,7 @@ nvml = [l for l in r["libraries"] if l["name"] == "NVML"][0]
 assert nvml["path"] == sys.argv[2] and nvml["error"] is None, nvml
 rocm = [l for l in r["libraries"] if l["name"] == "ROCm SMI"][0]
 assert rocm["path"] is None and "none.so" in rocm["error"], rocm
-assert [g["backend"] for g in r["gpus"]] == ["nvidia"], r["gpus"]
+assert [g["backend"] for g in r["gpus"]] == ["nvml"], r["gpus"]
 assert {b["backend"]: b["used"] for b in r["backends"]}["nvml"] is True, r["backends"]
 assert r["rapl"]["available"] is False and r["rapl"]["detail"], r["rapl"]
 assert r["zeusd"] == {"configured": False}, r["zeusd"]

@@ -24,9 +24,6 @@ nlohmann::json describe_gpu(int index, Gpu& gpu) {
   j["vendor"] = vendor_name(gpu.vendor());
   j["backend"] = gpu.backend();
   j["architecture"] = architecture_name(gpu.architecture());
-  j["backend"] = gpu.vendor() == GpuVendor::kNvidia ? "nvml"
-                 : gpu.vendor() == GpuVendor::kAmd  ? "amd"
-                                                    : "replay";
   j["power_scope"] = power_scope_name(gpu.power_scope());
   j["energy_counter"] = gpu.has_energy_counter();
   nlohmann::json limits;
