@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -26,10 +27,56 @@ struct CharFree {
 };
 using CharPtr = std::unique_ptr<char, CharFree>;
 
-Error invalid(const std::string& why) { return Error{ErrorCode::kInvalidArgument, "Invalid token: " + why}; }
+Error invalid(const std::string& why) {
+  return Error{ErrorCode::kInvalidArgument, "Invalid token: " + why};
+}
 
 // libjwt takes the key length as an int.
 constexpr size_t kMaxKeyBytes = 1 << 20;
+
+// A NumericDate as ISO 8601 UTC ("2027-01-15T08:00:00Z"); past year 9999, "Unix time N".
+std::string iso_time(double unix_s) {
+  constexpr double kYear9999End = 253402300799.0;
+  if (!(unix_s >= 0 && unix_s <= kYear9999End)) {
+    if (unix_s > -9.0e18 && unix_s < 9.0e18) {
+      return "Unix time " + std::to_string(static_cast<int64_t>(unix_s));
+    }
+    std::ostringstream text;
+    text << "Unix time " << unix_s;
+    return text.str();
+  }
+  const auto seconds = static_cast<std::time_t>(unix_s);
+  std::tm utc{};
+  char buffer[32];
+  if (gmtime_r(&seconds, &utc) == nullptr ||
+      std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc) == 0) {
+    return "Unix time " + std::to_string(seconds);
+  }
+  return buffer;
+}
+
+// RFC 7519 §4.1.5 / §4.1.6: `nbf` and `iat` are NumericDates; a token dated later than now by
+// more than the leeway is refused, naming the date and the daemon's own clock.
+Result<void> check_not_future(const json& claims, const char* name, int64_t now_unix_s) {
+  const auto claim = claims.find(name);
+  if (claim == claims.end() || claim->is_null()) return ok();
+  if (!claim->is_number()) {
+    return fail(invalid(std::string("`") + name + "` is not a number of seconds"));
+  }
+  const double when = claim->get<double>();
+  if (when <= static_cast<double>(now_unix_s) + static_cast<double>(kTokenLeewaySeconds)) {
+    return ok();
+  }
+  const std::string clocks = " (its `" + std::string(name) + "`; this zeusd's clock says " +
+                             iso_time(static_cast<double>(now_unix_s)) +
+                             "); check this machine's and the issuer's clocks";
+  if (std::string_view(name) == "nbf") {
+    return fail(ErrorCode::kInvalidArgument,
+                "Token is not valid before " + iso_time(when) + clocks);
+  }
+  return fail(ErrorCode::kInvalidArgument,
+              "Token was issued in the future, at " + iso_time(when) + clocks);
+}
 
 }  // namespace
 
@@ -38,14 +85,15 @@ Result<std::string> read_signing_key(const std::string& path) {
   if (!in) {
     return fail(ErrorCode::kNotFound, "cannot read the signing key file '" + path +
                                           "' (create one with: head -c 32 /dev/urandom | "
-                                          "base64 > " + path + "; chmod 600 " + path + ")");
+                                          "base64 > " +
+                                          path + "; chmod 600 " + path + ")");
   }
   std::stringstream bytes;
   bytes << in.rdbuf();
   std::string key = bytes.str();
   if (key.empty()) {
-    return fail(ErrorCode::kInvalidArgument,
-                "the signing key file '" + path + "' is empty (put at least 32 random bytes in it)");
+    return fail(ErrorCode::kInvalidArgument, "the signing key file '" + path +
+                                                 "' is empty (put at least 32 random bytes in it)");
   }
   if (key.size() > kMaxKeyBytes) {
     return fail(ErrorCode::kInvalidArgument,
@@ -84,13 +132,15 @@ Result<TokenIdentity> verify_token(std::string_view key, std::string_view token,
   }
   const std::string text(token);
   jwt_t* raw = nullptr;
-  const int decoded = jwt_decode(&raw, text.c_str(), reinterpret_cast<const unsigned char*>(key.data()),
-                                 static_cast<int>(key.size()));
+  const int decoded =
+      jwt_decode(&raw, text.c_str(), reinterpret_cast<const unsigned char*>(key.data()),
+                 static_cast<int>(key.size()));
   JwtPtr jwt(raw);
   if (decoded != 0 || !jwt) {
-    return fail(invalid(decoded == EINVAL ? "malformed, or its signature does not match this "
-                                            "zeusd's key"
-                                          : std::string("not verified (") + std::strerror(decoded) + ")"));
+    return fail(invalid(decoded == EINVAL
+                            ? "malformed, or its signature does not match this "
+                              "zeusd's key"
+                            : std::string("not verified (") + std::strerror(decoded) + ")"));
   }
   // Only HS256: `none` carries no signature and HS512 is not what zeusd issues.
   if (jwt_get_alg(jwt.get()) != JWT_ALG_HS256) {
@@ -109,8 +159,9 @@ Result<TokenIdentity> verify_token(std::string_view key, std::string_view token,
   if (scopes == claims.end() || !scopes->is_array()) return fail(invalid("missing field `scopes`"));
   for (const json& scope : *scopes) {
     Result<Capability> parsed =
-        scope.is_string() ? parse_capability(scope.get<std::string>())
-                          : Result<Capability>(fail(ErrorCode::kInvalidArgument, "a scope is not a string"));
+        scope.is_string()
+            ? parse_capability(scope.get<std::string>())
+            : Result<Capability>(fail(ErrorCode::kInvalidArgument, "a scope is not a string"));
     if (!parsed) return fail(invalid(parsed.error().message));
     identity.scopes.push_back(*parsed);
   }
@@ -125,6 +176,12 @@ Result<TokenIdentity> verify_token(std::string_view key, std::string_view token,
     if (*identity.expires_unix_s + kTokenLeewaySeconds < now_unix_s) {
       return fail(ErrorCode::kInvalidArgument, "Token has expired.");
     }
+  }
+  // Unlike upstream (whose jsonwebtoken leaves `nbf` off and never reads `iat`), a token dated
+  // in the future is refused: RFC 7519 §4.1.5 says it MUST NOT be accepted before `nbf`.
+  for (const char* name : {"nbf", "iat"}) {
+    Result<void> dated = check_not_future(claims, name, now_unix_s);
+    if (!dated) return fail(dated.error());
   }
   return identity;
 }
@@ -147,10 +204,10 @@ Result<std::optional<int64_t>> parse_token_lifetime(std::string_view text) {
     int64_t seconds;
   };
   // Longest names first, so that "min" is not read as "m" followed by "in".
-  constexpr Unit kUnits[] = {{"seconds", 1}, {"second", 1}, {"secs", 1},     {"sec", 1},
-                             {"s", 1},       {"minutes", 60}, {"minute", 60}, {"mins", 60},
-                             {"min", 60},    {"m", 60},       {"hours", 3600}, {"hour", 3600},
-                             {"hrs", 3600},  {"hr", 3600},    {"h", 3600},     {"days", 86400},
+  constexpr Unit kUnits[] = {{"seconds", 1}, {"second", 1},   {"secs", 1},       {"sec", 1},
+                             {"s", 1},       {"minutes", 60}, {"minute", 60},    {"mins", 60},
+                             {"min", 60},    {"m", 60},       {"hours", 3600},   {"hour", 3600},
+                             {"hrs", 3600},  {"hr", 3600},    {"h", 3600},       {"days", 86400},
                              {"day", 86400}, {"d", 86400},    {"weeks", 604800}, {"week", 604800},
                              {"w", 604800}};
   int64_t total = 0;
@@ -170,7 +227,8 @@ Result<std::optional<int64_t>> parse_token_lifetime(std::string_view text) {
     for (const Unit& u : kUnits) {
       const std::string_view name(u.name);
       if (lower.compare(at, name.size(), name) == 0 &&
-          (at + name.size() == lower.size() || !std::isalpha(static_cast<unsigned char>(lower[at + name.size()])))) {
+          (at + name.size() == lower.size() ||
+           !std::isalpha(static_cast<unsigned char>(lower[at + name.size()])))) {
         unit = &u;
         break;
       }

@@ -5,12 +5,14 @@
 //   exp     optional expiry (Unix seconds); absent means the token never expires
 // A token verifies when its header names HS256 (no other algorithm, `none` included, whatever
 // the signature), its signature matches the key, its claims have those types (an unknown scope
-// fails the whole token), and it is not past `exp` by more than 60 s (upstream's leeway).
-// `nbf` and `iat` are not checked, as upstream's jsonwebtoken does not by default: a token dated
-// in the future is accepted. Extra claims are ignored.
+// fails the whole token), it is not past `exp` by more than 60 s (upstream's leeway), and it is
+// not dated in the future: an `nbf` or `iat` later than now + 60 s is refused ("Token is not
+// valid before <ISO time> ..."). Upstream's jsonwebtoken checks neither by default; RFC 7519
+// §4.1.5 says a token MUST NOT be accepted before its `nbf`. Extra claims are ignored.
 // Crypto and JWT framing are libjwt's (Debian libjwt-dev); the claims are read with nlohmann.
 // Thread-safety: pure functions. Failure: kInvalidArgument with a message for the 401 answer
-// ("Token has expired.", "Invalid token: ..."), kNotFound/kInvalidArgument for key files.
+// ("Token has expired.", "Token is not valid before ...", "Token was issued in the future ...",
+// "Invalid token: ..."), kNotFound/kInvalidArgument for key files.
 //
 //   auto key = zeus::zeusd::read_signing_key("/etc/zeusd/signing.key");
 //   auto token = zeus::zeusd::issue_token(*key, {"alice", {Capability::kGpuRead}, std::nullopt});
@@ -27,7 +29,8 @@
 
 namespace zeus::zeusd {
 
-// How far past `exp` a token is still accepted (clock skew between issuer and daemon).
+// How far past `exp`, or before `nbf`/`iat`, a token is still accepted (clock skew between
+// issuer and daemon).
 inline constexpr int64_t kTokenLeewaySeconds = 60;
 
 // The key file's bytes as they are; an empty or unreadable file is an error naming the path.

@@ -23,9 +23,10 @@ std::string forge(jwt_alg_t alg, const std::string& key, const std::string& clai
   jwt_t* jwt = nullptr;
   EXPECT_EQ(jwt_new(&jwt), 0);
   EXPECT_EQ(jwt_add_grants_json(jwt, claims.c_str()), 0);
-  EXPECT_EQ(jwt_set_alg(jwt, alg, alg == JWT_ALG_NONE ? nullptr
-                                                      : reinterpret_cast<const unsigned char*>(key.data()),
-                        alg == JWT_ALG_NONE ? 0 : static_cast<int>(key.size())),
+  EXPECT_EQ(jwt_set_alg(
+                jwt, alg,
+                alg == JWT_ALG_NONE ? nullptr : reinterpret_cast<const unsigned char*>(key.data()),
+                alg == JWT_ALG_NONE ? 0 : static_cast<int>(key.size())),
             0);
   char* text = jwt_encode_str(jwt);
   std::string token = text ? text : "";
@@ -86,27 +87,65 @@ TEST(JwtToken, AlgNoneAndHs512AreRefused) {
 }
 
 TEST(JwtToken, MalformedTokensAndClaimsAreRefused) {
-  for (const std::string& token : std::vector<std::string>{"", "abc", "a.b.c", "a.b", "....", std::string("x\0y", 3)}) {
+  for (const std::string& token :
+       std::vector<std::string>{"", "abc", "a.b.c", "a.b", "....", std::string("x\0y", 3)}) {
     EXPECT_FALSE(verify_token(kKey, token, kNow)) << token;
   }
   // An unknown scope fails the whole token, as upstream's strict enum does.
-  EXPECT_FALSE(verify_token(kKey, forge(JWT_ALG_HS256, kKey, R"({"sub":"a","scopes":["root"]})"), kNow));
-  EXPECT_FALSE(verify_token(kKey, forge(JWT_ALG_HS256, kKey, R"({"sub":"a","scopes":"gpu-read"})"), kNow));
+  EXPECT_FALSE(
+      verify_token(kKey, forge(JWT_ALG_HS256, kKey, R"({"sub":"a","scopes":["root"]})"), kNow));
+  EXPECT_FALSE(
+      verify_token(kKey, forge(JWT_ALG_HS256, kKey, R"({"sub":"a","scopes":"gpu-read"})"), kNow));
   EXPECT_FALSE(verify_token(kKey, forge(JWT_ALG_HS256, kKey, R"({"scopes":["gpu-read"]})"), kNow));
   EXPECT_FALSE(verify_token(kKey, forge(JWT_ALG_HS256, kKey, R"({"sub":7,"scopes":[]})"), kNow));
-  EXPECT_FALSE(verify_token(kKey, forge(JWT_ALG_HS256, kKey, R"({"sub":"a","scopes":[],"exp":"soon"})"), kNow));
-  EXPECT_FALSE(verify_token(kKey, forge(JWT_ALG_HS256, kKey, R"({"sub":"a","scopes":[],"exp":-5})"), kNow));
+  EXPECT_FALSE(verify_token(
+      kKey, forge(JWT_ALG_HS256, kKey, R"({"sub":"a","scopes":[],"exp":"soon"})"), kNow));
+  EXPECT_FALSE(
+      verify_token(kKey, forge(JWT_ALG_HS256, kKey, R"({"sub":"a","scopes":[],"exp":-5})"), kNow));
   // A signature changed by one character.
   std::string token = *issue_token(kKey, alice());
   token.back() = token.back() == 'A' ? 'B' : 'A';
   EXPECT_FALSE(verify_token(kKey, token, kNow));
 }
 
-TEST(JwtToken, FutureIatAndNbfAreNotCheckedAsUpstream) {
-  // Upstream's validation leaves nbf off and never reads iat; so does zeusd.
+TEST(JwtToken, FutureNbfOrIatIsRefusedBeyondTheLeeway) {
+  // Unlike upstream (nbf off, iat never read): RFC 7519 §4.1.5, a token is not accepted before
+  // its nbf; an iat in the future means one of the two clocks is wrong.
+  auto claims = [](const std::string& extra) {
+    return std::string(R"({"sub":"a","scopes":[],)") + extra + "}";
+  };
+  // Within the leeway: accepted (the issuer's clock may run a little ahead).
   EXPECT_TRUE(verify_token(
-      kKey, forge(JWT_ALG_HS256, kKey, R"({"sub":"a","scopes":[],"nbf":9999999999,"iat":9999999999})"),
-      kNow));
+      kKey, forge(JWT_ALG_HS256, kKey, claims(R"("nbf":1800000060,"iat":1800000060)")), kNow));
+  EXPECT_TRUE(verify_token(
+      kKey, forge(JWT_ALG_HS256, kKey, claims(R"("nbf":1700000000,"iat":1700000000)")), kNow));
+
+  auto nbf = verify_token(kKey, forge(JWT_ALG_HS256, kKey, claims(R"("nbf":1800000061)")), kNow);
+  ASSERT_FALSE(nbf);
+  EXPECT_EQ(nbf.error().message,
+            "Token is not valid before 2027-01-15T08:01:01Z (its `nbf`; this zeusd's clock says "
+            "2027-01-15T08:00:00Z); check this machine's and the issuer's clocks");
+
+  auto iat = verify_token(kKey, forge(JWT_ALG_HS256, kKey, claims(R"("iat":9999999999)")), kNow);
+  ASSERT_FALSE(iat);
+  EXPECT_EQ(iat.error().message,
+            "Token was issued in the future, at 2286-11-20T17:46:39Z (its `iat`; this zeusd's "
+            "clock says 2027-01-15T08:00:00Z); check this machine's and the issuer's clocks");
+
+  // A fractional NumericDate is a number too; a string is not.
+  EXPECT_FALSE(
+      verify_token(kKey, forge(JWT_ALG_HS256, kKey, claims(R"("nbf":1800000100.5)")), kNow));
+  EXPECT_TRUE(
+      verify_token(kKey, forge(JWT_ALG_HS256, kKey, claims(R"("nbf":1799999999.5)")), kNow));
+  auto text = verify_token(kKey, forge(JWT_ALG_HS256, kKey, claims(R"("nbf":"tomorrow")")), kNow);
+  ASSERT_FALSE(text);
+  EXPECT_NE(text.error().message.find("Invalid token: `nbf`"), std::string::npos);
+  // A date past year 9999 is still named.
+  auto far = verify_token(kKey, forge(JWT_ALG_HS256, kKey, claims(R"("nbf":1e15)")), kNow);
+  ASSERT_FALSE(far);
+  EXPECT_NE(far.error().message.find("not valid before Unix time 1000000000000000 "),
+            std::string::npos)
+      << far.error().message;
 }
 
 TEST(JwtToken, SigningKeyIsTheFilesRawBytes) {

@@ -2,11 +2,11 @@
 # zeusd serve with a signing key, on the Unix socket and TCP (127.0.0.1) at once, over the fake
 # libnvidia-ml.so.1 and a fake powercap tree, with real HTTP (curl): tokens from `zeusd token
 # issue`; every path but /discover and /time refused without one (401 + WWW-Authenticate), for a
-# malformed header, another key, alg none, HS512, an expired token and an unknown scope; 403 for
-# a missing scope; whoami; every upstream route over TCP with a token; a TCP change persists and
-# is listed with the token's subject; the socket needs the token too; --enable turns groups off
-# (404 before authentication); an oversized header is 431; 1,000 idle TCP connections leave
-# other clients served.
+# malformed header, another key, alg none, HS512, an expired or future-dated (nbf, iat) token and
+# an unknown scope; 403 for a missing scope; whoami; every upstream route over TCP with a token; a
+# TCP change persists and is listed with the token's subject; the socket needs the token too;
+# --enable turns groups off (404 before authentication); an oversized header is 431; 1,000 idle
+# TCP connections leave other clients served.
 set -euo pipefail
 source "$(dirname "$0")/lib/zeusd_lib.sh"
 
@@ -82,6 +82,21 @@ tcp GET /gpu/get_power_limit "$(forged HS256 "$key" "{\"sub\":\"m\",\"scopes\":[
   | grep -q '"Token has expired."' || fail "expired message"
 # Within the 60 s leeway it still works.
 check 200 GET /gpu/get_power_limit "$(forged HS256 "$key" "{\"sub\":\"m\",\"scopes\":[\"gpu-read\"],\"exp\":$((now - 30))}")"
+# Dated in the future (unlike upstream; RFC 7519 4.1.5): an nbf or iat more than 60 s ahead is
+# 401 with the challenge and a message naming the date and the clocks; within 60 s it works.
+for claim in nbf iat; do
+  future=$(forged HS256 "$key" "{\"sub\":\"m\",\"scopes\":[\"gpu-read\"],\"$claim\":$((now + 3600))}")
+  headers=$(curl -s -D - -o "$dir/future.out" -H "Authorization: Bearer $future" "$base/gpu/get_power_limit")
+  echo "$headers" | grep -q '^HTTP/1.1 401' || fail "future $claim: $headers $(cat "$dir/future.out")"
+  echo "$headers" | grep -qi '^WWW-Authenticate: Bearer realm="zeusd"' || fail "future $claim: no challenge: $headers"
+  when=$(date -u -d "@$((now + 3600))" +%Y-%m-%dT%H:%M:%SZ)
+  grep -q "$when (its \`$claim\`; this zeusd's clock says .*check this machine's and the issuer's clocks" "$dir/future.out" \
+    || fail "future $claim message: $(cat "$dir/future.out")"
+  check 200 GET /gpu/get_power_limit "$(forged HS256 "$key" "{\"sub\":\"m\",\"scopes\":[\"gpu-read\"],\"$claim\":$((now + 30))}")"
+done
+grep -q '"Token is not valid before ' "$dir/future.out" && fail "iat message reads as nbf's"
+tcp GET /gpu/get_power_limit "$(forged HS256 "$key" "{\"sub\":\"m\",\"scopes\":[\"gpu-read\"],\"nbf\":$((now + 3600))}")" \
+  | grep -q '"Token is not valid before ' || fail "nbf message"
 
 # 403: the scope is missing.
 out=$(tcp POST "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000&block=true" "$reader")
