@@ -9,6 +9,7 @@
 
 #include "http/client.h"
 #include "http/server.h"
+#include "proxy/colosseum_log.h"
 #include "proxy/colosseum_wire.h"
 #include "proxy/duel.h"
 #include "proxy/leaderboard.h"
@@ -40,9 +41,11 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 class Arena final : public Colosseum {
  public:
-  Arena(ColosseumOptions options, std::unique_ptr<store::VoteStore> votes)
+  Arena(ColosseumOptions options, std::unique_ptr<store::VoteStore> votes,
+        std::unique_ptr<ColosseumLog> duel_log)
       : options_(std::move(options)),
         votes_(std::move(votes)),
+        duel_log_(std::move(duel_log)),
         book_(DuelLimits{options_.max_duels, options_.ttl_s}) {}
   ~Arena() override { stop(); }
 
@@ -110,6 +113,17 @@ class Arena final : public Colosseum {
   double now_s() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_).count();
   }
+  static double unix_now_s() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+  // Under mu_: forgets the duels past their time and logs what the book forgot (--colosseum-log).
+  void sweep_locked(double now) {
+    book_.sweep(now);
+    for (const ForgottenDuel& gone : book_.take_forgotten()) {
+      if (duel_log_) duel_log_->forgotten(gone, now, unix_now_s());
+    }
+  }
   void route(const HttpRequest& request, http::Reply& reply);
   void prompt(const HttpRequest& request, http::Reply& reply);
   HttpResponse response_vote(const HttpRequest& request);
@@ -121,6 +135,7 @@ class Arena final : public Colosseum {
   std::vector<std::unique_ptr<Meter>> meters_;
   std::array<Side, 2> sides_;
   std::unique_ptr<store::VoteStore> votes_;
+  std::unique_ptr<ColosseumLog> duel_log_;  // --colosseum-log; null: none (written under mu_)
   const std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
   std::mutex mu_;  // book_ and rng_
   std::mutex tally_mu_;
@@ -173,7 +188,14 @@ void Arena::prompt(const HttpRequest& request, http::Reply& reply) {
     std::lock_guard<std::mutex> lock(mu_);
     std::array<std::string, 2> models = {sides_[0].name, sides_[1].name};
     if (rng_() % 2) std::swap(models[0], models[1]);  // which model answers as "A": a coin
-    DuelResult<std::string> drawn = book_.prompt(asked->request_id, side_index, models, now_s());
+    const double now = now_s();
+    sweep_locked(now);
+    const std::optional<DuelState> before = duel_state_of(book_, asked->request_id);
+    DuelResult<std::string> drawn = book_.prompt(asked->request_id, side_index, models, now);
+    sweep_locked(now);  // what the new duel pushed out
+    if (duel_log_) {
+      duel_log_->prompt(asked->request_id, side_index, before, models, drawn, unix_now_s());
+    }
     if (!drawn) {
       reply.send(refused(drawn.error()));
       return;
@@ -226,8 +248,12 @@ void Arena::prompt(const HttpRequest& request, http::Reply& reply) {
   const bool whole = answer && stream && scanner.saw_done();
   {
     std::lock_guard<std::mutex> lock(mu_);
+    const std::optional<DuelState> before = duel_state_of(book_, asked->request_id);
     DuelResult<void> noted = book_.answered(asked->request_id, side_index, energy.energy_j,
                                             energy.output_tokens, whole, now_s());
+    if (duel_log_) {
+      duel_log_->answered(asked->request_id, side_index, whole, before, noted, unix_now_s());
+    }
     if (!noted) log_warning("zeus colosseum: " + noted.error().message);
   }
   if (stream) {
@@ -251,7 +277,13 @@ HttpResponse Arena::response_vote(const HttpRequest& request) {
   DuelResult<Duel> duel;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    duel = book_.response_vote(asked->request_id, asked->victory_index, now_s());
+    const double now = now_s();
+    sweep_locked(now);
+    const std::optional<DuelState> before = duel_state_of(book_, asked->request_id);
+    duel = book_.response_vote(asked->request_id, asked->victory_index, now);
+    if (duel_log_) {
+      duel_log_->response_vote(asked->request_id, asked->victory_index, before, duel, unix_now_s());
+    }
   }
   if (!duel) return refused(duel.error());
   const int won = duel->victory_index;
@@ -263,8 +295,7 @@ HttpResponse Arena::response_vote(const HttpRequest& request) {
     record.tokens[i] = duel->answers[i].tokens;
   }
   record.victory_index = won;
-  record.voted_unix_s =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  record.voted_unix_s = unix_now_s();
   Result<void> saved = votes_->record_vote(record);
   if (!saved) {
     log_warning("zeus colosseum: the vote was not saved: " + saved.error().message);
@@ -288,7 +319,13 @@ HttpResponse Arena::energy_vote(const HttpRequest& request) {
   DuelResult<Duel> duel;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    duel = book_.energy_vote(asked->request_id, asked->is_worth, now_s());
+    const double now = now_s();
+    sweep_locked(now);
+    const std::optional<DuelState> before = duel_state_of(book_, asked->request_id);
+    duel = book_.energy_vote(asked->request_id, asked->is_worth, now);
+    if (duel_log_) {
+      duel_log_->energy_vote(asked->request_id, asked->is_worth, before, duel, unix_now_s());
+    }
   }
   if (!duel) return refused(duel.error());
   Result<void> saved = votes_->record_energy_vote(asked->request_id, asked->is_worth);
@@ -358,7 +395,13 @@ Result<std::unique_ptr<Colosseum>> Colosseum::start(Devices& devices, ColosseumO
   }
   auto votes = store::VoteStore::open(options.votes_path);
   if (!votes) return fail(votes.error());
-  auto arena = std::make_unique<Arena>(std::move(options), std::move(*votes));
+  std::unique_ptr<ColosseumLog> duel_log;
+  if (!options.duel_log_path.empty()) {
+    auto opened = ColosseumLog::open(options.duel_log_path);
+    if (!opened) return fail(opened.error());
+    duel_log = std::move(*opened);
+  }
+  auto arena = std::make_unique<Arena>(std::move(options), std::move(*votes), std::move(duel_log));
   ZEUS_TRY(arena->load_tally());
   ZEUS_TRY(arena->set_up(devices));
   ZEUS_TRY(arena->listen());

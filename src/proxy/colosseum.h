@@ -11,8 +11,10 @@
 // NAME is sent upstream as the request's "model" (vLLM checks it: use the served model's name).
 // Each side's GPUs are metered apart; two sides with the same GPU list share one meter (their
 // requests then split that energy between them); GPU lists that overlap otherwise are refused.
-// Failure: start() fails on a bad option, a votes file that cannot be opened or a busy port; a
-// side whose server is down answers 502 on its /prompt and the duel cannot be voted on.
+// With duel_log_path (--colosseum-log), every state change of a duel, every refused step and
+// every forgotten duel is a JSON line there (colosseum_log.h), as the original's requests.log.
+// Failure: start() fails on a bad option, a votes or log file that cannot be opened or a busy
+// port; a side whose server is down answers 502 on its /prompt and the duel cannot be voted on.
 // Thread-safety: stop() from any thread.
 //
 //   auto arena = Colosseum::start(devices, options);  // (*arena)->port()
@@ -40,7 +42,8 @@ struct ColosseumOptions {
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string votes_path = ":memory:";  // SQLite file
-  std::string log_path;  // JSONL, one row per answer (as the proxy's --log); empty: none
+  std::string log_path;       // JSONL, one row per answer (as the proxy's --log); empty: none
+  std::string duel_log_path;  // JSONL, the duels' state changes (colosseum_log.h); empty: none
   double sample_interval_s = 0.1;
   int max_tokens = 512;  // per answer (the original's)
   double ttl_s = 600;    // a duel's life

@@ -67,9 +67,7 @@ DuelResult<std::string> DuelBook::prompt(const std::string& request_id, int side
   if (!duels_.count(request_id)) {
     sweep(now_s);
     while (duels_.size() >= std::max<size_t>(limits_.max_duels, 1)) {
-      auto oldest = by_age_.begin();
-      duels_.erase(oldest->second);
-      by_age_.erase(oldest);
+      forget(by_age_.begin(), /*for_room=*/true);
     }
     Duel duel;
     duel.request_id = request_id;
@@ -159,9 +157,28 @@ DuelResult<Duel> DuelBook::energy_vote(const std::string& request_id, bool is_wo
 
 void DuelBook::sweep(double now_s) {
   while (!by_age_.empty() && now_s - by_age_.begin()->first > 2 * limits_.ttl_s) {
-    duels_.erase(by_age_.begin()->second);
-    by_age_.erase(by_age_.begin());
+    forget(by_age_.begin(), /*for_room=*/false);
   }
+}
+
+void DuelBook::forget(std::multimap<double, std::string>::iterator oldest, bool for_room) {
+  auto it = duels_.find(oldest->second);
+  if (it != duels_.end()) {
+    forgotten_.push_back(ForgottenDuel{std::move(it->second), for_room});
+    duels_.erase(it);
+  }
+  by_age_.erase(oldest);
+}
+
+const Duel* DuelBook::peek(const std::string& request_id) const {
+  auto it = duels_.find(request_id);
+  return it == duels_.end() ? nullptr : &it->second;
+}
+
+std::vector<ForgottenDuel> DuelBook::take_forgotten() {
+  std::vector<ForgottenDuel> out;
+  out.swap(forgotten_);
+  return out;
 }
 
 }  // namespace zeus::proxy

@@ -7,10 +7,11 @@
 //   prompted --response_vote--> chose_less_energy_response            (done)
 //            \-----------------> chose_more_energy_response --energy_vote--> voted_energy (done)
 // Duels expire ttl_s after their first prompt (then 410 Gone); at most max_duels are kept (the
-// oldest goes first). Every refusal is a DuelError with the HTTP status to answer and a message
-// that says what to do instead: 400 bad value, 404 unknown id, 409 wrong state (a second vote, a
-// vote before both answers ended), 410 expired.
-// Pure: no clock, no I/O, no randomness (the caller draws which model gets which side).
+// oldest goes first). Each duel the book forgets (past twice its time to live, or the oldest
+// dropped for room) waits in take_forgotten() for the caller to log it. Every refusal is a
+// DuelError with the HTTP status to answer and a message that says what to do instead: 400 bad
+// value, 404 unknown id, 409 wrong state (a second vote, a vote before both answers ended), 410
+// expired. Pure: no clock, no I/O, no randomness (the caller draws which model gets which side).
 // Thread-safety: none (the Colosseum holds it under a mutex).
 //
 //   DuelBook book;
@@ -24,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <tl/expected.hpp>
 
@@ -64,6 +66,12 @@ struct Duel {
   std::optional<bool> is_worth;
 };
 
+// A duel the book forgot: expired (past twice its time to live) or dropped for room (max_duels).
+struct ForgottenDuel {
+  Duel duel;
+  bool for_room = false;  // dropped for room, not expired
+};
+
 // How the chosen answer's energy compares with the other's: "That answer also used 37 % less
 // energy (12.5 J vs 20.0 J)."
 struct EnergyComparison {
@@ -92,13 +100,20 @@ class DuelBook {
   // Forgets duels past twice their time to live (an id seen then is unknown: 404).
   void sweep(double now_s);
   size_t size() const { return duels_.size(); }
+  // The duel as it stands, expired or not; nullptr when unknown. Valid until the next call.
+  const Duel* peek(const std::string& request_id) const;
+  // The duels forgotten since the last call (sweep and prompt forget), oldest first. The caller
+  // drains it; it holds no more than the duels forgotten in between.
+  std::vector<ForgottenDuel> take_forgotten();
 
  private:
   DuelResult<Duel*> find(const std::string& request_id, double now_s);
+  void forget(std::multimap<double, std::string>::iterator oldest, bool for_room);
 
   DuelLimits limits_;
   std::map<std::string, Duel> duels_;
   std::multimap<double, std::string> by_age_;  // created_s -> request_id
+  std::vector<ForgottenDuel> forgotten_;
 };
 
 }  // namespace zeus::proxy

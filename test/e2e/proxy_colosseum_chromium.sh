@@ -6,7 +6,8 @@
 # (test/e2e/lib/cdp_browser.py), plays one duel on /zeus/colosseum: prompt, both answers
 # streamed with no names shown, the vote for big's answer, the reveal with names, energies and
 # "... % more energy", the "worth it" vote, the leaderboard; then opens /zeus/ and finds both
-# answers there. The votes file must hold the duel's row. The API's refusals (unknown id, a
+# answers there. The votes file must hold the duel's row, and the --colosseum-log file the duel's
+# state changes in order (then the API duel's, with its refused steps). The API's refusals (unknown id, a
 # second vote, an energy vote in the wrong state, bad bodies) are clear 4xx answers. A screenshot
 # of the reveal goes to $ZEUS_BUILD_DIR/test-output/proxy_colosseum.png, one of the live page to
 # proxy_live.png there.
@@ -27,7 +28,8 @@ big=$(sed -n 's/^port //p' "$dir/big.out")
 
 "$zeus" proxy --upstream "small=http://127.0.0.1:$small" --gpus small=0 \
   --upstream "big=http://127.0.0.1:$big" --gpus big=1 --port 0 --interval 0.05 \
-  --votes "$dir/votes.db" --log "$dir/answers.jsonl" > "$dir/proxy.out" 2> "$dir/proxy.err" &
+  --votes "$dir/votes.db" --log "$dir/answers.jsonl" --colosseum-log "$dir/duels.jsonl" \
+  > "$dir/proxy.out" 2> "$dir/proxy.err" &
 pids+=($!)
 wait_for "$dir/proxy.out" "serving"
 base=$(sed -n 's|^zeus proxy: serving \(http://127.0.0.1:[0-9]*\) (Colosseum.*|\1|p' "$dir/proxy.out")
@@ -120,6 +122,44 @@ expect 409 /response_vote "{\"request_id\": \"api\", \"victory_index\": 0}" "one
 expect 409 /energy_vote '{"request_id": "api", "is_worth": true}' "no extra energy"
 [ "$(code "$base/zeus/leaderboard")" = 200 ] || fail "the leaderboard route"
 grep -q '"duels":2' "$dir/body" || fail "the leaderboard after two duels: $(cat "$dir/body")"
+# The duel log (--colosseum-log): per duel, its state changes in order, the refused steps with
+# the state unchanged; the browser duel's revealed energies are the stored ones.
+"$py" - "$dir/duels.jsonl" "$dir/votes.db" <<'PY' || fail "the duel log: $(cat "$dir/duels.jsonl")"
+import datetime, json, sqlite3, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+for l in lines:
+    t = datetime.datetime.strptime(l["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+    assert abs(t.timestamp() - l["unix_s"]) < 0.002, l
+assert [l["unix_s"] for l in lines] == sorted(l["unix_s"] for l in lines), lines
+duels = {}
+for l in lines:
+    duels.setdefault(l["request_id"], []).append(l)
+steps = lambda rid: [(l["event"], l.get("action"), l["prev_state"], l["state"], l.get("status")) for l in duels.pop(rid)]
+assert steps("nope") == [("abnormal", "response_vote", None, None, 404)], lines
+assert steps("api") == [
+    ("state", "prompt", None, "prompted", None),
+    ("abnormal", "prompt", "prompted", "prompted", 409),
+    ("state", "response_vote", "prompted", "chose_less_energy_response", None),
+    ("abnormal", "response_vote", "chose_less_energy_response", "chose_less_energy_response", 409),
+    ("abnormal", "energy_vote", "chose_less_energy_response", "chose_less_energy_response", 409),
+], lines
+assert len(duels) == 1, duels  # the browser's duel
+[(rid, played)] = duels.items()
+assert [(l["event"], l["prev_state"], l["state"]) for l in played] == [
+    ("state", None, "prompted"),
+    ("state", "prompted", "chose_more_energy_response"),
+    ("state", "chose_more_energy_response", "voted_energy"),
+], played
+vote = played[1]
+m0, m1, e0, e1, won = sqlite3.connect(sys.argv[2]).execute(
+    "SELECT model_0, model_1, energy_0_j, energy_1_j, victory_index FROM duels WHERE request_id = ?",
+    (rid,)).fetchone()
+assert vote["models"] == [m0, m1] and vote["victory_index"] == won, (vote, m0, m1, won)
+assert abs(vote["energy_consumptions"][0] - e0) < 1e-6 and abs(vote["energy_consumptions"][1] - e1) < 1e-6, vote
+assert vote["models"][won] == "big" and sorted(vote["tokens"]) == [20, 40], vote
+assert played[2]["is_worth"] is True, played
+print("duel log ok: %d lines" % len(lines))
+PY
 # A second Colosseum on the same votes file starts its leaderboard from the stored duels (it
 # keeps per-model sums, updated as votes come, instead of reading every duel per request).
 "$zeus" proxy --upstream "small=http://127.0.0.1:$small" --gpus small=0 \

@@ -76,6 +76,7 @@ struct ProxyArgs {
   std::vector<std::string> upstreams;  // "URL" or "NAME=URL"
   std::vector<std::string> gpus;       // "LIST" or "NAME=LIST"
   std::string votes_path;
+  std::string duel_log_path;  // --colosseum-log
   int max_tokens = 512;
   std::string report_path;  // --report: the proxy's run as JSON, written on exit
 };
@@ -114,6 +115,7 @@ void run_colosseum(const ProxyArgs& args) {
   options.max_tokens = args.max_tokens;
   options.log_path = args.proxy.log_path;
   if (!args.votes_path.empty()) options.votes_path = args.votes_path;
+  options.duel_log_path = args.duel_log_path;
   Devices devices = gpus_or_die();
   auto running = value_or_die(proxy::Colosseum::start(devices, options), "zeus proxy");
   serve_until_signal("zeus proxy: serving http://" + options.host + ":" +
@@ -134,6 +136,9 @@ void run(ProxyArgs& args) {
         std::to_string(args.upstreams.size()));
   }
   if (!args.votes_path.empty()) die("--votes: only the Colosseum (two --upstream) has votes");
+  if (!args.duel_log_path.empty()) {
+    die("--colosseum-log: only the Colosseum (two --upstream) has duels; --log logs requests");
+  }
   auto named = value_or_die(parse_named_value(args.upstreams[0], "--upstream", "=http"));
   args.proxy.upstream = named.value;
   if (args.gpus.size() > 1) die("--gpus: give it once with one upstream");
@@ -165,6 +170,10 @@ void add_proxy_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--votes", args->votes_path,
                   "Colosseum: keep the votes in this SQLite file (default: in memory)");
+  cmd->add_option("--colosseum-log", args->duel_log_path,
+                  "Colosseum: append each duel's state changes, refused steps and expiries to "
+                  "this file, one JSON line each (default: none)")
+      ->type_name("FILE");
   cmd->add_option("--max-tokens", args->max_tokens,
                   "Colosseum: the most tokens per answer (default 512)")
       ->check(CLI::Range(1, 1 << 20));
