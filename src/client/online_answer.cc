@@ -9,7 +9,9 @@ Result<nlohmann::json> online_json_answer(http::HttpClient& client, const std::s
   auto answer = client.request("GET", target, {}, headers);
   if (!answer) {
     return fail(ErrorCode::kUnavailable,
-                service + " at " + base_url + " cannot be reached: " + answer.error().message);
+                service + " at " + base_url + " cannot be reached: " + answer.error().message +
+                    "; check the network and the URL, or allow a slow service more time "
+                    "(timeout_s)");
   }
   auto excerpt = [&] { return answer->body.substr(0, 300); };
   if (answer->status == 401 || answer->status == 403) {
@@ -18,17 +20,22 @@ Result<nlohmann::json> online_json_answer(http::HttpClient& client, const std::s
                     "): set " + key_variable + " to a valid key (" + excerpt() + ")");
   }
   if (answer->status == 404) {
-    return fail(ErrorCode::kNotFound, service + " at " + base_url + " has no " + target +
-                                          " (HTTP 404: " + excerpt() + ")");
+    // The path only: the query may hold the API key (OpenEI's api_key=).
+    return fail(ErrorCode::kNotFound, service + " at " + base_url + " has no " +
+                                          target.substr(0, target.find('?')) +
+                                          " (HTTP 404: " + excerpt() + "; check the URL)");
   }
   if (answer->status < 200 || answer->status >= 300) {
     return fail(ErrorCode::kUnavailable, service + " at " + base_url + " answered HTTP " +
-                                             std::to_string(answer->status) + ": " + excerpt());
+                                             std::to_string(answer->status) + ": " + excerpt() +
+                                             " (try again later)");
   }
   nlohmann::json body = nlohmann::json::parse(answer->body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) {
     return fail(ErrorCode::kInvalidArgument,
-                service + " at " + base_url + " answered something that is not JSON: " + excerpt());
+                service + " at " + base_url + " answered something that is not JSON: " + excerpt() +
+                    " (check that the URL is " + service +
+                    "'s API, not a proxy's or a login page)");
   }
   return body;
 }

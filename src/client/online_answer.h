@@ -1,7 +1,8 @@
 // online_json_answer: one GET to an online data service (Electricity Maps, OpenEI) and its JSON
 // answer, with the failures a user can act on told apart: Unavailable (cannot reach it, a
 // timeout, a 5xx), PermissionDenied (401/403: the API key, naming its variable), NotFound (404),
-// InvalidArgument (an answer that is not JSON). Every message names the service and its URL.
+// InvalidArgument (an answer that is not JSON). Every message names the service, its URL and
+// what to do.
 // Thread-safety: as the client.
 #pragma once
 

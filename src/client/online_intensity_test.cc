@@ -228,13 +228,15 @@ std::string openei_answer(const std::string& label) {
          weekday + ", \"energyweekendschedule\": " + weekend + "}]}";
 }
 
-std::unique_ptr<IntensityProvider> openei(const std::string& url, const std::string& label) {
+std::unique_ptr<IntensityProvider> openei(const std::string& url, const std::string& label,
+                                          double timeout_s = 10, const std::string& key = "k") {
   OpenEIOptions o;
   o.latitude = 42.28;
   o.longitude = -83.74;
   o.label = label;
-  o.api_key = "k";
+  o.api_key = key;
   o.base_url = url;
+  o.timeout_s = timeout_s;
   auto provider = openei_provider(o);
   EXPECT_TRUE(provider) << provider.error().message;
   return std::move(*provider);
@@ -278,6 +280,87 @@ TEST(OpenEITest, ThePriceFollowsTheScheduleOfTheLabel) {
   auto refused = openei(service.url(), "539f6e1d")->value_at(local_time(2024, 7, 3, 15));
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("OPENEI_API_KEY"), std::string::npos);
+}
+
+// Each failure says what happened and what to do, and never shows the API key (it travels in the
+// query string).
+TEST(OpenEITest, NamesEveryFailure) {
+  const std::string key = "secret-openei-key-2718";
+  const double at = local_time(2024, 7, 3, 15);
+  FakeService service;
+  auto failure = [&](double timeout_s = 10) {
+    auto value = openei(service.url(), "539f6e1d", timeout_s, key)->value_at(at);
+    EXPECT_FALSE(value);
+    Error error = value ? Error{} : value.error();
+    EXPECT_EQ(error.message.find(key), std::string::npos) << error.message;
+    EXPECT_NE(error.message.find("OpenEI"), std::string::npos) << error.message;
+    return error;
+  };
+
+  // HTTP 401 (api.data.gov's answer to a bad key): the key, and the variable to set.
+  service.answer = [](const HttpRequest&) {
+    return json_answer(401,
+                       "{\"error\": {\"code\": \"API_KEY_INVALID\", \"message\": "
+                       "\"An invalid api_key was supplied.\"}}");
+  };
+  Error refused = failure();
+  EXPECT_EQ(refused.code, ErrorCode::kPermissionDenied);
+  EXPECT_NE(refused.message.find("HTTP 401"), std::string::npos) << refused.message;
+  EXPECT_NE(refused.message.find("set OPENEI_API_KEY to a valid key"), std::string::npos)
+      << refused.message;
+
+  // A body that is not JSON (a proxy's or a login page): say so, and which URL to check.
+  service.answer = [](const HttpRequest&) {
+    return json_answer(200, "<html><body>Sign in to continue</body></html>");
+  };
+  Error garbage = failure();
+  EXPECT_EQ(garbage.code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(garbage.message.find("not JSON: <html>"), std::string::npos) << garbage.message;
+  EXPECT_NE(garbage.message.find("check that the URL is OpenEI's API"), std::string::npos)
+      << garbage.message;
+
+  // JSON of another shape (a bare value, a list, items that are not rate records): an error,
+  // never an exception out of value_at.
+  for (const char* body :
+       {"42", "[1, 2]", "{\"items\": 3}", "{\"items\": [7]}", "{\"items\": [{\"label\": 5}]}"}) {
+    service.answer = [body](const HttpRequest&) { return json_answer(200, body); };
+    Error shape = failure();
+    EXPECT_EQ(shape.code, ErrorCode::kInvalidArgument) << body;
+    EXPECT_NE(shape.message.find("not what its utility_rates API sends"), std::string::npos)
+        << body << ": " << shape.message;
+    EXPECT_NE(shape.message.find("ZEUS_OPENEI_URL"), std::string::npos) << shape.message;
+  }
+
+  // A wrong path (404) names the path, not the query that holds the key; a 5xx says to retry.
+  service.answer = [](const HttpRequest&) { return json_answer(404, "Not Found"); };
+  Error missing = failure();
+  EXPECT_EQ(missing.code, ErrorCode::kNotFound);
+  EXPECT_NE(missing.message.find("has no /utility_rates (HTTP 404"), std::string::npos)
+      << missing.message;
+  service.answer = [](const HttpRequest&) { return json_answer(503, "busy"); };
+  Error busy = failure();
+  EXPECT_EQ(busy.code, ErrorCode::kUnavailable);
+  EXPECT_NE(busy.message.find("HTTP 503: busy (try again later)"), std::string::npos)
+      << busy.message;
+
+  // A service slower than the timeout: given up on at the timeout, and how to allow more.
+  service.answer = [](const HttpRequest&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    return json_answer(200, openei_answer("539f6e1d"));
+  };
+  const auto start = std::chrono::steady_clock::now();
+  Error slow = failure(0.3);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_EQ(slow.code, ErrorCode::kUnavailable);
+  EXPECT_NE(slow.message.find("no answer within"), std::string::npos) << slow.message;
+  EXPECT_NE(slow.message.find("timeout_s"), std::string::npos) << slow.message;
+
+  // No server at all.
+  auto down = openei("http://127.0.0.1:1", "539f6e1d", 10, key)->value_at(at);
+  ASSERT_FALSE(down);
+  EXPECT_EQ(down.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(down.error().message.find("cannot be reached"), std::string::npos);
+  EXPECT_NE(down.error().message.find("check the network and the URL"), std::string::npos);
 }
 
 TEST(IntensitySpecTest, NamesProvidersAndRefusesTheRest) {

@@ -78,15 +78,26 @@ class OpenEI final : public IntensityProvider {
     auto body = client::online_json_answer(*client_, "OpenEI", url_.text, target, {},
                                            "OPENEI_API_KEY");
     if (!body) return tl::unexpected(body.error());
+    auto not_openei = [&](const std::string& why) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "OpenEI at " + url_.text +
+                      " answered JSON that is not what its utility_rates API sends (" + why +
+                      "): check that the URL (ZEUS_OPENEI_URL) is OpenEI's API");
+    };
+    // json::value() throws on a non-object: a bare 42 or [] stops here.
+    if (!body->is_object()) return not_openei("not an object");
     if (body->contains("error")) {
       return fail(ErrorCode::kPermissionDenied,
                   "OpenEI refused the request: " + (*body)["error"].dump() +
                       " (is OPENEI_API_KEY set to a valid key?)");
     }
     const json& items = body->value("items", json::array());
-    if (!items.is_array()) return fail(ErrorCode::kInvalidArgument, "OpenEI's answer has no items");
+    if (!items.is_array()) return not_openei("no items list");
     for (const json& item : items) {
-      if (!item.is_object() || item.value("label", "") != options_.label) continue;
+      if (!item.is_object()) return not_openei("an item that is not an object");
+      const json& label = item.value("label", json());
+      if (!label.is_string()) return not_openei("an item without a label");
+      if (label.get<std::string>() != options_.label) continue;
       auto weekday = read_schedule(item.value("energyweekdayschedule", json()),
                                    "energyweekdayschedule");
       if (!weekday) return tl::unexpected(weekday.error());

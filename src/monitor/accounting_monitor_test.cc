@@ -90,6 +90,57 @@ TEST(AccountingMonitorTest, AGapLeavesTheWindowMeasuredAndItsAmountUnknown) {
   EXPECT_NEAR(m->energy.gpu_energy_j.at(0), 100.0 * 2000, 1e-6);  // still measured
 }
 
+// A CSV whose rows skip two hours in the middle (08:00-10:00), and a window from 06:30 to 10:30
+// across them, split where the boundary thread would split it: the documented fallback
+// (accounting_monitor.h, docs/python.md): the whole window is measured, its amounts are unknown
+// with the reason naming the first hour without a row, and the parts on either side keep their
+// values.
+TEST(AccountingMonitorTest, ACsvWithMissingHoursInTheMiddleLeavesTheWindowMeasured) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("zeus_gappy_intensity_" + std::to_string(getpid()) + ".csv");
+  std::ofstream(path) << "location,timestamp,duration,value\n"
+                         "MISO,2022-10-20T06:00:00+00:00,60,500\n"
+                         "MISO,2022-10-20T07:00:00+00:00,60,400\n"
+                         "MISO,2022-10-20T10:00:00+00:00,60,200\n"
+                         "MISO,2022-10-20T11:00:00+00:00,60,100\n";
+  auto csv = load_intensity_csv(path.string(), "MISO");
+  std::filesystem::remove(path);
+  ASSERT_TRUE(csv) << csv.error().message;  // a gap is not a malformed file
+  std::shared_ptr<IntensitySeries> series(std::move(*csv));
+  EXPECT_EQ(series->value_at(kT0 + 2 * 3600 + 60).error().code, ErrorCode::kNotFound);
+  // Inside the gap the next boundary is the next row's start: one part spans the gap.
+  EXPECT_DOUBLE_EQ(series->next_boundary_after(kT0 + 2 * 3600), kT0 + 4 * 3600);
+
+  Rig rig(250);
+  auto monitor = rig.monitor(series);
+  rig.clock.set_s(1800);  // 06:30
+  ASSERT_TRUE(monitor->begin_window("across the gap"));
+  for (double t : {3600.0, 7200.0, 4 * 3600.0}) {  // 07:00, 08:00, 10:00
+    rig.clock.set_s(t);
+    monitor->split_due_parts();
+  }
+  rig.clock.set_s(4.5 * 3600);  // 10:30
+  auto m = monitor->end_window("across the gap");
+  ASSERT_TRUE(m) << m.error().message;  // never an error for a missing rate
+  EXPECT_NEAR(m->energy.gpu_energy_j.at(0), 250.0 * 4 * 3600, 1e-6);  // still measured
+  EXPECT_DOUBLE_EQ(m->energy.time_s, 4 * 3600);
+  EXPECT_FALSE(m->complete);
+  EXPECT_TRUE(m->gpu.empty());  // no partial sum passed off as the window's carbon
+  EXPECT_EQ(m->total(), 0);
+  EXPECT_EQ(m->unit, "gCO2eq/kWh");
+  EXPECT_NE(m->unknown_reason.find("has no value for 2022-10-20T08:00:00Z"), std::string::npos)
+      << m->unknown_reason;
+  EXPECT_NE(m->unknown_reason.find("(MISO)"), std::string::npos) << m->unknown_reason;
+  ASSERT_EQ(m->parts.size(), 4u);
+  EXPECT_EQ(m->parts[0].value.value_or(-1), 500);
+  EXPECT_EQ(m->parts[1].value.value_or(-1), 400);
+  EXPECT_FALSE(m->parts[2].value.has_value());  // 08:00-10:00, the gap
+  EXPECT_DOUBLE_EQ(m->parts[2].start_s, kT0 + 2 * 3600);
+  EXPECT_DOUBLE_EQ(m->parts[2].end_s, kT0 + 4 * 3600);
+  EXPECT_EQ(m->parts[3].value.value_or(-1), 200);
+  EXPECT_NEAR(m->parts[2].energy.gpu_energy_j.at(0), 250.0 * 2 * 3600, 1e-6);
+}
+
 TEST(AccountingMonitorTest, WindowsOverlapAndRefuseMisuse) {
   Rig rig(200);
   auto monitor = rig.monitor(three_intervals());

@@ -37,7 +37,8 @@ export ZEUS_NVML_PATH="$dir/none.so"
 export ZEUS_POWERCAP_ROOT="$dir/no-powercap"
 unset CUDA_VISIBLE_DEVICES HIP_VISIBLE_DEVICES ROCR_VISIBLE_DEVICES ZEUSD_SOCK_PATH
 
-# 1. zeus devices --json: the backend, per GPU and in the backend list, and what is supported.
+# 1. zeus devices --json: the backend, per GPU and in the backend list, the power scope, and what
+# is supported.
 "$zeus" devices --json > "$dir/devices.json" 2> "$dir/devices.err"
 "$py" - "$dir/devices.json" <<'PY'
 import json, sys
@@ -46,6 +47,8 @@ gpus = d["gpus"]
 assert [g["uuid"] for g in gpus] == ["GPU-000000000000a250", "GPU-000000000000a251",
                                      "GPU-000000000000a300"], gpus
 assert all(g["backend"] == "amdsmi" and g["vendor"] == "amd" for g in gpus), gpus
+# AMD GPUs have no C2C module: every figure is the GPU's own (the MI250X's second die too).
+assert all(g["power_scope"] == "gpu" for g in gpus), [g["power_scope"] for g in gpus]
 backends = {b["backend"]: b for b in d["backends"]}
 assert backends["amdsmi"]["used"] and backends["amdsmi"]["detail"] == "3 GPUs", backends
 assert not backends["rocm_smi"]["used"], backends

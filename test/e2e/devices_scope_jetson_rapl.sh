@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # zeus devices / zeus measure on the fakes of the device layer: a Grace Hopper GPU's module power
 # scope (fake NVML), a Jetson's rails and soc_energy (fake Orin and Xavier sysfs trees), and RAPL
-# zones of two sockets listed in reverse (fake powercap tree).
+# zones of two sockets listed in reverse and of a multi-die package (fake powercap trees).
 set -euo pipefail
 zeus="$ZEUS_BIN/zeus"
 dir=$(mktemp -d)
@@ -77,7 +77,12 @@ e = json.load(open(sys.argv[1]))["soc_energy"]
 assert e["total_energy_mj"] is None and e["gpu_energy_mj"] > 4000 * 0.18, e
 PY
 
-# 4. RAPL: two sockets listed in reverse, and a multi-die package.
+# 4. RAPL: two sockets listed in reverse, and a multi-die package. The CLI lists and measures
+# every package zone (zeus measure --cpus takes them all); it never picks the zone of the socket a
+# process runs on, so what is checked here is that each zone is found under its own name, in zone
+# order. The per-process choice (package-N / package-N-die-D from the CPU's topology) is
+# get_current_rapl_zone_id(), tested in src/device/rapl/rapl_zone_id_test.cc and
+# python/tests/test_devices_superchip.py.
 export ZEUS_SYSFS_ROOT="$dir/empty_sysfs"
 for zone in 0:package-1 1:package-0; do
   put "$dir/rapl2/intel-rapl:${zone%%:*}/name" "${zone##*:}"
@@ -89,5 +94,21 @@ python3 - "$dir/rapl2.json" <<'PY'
 import json, sys
 cpus = json.load(open(sys.argv[1]))["cpus"]
 assert [(c["backend"], c["name"]) for c in cpus] == [("rapl", "package-1"), ("rapl", "package-0")], cpus
+PY
+# One package with two dies, one zone per die (listed die 1 first); only die 0 has a DRAM zone.
+for zone in 0:package-0-die-1 1:package-0-die-0; do
+  put "$dir/rapl_dies/intel-rapl:${zone%%:*}/name" "${zone##*:}"
+  put "$dir/rapl_dies/intel-rapl:${zone%%:*}/energy_uj" 1000
+  put "$dir/rapl_dies/intel-rapl:${zone%%:*}/max_energy_range_uj" 262143328850
+done
+put "$dir/rapl_dies/intel-rapl:1/intel-rapl:1:0/name" dram
+put "$dir/rapl_dies/intel-rapl:1/intel-rapl:1:0/energy_uj" 500
+put "$dir/rapl_dies/intel-rapl:1/intel-rapl:1:0/max_energy_range_uj" 65712999613
+ZEUS_POWERCAP_ROOT="$dir/rapl_dies" "$zeus" devices --json > "$dir/rapl_dies.json"
+python3 - "$dir/rapl_dies.json" <<'PY'
+import json, sys
+cpus = json.load(open(sys.argv[1]))["cpus"]
+assert [(c["index"], c["name"], c["dram"], c["readable"]) for c in cpus] == [
+    (0, "package-0-die-1", False, True), (1, "package-0-die-0", True, True)], cpus
 PY
 echo "devices scope/jetson/rapl e2e ok"
