@@ -12,6 +12,18 @@
 //   zeus_cpu_energy_joules_total{package,zone}      counter: RAPL energy since the exporter
 //                                                   started; zone "package" or "dram"
 // A reading that fails is left out of that snapshot (logged once per device and kind).
+// With ExporterOptions::streams (`zeus exporter --from`), also many nodes' power and energy from
+// their zeusd power streams (zeus/power_streaming_client.h), read at each scrape; label `node` is
+// the daemon's address as given:
+//   zeus_node_gpu_power_watts{gpu,node}             gauge: the GPU's power
+//   zeus_node_cpu_power_watts{node,package,zone}    gauge: CPU package or DRAM power (RAPL)
+//   zeus_node_power_watts{node}                     gauge: the node's devices known now, summed
+//   zeus_node_energy_joules_total{node}             counter: J since the exporter started streaming
+//   zeus_node_connected{node}                       gauge: 1 while every stream of the node is up
+//   zeus_node_reconnects_total{node}                counter: reconnection attempts
+//   zeus_node_clock_offset_seconds{node}            gauge: exporter clock minus the daemon's
+//   zeus_cluster_power_watts, zeus_cluster_energy_joules_total: the sums over the nodes
+// A node that is down has no device gauges until it is back; its energy holds.
 // Thread-safety: latest() and scrapes may run on any thread while the sampler runs.
 // Failure: start() answers Unavailable when the port cannot be bound, InvalidArgument for a bad
 // interval or push URL.
@@ -36,6 +48,8 @@
 #include "zeus/result.h"
 
 namespace zeus {
+
+class PowerStreamingClient;  // zeus/power_streaming_client.h
 
 struct GpuEnergyReading {
   int gpu = 0;  // the framework's index (after CUDA_VISIBLE_DEVICES)
@@ -102,6 +116,9 @@ struct ExporterOptions {
   std::string push_url;  // "http://host:9091": also push to this Pushgateway; empty: don't
   double push_interval_s = 10.0;
   std::string push_job = "zeus";
+  // Not null: also serve (and push) the nodes and cluster it streams; it must outlive the
+  // exporter.
+  const PowerStreamingClient* streams = nullptr;
 };
 
 class MetricsExporter {

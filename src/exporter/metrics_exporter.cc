@@ -1,6 +1,6 @@
-// MetricsExporter: serves the sampler's latest snapshot on /metrics and pushes it to a
-// Pushgateway, both through the project's HTTP layer (http/server.h, http/client.h); the text
-// format is prometheus-cpp's serializer.
+// MetricsExporter: serves the sampler's latest snapshot (and the nodes of a PowerStreamingClient
+// when given one) on /metrics and pushes it to a Pushgateway, both through the project's HTTP layer
+// (http/server.h, http/client.h); the text format is prometheus-cpp's serializer.
 #include <unistd.h>
 
 #include <prometheus/text_serializer.h>
@@ -10,17 +10,27 @@
 
 #include "exporter/metric_families.h"
 #include "exporter/pushgateway.h"
+#include "exporter/stream_metric_families.h"
 #include "http/server.h"
 #include "zeus/exporter.h"
 #include "zeus/log.h"
+#include "zeus/power_streaming_client.h"
 
 namespace zeus {
 namespace {
 
 constexpr const char* kTextFormat = "text/plain; version=0.0.4; charset=utf-8";
 
-std::string exposition(const EnergySampler& sampler) {
-  return prometheus::TextSerializer().Serialize(exporter::metric_families(*sampler.latest()));
+// The local devices' latest snapshot, then the streamed nodes as they are now.
+std::vector<prometheus::MetricFamily> families(const EnergySampler& sampler,
+                                               const PowerStreamingClient* streams) {
+  auto out = exporter::metric_families(*sampler.latest());
+  if (streams != nullptr) {
+    for (auto& family : exporter::stream_metric_families(streams->power())) {
+      out.push_back(std::move(family));
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -32,6 +42,7 @@ struct MetricsExporter::Internals {
   std::mutex mutex;
   std::condition_variable stop_signal;
   bool stopping = false;  // guarded by mutex
+  const PowerStreamingClient* streams = nullptr;
 };
 
 Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Devices& devices, Clock& clock,
@@ -55,6 +66,7 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Devices& devices
   exporter->sampler_ = std::make_unique<EnergySampler>(devices, clock);
   exporter->internals_ = std::make_unique<Internals>();
   Internals& internals = *exporter->internals_;
+  internals.streams = options.streams;
   auto started = exporter->sampler_->start(options.interval_s);
   if (!started) return fail(started.error());
 
@@ -63,19 +75,20 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Devices& devices
   server_options.name = "zeus exporter";
   server_options.inline_request = [](const http::HttpRequest&) { return true; };
   const EnergySampler* sampler = exporter->sampler_.get();
-  auto server = http::HttpServer::start(
-      server_options,
-      http::HttpServer::blocking([sampler](const http::HttpRequest& request, const http::Peer&) {
-        if (request.path != "/metrics") {
-          return http::HttpResponse::error(404, "the metrics are at /metrics");
-        }
-        if (request.method != "GET" && request.method != "HEAD") {
-          http::HttpResponse r = http::HttpResponse::error(405, "/metrics answers GET");
-          r.headers.emplace_back("Allow", "GET, HEAD");
-          return r;
-        }
-        return http::HttpResponse{200, exposition(*sampler), kTextFormat, {}, false};
-      }));
+  const PowerStreamingClient* streams = options.streams;
+  auto scrape = [sampler, streams](const http::HttpRequest& request, const http::Peer&) {
+    if (request.path != "/metrics") {
+      return http::HttpResponse::error(404, "the metrics are at /metrics");
+    }
+    if (request.method != "GET" && request.method != "HEAD") {
+      http::HttpResponse r = http::HttpResponse::error(405, "/metrics answers GET");
+      r.headers.emplace_back("Allow", "GET, HEAD");
+      return r;
+    }
+    const std::string text = prometheus::TextSerializer().Serialize(families(*sampler, streams));
+    return http::HttpResponse{200, text, kTextFormat, {}, false};
+  };
+  auto server = http::HttpServer::start(server_options, http::HttpServer::blocking(scrape));
   if (!server) return fail(server.error());
   internals.server = std::move(*server);
   const std::string address = options.bind_address + ":" + std::to_string(options.port);
@@ -112,7 +125,7 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Devices& devices
 Result<void> MetricsExporter::push_now() {
   if (!internals_->gateway) return fail(ErrorCode::kInvalidArgument, "no --push URL was given");
   // POST replaces the pushed metrics of the same names in the group (job, instance).
-  return internals_->gateway->push("POST", exporter::metric_families(*sampler_->latest()));
+  return internals_->gateway->push("POST", families(*sampler_, internals_->streams));
 }
 
 MetricsExporter::~MetricsExporter() {

@@ -24,6 +24,7 @@
 #include "zeus/energy_monitor.h"
 #include "zeus/power_domain.h"
 #include "zeus/power_monitor.h"
+#include "zeusd_streams.h"
 
 namespace zeus::cli {
 namespace {
@@ -380,12 +381,9 @@ void add_power_command(CLI::App& app) {
       },
       "Rows of bars per graph with --plot (1 to 20, default 3)")
       ->type_name("N");
-  cmd->add_option("--from", args->from,
-                  "Stream the power of these zeusd daemons instead of this machine's GPUs, "
-                  "comma-separated: HOST:PORT (zeusd --tcp), unix:/path or /path (its socket). "
-                  "Shows per-daemon and cluster power and energy, each daemon's clock corrected")
-      ->delimiter(',')
-      ->type_name("LIST");
+  add_zeusd_from_option(
+      *cmd, args->from, "Stream the power of these zeusd daemons instead of this machine's GPUs",
+      "Shows per-daemon and cluster power and energy, each daemon's clock corrected");
   cmd->add_flag("--events", args->events,
                 "With --from --json: also one line per reading as it arrives {event: true, "
                 "endpoint, gpu_id|cpu_id, power_w, timestamp_s (daemon time on this clock), "

@@ -1,7 +1,6 @@
 #include "power_remote.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -10,6 +9,7 @@
 
 #include "cli_util.h"
 #include "zeus/power_streaming_client.h"
+#include "zeusd_streams.h"
 
 namespace zeus::cli {
 namespace {
@@ -41,12 +41,7 @@ nlohmann::json node_json(const NodePower& node) {
 }  // namespace
 
 void run_remote_power(const RemotePowerArgs& args, const std::atomic<bool>& stop) {
-  std::vector<PowerStreamTarget> targets;
-  // A zeusd that checks tokens gets ZEUSD_TOKEN's, as every zeusd client sends it.
-  const char* token = std::getenv("ZEUSD_TOKEN");
-  for (const std::string& address : args.from) {
-    targets.push_back({address, args.gpus, {}, token != nullptr ? token : ""});
-  }
+  std::vector<PowerStreamTarget> targets = zeusd_stream_targets(args.from, args.gpus);
   std::mutex out_mu;  // rows and events come from different threads
   PowerStreamingOptions options;
   if (args.json && args.events) {
