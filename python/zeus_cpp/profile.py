@@ -291,6 +291,30 @@ def _sweep_setup(target_function: Any, zeus_monitor: Any, ranges: List[Tuple[str
     return values, float(threshold)
 
 
+def _profile_one_duration(target_function: Callable[[], Any], zeus_monitor: ZeusMonitor,
+                          swept: str, search_range: Optional[List[float]], fixed: Any,
+                          num_trials: int, num_warmup_trials: int, trial_stddev_threshold: Any,
+                          num_warmup_iterations: int, num_calibration_iterations: int,
+                          iteration_duration: Optional[float]) -> SweepReport:
+    """Sweeps `swept` ("measurement_duration" or "cooldown_duration") over search_range with the
+    other duration fixed at `fixed`: checks, calibrates unless iteration_duration is given, then
+    _sweep. The body of profile_measurement_duration and profile_cooldown_duration."""
+    cooldown_sweep = swept == "cooldown_duration"
+    (values,), threshold = _sweep_setup(
+        target_function, zeus_monitor, [(swept + "_search_range", search_range)],
+        fixed if cooldown_sweep else 1.0, 0.0 if cooldown_sweep else fixed, num_trials,
+        num_warmup_trials, trial_stddev_threshold, num_warmup_iterations,
+        num_calibration_iterations)
+    fixed_s = float(fixed)
+    if iteration_duration is None:
+        iteration_duration = _calibrate(target_function, zeus_monitor,
+                                        int(num_warmup_iterations),
+                                        int(num_calibration_iterations))
+    return _sweep(target_function, zeus_monitor, values, fixed_s, swept, int(num_trials),
+                  int(num_warmup_trials), threshold, int(num_warmup_iterations),
+                  float(iteration_duration))
+
+
 def profile_measurement_duration(
     target_function: Callable[[], Any],
     zeus_monitor: ZeusMonitor,
@@ -305,19 +329,10 @@ def profile_measurement_duration(
 ) -> SweepReport:
     """Sweeps the measurement duration (default 1..10 s) with the cool-down fixed; see
     profile_parameters for the arguments. iteration_duration skips the calibration."""
-    name = "measurement_duration_search_range"
-    (values,), threshold = _sweep_setup(
-        target_function, zeus_monitor, [(name, measurement_duration_search_range)], 1.0,
-        cooldown_duration, num_trials, num_warmup_trials, trial_stddev_threshold,
-        num_warmup_iterations, num_calibration_iterations)
-    cooldown_s = float(cooldown_duration)
-    if iteration_duration is None:
-        iteration_duration = _calibrate(target_function, zeus_monitor,
-                                        int(num_warmup_iterations),
-                                        int(num_calibration_iterations))
-    return _sweep(target_function, zeus_monitor, values, cooldown_s, "measurement_duration",
-                  int(num_trials), int(num_warmup_trials), threshold, int(num_warmup_iterations),
-                  float(iteration_duration))
+    return _profile_one_duration(target_function, zeus_monitor, "measurement_duration",
+                                 measurement_duration_search_range, cooldown_duration, num_trials,
+                                 num_warmup_trials, trial_stddev_threshold, num_warmup_iterations,
+                                 num_calibration_iterations, iteration_duration)
 
 
 def profile_cooldown_duration(
@@ -334,19 +349,10 @@ def profile_cooldown_duration(
 ) -> SweepReport:
     """Sweeps the cool-down (default 1..10 s) with the measurement duration fixed; see
     profile_parameters for the arguments. iteration_duration skips the calibration."""
-    name = "cooldown_duration_search_range"
-    (values,), threshold = _sweep_setup(
-        target_function, zeus_monitor, [(name, cooldown_duration_search_range)],
-        measurement_duration, 0.0, num_trials, num_warmup_trials, trial_stddev_threshold,
-        num_warmup_iterations, num_calibration_iterations)
-    measurement_s = float(measurement_duration)
-    if iteration_duration is None:
-        iteration_duration = _calibrate(target_function, zeus_monitor,
-                                        int(num_warmup_iterations),
-                                        int(num_calibration_iterations))
-    return _sweep(target_function, zeus_monitor, values, measurement_s, "cooldown_duration",
-                  int(num_trials), int(num_warmup_trials), threshold, int(num_warmup_iterations),
-                  float(iteration_duration))
+    return _profile_one_duration(target_function, zeus_monitor, "cooldown_duration",
+                                 cooldown_duration_search_range, measurement_duration, num_trials,
+                                 num_warmup_trials, trial_stddev_threshold, num_warmup_iterations,
+                                 num_calibration_iterations, iteration_duration)
 
 
 def profile_parameters(

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "client/online_answer.h"
+#include "client/online_service.h"
 #include "client/server_url.h"
 #include "zeus/online_intensity.h"
 
@@ -155,16 +156,11 @@ Result<std::unique_ptr<IntensityProvider>> openei_provider(OpenEIOptions options
   if (options.radius_miles < 0) {
     return fail(ErrorCode::kInvalidArgument, "OpenEI: the radius must not be negative");
   }
-  if (options.api_key.empty()) {
-    const char* key = std::getenv("OPENEI_API_KEY");
-    if (key != nullptr) options.api_key = key;
-  }
-  auto url = client::parse_server_url(options.base_url);
-  if (!url) return tl::unexpected(url.error());
-  auto http = client::open_http_client(*url, options.timeout_s, true);
-  if (!http) return tl::unexpected(http.error());
-  return std::unique_ptr<IntensityProvider>(
-      std::make_unique<OpenEI>(std::move(options), std::move(*url), std::move(*http)));
+  auto service = client::open_online_service(options.base_url, options.timeout_s, "OPENEI_API_KEY",
+                                             options.api_key);
+  if (!service) return tl::unexpected(service.error());
+  return std::unique_ptr<IntensityProvider>(std::make_unique<OpenEI>(
+      std::move(options), std::move(service->url), std::move(service->client)));
 }
 
 }  // namespace zeus

@@ -7,6 +7,7 @@
 
 #include "common/periodic_task.h"
 #include "exporter/pushed_registry.h"
+#include "exporter/window_monitor.h"
 #include "zeus/log.h"
 #include "zeus/metric.h"
 
@@ -144,11 +145,8 @@ Result<std::unique_ptr<EnergyCumulativeCounter>> EnergyCumulativeCounter::create
   ZEUS_TRY(exporter::check_update_period(options.update_period_s));
   auto pushed = exporter::PushedRegistry::connect(options.pushgateway_url, options.job);
   if (!pushed) return fail(pushed.error());
-  EnergyMonitorOptions monitor_options;
-  monitor_options.gpu_indices = options.gpu_indices;
-  monitor_options.cpu_indices = options.cpu_indices;
-  monitor_options.sync = options.sync;
-  auto monitor = EnergyMonitor::create(devices, clock, std::move(monitor_options));
+  auto monitor = exporter::window_monitor(devices, clock, options.gpu_indices, options.cpu_indices,
+                                          options.sync);
   if (!monitor) return fail(monitor.error());
   return std::unique_ptr<EnergyCumulativeCounter>(new EnergyCumulativeCounterImpl(
       std::move(*monitor), std::move(*pushed), options.update_period_s));

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "exporter/pushed_registry.h"
+#include "exporter/window_monitor.h"
 #include "zeus/metric.h"
 
 namespace zeus {
@@ -92,11 +93,8 @@ Result<std::unique_ptr<EnergyHistogram>> EnergyHistogram::create(Devices& device
   ZEUS_TRY(exporter::check_buckets(options.dram_buckets_j, "DRAM"));
   auto pushed = exporter::PushedRegistry::connect(options.pushgateway_url, options.job);
   if (!pushed) return fail(pushed.error());
-  EnergyMonitorOptions monitor_options;
-  monitor_options.gpu_indices = options.gpu_indices;
-  monitor_options.cpu_indices = options.cpu_indices;
-  monitor_options.sync = options.sync;
-  auto monitor = EnergyMonitor::create(devices, clock, std::move(monitor_options));
+  auto monitor = exporter::window_monitor(devices, clock, options.gpu_indices, options.cpu_indices,
+                                          options.sync);
   if (!monitor) return fail(monitor.error());
   return std::unique_ptr<EnergyHistogram>(
       new EnergyHistogramImpl(std::move(*monitor), std::move(*pushed), options));

@@ -2,6 +2,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "exporter/client_metric.h"
+
 namespace zeus {
 namespace exporter {
 namespace {
@@ -11,14 +13,8 @@ using prometheus::MetricFamily;
 using prometheus::MetricType;
 
 ClientMetric gpu_metric(const GpuEnergyReading& gpu, double value, MetricType type) {
-  ClientMetric metric;
-  metric.label = {{"gpu", std::to_string(gpu.gpu)}, {"model", gpu.model}, {"uuid", gpu.uuid}};
-  if (type == MetricType::Counter) {
-    metric.counter.value = value;
-  } else {
-    metric.gauge.value = value;
-  }
-  return metric;
+  return client_metric({{"gpu", std::to_string(gpu.gpu)}, {"model", gpu.model}, {"uuid", gpu.uuid}},
+                       value, type);
 }
 
 }  // namespace
@@ -44,10 +40,9 @@ std::vector<MetricFamily> metric_families(const EnergySnapshot& snapshot) {
       gpu_limit.metric.push_back(gpu_metric(gpu, *gpu.power_limit_w, MetricType::Gauge));
   }
   for (const auto& cpu : snapshot.cpus) {
-    ClientMetric metric;
-    metric.label = {{"package", std::to_string(cpu.package)}, {"zone", cpu.zone}};
-    metric.counter.value = cpu.energy_j;
-    cpu_energy.metric.push_back(std::move(metric));
+    cpu_energy.metric.push_back(
+        client_metric({{"package", std::to_string(cpu.package)}, {"zone", cpu.zone}}, cpu.energy_j,
+                      MetricType::Counter));
   }
   std::vector<MetricFamily> families;
   for (auto* family : {&gpu_energy, &gpu_power, &gpu_limit, &cpu_energy}) {

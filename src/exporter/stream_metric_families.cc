@@ -2,24 +2,13 @@
 
 #include <string>
 
+#include "exporter/client_metric.h"
+
 namespace zeus::exporter {
 namespace {
 
-using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-
-ClientMetric sample(std::vector<prometheus::ClientMetric::Label> labels, double value,
-                    MetricType type) {
-  ClientMetric metric;
-  metric.label = std::move(labels);
-  if (type == MetricType::Counter) {
-    metric.counter.value = value;
-  } else {
-    metric.gauge.value = value;
-  }
-  return metric;
-}
 
 }  // namespace
 
@@ -62,27 +51,29 @@ std::vector<MetricFamily> stream_metric_families(const ClusterPower& cluster) {
   for (const NodePower& node : cluster.nodes) {
     for (const auto& [gpu, watts] : node.gpu_power_w) {
       gpu_power.metric.push_back(
-          sample({{"gpu", std::to_string(gpu)}, {"node", node.endpoint}}, watts, M::Gauge));
+          client_metric({{"gpu", std::to_string(gpu)}, {"node", node.endpoint}}, watts, M::Gauge));
     }
     for (const auto& [package, watts] : node.cpu_power_w) {
       const std::string id = std::to_string(package);
-      cpu_power.metric.push_back(sample(
+      cpu_power.metric.push_back(client_metric(
           {{"node", node.endpoint}, {"package", id}, {"zone", "package"}}, watts.cpu_w, M::Gauge));
       if (watts.dram_w) {
-        cpu_power.metric.push_back(sample(
+        cpu_power.metric.push_back(client_metric(
             {{"node", node.endpoint}, {"package", id}, {"zone", "dram"}}, *watts.dram_w, M::Gauge));
       }
     }
-    node_power.metric.push_back(sample({{"node", node.endpoint}}, node.power_w, M::Gauge));
-    node_energy.metric.push_back(sample({{"node", node.endpoint}}, node.energy_j, M::Counter));
+    node_power.metric.push_back(client_metric({{"node", node.endpoint}}, node.power_w, M::Gauge));
+    node_energy.metric.push_back(
+        client_metric({{"node", node.endpoint}}, node.energy_j, M::Counter));
     connected.metric.push_back(
-        sample({{"node", node.endpoint}}, node.connected ? 1.0 : 0.0, M::Gauge));
+        client_metric({{"node", node.endpoint}}, node.connected ? 1.0 : 0.0, M::Gauge));
     reconnects.metric.push_back(
-        sample({{"node", node.endpoint}}, static_cast<double>(node.reconnects), M::Counter));
-    offset.metric.push_back(sample({{"node", node.endpoint}}, node.clock_offset_s, M::Gauge));
+        client_metric({{"node", node.endpoint}}, static_cast<double>(node.reconnects), M::Counter));
+    offset.metric.push_back(
+        client_metric({{"node", node.endpoint}}, node.clock_offset_s, M::Gauge));
   }
-  cluster_power.metric.push_back(sample({}, cluster.power_w, M::Gauge));
-  cluster_energy.metric.push_back(sample({}, cluster.energy_j, M::Counter));
+  cluster_power.metric.push_back(client_metric({}, cluster.power_w, M::Gauge));
+  cluster_energy.metric.push_back(client_metric({}, cluster.energy_j, M::Counter));
   std::vector<MetricFamily> families;
   for (auto* family : {&gpu_power, &cpu_power, &node_power, &node_energy, &connected, &reconnects,
                        &offset, &cluster_power, &cluster_energy}) {
