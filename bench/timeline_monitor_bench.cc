@@ -6,8 +6,8 @@
 // PowerMonitor). The process's CPU time (all threads, getrusage) over the run is printed as a
 // share of one core, next to the CPU time of the same number of bare readings taken in the same
 // run, so the library's own share shows beside the (fake) driver's. The goal: under 2 % of one
-// core. Upstream Zeus polls with one process per domain; it cannot load this fake, so it is not
-// run here.
+// core. Upstream Zeus polls with one process per domain; it is installed from PyPI, which the
+// project's build machines cannot reach, so it is not run beside this.
 #include <sys/resource.h>
 
 #include <chrono>
