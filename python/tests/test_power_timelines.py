@@ -82,7 +82,13 @@ def test_one_thread_samples_every_domain():
 
 
 def test_signatures_match_upstream():
-    """Parameter names and defaults of upstream's zeus.monitor.power/temperature (v0.16+)."""
+    """Parameter names and defaults of upstream's zeus.monitor.power/temperature (v0.16+).
+
+    Checked against upstream's public source, ml-energy/zeus zeus/monitor/power.py and
+    temperature.py at commit 75a8b93 (2026-08-20): get_power_timeline(power_domain, gpu_index,
+    start_time, end_time) -> {gpu: [(unix_s, W)]}, get_all_power_timelines(gpu_index,
+    start_time, end_time) -> {domain.value: that}, get_energy(start_time, end_time,
+    power_domain), get_power(time, power_domain)."""
     def params(fn):
         return [(p.name, p.default) for p in inspect.signature(fn).parameters.values()][1:]
 
