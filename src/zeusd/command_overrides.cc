@@ -179,9 +179,10 @@ Result<CommandOverrides> CommandOverrides::parse(std::string_view text, std::str
   }
   CommandOverrides overrides;
   for (const auto& [key, node] : table) {
-    auto known = std::find_if(kOperations.begin(), kOperations.end(), [&](GpuOperation o) {
-      return key.str() == operation_name(o);
-    });
+    // A structured binding is not captured by a lambda in clang 14 (the fuzz build's compiler).
+    const std::string_view name = key.str();
+    auto known = std::find_if(kOperations.begin(), kOperations.end(),
+                              [&](GpuOperation o) { return name == operation_name(o); });
     if (known == kOperations.end()) {
       return tl::unexpected(bad(source, "unknown operation [" + std::string(key.str()) +
                                             "]; the operations are set_persistence_mode, "
