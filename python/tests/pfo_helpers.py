@@ -15,6 +15,17 @@ from typing import Any, Callable, Dict, List, Tuple
 
 from conftest import fake_device
 
+# The 2-stage x 2-replica job of the Python end-to-end tests: one list per stage in its 1F1B
+# order over 4 microbatches (stage 0: FFBFBFBB, stage 1: FBFBFBFB). No clock is the maximum, so
+# a locked schedule clock shows in the fake GPU's log.
+STAGES, WORLD = 2, 4
+SCHEDULE = [
+    [("forward", 1755), ("forward", 1500), ("backward", 1200), ("forward", 900),
+     ("backward", 600), ("forward", 1755), ("backward", 1500), ("backward", 1200)],
+    [("forward", 600), ("backward", 900), ("forward", 1200), ("backward", 1500),
+     ("forward", 1755), ("backward", 600), ("forward", 900), ("backward", 1200)],
+]
+
 CLOCKS_MHZ = [1980, 1755, 1500, 1200, 900, 600]
 
 

@@ -17,19 +17,11 @@ import pytest
 
 pytest.importorskip("torch")
 
-from pfo_helpers import (all_unlocked, clock_log, expected_log, rank_errors,  # noqa: E402
-                         start_pfo_server, start_rank_workers, stop_pfo_server, write_gpus,
-                         write_json)
+from pfo_helpers import (SCHEDULE, STAGES, WORLD, all_unlocked, clock_log,  # noqa: E402
+                         expected_log, rank_errors, start_pfo_server, start_rank_workers,
+                         stop_pfo_server, write_gpus, write_json)
 
 HERE = Path(__file__).parent
-STAGES, WORLD = 2, 4
-# One list per stage in its 1F1B order over 4 microbatches (stage 0: FFBFBFBB, stage 1: FBFBFBFB).
-SCHEDULE = [
-    [("forward", 1755), ("forward", 1500), ("backward", 1200), ("forward", 900),
-     ("backward", 600), ("forward", 1755), ("backward", 1500), ("backward", 1200)],
-    [("forward", 600), ("backward", 900), ("forward", 1200), ("backward", 1500),
-     ("forward", 1755), ("backward", 600), ("forward", 900), ("backward", 1200)],
-]
 
 
 @pytest.fixture

@@ -24,18 +24,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from pfo_helpers import (CLOCKS_MHZ, clock_log, rank_errors, start_pfo_server,  # noqa: E402
-                         start_rank_workers, stop_pfo_server, write_gpus, write_json)
+from pfo_helpers import (CLOCKS_MHZ, SCHEDULE, STAGES, WORLD, clock_log,  # noqa: E402
+                         rank_errors, start_pfo_server, start_rank_workers, stop_pfo_server,
+                         write_gpus, write_json)
 
-STAGES, WORLD = 2, 4
-# One list per stage in its 1F1B order over 4 microbatches; no clock is the maximum, so a locked
-# schedule clock shows in the log.
-SCHEDULE = [
-    [("forward", 1755), ("forward", 1500), ("backward", 1200), ("forward", 900),
-     ("backward", 600), ("forward", 1755), ("backward", 1500), ("backward", 1200)],
-    [("forward", 600), ("backward", 900), ("forward", 1200), ("backward", 1500),
-     ("forward", 1755), ("backward", 600), ("forward", 900), ("backward", 1200)],
-]
 BEFORE_MW, DEFAULT_MW = 500_000, 700_000  # the GPUs' limit before the job; their default
 RESTORE_BOUND_S = 5.0  # from a killed rank's death to its GPU restored (zeusd: at once)
 
