@@ -18,6 +18,8 @@ import sys
 import time
 import urllib.request
 
+from zeusd_port import zeusd_tcp_port
+
 POLL_HZ = 20
 POLL_PERIOD_S = 1 / POLL_HZ
 START_MW = [[200000, 225000], [250000, 275000]]  # node, GPU
@@ -117,16 +119,7 @@ def main():
                 env=dict(env, ZEUS_FAKE_NVML_STATE=state, ZEUS_POWERCAP_ROOT=powercap),
                 stdout=subprocess.DEVNULL, stderr=log)
             daemons.append((proc, log))
-            port = None
-            for _ in range(200):
-                log.seek(0)
-                m = re.search(r"on 127\.0\.0\.1:(\d+)", log.read())
-                if m:
-                    port = m.group(1)
-                    break
-                assert proc.poll() is None, f"zeusd {n} exited: {open(log.name).read()}"
-                time.sleep(0.05)
-            assert port, f"zeusd {n} did not start: {open(log.name).read()}"
+            port = zeusd_tcp_port(log, proc, f"zeusd {n}")
             # Node 0 over loopback TCP, node 1 over its Unix socket: both kinds of address.
             addresses.append(f"127.0.0.1:{port}" if n == 0 else f"unix:{sock}")
 

@@ -9,12 +9,13 @@ Usage: power_stream_cluster.py ZEUS_BIN ZEUS_FAKES WORKDIR [--long]   (10 s; --l
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import threading
 import time
+
+from zeusd_port import zeusd_tcp_port
 
 POLL_PERIOD_S = 1 / 20
 NODES = 3
@@ -59,15 +60,7 @@ def main():
              "--lease-journal", "none", "--allow", "gpu-read=*"],
             env=node_env, stdout=subprocess.DEVNULL, stderr=log), log, state))
         # Two nodes over loopback TCP, one over its Unix socket: both kinds of address.
-        port = None
-        for _ in range(200):
-            log.seek(0)
-            m = re.search(r"on 127\.0\.0\.1:(\d+)", log.read())
-            if m:
-                port = m.group(1)
-                break
-            time.sleep(0.05)
-        assert port, f"zeusd {n} did not start: {open(log.name).read()}"
+        port = zeusd_tcp_port(log, daemons[-1][0], f"zeusd {n}")
         addresses.append(f"unix:{sock}" if n == NODES - 1 else f"127.0.0.1:{port}")
 
     client = None
