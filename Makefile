@@ -15,7 +15,7 @@ DEB_PACKAGES := build-essential cmake pkg-config libexpected-dev nlohmann-json3-
   libpqxx-dev postgresql prometheus-cpp-dev pybind11-dev python3-dev libssl-dev openssl \
   python3-pytest python3-numpy python3-torch libtorch-dev chromium clang libclang-rt-14-dev ccache \
   libtomlplusplus-dev libboost-dev liburiparser-dev python3-httpx python3-pydantic python3-scipy \
-  libjwt-dev prometheus prometheus-pushgateway
+  libjwt-dev prometheus prometheus-pushgateway curl
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
