@@ -61,19 +61,15 @@ asan: deps
 	cmake --build $(ASAN_BUILD) --target zeus_unit_tests -j $(JOBS)
 	ctest --preset asan -j $(JOBS)
 
-# Each libFuzzer target in fuzz/ runs FUZZ_SECONDS (built with clang, ASan+UBSan+fuzzer).
+# Each libFuzzer target in fuzz/ runs FUZZ_SECONDS, JOBS at a time (built with clang,
+# ASan+UBSan+fuzzer; -O1 with line tables: the findings' stacks keep their file:line).
 fuzz: deps
 	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZEUS_FUZZ=ON -DZEUS_WERROR=OFF -DZEUS_BUILD_BENCH=OFF > /dev/null
+	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
+	  -DCMAKE_C_FLAGS_DEBUG="-O1 -gline-tables-only" \
+	  -DZEUS_FUZZ=ON -DZEUS_WERROR=OFF -DZEUS_BUILD_BENCH=OFF > /dev/null
 	cmake --build $(FUZZ_BUILD) --target zeus_fuzzers -j $(JOBS)
-	@for f in $(FUZZ_BUILD)/fuzz/*_fuzz; do \
-	  [ -x "$$f" ] || continue; name=$$(basename $$f); corpus=$(FUZZ_BUILD)/corpus/$$name; \
-	  mkdir -p $$corpus; seeds=""; [ -d fuzz/corpus/$$name ] && seeds=fuzz/corpus/$$name; \
-	  echo "== $$name: $(FUZZ_SECONDS) s"; \
-	  if ! $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $$corpus $$seeds > $(FUZZ_BUILD)/$$name.log 2>&1; then \
-	    tail -40 $(FUZZ_BUILD)/$$name.log; exit 1; fi; \
-	  tail -2 $(FUZZ_BUILD)/$$name.log; \
-	done
+	./scripts/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(JOBS)
 
 bench: build
 	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; $$b || exit 1; done

@@ -59,7 +59,7 @@ std::function<void()> make_sync(py::object function) {
   return [callable] { callable.call(nullptr); };
 }
 
-std::shared_ptr<PfoSession> make_optimizer(const std::string& server_url, int device_index,
+std::shared_ptr<PfoSession> make_pfo_session(const std::string& server_url, int device_index,
                                            int rank, int dp_rank, int pp_rank, int tp_rank,
                                            int dp_degree, int pp_degree, int tp_degree,
                                            int world_size, std::optional<std::string> job_metadata,
@@ -109,7 +109,7 @@ void bind_pipeline_frequency(py::module_& m) {
   py::class_<PfoSession, std::shared_ptr<PfoSession>>(
       m, "PipelineFrequencyOptimizer",
       "zeus::PipelineFrequencyOptimizer: one rank of a pipeline job under `zeus pfo serve`.")
-      .def(py::init(&make_optimizer), py::arg("server_url"), py::arg("device_index"),
+      .def(py::init(&make_pfo_session), py::arg("server_url"), py::arg("device_index"),
            py::arg("rank"), py::arg("dp_rank"), py::arg("pp_rank"), py::arg("tp_rank"),
            py::arg("dp_degree"), py::arg("pp_degree"), py::arg("tp_degree"), py::arg("world_size"),
            py::arg("job_metadata") = py::none(), py::arg("broadcast") = py::none(),

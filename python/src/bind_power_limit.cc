@@ -13,16 +13,16 @@
 namespace zeus::python {
 namespace {
 
-using MeasurementTuple = std::tuple<uint32_t, double, double>;  // (setting, energy_j, time_s)
+using PlMeasurementTuple = std::tuple<uint32_t, double, double>;  // (setting, energy_j, time_s)
 
-std::vector<KnobMeasurement> to_measurements(const std::vector<MeasurementTuple>& tuples) {
+std::vector<KnobMeasurement> to_measurements(const std::vector<PlMeasurementTuple>& tuples) {
   std::vector<KnobMeasurement> out;
   for (const auto& [setting, energy_j, time_s] : tuples) out.push_back({setting, energy_j, time_s});
   return out;
 }
 
-std::vector<MeasurementTuple> to_tuples(const std::vector<KnobMeasurement>& measurements) {
-  std::vector<MeasurementTuple> out;
+std::vector<PlMeasurementTuple> to_tuples(const std::vector<KnobMeasurement>& measurements) {
+  std::vector<PlMeasurementTuple> out;
   for (const auto& m : measurements) out.emplace_back(m.setting, m.energy_j, m.time_s);
   return out;
 }
@@ -64,7 +64,7 @@ RankAllReduce make_all_reduce(py::object function) {
   };
 }
 
-std::shared_ptr<OptimizerSession> make_optimizer(std::shared_ptr<MonitorSession> monitor,
+std::shared_ptr<OptimizerSession> make_plo_session(std::shared_ptr<MonitorSession> monitor,
                                                  const PowerLimitSelector& selector,
                                                  int64_t wait_steps, int64_t warmup_steps,
                                                  int64_t profile_steps, int64_t pl_step_w,
@@ -124,7 +124,7 @@ void bind_power_limit(py::module_& m) {
       .def_property_readonly("parameter", &PowerLimitSelector::parameter)
       .def(
           "select",
-          [](const PowerLimitSelector& s, const std::vector<MeasurementTuple>& measurements,
+          [](const PowerLimitSelector& s, const std::vector<PlMeasurementTuple>& measurements,
              double max_power_w) {
             return unwrap(s.select(to_measurements(measurements), max_power_w));
           },
@@ -132,21 +132,21 @@ void bind_power_limit(py::module_& m) {
           "The chosen setting from (setting, energy_j, time_s) tuples.")
       .def(
           "costs",
-          [](const PowerLimitSelector& s, const std::vector<MeasurementTuple>& measurements,
+          [](const PowerLimitSelector& s, const std::vector<PlMeasurementTuple>& measurements,
              double max_power_w) {
             return unwrap(s.costs(to_measurements(measurements), max_power_w));
           },
           py::arg("measurements"), py::arg("max_power_w"));
 
   m.def("default_max_power_w",
-        [](const std::vector<MeasurementTuple>& measurements, uint32_t gpu_count) {
+        [](const std::vector<PlMeasurementTuple>& measurements, uint32_t gpu_count) {
           return default_max_power_w(to_measurements(measurements), gpu_count);
         },
         py::arg("measurements"), py::arg("gpu_count"));
 
   py::class_<OptimizerSession, std::shared_ptr<OptimizerSession>>(
       m, "PowerLimitOptimizer", "zeus::PowerLimitOptimizer driving a monitor's GPUs.")
-      .def(py::init(&make_optimizer), py::arg("monitor"), py::arg("selector"),
+      .def(py::init(&make_plo_session), py::arg("monitor"), py::arg("selector"),
            py::arg("wait_steps") = 1, py::arg("warmup_steps") = 10, py::arg("profile_steps") = 40,
            py::arg("pl_step_w") = 25, py::arg("profile_path") = "",
            py::arg("all_reduce") = py::none(), py::arg("handle_signals") = true,

@@ -24,9 +24,9 @@ TrialParameters parameters(double measurement_s, double cooldown_s, int warmup, 
   return p;
 }
 
-using TrialTuple = std::tuple<double, double, double, double, int, double, double>;
+using ProfileTrialTuple = std::tuple<double, double, double, double, int, double, double>;
 
-TrialResult trial_from_tuple(const TrialTuple& t) {
+TrialResult trial_from_tuple(const ProfileTrialTuple& t) {
   const auto& [energy_per_iter, time_per_iter, total_energy, total_time, iterations, before, after] = t;
   return TrialResult{energy_per_iter, time_per_iter, total_energy, total_time, iterations, before,
                      after};
@@ -67,10 +67,10 @@ void bind_profile(py::module_& m) {
       "summed, time the maximum, temperatures the mean.");
   m.def(
       "summarize_sweep",
-      [](double measurement_s, double cooldown_s, const std::vector<TrialTuple>& trials,
+      [](double measurement_s, double cooldown_s, const std::vector<ProfileTrialTuple>& trials,
          double threshold_j) {
         std::vector<TrialResult> results;
-        for (const TrialTuple& t : trials) results.push_back(trial_from_tuple(t));
+        for (const ProfileTrialTuple& t : trials) results.push_back(trial_from_tuple(t));
         const SweepResult r =
             unwrap(summarize_sweep(measurement_s, cooldown_s, std::move(results), threshold_j));
         return std::make_tuple(r.energy_mean_j, r.energy_std_j, r.avg_temperature_before_c,

@@ -13,7 +13,7 @@ namespace {
 using prometheus::Family;
 using prometheus::Histogram;
 
-const std::string kWindowPrefix = "__EnergyHistogram_";
+const std::string kHistogramWindowPrefix = "__EnergyHistogram_";
 
 struct Kind {
   const char* what;  // "GPU", "CPU", "DRAM"
@@ -43,11 +43,11 @@ class EnergyHistogramImpl final : public EnergyHistogram {
   }
 
   Result<void> begin_window(std::string_view name, bool sync) override {
-    return monitor_->begin_window(kWindowPrefix + std::string(name), sync);
+    return monitor_->begin_window(kHistogramWindowPrefix + std::string(name), sync);
   }
 
   Result<HistogramWindow> end_window(std::string_view name, bool sync) override {
-    auto measured = monitor_->end_window(kWindowPrefix + std::string(name), sync);
+    auto measured = monitor_->end_window(kHistogramWindowPrefix + std::string(name), sync);
     if (!measured) return fail(measured.error());
     HistogramWindow window{*measured, {}};
     observe(gpu_, name, measured->gpu_energy_j, window.out_of_range);

@@ -52,7 +52,7 @@ class RecordingGateway {
 };
 
 // The value of the sample whose name and labels are exactly `series`, or NaN.
-double sample(const std::string& text, const std::string& series) {
+double metric_sample(const std::string& text, const std::string& series) {
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
@@ -101,12 +101,12 @@ TEST_F(WindowMetrics, HistogramObservesEachWindowAndPutsTheGroup) {
   EXPECT_NE(text.find("# TYPE energy_monitor_gpu_energy_joules histogram"), std::string::npos)
       << text;
   const std::string labels = R"(index="0",window="step")";
-  EXPECT_DOUBLE_EQ(sample(text, "energy_monitor_gpu_energy_joules_count{" + labels + "}"), 2.0);
-  EXPECT_DOUBLE_EQ(sample(text, "energy_monitor_gpu_energy_joules_sum{" + labels + "}"), 1500.0);
+  EXPECT_DOUBLE_EQ(metric_sample(text, "energy_monitor_gpu_energy_joules_count{" + labels + "}"), 2.0);
+  EXPECT_DOUBLE_EQ(metric_sample(text, "energy_monitor_gpu_energy_joules_sum{" + labels + "}"), 1500.0);
   EXPECT_DOUBLE_EQ(
-      sample(text, "energy_monitor_gpu_energy_joules_bucket{" + labels + R"(,le="600"})"), 1.0);
+      metric_sample(text, "energy_monitor_gpu_energy_joules_bucket{" + labels + R"(,le="600"})"), 1.0);
   EXPECT_DOUBLE_EQ(
-      sample(text, "energy_monitor_gpu_energy_joules_bucket{" + labels + R"(,le="+Inf"})"), 2.0);
+      metric_sample(text, "energy_monitor_gpu_energy_joules_bucket{" + labels + R"(,le="+Inf"})"), 2.0);
   // No CPU was measured: no empty CPU or DRAM families are pushed.
   EXPECT_EQ(text.find("energy_monitor_cpu"), std::string::npos);
 
@@ -167,8 +167,8 @@ TEST_F(WindowMetrics, CumulativeCounterStartsAtZeroAndAddsTheLastPeriodAtTheEnd)
   auto pushes = gateway_.pushes();
   ASSERT_EQ(pushes.size(), 2u);
   const std::string series = R"(energy_monitor_gpu_energy_joules_total{index="0",window="train"})";
-  EXPECT_DOUBLE_EQ(sample(pushes[0].body, series), 0.0) << pushes[0].body;
-  EXPECT_DOUBLE_EQ(sample(pushes[1].body, series), 750.0) << pushes[1].body;
+  EXPECT_DOUBLE_EQ(metric_sample(pushes[0].body, series), 0.0) << pushes[0].body;
+  EXPECT_DOUBLE_EQ(metric_sample(pushes[1].body, series), 750.0) << pushes[1].body;
   EXPECT_EQ((*counter)->end_window("train").error().code, ErrorCode::kNotFound);
   options.update_period_s = 0;
   EXPECT_EQ(EnergyCumulativeCounter::create(devices_, clock_, options).error().code,
@@ -185,7 +185,7 @@ TEST_F(WindowMetrics, PowerGaugePushesAtBeginAndRefusesAnUnreachableGateway) {
   auto pushes = gateway_.pushes();
   ASSERT_EQ(pushes.size(), 1u);
   EXPECT_DOUBLE_EQ(
-      sample(pushes[0].body, R"(power_monitor_gpu_power_watts{index="0",window="train"})"), 250.0);
+      metric_sample(pushes[0].body, R"(power_monitor_gpu_power_watts{index="0",window="train"})"), 250.0);
   ASSERT_TRUE((*gauge)->end_window("train").has_value());
   EXPECT_EQ((*gauge)->end_window("train").error().code, ErrorCode::kNotFound);
 

@@ -32,7 +32,7 @@ PowerMonitorOptions with(std::optional<double> period_s,
   return options;
 }
 
-bool has(const Error& error, const std::string& part) {
+bool error_mentions(const Error& error, const std::string& part) {
   return error.message.find(part) != std::string::npos;
 }
 
@@ -79,8 +79,8 @@ TEST(PowerMonitorTest, UnsupportedDomainIsAClearErrorListingTheSupportedOnes) {
       PowerMonitor::create(clock, by_index(gpus), with(0.1, std::vector<D>{D::kMemoryAverage}));
   ASSERT_FALSE(monitor.has_value());
   EXPECT_EQ(monitor.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_TRUE(has(monitor.error(), "memory_average is not supported"));
-  EXPECT_TRUE(has(monitor.error(), "[device_instant, device_average]"));
+  EXPECT_TRUE(error_mentions(monitor.error(), "memory_average is not supported"));
+  EXPECT_TRUE(error_mentions(monitor.error(), "[device_instant, device_average]"));
   // Without a request, the A100 gets the two device domains.
   auto all = PowerMonitor::create(clock, by_index(gpus), with(0.1));
   ASSERT_TRUE(all.has_value());
@@ -98,7 +98,7 @@ TEST(PowerMonitorTest, WithoutInstantPowerQueriesFallBackToAverage) {
   EXPECT_DOUBLE_EQ((*monitor)->power_w(0)->value(), 350.0);
   auto instant = (*monitor)->power_w(0, std::nullopt, D::kDeviceInstant);
   ASSERT_FALSE(instant.has_value());
-  EXPECT_TRUE(has(instant.error(), "device_instant is not being monitored"));
+  EXPECT_TRUE(error_mentions(instant.error(), "device_instant is not being monitored"));
   auto timeline = (*monitor)->timeline(D::kDeviceInstant, 0);
   ASSERT_FALSE(timeline.has_value());
   EXPECT_EQ(timeline.error().code, ErrorCode::kInvalidArgument);
@@ -112,14 +112,14 @@ TEST(PowerMonitorTest, BadArgumentsAreErrorsNotCrashes) {
   for (double bad : {0.0, -1.0, std::nan("")}) {
     auto monitor = PowerMonitor::create(clock, by_index(gpus), with(bad));
     ASSERT_FALSE(monitor.has_value());
-    EXPECT_TRUE(has(monitor.error(), "update_period must be a positive number"));
+    EXPECT_TRUE(error_mentions(monitor.error(), "update_period must be a positive number"));
   }
   auto monitor = PowerMonitor::create(clock, by_index(gpus), with(0.1));
   ASSERT_TRUE(monitor.has_value());
   auto unknown_gpu = (*monitor)->timeline(D::kDeviceInstant, 3);
   ASSERT_FALSE(unknown_gpu.has_value());
   EXPECT_EQ(unknown_gpu.error().code, ErrorCode::kNotFound);
-  EXPECT_TRUE(has(unknown_gpu.error(), "GPU 3 is not monitored; monitored GPUs are [0]"));
+  EXPECT_TRUE(error_mentions(unknown_gpu.error(), "GPU 3 is not monitored; monitored GPUs are [0]"));
   EXPECT_FALSE((*monitor)->timeline(D::kDeviceInstant, 0, 10.0, 5.0).has_value());
   EXPECT_FALSE((*monitor)->energy_j(0, 10.0, 5.0).has_value());
   EXPECT_FALSE((*monitor)->energy_j(7, 0.0, 5.0).has_value());

@@ -7,7 +7,7 @@
 namespace zeus {
 namespace {
 
-Result<void> invalid(const std::string& message) {
+Result<void> invalid_trial(const std::string& message) {
   return fail(ErrorCode::kInvalidArgument, message);
 }
 
@@ -22,18 +22,18 @@ int ceil_at_least_one(double duration_s, double iteration_s) {
 
 Result<void> check_trial_parameters(const TrialParameters& params) {
   if (!(std::isfinite(params.measurement_duration_s) && params.measurement_duration_s > 0)) {
-    return invalid("measurement_duration must be a positive number of seconds");
+    return invalid_trial("measurement_duration must be a positive number of seconds");
   }
   if (!(std::isfinite(params.cooldown_duration_s) && params.cooldown_duration_s >= 0)) {
-    return invalid("cooldown_duration must be a non-negative number of seconds");
+    return invalid_trial("cooldown_duration must be a non-negative number of seconds");
   }
-  if (params.num_warmup_iterations < 0) return invalid("num_warmup_iterations must be >= 0");
+  if (params.num_warmup_iterations < 0) return invalid_trial("num_warmup_iterations must be >= 0");
   if (params.num_calibration_iterations < 1) {
-    return invalid("num_calibration_iterations must be >= 1 (the iteration time is measured)");
+    return invalid_trial("num_calibration_iterations must be >= 1 (the iteration time is measured)");
   }
   if (params.warmup_settle_duration_s &&
       !(std::isfinite(*params.warmup_settle_duration_s) && *params.warmup_settle_duration_s >= 0)) {
-    return invalid("warmup_settle_duration must be non-negative (or None for a fixed count)");
+    return invalid_trial("warmup_settle_duration must be non-negative (or None for a fixed count)");
   }
   return ok();
 }

@@ -8,7 +8,7 @@
 namespace zeus::pfo {
 namespace {
 
-JobInfo job(int pp, int dp, int tp) { return {"j", pp, dp, tp, pp * dp * tp, std::nullopt}; }
+JobInfo job_info(int pp, int dp, int tp) { return {"j", pp, dp, tp, pp * dp * tp, std::nullopt}; }
 
 // Ranks in Megatron's order: tp fastest, then dp, then pp.
 std::vector<RankInfo> ranks_of(const JobInfo& j) {
@@ -22,7 +22,7 @@ std::vector<RankInfo> ranks_of(const JobInfo& j) {
 
 TEST(SchedulerTest, PointSolutionRepeatsItsScheduleAndChecksTheRankCount) {
   RankSchedules s = {{{"forward", 1980}}, {{"forward", 1200}}};
-  auto point = make_point_solution(job(2, 1, 1), s);
+  auto point = make_point_solution(job_info(2, 1, 1), s);
   ASSERT_TRUE(point) << point.error().message;
   for (int round = 0; round < 3; ++round) {
     auto next = (*point)->next_schedule();
@@ -32,7 +32,7 @@ TEST(SchedulerTest, PointSolutionRepeatsItsScheduleAndChecksTheRankCount) {
     EXPECT_EQ((*next)[1].frequencies, s[1]);
     EXPECT_TRUE((*point)->observe({}));
   }
-  auto wrong = make_point_solution(job(2, 2, 1), s);
+  auto wrong = make_point_solution(job_info(2, 2, 1), s);
   ASSERT_FALSE(wrong);
   EXPECT_NE(wrong.error().message.find("holds 2 ranks' clocks but the job has 4 ranks"),
             std::string::npos);
@@ -48,13 +48,13 @@ TEST(SchedulerTest, FactoryNamesAndArguments) {
   EXPECT_FALSE(scheduler_factory({"PointSolution", ""}));
   auto missing = scheduler_factory({"PointSolution", "/nonexistent/freqs.py"});
   ASSERT_TRUE(missing);  // the file is read when a job starts
-  auto made = (*missing)(job(1, 1, 1), ranks_of(job(1, 1, 1)));
+  auto made = (*missing)(job_info(1, 1, 1), ranks_of(job_info(1, 1, 1)));
   ASSERT_FALSE(made);
   EXPECT_EQ(made.error().code, ErrorCode::kNotFound);
 }
 
 TEST(SchedulerTest, ThreeDCopiesEachStageScheduleToItsRanks) {
-  const JobInfo j = job(2, 2, 2);
+  const JobInfo j = job_info(2, 2, 2);
   const auto ranks = ranks_of(j);
   JobInfo seen_job;
   std::vector<RankInfo> seen_ranks;
@@ -84,7 +84,7 @@ TEST(SchedulerTest, ThreeDCopiesEachStageScheduleToItsRanks) {
 }
 
 TEST(SchedulerTest, MergeTakesMaxOfTimesAndSumOfEnergiesElementWise) {
-  const JobInfo j = job(2, 2, 1);  // ranks 0,1: stage 0; ranks 2,3: stage 1
+  const JobInfo j = job_info(2, 2, 1);  // ranks 0,1: stage 0; ranks 2,3: stage 1
   const auto ranks = ranks_of(j);
   std::vector<ProfilingResult> results = {
       {0, {1.0, 2.0, 9.0}, {10, 20}, {{"forward", {{0.1, 0.3}, {0.2}}}}, {{"forward", {{1, 2}}}}},

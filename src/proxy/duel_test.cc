@@ -5,12 +5,12 @@
 namespace zeus::proxy {
 namespace {
 
-const std::array<std::string, 2> kModels = {"llama", "mistral"};
+const std::array<std::string, 2> kDuelModels = {"llama", "mistral"};
 
 // Both sides prompted and answered whole: side 0 with energy_0, side 1 with energy_1.
 void play(DuelBook& book, const std::string& id, double energy_0, double energy_1, double t = 0) {
-  ASSERT_EQ(book.prompt(id, 0, kModels, t).value(), "llama");
-  ASSERT_EQ(book.prompt(id, 1, kModels, t).value(), "mistral");
+  ASSERT_EQ(book.prompt(id, 0, kDuelModels, t).value(), "llama");
+  ASSERT_EQ(book.prompt(id, 1, kDuelModels, t).value(), "mistral");
   ASSERT_TRUE(book.answered(id, 0, energy_0, 10, true, t));
   ASSERT_TRUE(book.answered(id, 1, energy_1, 12, true, t));
 }
@@ -48,17 +48,17 @@ TEST(DuelBookTest, VotingTwiceIsAConflict) {
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().status, 409);
   EXPECT_NE(again.error().message.find("one vote per duel"), std::string::npos);
-  EXPECT_EQ(book.prompt("r1", 0, kModels, 3).error().status, 409);  // no prompt after a vote
+  EXPECT_EQ(book.prompt("r1", 0, kDuelModels, 3).error().status, 409);  // no prompt after a vote
 }
 
 TEST(DuelBookTest, WrongStatesAndBadValuesAreRefused) {
   DuelBook book;
   EXPECT_EQ(book.response_vote("nope", 0, 0).error().status, 404);
   EXPECT_EQ(book.energy_vote("nope", true, 0).error().status, 404);
-  EXPECT_EQ(book.prompt("r1", 2, kModels, 0).error().status, 400);
-  EXPECT_EQ(book.prompt("", 0, kModels, 0).error().status, 400);
-  ASSERT_TRUE(book.prompt("r1", 0, kModels, 0));
-  EXPECT_EQ(book.prompt("r1", 0, kModels, 0).error().status, 409);  // the same side twice
+  EXPECT_EQ(book.prompt("r1", 2, kDuelModels, 0).error().status, 400);
+  EXPECT_EQ(book.prompt("", 0, kDuelModels, 0).error().status, 400);
+  ASSERT_TRUE(book.prompt("r1", 0, kDuelModels, 0));
+  EXPECT_EQ(book.prompt("r1", 0, kDuelModels, 0).error().status, 409);  // the same side twice
   EXPECT_EQ(book.response_vote("r1", 3, 0).error().status, 400);
   // Side 1 never asked, then still streaming, then failed: each a 409 that says so.
   DuelResult<Duel> early = book.response_vote("r1", 0, 0);
@@ -66,7 +66,7 @@ TEST(DuelBookTest, WrongStatesAndBadValuesAreRefused) {
   EXPECT_NE(early.error().message.find("still streaming"), std::string::npos);
   ASSERT_TRUE(book.answered("r1", 0, 5, 3, true, 0));
   EXPECT_NE(book.response_vote("r1", 0, 0).error().message.find("never asked"), std::string::npos);
-  ASSERT_TRUE(book.prompt("r1", 1, kModels, 0));
+  ASSERT_TRUE(book.prompt("r1", 1, kDuelModels, 0));
   ASSERT_TRUE(book.answered("r1", 1, 5, 3, false, 0));
   EXPECT_NE(book.response_vote("r1", 0, 0).error().message.find("failed"), std::string::npos);
   EXPECT_EQ(book.energy_vote("r1", true, 0).error().status, 409);        // no response vote yet

@@ -15,7 +15,7 @@ json request_json(int source, const LiveRequest& r) {
           {"tokens", r.output_tokens}, {"status", r.status}};
 }
 
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump_compact(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 }  // namespace
 
@@ -45,7 +45,7 @@ void LiveFeed::started(int source, uint64_t id, const std::string& model, double
   r.model = model;
   r.start_s = time_s;
   sources_.at(source).in_flight[id] = r;
-  broadcast_locked(dump(request_json(source, r)), "start");
+  broadcast_locked(dump_compact(request_json(source, r)), "start");
 }
 
 void LiveFeed::finished(int source, const LiveRequest& request) {
@@ -58,7 +58,7 @@ void LiveFeed::finished(int source, const LiveRequest& request) {
   ++totals.requests;
   totals.energy_j += request.energy_j;
   totals.output_tokens += request.output_tokens;
-  broadcast_locked(dump(request_json(source, request)), "end");
+  broadcast_locked(dump_compact(request_json(source, request)), "end");
 }
 
 void LiveFeed::energy(int source, double time_s, double energy_j) {
@@ -77,7 +77,7 @@ void LiveFeed::energy(int source, double time_s, double energy_j) {
   s.last_energy_j = energy_j;
   s.power.push_back(point);
   while (s.power.size() > limits_.max_power_points) s.power.pop_front();
-  broadcast_locked(dump({{"source", source}, {"t", point.time_s}, {"w", point.watts}}), "power");
+  broadcast_locked(dump_compact({{"source", source}, {"t", point.time_s}, {"w", point.watts}}), "power");
 }
 
 std::string LiveFeed::snapshot_json() const {
@@ -103,7 +103,7 @@ std::string LiveFeed::snapshot_locked() const {
     models[name] = {
         {"requests", t.requests}, {"energy_j", t.energy_j}, {"tokens", t.output_tokens}};
   }
-  return dump({{"sources", std::move(sources)},
+  return dump_compact({{"sources", std::move(sources)},
                {"requests", std::move(requests)},
                {"models", std::move(models)}});
 }

@@ -21,7 +21,7 @@ constexpr std::string_view kFrameStyle = R"css(
   #error { color: #c0392b; }
 )css";
 
-constexpr std::string_view kStyle = R"css(
+constexpr std::string_view kLiveStyle = R"css(
   .cards { display: flex; gap: 16px; }
   .card { background: #fff; border: 1px solid #dde3ea; border-radius: 6px; padding: 10px 16px;
           min-width: 150px; }
@@ -31,7 +31,7 @@ constexpr std::string_view kStyle = R"css(
   .legend span { margin-right: 14px; font-size: 12px; }
 )css";
 
-constexpr std::string_view kBody = R"html(<header><h1>zeus proxy: live</h1><span id="status">connecting…</span>
+constexpr std::string_view kLiveBody = R"html(<header><h1>zeus proxy: live</h1><span id="status">connecting…</span>
   <a href="/zeus/colosseum">Colosseum</a></header>
 <main>
   <div id="error"></div>
@@ -233,7 +233,7 @@ std::string page_document(std::string_view title, std::string_view style, std::s
 }
 
 std::string_view live_page_html() {
-  static const std::string page = page_document("zeus proxy: live", kStyle, kBody);
+  static const std::string page = page_document("zeus proxy: live", kLiveStyle, kLiveBody);
   return page;
 }
 

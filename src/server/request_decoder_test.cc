@@ -7,7 +7,7 @@
 namespace zeus::server {
 namespace {
 
-const std::string kSpec =
+const std::string kDecoderSpec =
     R"({"job_id":null,"job_id_prefix":"mnist","batch_sizes":[64,32,128],)"
     R"("default_batch_size":64,"max_power":300,"number_of_gpus":1,"gpu_model":"A40"})";
 
@@ -22,7 +22,7 @@ void expect_400(const Error& e, const std::string& mentions) {
 }
 
 TEST(RequestDecoderTest, AcceptsAPythonClientJobSpecAndSortsBatchSizes) {
-  Result<JobSpec> s = decode_job_spec(kSpec);
+  Result<JobSpec> s = decode_job_spec(kDecoderSpec);
   ASSERT_TRUE(s.has_value()) << s.error().to_string();
   EXPECT_EQ(s->batch_sizes, (std::vector<int>{32, 64, 128}));
   EXPECT_FALSE(s->job_id.has_value());
@@ -33,15 +33,15 @@ TEST(RequestDecoderTest, AcceptsAPythonClientJobSpecAndSortsBatchSizes) {
 // a spec that names one keeps it.
 TEST(RequestDecoderTest, RuleFieldsLeftOutTakeTheServersDefaults) {
   const JobSpec upstream = upstream_rules(JobSpec{});
-  Result<JobSpec> ours = decode_job_spec(kSpec);
-  Result<JobSpec> theirs = decode_job_spec(kSpec, upstream);
+  Result<JobSpec> ours = decode_job_spec(kDecoderSpec);
+  Result<JobSpec> theirs = decode_job_spec(kDecoderSpec, upstream);
   ASSERT_TRUE(ours.has_value() && theirs.has_value());
   EXPECT_EQ(ours->early_stop, EarlyStopMode::kPredictive);
   EXPECT_EQ(ours->prune_factor, 1.5);
   EXPECT_EQ(theirs->early_stop, EarlyStopMode::kAfterCrossing);
   EXPECT_FALSE(theirs->prune_factor.has_value());
   EXPECT_EQ(theirs->pruning_stop_after_rises, 0);
-  std::string named = kSpec;
+  std::string named = kDecoderSpec;
   named.insert(1, R"("early_stop":"predictive","pruning_stop_after_rises":2,)");
   Result<JobSpec> kept = decode_job_spec(named, upstream);
   ASSERT_TRUE(kept.has_value()) << kept.error().to_string();
@@ -51,7 +51,7 @@ TEST(RequestDecoderTest, RuleFieldsLeftOutTakeTheServersDefaults) {
 }
 
 TEST(RequestDecoderTest, RejectsUnknownFieldsNamingThem) {
-  std::string body = kSpec;
+  std::string body = kDecoderSpec;
   body.insert(1, R"("eta_knb":0.9,)");
   Result<JobSpec> s = decode_job_spec(body);
   ASSERT_FALSE(s.has_value());
@@ -65,7 +65,7 @@ TEST(RequestDecoderTest, RejectsUnknownFieldsNamingThem) {
 // Probe item B3's class: a key given twice would mean "last one wins"; it is refused by name, at
 // any depth, in every body the service decodes.
 TEST(RequestDecoderTest, B3_RejectsDuplicateKeysNamingThem) {
-  std::string spec = kSpec;
+  std::string spec = kDecoderSpec;
   spec.insert(1, R"("max_power":250,)");
   Result<JobSpec> s = decode_job_spec(spec);
   ASSERT_FALSE(s.has_value());
@@ -90,7 +90,7 @@ TEST(RequestDecoderTest, MalformedJsonAndWrongTypesAre400) {
   Result<TrialReport> r = decode_report(report_with("\"1\"", "2"));
   ASSERT_FALSE(r.has_value());
   expect_400(r.error(), "'time'");
-  std::string bad_sizes = kSpec;
+  std::string bad_sizes = kDecoderSpec;
   bad_sizes.replace(bad_sizes.find("[64,32,128]"), 11, "[64,\"32\"]");
   ASSERT_FALSE(decode_job_spec(bad_sizes).has_value());
 }
@@ -118,10 +118,10 @@ TEST(RequestDecoderTest, TrialIdentityMustBePositive) {
 }
 
 TEST(RequestDecoderTest, LimitsStringsAndBatchSizeLists) {
-  std::string long_prefix = kSpec;
+  std::string long_prefix = kDecoderSpec;
   long_prefix.replace(long_prefix.find("\"mnist\""), 7, "\"" + std::string(300, 'p') + "\"");
   expect_400(decode_job_spec(long_prefix).error(), "job_id_prefix");
-  std::string control = kSpec;
+  std::string control = kDecoderSpec;
   control.replace(control.find("\"A40\""), 5, R"("A\u000140")");
   expect_400(decode_job_spec(control).error(), "control character");
   std::string many = R"({"job_id_prefix":"p","default_batch_size":1,"max_power":1,"batch_sizes":[)";

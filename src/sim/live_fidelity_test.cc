@@ -14,7 +14,7 @@
 namespace zeus::sim {
 namespace {
 
-std::filesystem::path bundled_data() {
+std::filesystem::path fidelity_data_dir() {
   return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "data";
 }
 
@@ -60,7 +60,7 @@ void expect_live_optimizer_agrees(const WorkloadTrace& trace, const SimOptions& 
 }
 
 TEST(LiveFidelity, TheLiveOptimizerMakesTheSimulatorsDecisionsOnEveryWorkload) {
-  auto traces = load_workload_traces(bundled_data(), "v100", {});
+  auto traces = load_workload_traces(fidelity_data_dir(), "v100", {});
   ASSERT_TRUE(traces.has_value()) << traces.error().to_string();
   for (const char* rules : {"zeus", "zeus,early_stop=after-crossing,prune_factor=off,stop_after_rises=0",
                             "zeus,mab_min_relative_sd=0.1,pruning_beta=1.5"}) {

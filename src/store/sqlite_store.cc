@@ -23,7 +23,7 @@ using store::sqlite_exec;
 using store::Statement;
 using store::StatementCache;
 
-constexpr const char* kSchema = R"sql(
+constexpr const char* kSqliteSchema = R"sql(
 CREATE TABLE IF NOT EXISTS jobs (
   job_id     TEXT PRIMARY KEY,
   spec_json  TEXT NOT NULL,
@@ -404,7 +404,7 @@ Result<void> set_up(sqlite3* db, const std::string& path, const SqliteStoreOptio
     if (found == 1) {
       ZEUS_TRY(sqlite_exec(db, kMigrateV1ToV2, "upgrading the schema from version 1 to 2"));
     } else {
-      ZEUS_TRY(sqlite_exec(db, kSchema, "creating the schema"));
+      ZEUS_TRY(sqlite_exec(db, kSqliteSchema, "creating the schema"));
     }
     const std::string set_version =
         "PRAGMA user_version = " + std::to_string(kSqliteStoreSchemaVersion);

@@ -56,7 +56,7 @@ class SqliteStoreTest : public ::testing::Test {
   std::string path_;
 };
 
-JobSpec spec(const std::string& id) {
+JobSpec sqlite_spec(const std::string& id) {
   JobSpec s;
   s.job_id = id;
   s.job_id_prefix = "k";
@@ -73,7 +73,7 @@ TEST_F(SqliteStoreTest, ReopenedStoreHoldsCommittedJobsAndTrials) {
   {
     std::unique_ptr<Store> store = open();
     BatchSizeOptimizer bso(*store);
-    ASSERT_TRUE(bso.register_job(spec("k1")).has_value());
+    ASSERT_TRUE(bso.register_job(sqlite_spec("k1")).has_value());
     TrialId t = *bso.next_batch_size("k1");
     ASSERT_TRUE(bso.report({"k1", t.batch_size, t.trial_number, 2.0, 50.0, 0.95, 3}));
   }
@@ -81,7 +81,7 @@ TEST_F(SqliteStoreTest, ReopenedStoreHoldsCommittedJobsAndTrials) {
   BatchSizeOptimizer bso(*store);
   Result<JobSnapshot> s = bso.get_job("k1");
   ASSERT_TRUE(s.has_value()) << s.error().to_string();
-  EXPECT_EQ(s->spec, *validate_job_spec(spec("k1")));
+  EXPECT_EQ(s->spec, *validate_job_spec(sqlite_spec("k1")));
   ASSERT_EQ(s->trials.size(), 1u);
   EXPECT_EQ(s->trials[0].status, TrialStatus::kConverged);
   EXPECT_EQ(s->trials[0].cost, 50.0);
@@ -107,7 +107,7 @@ TEST_F(SqliteStoreTest, UpgradesAVersion1FileAndKeepsDispatchTimes) {
     std::unique_ptr<Store> store = open();
     ASSERT_NE(store, nullptr);
     BatchSizeOptimizer bso(*store);
-    ASSERT_TRUE(bso.register_job(spec("k1")).has_value());
+    ASSERT_TRUE(bso.register_job(sqlite_spec("k1")).has_value());
     ASSERT_TRUE(bso.next_batch_size("k1").has_value());
   }
   EXPECT_EQ(raw_sql("PRAGMA user_version"), std::to_string(kSqliteStoreSchemaVersion));
@@ -143,7 +143,7 @@ TEST_F(SqliteStoreTest, ProcessesSharingTheFileSerialise) {
   {
     std::unique_ptr<Store> store = open();
     BatchSizeOptimizer bso(*store);
-    ASSERT_TRUE(bso.register_job(spec("k1")).has_value());
+    ASSERT_TRUE(bso.register_job(sqlite_spec("k1")).has_value());
   }
   constexpr int kProcesses = 2, kEach = 30;
   std::vector<pid_t> children;
@@ -187,7 +187,7 @@ TEST_F(SqliteStoreTest, ProcessesSharingTheFileSerialise) {
 // counts the trials) and tells the parent over a pipe after each commit. The parent SIGKILLs it
 // mid-stream, three times; every committed transaction must be there, and none half.
 TEST_F(SqliteStoreTest, KilledWriterLosesNothingCommittedAndLeavesNothingHalfWritten) {
-  JobRecord record{*validate_job_spec(spec("k1")), "xoshiro256ss:" + std::string(64, '1')};
+  JobRecord record{*validate_job_spec(sqlite_spec("k1")), "xoshiro256ss:" + std::string(64, '1')};
   record.spec.gpu_model = "0";
   {
     std::unique_ptr<Store> store = open();
@@ -266,7 +266,7 @@ TEST_F(SqliteStoreTest, CachedJobsFollowAnotherConnectionsWrites) {
   std::unique_ptr<Store> a = open();
   std::unique_ptr<Store> b = open();
   BatchSizeOptimizer bso_a(*a), bso_b(*b);
-  ASSERT_TRUE(bso_a.register_job(spec("k1")).has_value());
+  ASSERT_TRUE(bso_a.register_job(sqlite_spec("k1")).has_value());
   TrialId first = *bso_a.next_batch_size("k1");
   ASSERT_EQ(bso_a.get_job("k1")->trials.size(), 1u);  // a has read (and kept) the history
 
@@ -290,11 +290,11 @@ TEST_F(SqliteStoreTest, CachedJobsFollowAnotherConnectionsWrites) {
 TEST_F(SqliteStoreTest, FailedTransactionLeavesNothingInTheKeptCopy) {
   std::unique_ptr<Store> store = open();
   BatchSizeOptimizer bso(*store);
-  ASSERT_TRUE(bso.register_job(spec("k1")).has_value());
+  ASSERT_TRUE(bso.register_job(sqlite_spec("k1")).has_value());
   ASSERT_TRUE(bso.next_batch_size("k1").has_value());
   Trial extra = bso.get_job("k1")->trials.at(0);
   extra.trial_number = 2;
-  JobRecord changed{*validate_job_spec(spec("k1")), "changed"};
+  JobRecord changed{*validate_job_spec(sqlite_spec("k1")), "changed"};
   Result<void> r = store->transact([&](StoreTransaction& tx) -> Result<void> {
     ZEUS_TRY(tx.put_trial(extra));
     ZEUS_TRY(tx.put_job(changed));
@@ -320,7 +320,7 @@ TEST_F(SqliteStoreTest, FailedTransactionLeavesNothingInTheKeptCopy) {
 TEST_F(SqliteStoreTest, ConcurrentTransactionsCommitTogetherAndFailAlone) {
   std::unique_ptr<Store> store = open();
   ASSERT_TRUE(store->transact([&](StoreTransaction& tx) {
-    return tx.put_job({*validate_job_spec(spec("k1")), "rng"});
+    return tx.put_job({*validate_job_spec(sqlite_spec("k1")), "rng"});
   }));
   constexpr int kThreads = 8, kEach = 40;
   std::vector<std::thread> threads;

@@ -16,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kKey = "session-test-key\n";
+const std::string kLeaseKey = "session-test-key\n";
 
 class LeaseSessionServiceTest : public ::testing::Test {
  protected:
@@ -30,13 +30,13 @@ class LeaseSessionServiceTest : public ::testing::Test {
       devices_.gpus.push_back(std::move(gpu));
     }
     AccessPolicy access;
-    access.signing_key = kKey;
+    access.signing_key = kLeaseKey;
     service_ = std::make_unique<ZeusdService>(devices_, AllowList(), watcher_, nullptr,
                                               UpstreamOptions{0.0}, access, 2.0);
   }
 
   static std::string token(std::string sub) {
-    return *issue_token(kKey, TokenIdentity{std::move(sub),
+    return *issue_token(kLeaseKey, TokenIdentity{std::move(sub),
                                             {Capability::kGpuControl, Capability::kGpuRead},
                                             static_cast<int64_t>(std::time(nullptr)) + 3600});
   }

@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kKey = "service-test-key\n";
+const std::string kTokenKey = "service-test-key\n";
 
 class TokenServiceTest : public ::testing::Test {
  protected:
@@ -30,13 +30,13 @@ class TokenServiceTest : public ::testing::Test {
     AllowList allow;
     ZEUS_CHECK(allow.add("gpu-read=1000").has_value(), "allow");
     AccessPolicy access;
-    access.signing_key = kKey;
+    access.signing_key = kTokenKey;
     service_ = std::make_unique<ZeusdService>(devices_, std::move(allow), watcher_, nullptr,
                                               UpstreamOptions{0.0}, access);
   }
 
   static std::string token(std::vector<Capability> scopes, std::string sub = "alice") {
-    return *issue_token(kKey, TokenIdentity{std::move(sub), std::move(scopes),
+    return *issue_token(kTokenKey, TokenIdentity{std::move(sub), std::move(scopes),
                                             static_cast<int64_t>(std::time(nullptr)) + 3600});
   }
   HttpResponse call(const Peer& who, const std::string& method, const std::string& target,

@@ -55,7 +55,7 @@ const std::vector<Route>& routes() {
   return table;
 }
 
-HttpResponse error_json(int status, const std::string& message) {
+HttpResponse upstream_error_json(int status, const std::string& message) {
   return json_answer(status, json{{"error", message}});
 }
 
@@ -151,7 +151,7 @@ HttpResponse UpstreamRoutes::handle(const HttpRequest& request, const Peer& peer
   }
   if (request.path.rfind("/auth/", 0) == 0 && !peer.token) {
     // Only with a signing key (whose gate then verified the token); else the allow-list decides.
-    return error_json(404, "Authentication is not enabled on this server.");
+    return upstream_error_json(404, "Authentication is not enabled on this server.");
   }
   if (request.path == "/auth/whoami" && request.method == "GET") {
     json scopes = json::array();
@@ -165,12 +165,12 @@ HttpResponse UpstreamRoutes::handle(const HttpRequest& request, const Peer& peer
   });
   if (route == routes().end()) return empty(404);
   if (auto refused = allow_.refusal(route->capability, peer); !refused.empty()) {
-    return error_json(403, refused);
+    return upstream_error_json(403, refused);
   }
   const bool gpu = route->query.device == "GPU";
   auto query =
       parse_query(request.query, route->query, gpu ? devices_.gpus.size() : devices_.cpus.size());
-  if (!query) return error_json(400, query.error().message);
+  if (!query) return upstream_error_json(400, query.error().message);
   const std::string op = request.path.substr(5);
   if (!gpu) return op == "get_power" ? cpu_power(query->ids) : cpu_energy(*query);
   if (route->capability == Capability::kGpuControl) return gpu_write(op, *query, peer);

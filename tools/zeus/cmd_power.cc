@@ -29,8 +29,8 @@
 namespace zeus::cli {
 namespace {
 
-std::atomic<bool> g_stop{false};
-void request_stop(int) { g_stop.store(true); }
+std::atomic<bool> g_power_stop{false};
+void request_power_stop(int) { g_power_stop.store(true); }
 
 struct PowerArgs {
   double interval_s = 1.0;
@@ -245,10 +245,10 @@ void run_power(PowerArgs args) {
   if (!args.from.empty()) {
     if (!args.domains.empty()) die("--domain reads local GPUs; it cannot be used with --from", 2);
     if (args.cpu || args.plot) die("--cpu and --plot read local devices; not with --from", 2);
-    signal(SIGINT, request_stop);
-    signal(SIGTERM, request_stop);
+    signal(SIGINT, request_power_stop);
+    signal(SIGTERM, request_power_stop);
     run_remote_power(
-        {args.from, args.gpus, args.interval_s, args.duration_s, args.json, args.events}, g_stop);
+        {args.from, args.gpus, args.interval_s, args.duration_s, args.json, args.events}, g_power_stop);
     return;
   }
   if (args.events) die("--events needs --from (it prints the readings of zeusd's streams)", 2);
@@ -290,8 +290,8 @@ void run_power(PowerArgs args) {
         value_or_die(PowerMonitor::create(clock, {}, std::move(cpus), cpu_options), "--cpu");
   }
   PowerView view(args, devices, indices, domains, cpu_monitor.get());
-  signal(SIGINT, request_stop);
-  signal(SIGTERM, request_stop);
+  signal(SIGINT, request_power_stop);
+  signal(SIGTERM, request_power_stop);
   value_or_die(monitor->begin_window("zeus_power"));
   const double start_s = clock.now_s();
   const bool bounded = args.duration_s > 0;
@@ -299,14 +299,14 @@ void run_power(PowerArgs args) {
   // Reading k is due k intervals after the start (no drift from adding up intervals); with
   // --duration the last one is due exactly at the deadline, even when an interval is longer
   // (probe item B10).
-  for (uint64_t k = 1; !g_stop.load(); ++k) {
+  for (uint64_t k = 1; !g_power_stop.load(); ++k) {
     double due_s = start_s + static_cast<double>(k) * args.interval_s;
     const bool last = bounded && due_s >= start_s + args.duration_s - 1e-9;
     if (last) due_s = start_s + args.duration_s;
-    while (!g_stop.load() && clock.now_s() < due_s) {
+    while (!g_power_stop.load() && clock.now_s() < due_s) {
       clock.sleep_for_s(std::min(0.05, due_s - clock.now_s()));
     }
-    if (g_stop.load()) break;
+    if (g_power_stop.load()) break;
     view.show(clock.now_s() - start_s);
     if (last) break;
   }

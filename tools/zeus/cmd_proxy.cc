@@ -22,8 +22,8 @@
 namespace zeus::cli {
 namespace {
 
-std::atomic<bool> g_stop{false};
-void request_stop(int) { g_stop.store(true); }
+std::atomic<bool> g_proxy_stop{false};
+void request_proxy_stop(int) { g_proxy_stop.store(true); }
 
 // The run's report, written next to `path` and renamed into place.
 void write_report(const std::filesystem::path& path, const proxy::RunReport& report) {
@@ -47,10 +47,10 @@ Devices gpus_or_die() {
 // Prints `serving` (the first line names the port: tests start with --port 0 and read it from
 // here), then waits for Ctrl-C or SIGTERM.
 void serve_until_signal(const std::string& serving) {
-  signal(SIGINT, request_stop);
-  signal(SIGTERM, request_stop);
+  signal(SIGINT, request_proxy_stop);
+  signal(SIGTERM, request_proxy_stop);
   std::cout << serving << std::endl;
-  while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (!g_proxy_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
 // The proxy; on a terminal, stderr shows a live line while it serves.

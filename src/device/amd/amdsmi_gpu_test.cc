@@ -17,7 +17,7 @@ using testing::FakeRocmSmiClock;
 using testing::FakeRocmSmiState;
 using ::testing::HasSubstr;
 
-std::vector<std::unique_ptr<Gpu>> open_fake(Clock& clock, double window_s = 0.5,
+std::vector<std::unique_ptr<Gpu>> open_fake_amdsmi(Clock& clock, double window_s = 0.5,
                                             const std::string& path = ZEUS_FAKE_AMDSMI_PATH) {
   auto gpus = open_amdsmi_gpus(path, clock, window_s);
   EXPECT_TRUE(gpus.has_value()) << gpus.error().to_string();
@@ -32,7 +32,7 @@ TEST(AmdSmiGpuTest, OrdersGpusByHipIndexWithTheirIdentity) {
   state.patch_device(1, R"({"hip_id": 0, "unique_id": 3735928559})");
   state.patch_device(2, R"({"hip_id": 1})");
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock);
+  auto gpus = open_fake_amdsmi(clock);
   ASSERT_EQ(gpus.size(), 3u);
   EXPECT_EQ(gpus[0]->uuid(), "GPU-00000000deadbeef");
   EXPECT_EQ(gpus[1]->uuid(), "GPU-0000000000001002");
@@ -53,7 +53,7 @@ TEST(AmdSmiGpuTest, Rocm63LibraryOrdersByKfdNodeId) {
   state.patch_device(1, R"({"kfd_node_id": 3})");
   state.patch_device(2, R"({"kfd_node_id": 9})");
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock, 0.5, ZEUS_FAKE_AMDSMI_OLD_PATH);
+  auto gpus = open_fake_amdsmi(clock, 0.5, ZEUS_FAKE_AMDSMI_OLD_PATH);
   ASSERT_EQ(gpus.size(), 3u);
   EXPECT_EQ(*gpus[0]->pci_address(), "0000:02:00.0");  // device 1
   EXPECT_EQ(*gpus[1]->pci_address(), "0000:01:00.0");  // device 0
@@ -68,7 +68,7 @@ TEST(AmdSmiGpuTest, EnumerationNotSupportedFallsBackToKfdNodeIds) {
   state.patch_device(1, R"({"kfd_node_id": 4, "hip_id": 1})");
   state.set_error("amdsmi_get_gpu_enumeration_info", 2);  // NOT_SUPPORTED
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock, 0);
+  auto gpus = open_fake_amdsmi(clock, 0);
   ASSERT_EQ(gpus.size(), 2u);
   EXPECT_EQ(*gpus[0]->pci_address(), "0000:02:00.0");
 }
@@ -89,7 +89,7 @@ TEST(AmdSmiGpuTest, ProcessorsOfOneSocketAreAllFound) {
   state.patch_device(1, R"({"socket": 7})");
   state.patch_device(2, R"({"socket": 9})");
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock, 0);
+  auto gpus = open_fake_amdsmi(clock, 0);
   EXPECT_EQ(gpus.size(), 3u);
 }
 
@@ -97,7 +97,7 @@ TEST(AmdSmiGpuTest, EnergyOfAWindowMatchesTheFakeIntegral) {
   FakeRocmSmiState state(1);
   state.set_power_w(0, 300.0);
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock);
+  auto gpus = open_fake_amdsmi(clock);
   ASSERT_EQ(gpus.size(), 1u);
   ASSERT_TRUE(gpus[0]->has_energy_counter());
   auto start = gpus[0]->total_energy_mj();
@@ -118,7 +118,7 @@ TEST(AmdSmiGpuTest, CounterWithinTheLooseBoundIsTrustedLikeUpstream) {
   state.patch_device(2, R"({"energy_scale": 20.0})");  // 20x: above
   state.patch_device(3, R"({"energy_frozen": true})");
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock);
+  auto gpus = open_fake_amdsmi(clock);
   ASSERT_EQ(gpus.size(), 4u);
   EXPECT_TRUE(gpus[0]->has_energy_counter());
   EXPECT_FALSE(gpus[1]->has_energy_counter());
@@ -134,7 +134,7 @@ TEST(AmdSmiGpuTest, IdleGpuAtZeroWattsCannotBeChecked) {
   FakeRocmSmiState state(1);
   state.set_power_w(0, 0.0);
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock);
+  auto gpus = open_fake_amdsmi(clock);
   ASSERT_EQ(gpus.size(), 1u);
   EXPECT_FALSE(gpus[0]->has_energy_counter());
   EXPECT_EQ(*gpus[0]->instant_power_mw(), 0u);  // power itself still reads
@@ -146,7 +146,7 @@ TEST(AmdSmiGpuTest, CurrentAndAverageSocketPowerInEveryAbi) {
     state.set_field("amdsmi_abi", std::to_string(abi));
     state.set_power_w(0, 301.4, 287.6);
     FakeRocmSmiClock clock(state);
-    auto gpus = open_fake(clock, 0);
+    auto gpus = open_fake_amdsmi(clock, 0);
     ASSERT_EQ(gpus.size(), 1u) << abi;
     EXPECT_EQ(*gpus[0]->instant_power_mw(), 301000u) << abi;  // whole watts
     EXPECT_EQ(*gpus[0]->average_power_mw(), 288000u) << abi;
@@ -158,7 +158,7 @@ TEST(AmdSmiGpuTest, PowerFieldTheGpuDoesNotReportIsNotSupported) {
   state.patch_device(0, R"({"average_power_na": true})");  // MI300: current only
   state.patch_device(1, R"({"current_power_na": true})");  // MI200: average only
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock);
+  auto gpus = open_fake_amdsmi(clock);
   ASSERT_EQ(gpus.size(), 2u);
   EXPECT_EQ(*gpus[0]->instant_power_mw(), 300000u);
   EXPECT_EQ(gpus[0]->average_power_mw().error().code, ErrorCode::kNotSupported);
@@ -173,7 +173,7 @@ TEST(AmdSmiGpuTest, PowerCapsInMicrowattsRoundTrip) {
   FakeRocmSmiState state(2);
   state.patch_device(1, R"({"min_cap_uw": 115000000, "default_cap_uw": 480000999})");
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock, 0);
+  auto gpus = open_fake_amdsmi(clock, 0);
   ASSERT_EQ(gpus.size(), 2u);
   auto range = gpus[1]->power_limit_range_mw();
   ASSERT_TRUE(range.has_value()) << range.error().to_string();
@@ -191,7 +191,7 @@ TEST(AmdSmiGpuTest, PowerCapsInMicrowattsRoundTrip) {
 TEST(AmdSmiGpuTest, OutOfRangeLimitIsRejectedBeforeTheLibrary) {
   FakeRocmSmiState state(1);
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock, 0);
+  auto gpus = open_fake_amdsmi(clock, 0);
   ASSERT_EQ(gpus.size(), 1u);
   auto set = gpus[0]->set_power_limit_mw(50000);
   ASSERT_FALSE(set.has_value());
@@ -204,7 +204,7 @@ TEST(AmdSmiGpuTest, PermissionDeniedNamesTheFix) {
   FakeRocmSmiState state(1);
   state.set_error("amdsmi_set_power_cap", 10);  // AMDSMI_STATUS_NO_PERM
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock, 0);
+  auto gpus = open_fake_amdsmi(clock, 0);
   ASSERT_EQ(gpus.size(), 1u);
   auto set = gpus[0]->set_power_limit_mw(300000);
   ASSERT_FALSE(set.has_value());
@@ -217,7 +217,7 @@ TEST(AmdSmiGpuTest, PermissionDeniedNamesTheFix) {
 TEST(AmdSmiGpuTest, ClockRangesLocksAndReset) {
   FakeRocmSmiState state(1);
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock, 0);
+  auto gpus = open_fake_amdsmi(clock, 0);
   ASSERT_EQ(gpus.size(), 1u);
   EXPECT_EQ(*gpus[0]->supported_sm_clocks_mhz(), (std::vector<uint32_t>{1700, 500}));
   EXPECT_EQ(*gpus[0]->supported_memory_clocks_mhz(), (std::vector<uint32_t>{1600, 400}));
@@ -241,7 +241,7 @@ TEST(AmdSmiGpuTest, HotspotTemperatureInCelsius) {
   FakeRocmSmiState state(1);
   state.patch_device(0, R"({"temperature_c": 67})");
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock, 0);
+  auto gpus = open_fake_amdsmi(clock, 0);
   ASSERT_EQ(gpus.size(), 1u);
   EXPECT_EQ(*gpus[0]->temperature_c(), 67);
   state.set_error("amdsmi_get_temp_metric", 2);
@@ -253,7 +253,7 @@ TEST(AmdSmiGpuTest, HotspotTemperatureInCelsius) {
 TEST(AmdSmiGpuTest, LostAndRemovedGpusFailCleanly) {
   FakeRocmSmiState state(3);
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock);
+  auto gpus = open_fake_amdsmi(clock);
   ASSERT_EQ(gpus.size(), 3u);
   state.patch_device(1, R"({"lost": true})");
   auto lost = gpus[1]->total_energy_mj();
@@ -273,7 +273,7 @@ TEST(AmdSmiGpuTest, Mi250SecondDieReportsNoPowerOfItsOwn) {
   state.patch_device(0, R"({"name": "AMD Instinct MI250X", "socket": 0})");
   state.patch_device(1, R"({"name": "AMD Instinct MI250X", "socket": 0, "power_uw": 0})");
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock);
+  auto gpus = open_fake_amdsmi(clock);
   ASSERT_EQ(gpus.size(), 2u);
   EXPECT_TRUE(gpus[0]->has_energy_counter());
   EXPECT_EQ(*gpus[0]->instant_power_mw(), 300000u);
@@ -295,7 +295,7 @@ TEST(AmdSmiGpuTest, Mi300WithZeroPowerIsNotTakenForASecondDie) {
   state.patch_device(0, R"({"name": "AMD Instinct MI300X"})");
   state.patch_device(1, R"({"name": "AMD Instinct MI300X", "power_uw": 0})");
   FakeRocmSmiClock clock(state);
-  auto gpus = open_fake(clock);
+  auto gpus = open_fake_amdsmi(clock);
   ASSERT_EQ(gpus.size(), 2u);
   EXPECT_EQ(*gpus[1]->instant_power_mw(), 0u);
   EXPECT_FALSE(gpus[1]->has_energy_counter());  // 0 W: cannot be checked, not an MI250 die

@@ -8,12 +8,12 @@ namespace zeus {
 namespace {
 
 template <typename Fn>
-void resolve(const DynamicLibrary& library, const char* name, Fn* slot) {
+void resolve_rsmi(const DynamicLibrary& library, const char* name, Fn* slot) {
   *slot = reinterpret_cast<Fn>(library.find(name));
 }
 
 // What the user can do about a failed call, by status.
-std::string fix_for(rsmi::Status status, std::string_view function) {
+std::string rsmi_fix_for(rsmi::Status status, std::string_view function) {
   switch (status) {
     case rsmi::kStatusPermission:
       if (function.find("_set") != std::string_view::npos) {
@@ -41,7 +41,7 @@ std::string fix_for(rsmi::Status status, std::string_view function) {
   }
 }
 
-ErrorCode code_for(rsmi::Status status) {
+ErrorCode rsmi_code_for(rsmi::Status status) {
   switch (status) {
     case rsmi::kStatusPermission:
       return ErrorCode::kPermissionDenied;
@@ -68,23 +68,23 @@ ErrorCode code_for(rsmi::Status status) {
 
 RocmSmiApi RocmSmiApi::load(const DynamicLibrary& library) {
   RocmSmiApi api;
-  resolve(library, "rsmi_init", &api.init);
-  resolve(library, "rsmi_shut_down", &api.shut_down);
-  resolve(library, "rsmi_status_string", &api.status_string);
-  resolve(library, "rsmi_num_monitor_devices", &api.num_monitor_devices);
-  resolve(library, "rsmi_dev_name_get", &api.dev_name_get);
-  resolve(library, "rsmi_dev_unique_id_get", &api.dev_unique_id_get);
-  resolve(library, "rsmi_dev_serial_number_get", &api.dev_serial_number_get);
-  resolve(library, "rsmi_dev_power_cap_get", &api.dev_power_cap_get);
-  resolve(library, "rsmi_dev_power_cap_set", &api.dev_power_cap_set);
-  resolve(library, "rsmi_dev_power_cap_range_get", &api.dev_power_cap_range_get);
-  resolve(library, "rsmi_dev_power_cap_default_get", &api.dev_power_cap_default_get);
-  resolve(library, "rsmi_dev_power_ave_get", &api.dev_power_ave_get);
-  resolve(library, "rsmi_dev_current_socket_power_get", &api.dev_current_socket_power_get);
-  resolve(library, "rsmi_dev_energy_count_get", &api.dev_energy_count_get);
-  resolve(library, "rsmi_dev_gpu_clk_freq_get", &api.dev_gpu_clk_freq_get);
-  resolve(library, "rsmi_dev_clk_range_set", &api.dev_clk_range_set);
-  resolve(library, "rsmi_dev_perf_level_set", &api.dev_perf_level_set);
+  resolve_rsmi(library, "rsmi_init", &api.init);
+  resolve_rsmi(library, "rsmi_shut_down", &api.shut_down);
+  resolve_rsmi(library, "rsmi_status_string", &api.status_string);
+  resolve_rsmi(library, "rsmi_num_monitor_devices", &api.num_monitor_devices);
+  resolve_rsmi(library, "rsmi_dev_name_get", &api.dev_name_get);
+  resolve_rsmi(library, "rsmi_dev_unique_id_get", &api.dev_unique_id_get);
+  resolve_rsmi(library, "rsmi_dev_serial_number_get", &api.dev_serial_number_get);
+  resolve_rsmi(library, "rsmi_dev_power_cap_get", &api.dev_power_cap_get);
+  resolve_rsmi(library, "rsmi_dev_power_cap_set", &api.dev_power_cap_set);
+  resolve_rsmi(library, "rsmi_dev_power_cap_range_get", &api.dev_power_cap_range_get);
+  resolve_rsmi(library, "rsmi_dev_power_cap_default_get", &api.dev_power_cap_default_get);
+  resolve_rsmi(library, "rsmi_dev_power_ave_get", &api.dev_power_ave_get);
+  resolve_rsmi(library, "rsmi_dev_current_socket_power_get", &api.dev_current_socket_power_get);
+  resolve_rsmi(library, "rsmi_dev_energy_count_get", &api.dev_energy_count_get);
+  resolve_rsmi(library, "rsmi_dev_gpu_clk_freq_get", &api.dev_gpu_clk_freq_get);
+  resolve_rsmi(library, "rsmi_dev_clk_range_set", &api.dev_clk_range_set);
+  resolve_rsmi(library, "rsmi_dev_perf_level_set", &api.dev_perf_level_set);
   return api;
 }
 
@@ -99,9 +99,9 @@ std::string rsmi_status_text(const RocmSmiApi& api, rsmi::Status status) {
 }
 
 Error rsmi_error(const RocmSmiApi& api, rsmi::Status status, std::string_view function) {
-  return Error{code_for(status), std::string(function) +
+  return Error{rsmi_code_for(status), std::string(function) +
                                      " failed: " + rsmi_status_text(api, status) + " (" +
-                                     fix_for(status, function) + ")"};
+                                     rsmi_fix_for(status, function) + ")"};
 }
 
 Error rsmi_missing_function(std::string_view function, const std::string& library_path) {

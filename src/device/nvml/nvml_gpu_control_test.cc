@@ -14,7 +14,7 @@ namespace {
 using ::zeus::testing::FakeNvmlDevice;
 using ::zeus::testing::FakeNvmlEnvironment;
 
-std::vector<std::unique_ptr<Gpu>> open_fake() {
+std::vector<std::unique_ptr<Gpu>> open_fake_control() {
   auto gpus = open_nvml_gpus(ZEUS_FAKE_NVML_PATH);
   EXPECT_TRUE(gpus.has_value()) << gpus.error().to_string();
   if (!gpus) return {};
@@ -23,7 +23,7 @@ std::vector<std::unique_ptr<Gpu>> open_fake() {
 
 TEST(NvmlGpuControlTest, PersistenceModeRoundTrips) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100()});
-  auto gpus = open_fake();
+  auto gpus = open_fake_control();
   ASSERT_EQ(gpus.size(), 1u);
   EXPECT_FALSE(gpus[0]->persistence_mode().value());
   ASSERT_TRUE(gpus[0]->set_persistence_mode(true).has_value());
@@ -40,7 +40,7 @@ TEST(NvmlGpuControlTest, ListsSupportedClocksHighestFirst) {
   for (uint32_t mhz = 210; mhz <= 1980; mhz += 5) device.graphics_clocks_mhz.push_back(mhz);
   ASSERT_GT(device.graphics_clocks_mhz.size(), 128u);  // more than the first buffer holds
   FakeNvmlEnvironment fake({device});
-  auto gpus = open_fake();
+  auto gpus = open_fake_control();
   ASSERT_EQ(gpus.size(), 1u);
   EXPECT_EQ(gpus[0]->supported_memory_clocks_mhz().value(), (std::vector<uint32_t>{2619, 1593}));
   auto sm = gpus[0]->supported_sm_clocks_mhz();
@@ -52,7 +52,7 @@ TEST(NvmlGpuControlTest, ListsSupportedClocksHighestFirst) {
 
 TEST(NvmlGpuControlTest, LocksAndResetsClocks) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100()});
-  auto gpus = open_fake();
+  auto gpus = open_fake_control();
   ASSERT_EQ(gpus.size(), 1u);
   Gpu& gpu = *gpus[0];
   ASSERT_TRUE(gpu.lock_sm_clocks_mhz(600, 1500).has_value());
@@ -73,7 +73,7 @@ TEST(NvmlGpuControlTest, SmClockLogRecordsTheSequenceWhenAskedFor) {
   initial.devices = {FakeNvmlDevice::h100(), FakeNvmlDevice::h100()};
   initial.sm_clock_log.emplace();
   FakeNvmlEnvironment fake(initial);
-  auto gpus = open_fake();
+  auto gpus = open_fake_control();
   ASSERT_EQ(gpus.size(), 2u);
   ASSERT_TRUE(gpus[0]->lock_sm_clocks_mhz(1980, 1980).has_value());
   ASSERT_TRUE(gpus[1]->lock_sm_clocks_mhz(600, 1500).has_value());
@@ -91,7 +91,7 @@ TEST(NvmlGpuControlTest, SmClockLogRecordsTheSequenceWhenAskedFor) {
   EXPECT_EQ(state.sm_clock_sequence_mhz(1), (std::vector<uint32_t>{1500}));
 
   FakeNvmlEnvironment quiet({FakeNvmlDevice::h100()});  // without the key: nothing is recorded
-  auto quiet_gpus = open_fake();
+  auto quiet_gpus = open_fake_control();
   ASSERT_EQ(quiet_gpus.size(), 1u);
   ASSERT_TRUE(quiet_gpus[0]->lock_sm_clocks_mhz(1980, 1980).has_value());
   EXPECT_FALSE(quiet.read().sm_clock_log.has_value());
@@ -100,7 +100,7 @@ TEST(NvmlGpuControlTest, SmClockLogRecordsTheSequenceWhenAskedFor) {
 
 TEST(NvmlGpuControlTest, BadClockLocksAreInvalidArguments) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100()});
-  auto gpus = open_fake();
+  auto gpus = open_fake_control();
   ASSERT_EQ(gpus.size(), 1u);
   auto reversed = gpus[0]->lock_sm_clocks_mhz(1500, 600);  // caught before NVML
   ASSERT_FALSE(reversed.has_value());
@@ -117,7 +117,7 @@ TEST(NvmlGpuControlTest, ClockLockWithoutPermissionIsPermissionDenied) {
   FakeNvmlDevice device = FakeNvmlDevice::h100();
   device.errors = {{"nvmlDeviceSetGpuLockedClocks", 4}, {"nvmlDeviceSetPersistenceMode", 4}};
   FakeNvmlEnvironment fake({device});
-  auto gpus = open_fake();
+  auto gpus = open_fake_control();
   ASSERT_EQ(gpus.size(), 1u);
   EXPECT_EQ(gpus[0]->lock_sm_clocks_mhz(600, 1500).error().code, ErrorCode::kPermissionDenied);
   EXPECT_EQ(gpus[0]->set_persistence_mode(true).error().code, ErrorCode::kPermissionDenied);
@@ -126,7 +126,7 @@ TEST(NvmlGpuControlTest, ClockLockWithoutPermissionIsPermissionDenied) {
 // A limit set by one process is what another process reads, also after the first one died.
 TEST(NvmlGpuControlTest, LimitsSetInAChildProcessAreSeenAfterItDies) {
   FakeNvmlEnvironment fake({FakeNvmlDevice::h100(), FakeNvmlDevice::h100()});
-  auto gpus = open_fake();  // opened before the child changes anything
+  auto gpus = open_fake_control();  // opened before the child changes anything
   ASSERT_EQ(gpus.size(), 2u);
   pid_t child = fork();
   ASSERT_GE(child, 0);
@@ -149,7 +149,7 @@ TEST(NvmlGpuControlTest, LimitsSetInAChildProcessAreSeenAfterItDies) {
   EXPECT_EQ(state.set_power_limit_log[1].limit_mw, 400000u);
 
   // This process sees the child's limit after its next nvmlInit...
-  auto reopened = open_fake();
+  auto reopened = open_fake_control();
   ASSERT_EQ(reopened.size(), 2u);
   EXPECT_EQ(reopened[1]->power_limit_mw().value(), 400000u);
   // ...and its own change merges with the child's instead of overwriting it.
