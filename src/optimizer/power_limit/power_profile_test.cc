@@ -92,8 +92,8 @@ TEST_F(PowerProfileTest, DamagedFilesAreRejectedWhole) {
       "{\"measurements\": [{\"power_limit\": -300, \"energy\": 1, \"time\": 1}]}",
       "{\"measurements\": [{\"power_limit\": 300, \"time\": 1}]}",
       "{\"measurements\": [{\"power_limit\": 300, \"energy\": 1, \"time\": 0}]}",
-      "{\"measurements\": [{\"power_limit\": 300, \"energy\": 1, \"time\": 1},"
-      " {\"power_limit\": 300, \"energy\": 1, \"time\": 1}]}",
+      ("{\"measurements\": [{\"power_limit\": 300, \"energy\": 1, \"time\": 1},"
+       " {\"power_limit\": 300, \"energy\": 1, \"time\": 1}]}"),  // one text: a duplicate
       "{\"knob\": \"fan\", \"measurements\": [{\"power_limit\": 300, \"energy\": 1, \"time\": 1}]}",
   };
   for (const char* text : damaged) {
