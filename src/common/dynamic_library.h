@@ -39,6 +39,13 @@ class DynamicLibrary {
   // The address of `name`, or nullptr when missing (for optional entry points).
   void* find(const std::string& name) const;
 
+  // find(name) cast to the function pointer type of `*slot` and stored there (nullptr when
+  // missing): how a table of a vendor library's entry points is filled.
+  template <typename Fn>
+  void find_into(const std::string& name, Fn* slot) const {
+    *slot = reinterpret_cast<Fn>(find(name));
+  }
+
   const std::string& path() const { return path_; }
 
   // The file the dynamic loader opened (an absolute path, symlinks resolved), e.g.

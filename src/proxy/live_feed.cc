@@ -15,7 +15,9 @@ json request_json(int source, const LiveRequest& r) {
           {"tokens", r.output_tokens}, {"status", r.status}};
 }
 
-std::string dump_compact(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump_compact(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 }  // namespace
 
@@ -77,7 +79,8 @@ void LiveFeed::energy(int source, double time_s, double energy_j) {
   s.last_energy_j = energy_j;
   s.power.push_back(point);
   while (s.power.size() > limits_.max_power_points) s.power.pop_front();
-  broadcast_locked(dump_compact({{"source", source}, {"t", point.time_s}, {"w", point.watts}}), "power");
+  broadcast_locked(dump_compact({{"source", source}, {"t", point.time_s}, {"w", point.watts}}),
+                   "power");
 }
 
 std::string LiveFeed::snapshot_json() const {
@@ -104,8 +107,8 @@ std::string LiveFeed::snapshot_locked() const {
         {"requests", t.requests}, {"energy_j", t.energy_j}, {"tokens", t.output_tokens}};
   }
   return dump_compact({{"sources", std::move(sources)},
-               {"requests", std::move(requests)},
-               {"models", std::move(models)}});
+                       {"requests", std::move(requests)},
+                       {"models", std::move(models)}});
 }
 
 bool LiveFeed::subscribe(std::shared_ptr<http::EventStream> listener) {

@@ -8,11 +8,6 @@
 namespace zeus {
 namespace {
 
-template <typename Fn>
-void resolve(const DynamicLibrary& library, const char* name, Fn* slot) {
-  *slot = reinterpret_cast<Fn>(library.find(name));
-}
-
 // What the user can do about a failed call, by status.
 std::string fix_for(amdsmi::Status status, std::string_view function) {
   switch (status) {
@@ -93,24 +88,24 @@ AmdSmiPower decode(const unsigned char* buffer) {
 
 AmdSmiApi AmdSmiApi::load(const DynamicLibrary& library) {
   AmdSmiApi api;
-  resolve(library, "amdsmi_init", &api.init);
-  resolve(library, "amdsmi_shut_down", &api.shut_down);
-  resolve(library, "amdsmi_status_code_to_string", &api.status_code_to_string);
-  resolve(library, "amdsmi_get_lib_version", &api.get_lib_version);
-  resolve(library, "amdsmi_get_socket_handles", &api.get_socket_handles);
-  resolve(library, "amdsmi_get_processor_handles", &api.get_processor_handles);
-  resolve(library, "amdsmi_get_gpu_enumeration_info", &api.get_gpu_enumeration_info);
-  resolve(library, "amdsmi_get_gpu_kfd_info", &api.get_gpu_kfd_info);
-  resolve(library, "amdsmi_get_gpu_asic_info", &api.get_gpu_asic_info);
-  resolve(library, "amdsmi_get_gpu_device_bdf", &api.get_gpu_device_bdf);
-  resolve(library, "amdsmi_get_power_cap_info", &api.get_power_cap_info);
-  resolve(library, "amdsmi_set_power_cap", &api.set_power_cap);
-  resolve(library, "amdsmi_get_power_info", &api.get_power_info);
-  resolve(library, "amdsmi_get_energy_count", &api.get_energy_count);
-  resolve(library, "amdsmi_get_temp_metric", &api.get_temp_metric);
-  resolve(library, "amdsmi_get_clock_info", &api.get_clock_info);
-  resolve(library, "amdsmi_set_gpu_clk_range", &api.set_gpu_clk_range);
-  resolve(library, "amdsmi_set_gpu_perf_level", &api.set_gpu_perf_level);
+  library.find_into("amdsmi_init", &api.init);
+  library.find_into("amdsmi_shut_down", &api.shut_down);
+  library.find_into("amdsmi_status_code_to_string", &api.status_code_to_string);
+  library.find_into("amdsmi_get_lib_version", &api.get_lib_version);
+  library.find_into("amdsmi_get_socket_handles", &api.get_socket_handles);
+  library.find_into("amdsmi_get_processor_handles", &api.get_processor_handles);
+  library.find_into("amdsmi_get_gpu_enumeration_info", &api.get_gpu_enumeration_info);
+  library.find_into("amdsmi_get_gpu_kfd_info", &api.get_gpu_kfd_info);
+  library.find_into("amdsmi_get_gpu_asic_info", &api.get_gpu_asic_info);
+  library.find_into("amdsmi_get_gpu_device_bdf", &api.get_gpu_device_bdf);
+  library.find_into("amdsmi_get_power_cap_info", &api.get_power_cap_info);
+  library.find_into("amdsmi_set_power_cap", &api.set_power_cap);
+  library.find_into("amdsmi_get_power_info", &api.get_power_info);
+  library.find_into("amdsmi_get_energy_count", &api.get_energy_count);
+  library.find_into("amdsmi_get_temp_metric", &api.get_temp_metric);
+  library.find_into("amdsmi_get_clock_info", &api.get_clock_info);
+  library.find_into("amdsmi_set_gpu_clk_range", &api.set_gpu_clk_range);
+  library.find_into("amdsmi_set_gpu_perf_level", &api.set_gpu_perf_level);
   return api;
 }
 

@@ -7,11 +7,6 @@
 namespace zeus {
 namespace {
 
-template <typename Fn>
-void resolve_rsmi(const DynamicLibrary& library, const char* name, Fn* slot) {
-  *slot = reinterpret_cast<Fn>(library.find(name));
-}
-
 // What the user can do about a failed call, by status.
 std::string rsmi_fix_for(rsmi::Status status, std::string_view function) {
   switch (status) {
@@ -68,23 +63,23 @@ ErrorCode rsmi_code_for(rsmi::Status status) {
 
 RocmSmiApi RocmSmiApi::load(const DynamicLibrary& library) {
   RocmSmiApi api;
-  resolve_rsmi(library, "rsmi_init", &api.init);
-  resolve_rsmi(library, "rsmi_shut_down", &api.shut_down);
-  resolve_rsmi(library, "rsmi_status_string", &api.status_string);
-  resolve_rsmi(library, "rsmi_num_monitor_devices", &api.num_monitor_devices);
-  resolve_rsmi(library, "rsmi_dev_name_get", &api.dev_name_get);
-  resolve_rsmi(library, "rsmi_dev_unique_id_get", &api.dev_unique_id_get);
-  resolve_rsmi(library, "rsmi_dev_serial_number_get", &api.dev_serial_number_get);
-  resolve_rsmi(library, "rsmi_dev_power_cap_get", &api.dev_power_cap_get);
-  resolve_rsmi(library, "rsmi_dev_power_cap_set", &api.dev_power_cap_set);
-  resolve_rsmi(library, "rsmi_dev_power_cap_range_get", &api.dev_power_cap_range_get);
-  resolve_rsmi(library, "rsmi_dev_power_cap_default_get", &api.dev_power_cap_default_get);
-  resolve_rsmi(library, "rsmi_dev_power_ave_get", &api.dev_power_ave_get);
-  resolve_rsmi(library, "rsmi_dev_current_socket_power_get", &api.dev_current_socket_power_get);
-  resolve_rsmi(library, "rsmi_dev_energy_count_get", &api.dev_energy_count_get);
-  resolve_rsmi(library, "rsmi_dev_gpu_clk_freq_get", &api.dev_gpu_clk_freq_get);
-  resolve_rsmi(library, "rsmi_dev_clk_range_set", &api.dev_clk_range_set);
-  resolve_rsmi(library, "rsmi_dev_perf_level_set", &api.dev_perf_level_set);
+  library.find_into("rsmi_init", &api.init);
+  library.find_into("rsmi_shut_down", &api.shut_down);
+  library.find_into("rsmi_status_string", &api.status_string);
+  library.find_into("rsmi_num_monitor_devices", &api.num_monitor_devices);
+  library.find_into("rsmi_dev_name_get", &api.dev_name_get);
+  library.find_into("rsmi_dev_unique_id_get", &api.dev_unique_id_get);
+  library.find_into("rsmi_dev_serial_number_get", &api.dev_serial_number_get);
+  library.find_into("rsmi_dev_power_cap_get", &api.dev_power_cap_get);
+  library.find_into("rsmi_dev_power_cap_set", &api.dev_power_cap_set);
+  library.find_into("rsmi_dev_power_cap_range_get", &api.dev_power_cap_range_get);
+  library.find_into("rsmi_dev_power_cap_default_get", &api.dev_power_cap_default_get);
+  library.find_into("rsmi_dev_power_ave_get", &api.dev_power_ave_get);
+  library.find_into("rsmi_dev_current_socket_power_get", &api.dev_current_socket_power_get);
+  library.find_into("rsmi_dev_energy_count_get", &api.dev_energy_count_get);
+  library.find_into("rsmi_dev_gpu_clk_freq_get", &api.dev_gpu_clk_freq_get);
+  library.find_into("rsmi_dev_clk_range_set", &api.dev_clk_range_set);
+  library.find_into("rsmi_dev_perf_level_set", &api.dev_perf_level_set);
   return api;
 }
 
@@ -99,9 +94,9 @@ std::string rsmi_status_text(const RocmSmiApi& api, rsmi::Status status) {
 }
 
 Error rsmi_error(const RocmSmiApi& api, rsmi::Status status, std::string_view function) {
-  return Error{rsmi_code_for(status), std::string(function) +
-                                     " failed: " + rsmi_status_text(api, status) + " (" +
-                                     rsmi_fix_for(status, function) + ")"};
+  return Error{rsmi_code_for(status), std::string(function) + " failed: " +
+                                          rsmi_status_text(api, status) + " (" +
+                                          rsmi_fix_for(status, function) + ")"};
 }
 
 Error rsmi_missing_function(std::string_view function, const std::string& library_path) {
