@@ -8,9 +8,9 @@
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
-#include <poll.h>
 #include <sys/un.h>
 
+#include "http/client_wire.h"
 #include "http/header_checks.h"
 #include "http/tls_context.h"
 
@@ -129,21 +129,7 @@ class Client final : public HttpClient {
                                 std::string_view body, const Headers& headers,
                                 const StreamCallbacks* streaming, double idle_timeout_s) {
     const Clock::time_point deadline = deadline_in(options_.timeout_s);
-    bhttp::request<bhttp::string_body> request{bhttp::string_to_verb(method), target, 11};
-    if (request.method() == bhttp::verb::unknown) request.method_string(method);
-    request.set(bhttp::field::host, host_.empty() ? "localhost" : host_);
-    request.set(bhttp::field::user_agent, "zeus");
-    bool has_type = false;
-    for (const auto& [name, value] : headers) {
-      request.set(name, value);
-      has_type = has_type || boost::beast::iequals(name, "content-type");
-    }
-    if (!body.empty()) {
-      request.body() = std::string(body);
-      if (!has_type) request.set(bhttp::field::content_type, "application/json");
-    }
-    request.keep_alive(options_.keep_alive);
-    request.prepare_payload();
+    auto request = detail::build_request(method, target, host_, body, headers, options_.keep_alive);
 
     for (int attempt = 0; attempt < 2; ++attempt) {
       std::unique_ptr<Conn> conn = take();
@@ -189,7 +175,7 @@ class Client final : public HttpClient {
       if (ec) return transport_failure("reading the answer", ec);
     }
     auto& message = parser.get();
-    HttpResponse out = head_of(message);
+    HttpResponse out = detail::head_of(message);
     out.close = !message.keep_alive();
     out.body = std::move(message.body());
     return out;
@@ -214,7 +200,7 @@ class Client final : public HttpClient {
     *got_bytes = parser.got_some();
     if (ec) return transport_failure("reading the answer", ec);
     if (auto problem = detail::check_response_header(parser.get())) return malformed(*problem);
-    HttpResponse out = head_of(parser.get());
+    HttpResponse out = detail::head_of(parser.get());
     out.close = true;  // until the body is read to its end
     if (callbacks.on_head && !callbacks.on_head(out)) return out;
     char piece[16 * 1024];
@@ -225,6 +211,7 @@ class Client final : public HttpClient {
         bhttp::async_read_some(conn.stream, conn.buffer, parser, handler);
       });
       if (ec == bhttp::error::need_buffer) ec = {};
+      if (!ec) ec = detail::parse_buffered(parser, conn.buffer);
       const size_t n = sizeof(piece) - parser.get().body().size;
       if (n > 0 && !callbacks.on_data(std::string_view(piece, n))) break;
       // A TLS server that closes without close_notify ends a body read to the close the same way.
@@ -239,18 +226,6 @@ class Client final : public HttpClient {
     // Read to its end: the connection may serve the next request, as after a whole answer (a
     // body ended by the server closing, or cut, stopped or timed out, leaves close set).
     out.close = !out.body_complete || !parser.get().keep_alive();
-    return out;
-  }
-
-  // Status, content type and header fields of an answer (body left empty).
-  template <class Message>
-  static HttpResponse head_of(const Message& message) {
-    HttpResponse out;
-    out.status = static_cast<int>(message.result_int());
-    out.content_type = std::string(message[bhttp::field::content_type]);
-    for (const auto& field : message) {
-      out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-    }
     return out;
   }
 
@@ -294,23 +269,11 @@ class Client final : public HttpClient {
   }
 
   tl::unexpected<Error> transport_failure(const std::string& doing, const error_code& ec) const {
-    const std::string why = ec == asio::error::timed_out
-                                ? "no answer within " + format_seconds(options_.timeout_s)
-                                : ec.message();
-    return fail(ErrorCode::kUnavailable, "cannot reach " + where() + " (" + doing + ": " + why + ")");
+    return tl::unexpected<Error>(detail::transport_failure(where(), options_.timeout_s, doing, ec));
   }
 
-  // An answer whose framing a server would refuse (header_checks.h): the connection is dropped.
   tl::unexpected<Error> malformed(const detail::HeaderProblem& problem) const {
-    return fail(ErrorCode::kUnavailable,
-                "the server at " + where() + " sent an answer we cannot trust: " + problem.why);
-  }
-
-  static std::string format_seconds(double s) {
-    std::string text = std::to_string(s);
-    text.erase(text.find_last_not_of('0') + 1);
-    if (!text.empty() && text.back() == '.') text.pop_back();
-    return text + " s";
+    return tl::unexpected<Error>(detail::untrusted_answer(where(), problem));
   }
 
   // A pooled connection that is still open: one the server closed (readable: end of stream)
@@ -320,8 +283,9 @@ class Client final : public HttpClient {
     while (!idle_.empty()) {
       std::unique_ptr<Conn> conn = std::move(idle_.back());
       idle_.pop_back();
-      pollfd p{conn->socket().native_handle(), POLLIN, 0};
-      if (conn->buffer.size() > 0 || ::poll(&p, 1, 0) != 0) continue;
+      if (!detail::idle_connection_reusable(conn->socket().native_handle(), conn->buffer.size())) {
+        continue;
+      }
       conn->reused = true;
       return conn;
     }

@@ -1,5 +1,7 @@
 #include "http/reply.h"
 
+#include "http/async_client.h"
+
 #include <boost/asio/post.hpp>
 #include <algorithm>
 #include <chrono>
@@ -78,10 +80,26 @@ bool BodyStreamImpl::write(std::string_view bytes) {
   return queue_->push(chunked_ ? chunk_of(bytes) : std::string(bytes));
 }
 
+BodyStream::Queued BodyStreamImpl::write_nowait(std::string_view bytes,
+                                                std::function<void()> on_room) {
+  if (finished_.load()) return Queued::kGone;
+  if (bytes.empty() || discard_) return queue_->open() ? Queued::kYes : Queued::kGone;
+  switch (queue_->push_nowait(chunked_ ? chunk_of(bytes) : std::string(bytes),
+                              std::move(on_room))) {
+    case StreamQueue::Pushed::kQueued: return Queued::kYes;
+    case StreamQueue::Pushed::kFull: return Queued::kFull;
+    case StreamQueue::Pushed::kGone: break;
+  }
+  return Queued::kGone;
+}
+
 bool BodyStreamImpl::finish(const Headers& trailers) {
   if (finished_.exchange(true)) return false;
   bool ok = queue_->open();
-  if (ok && chunked_) ok = queue_->push(discard_ ? std::string() : last_chunk(trailers));
+  if (ok && chunked_) {
+    ok = queue_->push_nowait(discard_ ? std::string() : last_chunk(trailers), nullptr) !=
+         StreamQueue::Pushed::kGone;
+  }
   queue_->close();
   return ok;
 }
@@ -172,6 +190,16 @@ std::shared_ptr<BodyStream> ReplyImpl::start_body(StreamHead head) {
              });
   return std::make_shared<BodyStreamImpl>(std::move(queue), chunked, discard);
 }
+
+}  // namespace zeus::http::detail
+
+namespace zeus::http {
+boost::asio::any_io_executor loop_of(const Reply& reply) {
+  return static_cast<const detail::ReplyImpl&>(reply).loop();
+}
+}  // namespace zeus::http
+
+namespace zeus::http::detail {
 
 void ReplyImpl::run_on_workers(std::function<void()> job) {
   asio::post(*core_.workers, std::move(job));

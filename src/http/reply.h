@@ -33,6 +33,7 @@ class BodyStreamImpl final : public BodyStream {
   BodyStreamImpl(std::shared_ptr<StreamQueue> queue, bool chunked, bool discard)
       : queue_(std::move(queue)), chunked_(chunked), discard_(discard) {}
   bool write(std::string_view bytes) override;
+  Queued write_nowait(std::string_view bytes, std::function<void()> on_room) override;
   bool finish(const Headers& trailers) override;
   void abort() override;
   bool open() const override { return queue_->open() && !finished_.load(); }
@@ -71,6 +72,7 @@ class ReplyImpl final : public Reply, public std::enable_shared_from_this<ReplyI
   const HttpRequest& request() const { return request_; }
   const Peer& peer() const { return *peer_; }
   bool inline_request() const { return inline_; }
+  boost::asio::any_io_executor loop() const { return core_.io.get_executor(); }
   void run_on_workers(std::function<void()> job);
 
  private:

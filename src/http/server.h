@@ -85,8 +85,17 @@ class BodyStream {
   // is gone, was dropped, or the body was finished. Never call it on an I/O thread (an inline
   // handler): the wait would hold the connections it waits for.
   virtual bool write(std::string_view bytes) = 0;
+  // As write(), never waiting — for a writer on the event loop (a relay driven by an
+  // AsyncHttpClient), where a wait would hold the connection it waits for. The bytes are queued
+  // however far behind the client is: kQueued; kFull when it is now more than
+  // max_stream_buffer_bytes behind: write no more until `on_room` is called (once, from the
+  // connection's loop) when it has caught up halfway, or is gone; kGone as write()'s false.
+  // A client that stops reading is dropped after write_timeout_s, which also calls on_room.
+  enum class Queued { kYes, kFull, kGone };
+  virtual Queued write_nowait(std::string_view bytes, std::function<void()> on_room) = 0;
   // Ends the body, with `trailers` (names and values of visible ASCII; others are left out).
-  // Only the first call counts; false when the client is gone.
+  // Never waits (the last chunk is queued however full the buffer is). Only the first call
+  // counts; false when the client is gone.
   virtual bool finish(const Headers& trailers = {}) = 0;
   // Ends the body without its end — no last chunk; the connection closes once what is queued is
   // written — so the client sees it cut, not complete (a relay whose source broke off). Only

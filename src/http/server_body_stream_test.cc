@@ -137,6 +137,7 @@ TEST(BodyStreamTest, TheClientGetsTheHeadBeforeTheBodyAndTheBodyUnframed) {
 TEST(BodyStreamTest, AStreamReadToItsEndLeavesItsConnectionForTheNextOneACutOneDoesNot) {
   std::mutex mutex;
   std::vector<std::string> peers;
+  std::atomic<int> pieces_read{0};
   Running r = start({}, [&](const HttpRequest& request, const Peer& peer,
                             std::shared_ptr<Reply> reply) {
     {
@@ -144,10 +145,15 @@ TEST(BodyStreamTest, AStreamReadToItsEndLeavesItsConnectionForTheNextOneACutOneD
       peers.push_back(peer.address);
     }
     const bool cut = request.path == "/cut";
-    std::thread([reply, cut] {
+    std::thread([reply, cut, &pieces_read] {
+      const int before = pieces_read.load();
       std::shared_ptr<BodyStream> body = reply->start_body(StreamHead{});
       body->write("ab");
-      std::this_thread::sleep_for(5ms);
+      // "cd" once the client has read "ab" (a read takes every byte already received).
+      const auto deadline = std::chrono::steady_clock::now() + 2s;
+      while (pieces_read.load() == before && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(1ms);
+      }
       body->write("cd");
       if (cut) {
         body->abort();
@@ -162,6 +168,7 @@ TEST(BodyStreamTest, AStreamReadToItsEndLeavesItsConnectionForTheNextOneACutOneD
         "POST", path, "{}", {},
         [&](std::string_view piece) {
           body += piece;
+          pieces_read.fetch_add(1);
           return to_the_end;
         },
         2);

@@ -8,6 +8,7 @@
 namespace zeus::http::detail {
 
 bool StreamQueue::push(std::string bytes) {
+  std::function<void()> on_room;  // a push_nowait producer's, woken when this one drops the listener
   std::unique_lock<std::mutex> lock(mu_);
   if (closed_ || gone_) return false;
   // A piece larger than the whole bound waits for an empty queue rather than forever.
@@ -17,7 +18,9 @@ bool StreamQueue::push(std::string bytes) {
   if (!fits()) {
     if (when_full_ == WhenFull::kDrop ||
         !room_.wait_for(lock, std::chrono::duration<double>(std::clamp(wait_s_, 0.0, 1e7)), fits)) {
-      drop_locked();
+      on_room = drop_locked();
+      lock.unlock();
+      if (on_room) on_room();
       return false;
     }
     if (gone_) return false;
@@ -28,12 +31,31 @@ bool StreamQueue::push(std::string bytes) {
   return true;
 }
 
-void StreamQueue::drop_locked() {
-  gone_ = true;  // a slow listener is dropped, not buffered without end
+StreamQueue::Pushed StreamQueue::push_nowait(std::string bytes, std::function<void()> on_room) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_ || gone_) return Pushed::kGone;
+  queued_bytes_ += bytes.size();
+  queue_.push_back(std::move(bytes));
+  schedule_pump_locked();
+  if (queued_bytes_ <= max_bytes_) return Pushed::kQueued;
+  on_room_ = std::move(on_room);
+  return Pushed::kFull;
+}
+
+std::function<void()> StreamQueue::gone_locked() {
+  gone_ = true;
   queue_.clear();
   queued_bytes_ = 0;
   room_.notify_all();
+  std::function<void()> on_room;
+  on_room.swap(on_room_);
+  return on_room;
+}
+
+std::function<void()> StreamQueue::drop_locked() {
+  std::function<void()> on_room = gone_locked();  // a slow listener is dropped, not buffered
   if (auto s = session_.lock()) s->close_now();
+  return on_room;
 }
 
 void StreamQueue::close(bool cut) {
@@ -74,9 +96,14 @@ StreamQueue::Take StreamQueue::take(std::string* out) {
 }
 
 void StreamQueue::written(size_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  queued_bytes_ -= std::min(bytes, queued_bytes_);
-  room_.notify_all();
+  std::function<void()> on_room;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queued_bytes_ -= std::min(bytes, queued_bytes_);
+    room_.notify_all();
+    if (on_room_ && queued_bytes_ <= max_bytes_ / 2) on_room.swap(on_room_);
+  }
+  if (on_room) on_room();
 }
 
 bool StreamQueue::cut() const {
@@ -90,11 +117,12 @@ bool StreamQueue::gone() const {
 }
 
 void StreamQueue::mark_gone() {
-  std::lock_guard<std::mutex> lock(mu_);
-  gone_ = true;
-  queue_.clear();
-  queued_bytes_ = 0;
-  room_.notify_all();
+  std::function<void()> on_room;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    on_room = gone_locked();
+  }
+  if (on_room) on_room();
 }
 
 }  // namespace zeus::http::detail

@@ -4,12 +4,15 @@
 // write in flight: when a push would exceed it, the listener is dropped (kDrop: event streams,
 // where a slow listener must not hold the producer) or the producer waits until the connection
 // has written enough, up to wait_s, then the listener is dropped (kWait: streamed bodies, where
-// every byte matters and the producer is a worker thread).
+// every byte matters and the producer is a worker thread). push_nowait() never waits: a producer
+// on the event loop (a relay) queues its bytes and, told the queue is full, stops producing until
+// its callback says there is room again.
 // Thread-safety: every method may be called from any thread; never wait (kWait) on an I/O thread.
 #pragma once
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,6 +35,12 @@ class StreamQueue {
   // Queues `bytes` for the connection. False when the listener is gone, the stream was closed,
   // or the buffer stayed full (the listener is then dropped and its connection closed).
   bool push(std::string bytes);
+  // Queues `bytes` without waiting, however full the queue: kQueued; kFull when it now holds
+  // more than max_bytes (then `on_room` is called once, from the connection's strand, when it is
+  // down to half of that, or when the listener goes; no call when on_room is empty); kGone when
+  // the listener is gone or the stream closed (nothing queued).
+  enum class Pushed { kQueued, kFull, kGone };
+  Pushed push_nowait(std::string bytes, std::function<void()> on_room);
   // Ends the stream once what is queued is written; `cut`: the body is incomplete, so the
   // connection closes after it (never reused for another request).
   void close(bool cut = false);
@@ -50,7 +59,8 @@ class StreamQueue {
 
  private:
   void schedule_pump_locked();
-  void drop_locked();
+  std::function<void()> drop_locked();  // answers the room callback to call, unlocked
+  std::function<void()> gone_locked();
 
   // Weak: a stream kept by the application after its connection, or the whole server, is gone
   // must not keep the connection's socket and strand alive.
@@ -66,6 +76,7 @@ class StreamQueue {
   bool gone_ = false;
   bool cut_ = false;
   bool pump_scheduled_ = false;
+  std::function<void()> on_room_;  // push_nowait's, while the queue is over max_bytes
 };
 
 }  // namespace zeus::http::detail

@@ -47,7 +47,7 @@ void LiveFeed::started(int source, uint64_t id, const std::string& model, double
   r.model = model;
   r.start_s = time_s;
   sources_.at(source).in_flight[id] = r;
-  broadcast_locked(dump_compact(request_json(source, r)), "start");
+  if (!listeners_.empty()) broadcast_locked(dump_compact(request_json(source, r)), "start");
 }
 
 void LiveFeed::finished(int source, const LiveRequest& request) {
@@ -60,7 +60,7 @@ void LiveFeed::finished(int source, const LiveRequest& request) {
   ++totals.requests;
   totals.energy_j += request.energy_j;
   totals.output_tokens += request.output_tokens;
-  broadcast_locked(dump_compact(request_json(source, request)), "end");
+  if (!listeners_.empty()) broadcast_locked(dump_compact(request_json(source, request)), "end");
 }
 
 void LiveFeed::energy(int source, double time_s, double energy_j) {
@@ -79,6 +79,7 @@ void LiveFeed::energy(int source, double time_s, double energy_j) {
   s.last_energy_j = energy_j;
   s.power.push_back(point);
   while (s.power.size() > limits_.max_power_points) s.power.pop_front();
+  if (listeners_.empty()) return;  // nobody to tell: no event formatted
   broadcast_locked(dump_compact({{"source", source}, {"t", point.time_s}, {"w", point.watts}}),
                    "power");
 }

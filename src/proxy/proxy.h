@@ -1,7 +1,7 @@
 // LlmProxy: `zeus proxy` — an HTTP proxy in front of an OpenAI-compatible inference server (vLLM,
 // llama.cpp's server, TGI, SGLang) that measures the GPU energy of every request. Every request
 // and answer is forwarded unchanged (any method and path; streamed Server-Sent Events relayed
-// piece by piece); each request is timed from its first byte in to its last byte out, its output
+// piece by piece, all on the server's event loop: relay.h); each request is timed from its first byte in to its last byte out, its output
 // tokens counted from the stream's chunks or the answer's usage, and the GPUs' energy split among
 // the requests in flight by the EnergyLedger (attribution.h), read from the energy counters of the
 // chosen GPUs every sample_interval_s and at every request's end.
@@ -40,7 +40,7 @@ struct ProxyOptions {
   std::string log_path;          // JSONL, one row per request; empty: none
   double sample_interval_s = 0.1;
   size_t max_body_bytes = 16 << 20;  // of a request (413 above)
-  int max_in_flight = 256;           // requests relayed at once (worker threads)
+  size_t max_idle_upstream_connections = 256;  // kept open for reuse (one per request in flight)
   double upstream_timeout_s = 600;   // to the answer's head, and between two of its pieces
   size_t steady_state_window = kDefaultSteadyStateWindow;  // last finished requests kept (>= 1)
 };
@@ -81,5 +81,7 @@ class LlmProxy {
 
 // The summary as lines for a terminal.
 std::string format_summary(const ProxySummary& summary);
+// Joules as the proxy writes them in headers, trailers and lines: "%.3f".
+std::string format_joules(double j);
 
 }  // namespace zeus::proxy

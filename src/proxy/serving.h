@@ -1,6 +1,7 @@
 // How `zeus proxy` and its Colosseum serve: an HttpServer whose handler runs on the worker pool
-// (it blocks while an upstream answers), listening on host:port, and what they answer for it
-// (the port bound, stop()).
+// (the Colosseum's blocks while an upstream answers) or on the event loop (the proxy's relay,
+// which never blocks), listening on host:port, and what they answer for it (the port bound,
+// stop()).
 // Failure: start() returns the server's start or listen error (a busy port, a bad address).
 // Thread-safety: start() once, before port() and stop(); stop() from any thread.
 //
@@ -25,6 +26,9 @@ class Serving {
   // Starts the server and listens (port 0: any free one).
   Result<void> start(http::ServerOptions options, ProxyHandler handle, const std::string& host,
                      int port);
+  // The same with a handler called on the I/O thread, which must not block.
+  Result<void> start_on_loop(http::ServerOptions options, http::Handler handler,
+                             const std::string& host, int port);
   int port() const { return port_; }  // the port bound
   void stop() {
     if (server_) server_->stop();

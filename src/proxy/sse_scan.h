@@ -11,18 +11,9 @@
 #include <string>
 #include <string_view>
 
+#include "proxy/answer_json.h"
+
 namespace zeus::proxy {
-
-struct Usage {
-  int64_t prompt_tokens = -1;  // -1: not given
-  int64_t completion_tokens = -1;
-};
-
-// Reads one JSON object (a chunk or a whole answer): usage, model and id (the first seen) where
-// present; returns the token chunks in it (non-empty content or text in choices[]), and appends
-// their text to *text when text is set. Not JSON: 0, nothing read.
-int64_t read_answer_json(std::string_view json, Usage* usage, std::string* model,
-                         std::string* id = nullptr, std::string* text = nullptr);
 
 class SseScanner {
  public:

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "http/async_client.h"
 #include "http/client.h"
 #include "zeus/result.h"
 
@@ -20,5 +21,9 @@ namespace zeus::proxy {
 Result<std::unique_ptr<http::HttpClient>> upstream_client(const std::string& url, double timeout_s,
                                                           const std::string& what,
                                                           size_t max_idle_connections = 16);
+// The same upstream for a relay on an event loop (relay.h).
+Result<std::shared_ptr<http::AsyncHttpClient>> async_upstream_client(
+    const std::string& url, double timeout_s, const std::string& what,
+    size_t max_idle_connections);
 
 }  // namespace zeus::proxy

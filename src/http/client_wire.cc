@@ -1,0 +1,83 @@
+#include "http/client_wire.h"
+
+#include <boost/asio/error.hpp>
+#include <boost/beast/core/string.hpp>
+#include <poll.h>
+
+namespace zeus::http::detail {
+namespace bhttp = boost::beast::http;
+
+bhttp::request<bhttp::string_body> build_request(std::string_view method, std::string_view target,
+                                                 const std::string& host, std::string_view body,
+                                                 const Headers& headers, bool keep_alive) {
+  bhttp::request<bhttp::string_body> request{bhttp::string_to_verb(method), target, 11};
+  if (request.method() == bhttp::verb::unknown) request.method_string(method);
+  request.set(bhttp::field::host, host.empty() ? "localhost" : host);
+  request.set(bhttp::field::user_agent, "zeus");
+  bool has_type = false;
+  for (const auto& [name, value] : headers) {
+    request.set(name, value);
+    has_type = has_type || boost::beast::iequals(name, "content-type");
+  }
+  if (!body.empty()) {
+    request.body() = std::string(body);
+    if (!has_type) request.set(bhttp::field::content_type, "application/json");
+  }
+  request.keep_alive(keep_alive);
+  request.prepare_payload();
+  return request;
+}
+
+HttpResponse head_of(const bhttp::response_header<>& header) {
+  HttpResponse out;
+  out.status = static_cast<int>(header.result_int());
+  out.content_type = std::string(header[bhttp::field::content_type]);
+  for (const auto& field : header) {
+    out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  }
+  return out;
+}
+
+namespace {
+std::string seconds_text(double s) {
+  std::string text = std::to_string(s);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (!text.empty() && text.back() == '.') text.pop_back();
+  return text + " s";
+}
+}  // namespace
+
+Error transport_failure(const std::string& where, double timeout_s, const std::string& doing,
+                        const boost::system::error_code& ec) {
+  const std::string why = ec == boost::asio::error::timed_out
+                              ? "no answer within " + seconds_text(timeout_s)
+                              : ec.message();
+  return Error{ErrorCode::kUnavailable, "cannot reach " + where + " (" + doing + ": " + why + ")"};
+}
+
+Error untrusted_answer(const std::string& where, const HeaderProblem& problem) {
+  return Error{ErrorCode::kUnavailable,
+               "the server at " + where + " sent an answer we cannot trust: " + problem.why};
+}
+
+boost::system::error_code parse_buffered(bhttp::response_parser<bhttp::buffer_body>& parser,
+                                         boost::beast::flat_buffer& buffer) {
+  // Without the parser's eager option, each put() parses one element (a chunk's header or its
+  // data) and returns; eager parsing would instead wait for the next chunk's header to arrive.
+  while (buffer.size() > 0 && parser.get().body().size > 0 && !parser.is_done()) {
+    boost::system::error_code ec;
+    const size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec == bhttp::error::need_more || ec == bhttp::error::need_buffer) break;
+    if (ec) return ec;
+    if (used == 0) break;
+  }
+  return {};
+}
+
+bool idle_connection_reusable(int fd, size_t buffered_bytes) {
+  pollfd p{fd, POLLIN, 0};
+  return buffered_bytes == 0 && ::poll(&p, 1, 0) == 0;
+}
+
+}  // namespace zeus::http::detail

@@ -1,0 +1,50 @@
+// What the blocking client (client.cc) and the asynchronous one (async_client.cc) share
+// (internal to src/http): the request as sent, the answer's head as handed to the caller, the
+// errors naming the server and what failed, and the check of a pooled connection before reuse.
+// Thread-safety: stateless functions.
+#pragma once
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <string>
+#include <string_view>
+
+#include "http/header_checks.h"
+#include "http/message.h"
+#include "zeus/result.h"
+
+namespace zeus::http::detail {
+
+// The request: method (any token), target, Host (host, or "localhost" when empty), User-Agent
+// zeus, `headers`, and a body with Content-Type application/json unless `headers` has one.
+boost::beast::http::request<boost::beast::http::string_body> build_request(
+    std::string_view method, std::string_view target, const std::string& host,
+    std::string_view body, const Headers& headers, bool keep_alive);
+
+// Status, content type and header fields of an answer (body left empty).
+HttpResponse head_of(const boost::beast::http::response_header<>& header);
+
+// "cannot reach <where> (<doing>: <why>)", the why of a timeout naming `timeout_s`.
+Error transport_failure(const std::string& where, double timeout_s, const std::string& doing,
+                        const boost::system::error_code& ec);
+// An answer whose framing a server would refuse (header_checks.h).
+Error untrusted_answer(const std::string& where, const HeaderProblem& problem);
+
+// After a read of a streamed body: parses the chunks `buffer` already holds into the room left
+// in the parser's body buffer, one piece of the message per step and never waiting for input, so
+// that one read hands on every chunk received (a server writing one chunk per token sends many
+// at once), not one chunk per read. An error only for a malformed message.
+boost::system::error_code parse_buffered(
+    boost::beast::http::response_parser<boost::beast::http::buffer_body>& parser,
+    boost::beast::flat_buffer& buffer);
+
+// A pooled connection may be reused: nothing is buffered and the socket has nothing to read
+// (a server that closed it makes it readable, at end of stream).
+bool idle_connection_reusable(int fd, size_t buffered_bytes);
+
+}  // namespace zeus::http::detail

@@ -1,0 +1,137 @@
+// The relay's flow control on the event loop, with the real LlmProxy between a real upstream and
+// a real client on 127.0.0.1 (fake NVML GPU): a client that stops reading holds the upstream back
+// (the proxy reads no further than its bounded buffer), then gets every byte once it reads again;
+// a client that hangs up mid-stream stops the upstream's answer, and the proxy serves on.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "device/nvml/nvml_gpu.h"
+#include "http/client.h"
+#include "http/server.h"
+#include "proxy/proxy.h"
+
+namespace zeus::proxy {
+namespace {
+
+constexpr size_t kPiece = 16 * 1024;
+constexpr int kPieces = 4096;  // 64 MiB: far more than every buffer on the way together
+
+struct Upstream {
+  std::atomic<size_t> written{0};
+  std::atomic<bool> writer_stopped{false};  // a write failed: the proxy let go of the answer
+  std::unique_ptr<http::HttpServer> server;
+  int port = 0;
+};
+
+// An SSE upstream that writes kPieces comment lines of kPiece bytes as fast as it may.
+void start_upstream(Upstream& u) {
+  const std::string line = ": " + std::string(kPiece - 3, 'x') + "\n";
+  auto server = http::HttpServer::start(
+      {}, http::HttpServer::on_workers([&u, line](const http::HttpRequest&, const http::Peer&,
+                                                  std::shared_ptr<http::Reply> reply) {
+        http::StreamHead head;
+        head.content_type = "text/event-stream";
+        auto stream = reply->start_body(std::move(head));
+        for (int i = 0; i < kPieces && stream; ++i) {
+          if (!stream->write(line)) {
+            u.writer_stopped = true;
+            return;
+          }
+          u.written += line.size();
+        }
+        if (stream) stream->finish({});
+      }));
+  ASSERT_TRUE(server.has_value()) << server.error().message;
+  u.server = std::move(*server);
+  auto port = u.server->listen_tcp("127.0.0.1", 0);
+  ASSERT_TRUE(port.has_value()) << port.error().message;
+  u.port = *port;
+}
+
+class RelayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::unsetenv("ZEUS_FAKE_NVML_STATE");  // one fake GPU, its state in memory
+    auto gpus = open_nvml_gpus(ZEUS_FAKE_NVML_PATH);
+    ASSERT_TRUE(gpus.has_value()) << gpus.error().message;
+    devices_.gpus = std::move(*gpus);
+    start_upstream(upstream_);
+    ProxyOptions options;
+    options.upstream = "http://127.0.0.1:" + std::to_string(upstream_.port);
+    options.port = 0;
+    options.gpu_indices = {0};
+    auto proxy = LlmProxy::start(devices_, options);
+    ASSERT_TRUE(proxy.has_value()) << proxy.error().message;
+    proxy_ = std::move(*proxy);
+    http::ClientOptions client_options;
+    client_options.timeout_s = 30;
+    client_ = std::move(*http::HttpClient::tcp("127.0.0.1", proxy_->port(), client_options));
+  }
+
+  Devices devices_;
+  Upstream upstream_;
+  std::unique_ptr<LlmProxy> proxy_;
+  std::unique_ptr<http::HttpClient> client_;
+};
+
+TEST_F(RelayTest, AClientThatStopsReadingHoldsTheUpstreamBackThenGetsEveryByte) {
+  size_t received = 0;
+  size_t written_while_paused = 0;
+  bool paused = false;
+  auto answer = client_->stream(
+      "POST", "/v1/completions", R"({"model":"m","stream":true})", {},
+      [&](std::string_view piece) {
+        if (!paused) {  // stop reading for a while: the proxy must stop reading too
+          paused = true;
+          std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+          written_while_paused = upstream_.written.load();
+        }
+        received += piece.size();
+        return true;
+      },
+      30);
+  ASSERT_TRUE(answer.has_value()) << answer.error().message;
+  EXPECT_EQ(answer->status, 200);
+  EXPECT_TRUE(answer->body_complete);
+  EXPECT_EQ(received, kPiece * kPieces);
+  // Socket buffers (autotuned, a few MiB each way) and the proxy's 1 MiB are all that may hold
+  // the answer while nobody reads it: far less than the whole 64 MiB.
+  EXPECT_LT(written_while_paused, kPiece * kPieces / 2) << "the proxy buffered without bound";
+  EXPECT_GT(written_while_paused, 0u);
+}
+
+TEST_F(RelayTest, AClientThatHangsUpStopsTheUpstreamsAnswerAndTheProxyServesOn) {
+  int pieces = 0;
+  auto cut = client_->stream(
+      "POST", "/v1/completions", R"({"model":"m","stream":true})", {},
+      [&](std::string_view) { return ++pieces < 3; }, 30);  // then the client closes
+  ASSERT_TRUE(cut.has_value()) << cut.error().message;
+  EXPECT_FALSE(cut->body_complete);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!upstream_.writer_stopped.load() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(upstream_.writer_stopped.load()) << "the upstream's answer went on unread";
+  EXPECT_LT(upstream_.written.load(), kPiece * kPieces);
+  size_t received = 0;
+  auto whole = client_->stream(
+      "POST", "/v1/completions", R"({"model":"m","stream":true})", {},
+      [&](std::string_view piece) {
+        received += piece.size();
+        return true;
+      },
+      30);
+  ASSERT_TRUE(whole.has_value()) << whole.error().message;
+  EXPECT_TRUE(whole->body_complete);
+  EXPECT_EQ(received, kPiece * kPieces);
+  EXPECT_EQ(proxy_->summary().requests, 2);
+}
+
+}  // namespace
+}  // namespace zeus::proxy
