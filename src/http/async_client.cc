@@ -15,9 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <limits>
-#include <mutex>
 #include <optional>
-#include <vector>
 
 #include "http/client_wire.h"
 #include "http/tls_context.h"
@@ -315,10 +313,7 @@ class AsyncClientImpl final : public AsyncHttpClient,
     return exchange;
   }
 
-  void close_idle() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    idle_.clear();
-  }
+  void close_idle() override { idle_.clear(); }
 
   std::string where() const override {
     const bool v6 = host_.find(':') != std::string::npos;
@@ -329,24 +324,9 @@ class AsyncClientImpl final : public AsyncHttpClient,
   // A pooled connection of `loop` that is still open (one the server closed is dropped).
   std::unique_ptr<Connection> take(const asio::any_io_executor& loop) {
     asio::execution_context* context = &Connection::of(loop);
-    std::lock_guard<std::mutex> lock(mu_);
-    for (size_t i = idle_.size(); i-- > 0;) {
-      if (idle_[i]->context != context) continue;
-      std::unique_ptr<Connection> conn = std::move(idle_[i]);
-      idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
-      if (!detail::idle_connection_reusable(conn->socket().native_handle(), conn->buffer.size())) {
-        continue;
-      }
-      conn->reused = true;
-      return conn;
-    }
-    return nullptr;
+    return idle_.take([context](const Connection& conn) { return conn.context == context; });
   }
-
-  void give_back(std::unique_ptr<Connection> conn) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(conn));
-  }
+  void give_back(std::unique_ptr<Connection> conn) { idle_.give_back(std::move(conn)); }
 
   const std::string& host() const { return host_; }
   int port() const { return port_; }
@@ -358,8 +338,7 @@ class AsyncClientImpl final : public AsyncHttpClient,
   int port_;
   ClientOptions options_;
   std::shared_ptr<asio::ssl::context> tls_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<Connection>> idle_;
+  detail::IdlePool<Connection> idle_{options_.max_idle_connections};
 };
 
 }  // namespace

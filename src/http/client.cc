@@ -276,34 +276,17 @@ class Client final : public HttpClient {
     return tl::unexpected<Error>(detail::untrusted_answer(where(), problem));
   }
 
-  // A pooled connection that is still open: one the server closed (readable: end of stream)
-  // or that holds stray bytes is dropped, not reused.
   std::unique_ptr<Conn> take() {
-    std::lock_guard<std::mutex> lock(mu_);
-    while (!idle_.empty()) {
-      std::unique_ptr<Conn> conn = std::move(idle_.back());
-      idle_.pop_back();
-      if (!detail::idle_connection_reusable(conn->socket().native_handle(), conn->buffer.size())) {
-        continue;
-      }
-      conn->reused = true;
-      return conn;
-    }
-    return nullptr;
+    return idle_.take([](const Conn&) { return true; });
   }
-
-  void give_back(std::unique_ptr<Conn> conn) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(conn));
-  }
+  void give_back(std::unique_ptr<Conn> conn) { idle_.give_back(std::move(conn)); }
 
   std::string host_;
   int port_ = 0;
   std::string path_;
   ClientOptions options_;
   std::shared_ptr<asio::ssl::context> tls_;  // TlsTransport only: trust store and TLS settings
-  std::mutex mu_;
-  std::vector<std::unique_ptr<Conn>> idle_;
+  detail::IdlePool<Conn> idle_{options_.max_idle_connections};
 };
 
 Result<void> check(const ClientOptions& o) {

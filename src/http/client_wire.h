@@ -11,8 +11,12 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <cstddef>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "http/header_checks.h"
 #include "http/message.h"
@@ -46,5 +50,41 @@ boost::system::error_code parse_buffered(
 // A pooled connection may be reused: nothing is buffered and the socket has nothing to read
 // (a server that closed it makes it readable, at end of stream).
 bool idle_connection_reusable(int fd, size_t buffered_bytes);
+
+// A client's kept-alive connections (Connection: socket(), buffer, reused): taken newest first,
+// each checked before reuse (one the server closed, or holding stray bytes, is dropped), at most
+// `max_idle` kept. Thread-safety: every method from any thread.
+template <class Connection>
+class IdlePool {
+ public:
+  explicit IdlePool(size_t max_idle) : max_idle_(max_idle) {}
+  // The newest reusable connection for which fits(connection) holds, marked reused; or null.
+  template <class Fits>
+  std::unique_ptr<Connection> take(Fits fits) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = idle_.size(); i-- > 0;) {
+      if (!fits(*idle_[i])) continue;
+      std::unique_ptr<Connection> conn = std::move(idle_[i]);
+      idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
+      if (!idle_connection_reusable(conn->socket().native_handle(), conn->buffer.size())) continue;
+      conn->reused = true;
+      return conn;
+    }
+    return nullptr;
+  }
+  void give_back(std::unique_ptr<Connection> conn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (idle_.size() < max_idle_) idle_.push_back(std::move(conn));
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_.clear();
+  }
+
+ private:
+  const size_t max_idle_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Connection>> idle_;
+};
 
 }  // namespace zeus::http::detail
