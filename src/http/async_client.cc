@@ -2,13 +2,11 @@
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/connect.hpp>
-#include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
@@ -54,8 +52,8 @@ struct UpstreamConnection {
 template <bool kTls>
 class AsyncClientImpl;
 
-// One request and its answer, driven by completion handlers on its strand (over the caller's
-// loop). Deadlines move one timer lazily, as the server's connections do: a new deadline restarts
+// One request and its answer, driven by completion handlers on the caller's executor, which runs
+// one handler at a time (a connection's strand, or a loop with one thread). Deadlines move one timer lazily, as the server's connections do: a new deadline restarts
 // the timer only when it is earlier than the pending expiry.
 template <bool kTls>
 class ExchangeImpl final : public Exchange, public std::enable_shared_from_this<ExchangeImpl<kTls>> {
@@ -65,12 +63,12 @@ class ExchangeImpl final : public Exchange, public std::enable_shared_from_this<
   ExchangeImpl(std::shared_ptr<AsyncClientImpl<kTls>> client, const asio::any_io_executor& loop,
                bhttp::request<bhttp::string_body> request, ExchangeHandlers handlers,
                double idle_timeout_s)
-      : client_(std::move(client)), loop_(loop), strand_(asio::make_strand(loop)),
+      : client_(std::move(client)), loop_(loop), strand_(loop),
         timer_(strand_), request_(std::move(request)), handlers_(std::move(handlers)),
         idle_timeout_s_(idle_timeout_s) {}
 
   void begin() {
-    asio::dispatch(strand_, [self = this->shared_from_this()] { self->open_connection(); });
+    asio::post(strand_, [self = this->shared_from_this()] { self->open_connection(); });
   }
 
   void resume() override {
@@ -275,7 +273,7 @@ class ExchangeImpl final : public Exchange, public std::enable_shared_from_this<
 
   std::shared_ptr<AsyncClientImpl<kTls>> client_;
   asio::any_io_executor loop_;
-  asio::strand<asio::any_io_executor> strand_;
+  asio::any_io_executor strand_;  // the caller's: runs one handler at a time
   asio::steady_timer timer_;
   bhttp::request<bhttp::string_body> request_;
   ExchangeHandlers handlers_;

@@ -10,7 +10,9 @@
 // Flow control: on_data answers kPause when the relay's own client is behind; the exchange then
 // reads nothing more from the upstream until resume(), so nothing is buffered without bound.
 // Thread-safety: start() and resume() from any thread; the handlers run one at a time, in order,
-// on the loop given to start(). The client may be shared by many exchanges at once; call
+// on the executor given to start(), which must itself run one handler at a time: a connection's
+// strand (loop_of(reply): the relay then shares its client connection's strand, so a request
+// stays on one thread however many the server runs) or a loop with one thread. The client may be shared by many exchanges at once; call
 // close_idle() once the loop has stopped (pooled connections belong to it).
 // Failure: on_done gets kUnavailable naming the server and what failed, as HttpClient does.
 //
@@ -60,7 +62,8 @@ class AsyncHttpClient {
                                                              std::string host, int port,
                                                              ClientOptions options);
   virtual ~AsyncHttpClient() = default;
-  // Starts one exchange on `loop` (loop_of(reply) for a relay); its handlers run there.
+  // Starts one exchange on `loop` (loop_of(reply) for a relay); its handlers run there, never
+  // inside start().
   virtual std::shared_ptr<Exchange> start(const boost::asio::any_io_executor& loop,
                                           std::string_view method, std::string_view target,
                                           std::string_view body, const Headers& headers,
@@ -70,8 +73,8 @@ class AsyncHttpClient {
   virtual std::string where() const = 0;  // "http://host:port", for messages
 };
 
-// The event loop that runs the connection of `reply` (an HttpServer's Reply), to start exchanges
-// on from its handler.
+// The strand of the connection of `reply` (an HttpServer's Reply) on the server's event loop,
+// to start exchanges on from its handler (a new strand of that loop once the connection is gone).
 boost::asio::any_io_executor loop_of(const Reply& reply);
 
 }  // namespace zeus::http

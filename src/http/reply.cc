@@ -3,6 +3,7 @@
 #include "http/async_client.h"
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cctype>
@@ -200,6 +201,11 @@ boost::asio::any_io_executor loop_of(const Reply& reply) {
 }  // namespace zeus::http
 
 namespace zeus::http::detail {
+
+boost::asio::any_io_executor ReplyImpl::loop() const {
+  if (auto session = session_.lock()) return session->executor();
+  return boost::asio::make_strand(core_.io);
+}
 
 void ReplyImpl::run_on_workers(std::function<void()> job) {
   asio::post(*core_.workers, std::move(job));

@@ -72,7 +72,8 @@ class ReplyImpl final : public Reply, public std::enable_shared_from_this<ReplyI
   const HttpRequest& request() const { return request_; }
   const Peer& peer() const { return *peer_; }
   bool inline_request() const { return inline_; }
-  boost::asio::any_io_executor loop() const { return core_.io.get_executor(); }
+  // The connection's strand (loop_of in async_client.h).
+  boost::asio::any_io_executor loop() const;
   void run_on_workers(std::function<void()> job);
 
  private:
