@@ -3,61 +3,15 @@
 // as servers send them, on odd and malformed ones, and on thousands of mutations of them.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <random>
 #include <string>
 #include <vector>
 
 #include "proxy/answer_json.h"
+#include "proxy/answer_json_reference.h"
 
 namespace zeus::proxy {
 namespace {
-
-using nlohmann::json;
-
-bool reference_non_empty(const json& object, const char* key, std::string* text) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
-    return false;
-  }
-  if (text) text->append(it->get_ref<const std::string&>());
-  return true;
-}
-
-int64_t reference_read(std::string_view json_text, Usage* usage, std::string* model,
-                       std::string* id, std::string* text) {
-  const json doc = json::parse(json_text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return 0;
-  if (const auto m = doc.find("model"); m != doc.end() && m->is_string() && model->empty()) {
-    *model = m->get<std::string>();
-  }
-  if (const auto i = doc.find("id"); id && i != doc.end() && i->is_string() && id->empty()) {
-    *id = i->get<std::string>();
-  }
-  if (const auto u = doc.find("usage"); u != doc.end() && u->is_object()) {
-    for (const auto& [key, out] : {std::pair{"prompt_tokens", &usage->prompt_tokens},
-                                   std::pair{"completion_tokens", &usage->completion_tokens}}) {
-      const auto v = u->find(key);
-      if (v != u->end() && v->is_number_integer() && v->get<int64_t>() >= 0) {
-        *out = v->get<int64_t>();
-      }
-    }
-  }
-  int64_t chunks = 0;
-  const auto choices = doc.find("choices");
-  if (choices == doc.end() || !choices->is_array()) return 0;
-  for (const json& choice : *choices) {
-    if (!choice.is_object()) continue;
-    const auto delta = choice.find("delta");
-    const bool produced = reference_non_empty(choice, "text", text) ||
-                          (delta != choice.end() && delta->is_object() &&
-                           (reference_non_empty(*delta, "content", text) ||
-                            reference_non_empty(*delta, "reasoning_content", text)));
-    chunks += produced ? 1 : 0;
-  }
-  return chunks;
-}
 
 struct Read {
   int64_t chunks = 0;
@@ -79,7 +33,7 @@ void expect_same(const std::string& input, bool preset = false) {
     sax.usage.prompt_tokens = dom.usage.prompt_tokens = 3;
   }
   sax.chunks = read_answer_json(input, &sax.usage, &sax.model, &sax.id, &sax.text);
-  dom.chunks = reference_read(input, &dom.usage, &dom.model, &dom.id, &dom.text);
+  dom.chunks = reference::reference_read(input, &dom.usage, &dom.model, &dom.id, &dom.text);
   EXPECT_TRUE(sax == dom) << input << "\n sax: " << sax.chunks << " " << sax.model << " "
                           << sax.id << " " << sax.usage.prompt_tokens << "/"
                           << sax.usage.completion_tokens << " '" << sax.text << "'\n dom: "
