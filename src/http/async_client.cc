@@ -11,7 +11,6 @@
 #include <boost/beast/http.hpp>
 
 #include <chrono>
-#include <cstdlib>
 #include <limits>
 #include <optional>
 
@@ -314,9 +313,7 @@ class AsyncClientImpl final : public AsyncHttpClient,
   void close_idle() override { idle_.clear(); }
 
   std::string where() const override {
-    const bool v6 = host_.find(':') != std::string::npos;
-    return std::string(kTls ? "https://" : "http://") + (v6 ? "[" + host_ + "]" : host_) + ":" +
-           std::to_string(port_);
+    return detail::server_url(kTls, host_, port_);
   }
 
   // A pooled connection of `loop` that is still open (one the server closed is dropped).
@@ -344,19 +341,15 @@ class AsyncClientImpl final : public AsyncHttpClient,
 Result<std::shared_ptr<AsyncHttpClient>> AsyncHttpClient::for_scheme(std::string_view scheme,
                                                                      std::string host, int port,
                                                                      ClientOptions options) {
-  // The same checks and errors as the blocking client: it is made (and dropped) to validate.
-  auto checked = HttpClient::for_scheme(scheme, host, port, options);
-  if (!checked) return fail(checked.error());
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  if (scheme == "http") {
+  Result<bool> secure = detail::scheme_is_tls(scheme);  // the blocking client's checks
+  if (!secure) return fail(secure.error());
+  ZEUS_TRY(detail::check_client_options(options));
+  ZEUS_TRY(detail::check_host_port(host, port));
+  if (!*secure) {
     return std::shared_ptr<AsyncHttpClient>(
         std::make_shared<AsyncClientImpl<false>>(std::move(host), port, options, nullptr));
   }
-  if (const char* ca_file = std::getenv("ZEUS_CA_FILE"); options.ca_file.empty() && ca_file) {
-    options.ca_file = ca_file;
-  }
+  detail::ca_file_from_environment(&options);
   Result<std::shared_ptr<asio::ssl::context>> context = detail::make_tls_context(options.ca_file);
   if (!context) return fail(context.error());
   return std::shared_ptr<AsyncHttpClient>(std::make_shared<AsyncClientImpl<true>>(

@@ -18,6 +18,7 @@
 #include "http/stream_queue.h"
 #include "http/test_server.h"
 #include "http/test_socket.h"
+#include "http/tls_test_server.h"
 
 namespace zeus::http {
 namespace {
@@ -273,6 +274,41 @@ TEST(AsyncClientTest, AnAnswerWithUntrustworthyFramingIsAnError) {
   ASSERT_FALSE(end.has_value());
   EXPECT_NE(end.error().message.find("cannot trust"), std::string::npos) << end.error().message;
   EXPECT_TRUE(seen.body.empty());
+}
+
+// https: the certificate trusted through ca_file answers on one kept-alive connection; an
+// untrusted one fails the handshake with the reason, as the blocking client does.
+TEST(AsyncClientTest, HttpsAnswersWhenTheCertificateIsTrustedAndNamesTheReasonWhenNot) {
+  testing::TlsTestServer server("localhost", {{"/v1/answer", "{\"value\": 42}"}});
+  ASSERT_TRUE(server.ok()) << server.problem();
+  Loop loop;
+  ClientOptions options;
+  options.timeout_s = 10;
+  options.ca_file = server.cert_file();
+  auto trusting = AsyncHttpClient::for_scheme("https", "localhost", server.port(), options);
+  ASSERT_TRUE(trusting.has_value()) << trusting.error().message;
+  EXPECT_EQ((*trusting)->where(), "https://localhost:" + std::to_string(server.port()));
+  for (int i = 0; i < 2; ++i) {
+    Seen seen;
+    (*trusting)->start(loop.executor(), "GET", "/v1/answer", "", {}, recording(seen), 10);
+    Result<HttpResponse> end = wait_done(seen);
+    ASSERT_TRUE(end.has_value()) << end.error().message;
+    EXPECT_EQ(seen.status, 200);
+    EXPECT_EQ(seen.body, "{\"value\": 42}");
+    EXPECT_TRUE(end->body_complete);
+  }
+  (*trusting)->close_idle();
+
+  options.ca_file.clear();
+  auto untrusting = AsyncHttpClient::for_scheme("https", "localhost", server.port(), options);
+  ASSERT_TRUE(untrusting.has_value()) << untrusting.error().message;
+  Seen refused;
+  (*untrusting)->start(loop.executor(), "GET", "/v1/answer", "", {}, recording(refused), 10);
+  Result<HttpResponse> end = wait_done(refused);
+  ASSERT_FALSE(end.has_value());
+  EXPECT_NE(end.error().message.find("certificate verify failed"), std::string::npos)
+      << end.error().message;
+  EXPECT_FALSE(AsyncHttpClient::for_scheme("ftp", "localhost", 21, options).has_value());
 }
 
 // The queue under BodyStream::write_nowait: bytes are queued however full, the producer is told

@@ -15,11 +15,8 @@
 #include "http/tls_context.h"
 
 #include <chrono>
-#include <cmath>
-#include <cstdlib>
 #include <cstdint>
 #include <limits>
-#include <mutex>
 
 namespace zeus::http {
 namespace {
@@ -114,8 +111,7 @@ class Client final : public HttpClient {
     if constexpr (std::is_same_v<Protocol, asio::local::stream_protocol>) {
       return "unix:" + path_;
     } else {
-      const bool v6 = host_.find(':') != std::string::npos;
-      return (kIsTls<Transport> ? "https://" : "http://") + (v6 ? "[" + host_ + "]" : host_) + ":" + std::to_string(port_);
+      return detail::server_url(kIsTls<Transport>, host_, port_);
     }
   }
 
@@ -289,37 +285,20 @@ class Client final : public HttpClient {
   detail::IdlePool<Conn> idle_{options_.max_idle_connections};
 };
 
-Result<void> check(const ClientOptions& o) {
-  if (!(o.timeout_s > 0 && std::isfinite(o.timeout_s))) {
-    return fail(ErrorCode::kInvalidArgument, "client timeout must be a finite value > 0 s");
-  }
-  if (o.max_body_bytes < 1 || o.max_header_bytes < 256) {
-    return fail(ErrorCode::kInvalidArgument, "client answer limits are too small");
-  }
-  return ok();
-}
-
-Result<void> check_host_port(std::string& host, int port) {
-  if (host.empty()) return fail(ErrorCode::kInvalidArgument, "the server's host is empty");
-  if (port < 1 || port > 65535) return fail(ErrorCode::kInvalidArgument, "port must be in 1-65535");
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  return ok();
-}
-
 }  // namespace
 
 Result<std::unique_ptr<HttpClient>> HttpClient::tcp(std::string host, int port,
                                                     ClientOptions options) {
-  ZEUS_TRY(check(options));
-  ZEUS_TRY(check_host_port(host, port));
+  ZEUS_TRY(detail::check_client_options(options));
+  ZEUS_TRY(detail::check_host_port(host, port));
   return std::unique_ptr<HttpClient>(
       std::make_unique<Client<TcpTransport>>(std::move(host), port, "", std::move(options)));
 }
 
 Result<std::unique_ptr<HttpClient>> HttpClient::tls(std::string host, int port,
                                                     ClientOptions options) {
-  ZEUS_TRY(check(options));
-  ZEUS_TRY(check_host_port(host, port));
+  ZEUS_TRY(detail::check_client_options(options));
+  ZEUS_TRY(detail::check_host_port(host, port));
   Result<std::shared_ptr<asio::ssl::context>> context = detail::make_tls_context(options.ca_file);
   if (!context) return fail(context.error());
   return std::unique_ptr<HttpClient>(std::make_unique<Client<TlsTransport>>(
@@ -329,20 +308,15 @@ Result<std::unique_ptr<HttpClient>> HttpClient::tls(std::string host, int port,
 Result<std::unique_ptr<HttpClient>> HttpClient::for_scheme(std::string_view scheme,
                                                            std::string host, int port,
                                                            ClientOptions options) {
-  if (scheme == "http") return tcp(std::move(host), port, std::move(options));
-  if (scheme != "https") {
-    return fail(ErrorCode::kInvalidArgument,
-                "scheme '" + std::string(scheme) + "' is not http or https; give an http:// or "
-                "https:// URL");
-  }
-  if (const char* ca_file = std::getenv("ZEUS_CA_FILE"); options.ca_file.empty() && ca_file) {
-    options.ca_file = ca_file;
-  }
+  Result<bool> secure = detail::scheme_is_tls(scheme);
+  if (!secure) return fail(secure.error());
+  if (!*secure) return tcp(std::move(host), port, std::move(options));
+  detail::ca_file_from_environment(&options);
   return tls(std::move(host), port, std::move(options));
 }
 
 Result<std::unique_ptr<HttpClient>> HttpClient::unix_socket(std::string path, ClientOptions options) {
-  ZEUS_TRY(check(options));
+  ZEUS_TRY(detail::check_client_options(options));
   if (path.empty()) return fail(ErrorCode::kInvalidArgument, "the socket path is empty");
   if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
     return fail(ErrorCode::kInvalidArgument, "socket path too long (at most 107 bytes): " + path);

@@ -4,8 +4,50 @@
 #include <boost/beast/core/string.hpp>
 #include <poll.h>
 
+#include <cmath>
+#include <cstdlib>
+
 namespace zeus::http::detail {
 namespace bhttp = boost::beast::http;
+
+Result<void> check_client_options(const ClientOptions& o) {
+  if (!(o.timeout_s > 0 && std::isfinite(o.timeout_s))) {
+    return fail(ErrorCode::kInvalidArgument, "client timeout must be a finite value > 0 s");
+  }
+  if (o.max_body_bytes < 1 || o.max_header_bytes < 256) {
+    return fail(ErrorCode::kInvalidArgument, "client answer limits are too small");
+  }
+  return ok();
+}
+
+Result<void> check_host_port(std::string& host, int port) {
+  if (host.empty()) return fail(ErrorCode::kInvalidArgument, "the server's host is empty");
+  if (port < 1 || port > 65535) return fail(ErrorCode::kInvalidArgument, "port must be in 1-65535");
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return ok();
+}
+
+Result<bool> scheme_is_tls(std::string_view scheme) {
+  if (scheme == "http") return false;
+  if (scheme == "https") return true;
+  return fail(ErrorCode::kInvalidArgument, "scheme '" + std::string(scheme) +
+                                               "' is not http or https; give an http:// or "
+                                               "https:// URL");
+}
+
+void ca_file_from_environment(ClientOptions* options) {
+  if (const char* ca_file = std::getenv("ZEUS_CA_FILE"); options->ca_file.empty() && ca_file) {
+    options->ca_file = ca_file;
+  }
+}
+
+std::string server_url(bool tls, const std::string& host, int port) {
+  const bool v6 = host.find(':') != std::string::npos;
+  return (tls ? "https://" : "http://") + (v6 ? "[" + host + "]" : host) + ":" +
+         std::to_string(port);
+}
 
 bhttp::request<bhttp::string_body> build_request(std::string_view method, std::string_view target,
                                                  const std::string& host, std::string_view body,

@@ -1,7 +1,8 @@
 // What the blocking client (client.cc) and the asynchronous one (async_client.cc) share
-// (internal to src/http): the request as sent, the answer's head as handed to the caller, the
-// errors naming the server and what failed, and the check of a pooled connection before reuse.
-// Thread-safety: stateless functions.
+// (internal to src/http): the checks of a server's address and options, the request as sent, the
+// answer's head as handed to the caller, the errors naming the server and what failed, the
+// parsing of what a streamed read left buffered, and the pool of kept-alive connections.
+// Thread-safety: stateless functions; an IdlePool from any thread.
 #pragma once
 
 #include <boost/beast/core/flat_buffer.hpp>
@@ -18,11 +19,23 @@
 #include <string_view>
 #include <vector>
 
+#include "http/client.h"
 #include "http/header_checks.h"
 #include "http/message.h"
 #include "zeus/result.h"
 
 namespace zeus::http::detail {
+
+// kInvalidArgument for a timeout that is not finite and > 0, or answer limits too small.
+Result<void> check_client_options(const ClientOptions& options);
+// kInvalidArgument for an empty host or a port outside 1-65535; "[::1]" becomes "::1".
+Result<void> check_host_port(std::string& host, int port);
+// "http": false, "https": true; anything else kInvalidArgument naming both.
+Result<bool> scheme_is_tls(std::string_view scheme);
+// options->ca_file, when empty, from the environment variable ZEUS_CA_FILE.
+void ca_file_from_environment(ClientOptions* options);
+// "http://host:port" or "https://host:port", an IPv6 address in brackets (for messages).
+std::string server_url(bool tls, const std::string& host, int port);
 
 // The request: method (any token), target, Host (host, or "localhost" when empty), User-Agent
 // zeus, `headers`, and a body with Content-Type application/json unless `headers` has one.

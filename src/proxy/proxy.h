@@ -1,10 +1,11 @@
 // LlmProxy: `zeus proxy` — an HTTP proxy in front of an OpenAI-compatible inference server (vLLM,
 // llama.cpp's server, TGI, SGLang) that measures the GPU energy of every request. Every request
 // and answer is forwarded unchanged (any method and path; streamed Server-Sent Events relayed
-// piece by piece, all on the server's event loop: relay.h); each request is timed from its first byte in to its last byte out, its output
-// tokens counted from the stream's chunks or the answer's usage, and the GPUs' energy split among
-// the requests in flight by the EnergyLedger (attribution.h), read from the energy counters of the
-// chosen GPUs every sample_interval_s and at every request's end.
+// piece by piece, all on the server's event loop: relay.h); each request is timed from its first
+// byte in to its last byte out, its output tokens counted from the stream's chunks or the
+// answer's usage, and the GPUs' energy split among the requests in flight by the EnergyLedger
+// (attribution.h), read from the energy counters of the chosen GPUs every sample_interval_s and
+// at every request's end.
 // The energy goes back to the client as headers X-Zeus-Energy-J / X-Zeus-Tokens (non-streamed) or
 // HTTP trailers (streamed), bodies byte-identical; and, only when the client sends
 // "X-Zeus-Energy: 1" or "?zeus=1", as usage.energy_j in a JSON answer and as an SSE comment
