@@ -20,6 +20,7 @@ DEB_PACKAGES := build-essential cmake pkg-config libexpected-dev nlohmann-json3-
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 FUZZ_BUILD := build/fuzz
+NODE_TESTS := test/e2e/node
 FUZZ_SECONDS ?= 60
 
 .PHONY: all deps configure build run test unit-test asan fuzz bench hw format clean
@@ -28,7 +29,9 @@ all: build
 
 # Installs the Debian packages that are missing (apt-get update only when something is). Boost is
 # Debian's default libboost-dev, so python3-scipy can sit beside the project; a libboost1.81-dev
-# left by an older checkout conflicts with it and is removed in the same apt-get call.
+# left by an older checkout conflicts with it and is removed in the same apt-get call. Node.js and
+# npm (Debian's, unless an npm is already there) run OpenAI's own client library in a test; npm
+# installs that library, pinned by $(NODE_TESTS)/package-lock.json, into $(NODE_TESTS)/node_modules.
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
@@ -37,10 +40,15 @@ deps:
 	  echo "Removing libboost1.81-dev (older checkouts used it; it conflicts with libboost-dev)"; \
 	  missing="$$missing libboost1.81-dev-"; \
 	fi; \
+	command -v npm > /dev/null || missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+	@cmp -s $(NODE_TESTS)/package-lock.json $(NODE_TESTS)/node_modules/.installed-lock.json || { \
+	  echo "Installing OpenAI's Node client library for the tests (npm ci in $(NODE_TESTS))"; \
+	  npm ci --prefix $(NODE_TESTS) --no-audit --no-fund --loglevel=error && \
+	  cp $(NODE_TESTS)/package-lock.json $(NODE_TESTS)/node_modules/.installed-lock.json; }
 
 configure: deps
 	@[ -f $(BUILD)/CMakeCache.txt ] || cmake --preset release > /dev/null

@@ -113,9 +113,10 @@ void BodyStreamImpl::abort() {
 ReplyImpl::~ReplyImpl() {
   if (answered_->exchange(true)) return;
   if (auto session = session_.lock()) {
-    asio::post(session->executor(), [session] {
-      session->write_response(
-          HttpResponse::error(500, "internal error: the request was dropped unanswered"));
+    HttpResponse answer =
+        core_.error_answer(500, "internal error: the request was dropped unanswered");
+    asio::post(session->executor(), [session, answer = std::move(answer)]() mutable {
+      session->write_response(std::move(answer));
     });
   }
 }

@@ -72,6 +72,9 @@ class ReplyImpl final : public Reply, public std::enable_shared_from_this<ReplyI
   const HttpRequest& request() const { return request_; }
   const Peer& peer() const { return *peer_; }
   bool inline_request() const { return inline_; }
+  HttpResponse error_answer(int status, std::string_view message) const {
+    return core_.error_answer(status, message);
+  }
   // The connection's strand (loop_of in async_client.h).
   boost::asio::any_io_executor loop() const;
   void run_on_workers(std::function<void()> job);

@@ -109,8 +109,13 @@ size_t ServerCore::open_connections() {
   return sessions.size();
 }
 
-void refuse_connection(int fd, int status, const std::string& message) {
-  BeastResponse response = to_beast(HttpResponse::error(status, message), 11, false, false);
+HttpResponse ServerCore::error_answer(int status, std::string_view message) const {
+  return options.error_answer ? options.error_answer(status, message)
+                              : HttpResponse::error(status, message);
+}
+
+void refuse_connection(const ServerCore& core, int fd, int status, const std::string& message) {
+  BeastResponse response = to_beast(core.error_answer(status, message), 11, false, false);
   std::ostringstream out;
   out << response;
   const std::string bytes = out.str();
@@ -352,7 +357,7 @@ class HttpServerImpl final : public HttpServer {
     ::close(spare_fd_);
     const int fd = ::accept4(listening_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) {
-      detail::refuse_connection(fd, 503, core_->options.name +
+      detail::refuse_connection(*core_, fd, 503, core_->options.name +
                                              " is out of file descriptors, every connection is "
                                              "busy with a request; retry shortly");
       core_->refused.fetch_add(1);
@@ -383,7 +388,8 @@ class HttpServerImpl final : public HttpServer {
         core_->warn_throttled(detail::ServerCore::Noise::kRefused,
                               core_->options.name + ": refused a connection: " +
                                   identified.error().message);
-        detail::refuse_connection(socket.native_handle(), 403, identified.error().message);
+        detail::refuse_connection(*core_, socket.native_handle(), 403,
+                                  identified.error().message);
         core_->refused.fetch_add(1);
         return;  // the socket closes here
       }
@@ -422,7 +428,7 @@ Handler HttpServer::blocking(BlockingFn fn) {
         reply->send((*shared)(r.request(), r.peer()));
       } catch (const std::exception& e) {
         log_error("http: handler failed: " + std::string(e.what()));
-        reply->send(HttpResponse::error(500, std::string("internal error: ") + e.what()));
+        reply->send(r.error_answer(500, std::string("internal error: ") + e.what()));
       }
     };
     if (impl.inline_request()) {
@@ -443,7 +449,7 @@ Handler HttpServer::on_workers(Handler handler) {
         (*shared)(r.request(), r.peer(), reply);
       } catch (const std::exception& e) {
         log_error("http: handler failed: " + std::string(e.what()));
-        reply->send(HttpResponse::error(500, std::string("internal error: ") + e.what()));
+        reply->send(r.error_answer(500, std::string("internal error: ") + e.what()));
       }
     });
   };

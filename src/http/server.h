@@ -154,6 +154,11 @@ struct ServerOptions {
   // such as /healthz); true for the path: the handler is called inline even for blocking().
   std::function<bool(const HttpRequest&)> inline_request;
   IdentifyFn identify;  // unset: key = IP address (TCP) or "unix", never privileged
+  // How the errors the layer answers itself are worded (400, 408, 413, 431 for a bad request,
+  // 500 for a handler that threw or dropped its reply, 503 and 403 for a refused connection);
+  // unset: HttpResponse::error, {"message": ...}. zeus proxy answers in OpenAI's error shape, which
+  // the API's client libraries read.
+  std::function<HttpResponse(int status, std::string_view message)> error_answer;
   std::string name = "http";  // in log lines
 };
 

@@ -73,6 +73,8 @@ struct ServerCore {
   // Logs `message` as a warning at most once per 10 s per `kind`, with the count in between.
   enum class Noise { kAcceptFailed, kRefused, kCount };
   void warn_throttled(Noise kind, const std::string& message);
+  // An error the layer answers itself, worded by options.error_answer when set.
+  HttpResponse error_answer(int status, std::string_view message) const;
 
   ServerOptions options;
   Handler handler;
@@ -98,6 +100,6 @@ void start_session(ServerCore& core, boost::asio::ip::tcp::socket socket, Peer p
 void start_session(ServerCore& core, boost::asio::local::stream_protocol::socket socket, Peer peer);
 
 // Writes a short answer on a connection being refused, without waiting, and closes it.
-void refuse_connection(int fd, int status, const std::string& message);
+void refuse_connection(const ServerCore& core, int fd, int status, const std::string& message);
 
 }  // namespace zeus::http::detail

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -143,6 +145,59 @@ TEST(HttpServerTest, PerPeerCapRefusesWith503) {
   const std::string answer = c.read(3, "}");
   EXPECT_EQ(answer.rfind("HTTP/1.1 503", 0), 0u) << answer;
   EXPECT_NE(answer.find("per-peer limit"), std::string::npos) << answer;
+}
+
+// ServerOptions::error_answer words every error the layer answers itself: a body over the limit
+// (413), a malformed request (400), a handler that threw or dropped its reply (500), a connection
+// refused at the per-peer cap (503); what a handler answers stays its own.
+TEST(HttpServerTest, ErrorAnswerWordsTheLayersOwnErrors) {
+  ServerOptions options;
+  options.limits.max_body_bytes = 16;
+  options.error_answer = [](int status, std::string_view message) {
+    HttpResponse r;
+    r.status = status;
+    r.body = "custom " + std::to_string(status) + ": " + std::string(message);
+    r.content_type = "text/plain";
+    return r;
+  };
+  Running r = start(options, HttpServer::blocking([](const HttpRequest& q, const Peer& p) {
+    if (q.path == "/throw") throw std::runtime_error("boom");
+    if (q.path == "/own") return HttpResponse::error(404, "the handler's own");
+    return echo(q, p);
+  }));
+  Result<HttpResponse> big = r.client->request("POST", "/x", std::string(17, 'a'));
+  ASSERT_TRUE(big.has_value()) << big.error().message;
+  EXPECT_EQ(big->status, 413);
+  EXPECT_EQ(big->body.rfind("custom 413: ", 0), 0u) << big->body;
+  Result<HttpResponse> threw = r.client->request("GET", "/throw");
+  ASSERT_TRUE(threw.has_value()) << threw.error().message;
+  EXPECT_EQ(threw->body, "custom 500: internal error: boom");
+  Result<HttpResponse> own = r.client->request("GET", "/own");
+  ASSERT_TRUE(own.has_value()) << own.error().message;
+  EXPECT_EQ(own->body, R"({"message":"the handler's own"})");
+  {
+    RawSocket bad = RawSocket::tcp(r.port);
+    bad.send("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n");
+    const std::string answer = bad.read(3, "custom 400: ");
+    EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer;
+  }
+  ServerOptions other;
+  other.error_answer = options.error_answer;
+  other.max_connections_per_peer = 1;
+  Running dropping = start(other, [](const HttpRequest&, const Peer&, std::shared_ptr<Reply>) {});
+  Result<HttpResponse> dropped = dropping.client->request("GET", "/drop");
+  ASSERT_TRUE(dropped.has_value()) << dropped.error().message;
+  EXPECT_EQ(dropped->body, "custom 500: internal error: the request was dropped unanswered");
+  dropping.client.reset();
+  for (int i = 0; i < 200 && dropping.server->stats().connections > 0; ++i) {
+    std::this_thread::sleep_for(5ms);
+  }
+  RawSocket first = RawSocket::tcp(dropping.port);
+  std::this_thread::sleep_for(50ms);
+  RawSocket second = RawSocket::tcp(dropping.port);
+  const std::string refused = second.read(3, "per-peer limit");
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+  EXPECT_NE(refused.find("custom 503: "), std::string::npos) << refused;
 }
 
 TEST(HttpServerTest, InlineRequestsAreAnsweredWhileEveryWorkerIsBusy) {

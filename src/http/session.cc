@@ -60,7 +60,7 @@ class Session final : public SessionHandle,
 
   void refuse(const std::string& why) {
     error_code ignored;
-    refuse_connection(socket_.native_handle(), 503, why);
+    refuse_connection(core_, socket_.native_handle(), 503, why);
     socket_.close(ignored);
   }
 
@@ -290,7 +290,7 @@ class Session final : public SessionHandle,
       core_.handler(reply->request(), reply->peer(), reply);
     } catch (const std::exception& e) {
       log_error(core_.options.name + ": handler failed: " + e.what());
-      reply->send(HttpResponse::error(500, std::string("internal error: ") + e.what()));
+      reply->send(core_.error_answer(500, std::string("internal error: ") + e.what()));
     }
   }
 
@@ -311,7 +311,7 @@ class Session final : public SessionHandle,
 
   void answer_and_close(int status, const std::string& message) {
     set_state(SessionState::kHandling);
-    HttpResponse response = HttpResponse::error(status, message);
+    HttpResponse response = core_.error_answer(status, message);
     write(to_beast(std::move(response), 11, false, false));
   }
 

@@ -7,6 +7,7 @@
 #include "http/async_client.h"
 #include "http/client.h"
 #include "http/server.h"
+#include "proxy/error_answer.h"
 #include "proxy/live_routes.h"
 #include "proxy/meter.h"
 #include "proxy/proxy_metrics.h"
@@ -44,6 +45,7 @@ class Proxy final : public LlmProxy {
     server_options.body_timeout_s = 120;
     server_options.write_timeout_s = options_.upstream_timeout_s;
     server_options.max_stream_buffer_bytes = 1 << 20;
+    server_options.error_answer = openai_error;
     http::Handler metrics = http::HttpServer::blocking(
         [this](const HttpRequest&, const http::Peer&) { return metrics_page(); });
     // On the I/O thread: the live page's routes answer at once and a relay never blocks.

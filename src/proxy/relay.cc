@@ -6,6 +6,7 @@
 #include <cctype>
 #include <string>
 
+#include "proxy/error_answer.h"
 #include "proxy/proxy.h"
 #include "proxy/request_fields.h"
 #include "proxy/sse_scan.h"
@@ -132,7 +133,7 @@ class Relay final : public std::enable_shared_from_this<Relay> {
   void on_done(Result<HttpResponse> answer) {
     if (!answer && !headed_) {
       record_.status = 502;
-      reply_->send(HttpResponse::error(
+      reply_->send(openai_error(
           502, "zeus proxy: the upstream server did not answer: " + answer.error().message));
     } else if (!answer) {
       log_warning("zeus proxy: the upstream's answer broke off: " + answer.error().message);
@@ -170,15 +171,16 @@ class Relay final : public std::enable_shared_from_this<Relay> {
       stream_->finish({{"X-Zeus-Energy-J", energy_text}, {"X-Zeus-Tokens", tokens_text}});
     } else if (headed_ && cut) {
       record_.status = 502;
-      reply_->send(HttpResponse::error(
+      reply_->send(openai_error(
           502, "zeus proxy: the upstream's answer broke off before its end" +
                    (answer ? std::string() : ": " + answer.error().message)));
     } else if (headed_) {
       if (wants_energy_) {
-        nlohmann::json doc = nlohmann::json::parse(whole_.body, nullptr, false);
+        // In the upstream's key order: only usage.energy_j is added.
+        nlohmann::ordered_json doc = nlohmann::ordered_json::parse(whole_.body, nullptr, false);
         if (doc.is_object()) {
           if (!doc.contains("usage") || !doc["usage"].is_object())
-            doc["usage"] = nlohmann::json::object();
+            doc["usage"] = nlohmann::ordered_json::object();
           doc["usage"]["energy_j"] = energy.energy_j;
           whole_.body = doc.dump();
         }

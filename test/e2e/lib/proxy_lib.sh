@@ -12,12 +12,12 @@ pids+=($!)
 wait_for "$dir/fake.out" "port"
 upstream=$(sed -n 's/^port //p' "$dir/fake.out")
 
-# start_proxy NAME ARGS...: zeus proxy in front of the fake on a free port, stdout to
-# $dir/NAME.out and stderr to $dir/NAME.err; sets $port and $proxy_pid.
+# start_proxy NAME ARGS...: zeus proxy in front of the fake (or of $PROXY_UPSTREAM when set) on a
+# free port, stdout to $dir/NAME.out and stderr to $dir/NAME.err; sets $port and $proxy_pid.
 start_proxy() {
   local name=$1
   shift
-  "$zeus" proxy --upstream "http://127.0.0.1:$upstream" --port 0 "$@" \
+  "$zeus" proxy --upstream "${PROXY_UPSTREAM:-http://127.0.0.1:$upstream}" --port 0 "$@" \
     > "$dir/$name.out" 2> "$dir/$name.err" &
   proxy_pid=$!
   pids+=($proxy_pid)
