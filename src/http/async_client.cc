@@ -164,6 +164,7 @@ class ExchangeImpl final : public Exchange, public std::enable_shared_from_this<
 
   void on_head(const error_code& ec) {
     if (ec) return failed_before_answer("reading the answer", ec);
+    if (detail::is_interim(parser_->get())) return read_head();  // the real answer follows
     if (auto problem = detail::check_response_header(parser_->get())) {
       return finish(tl::unexpected<Error>(detail::untrusted_answer(client_->where(), *problem)));
     }
@@ -304,7 +305,8 @@ class AsyncClientImpl final : public AsyncHttpClient,
                                   double idle_timeout_s) override {
     auto exchange = std::make_shared<ExchangeImpl<kTls>>(
         this->shared_from_this(), loop,
-        detail::build_request(method, target, host_, body, headers, options_.keep_alive),
+        detail::build_request(method, target, detail::host_field(kTls, host_, port_), body,
+                              headers, options_.keep_alive),
         std::move(handlers), idle_timeout_s);
     exchange->begin();
     return exchange;

@@ -244,36 +244,94 @@ TEST(AsyncClientTest, AStoppedExchangeEndsIncompleteAndItsConnectionIsNotReused)
   EXPECT_EQ(peers.size(), 2u) << "the stopped answer's connection was closed, not reused";
 }
 
+// A listener on 127.0.0.1 that answers each of `connections` connections, one after another,
+// with the raw bytes `answer` once it has read the request, then closes it.
+class RawAnswerer {
+ public:
+  RawAnswerer(std::string answer, int connections) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    EXPECT_EQ(::listen(fd_, 4), 0);
+    socklen_t length = sizeof(address);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this, answer = std::move(answer), connections] {
+      for (int i = 0; i < connections; ++i) {
+        const int conn = ::accept(fd_, nullptr, nullptr);
+        if (conn < 0) return;
+        char buffer[4096];
+        (void)::recv(conn, buffer, sizeof(buffer), 0);
+        (void)::send(conn, answer.data(), answer.size(), MSG_NOSIGNAL);
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        ::close(conn);
+      }
+    });
+  }
+  ~RawAnswerer() {
+    thread_.join();
+    ::close(fd_);
+  }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
 // An answer framed as no server may frame it (a coding before chunked) is refused.
 TEST(AsyncClientTest, AnAnswerWithUntrustworthyFramingIsAnError) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  ASSERT_EQ(::listen(fd, 4), 0);
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  std::thread server([fd] {
-    const int conn = ::accept(fd, nullptr, nullptr);
-    char buffer[4096];
-    (void)::recv(conn, buffer, sizeof(buffer), 0);
-    const std::string answer =
-        "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
-    (void)::send(conn, answer.data(), answer.size(), MSG_NOSIGNAL);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    ::close(conn);
-  });
+  RawAnswerer server(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 1);
   Loop loop;
-  auto client = client_to(ntohs(address.sin_port));
+  auto client = client_to(server.port());
   Seen seen;
   client->start(loop.executor(), "GET", "/", "", {}, recording(seen), 5);
   Result<HttpResponse> end = wait_done(seen);
-  server.join();
-  ::close(fd);
   ASSERT_FALSE(end.has_value());
   EXPECT_NE(end.error().message.find("cannot trust"), std::string::npos) << end.error().message;
   EXPECT_TRUE(seen.body.empty());
+}
+
+// Interim answers before the real one (100 Continue, as an upstream sends to a request that
+// says Expect: 100-continue, and 103 Early Hints) are read past, by this client and by the
+// blocking one, whole and streamed.
+TEST(AsyncClientTest, InterimAnswersAreReadPastByBothClients) {
+  RawAnswerer server(
+      "HTTP/1.1 100 Continue\r\n\r\n"
+      "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+      "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+      3);
+  Loop loop;
+  Seen seen;
+  client_to(server.port())->start(loop.executor(), "POST", "/", "x", {}, recording(seen), 5);
+  Result<HttpResponse> end = wait_done(seen);
+  ASSERT_TRUE(end.has_value()) << end.error().message;
+  EXPECT_EQ(seen.status, 200);
+  EXPECT_EQ(seen.body, "hello");
+
+  ClientOptions options;
+  options.timeout_s = 5;
+  auto blocking = HttpClient::tcp("127.0.0.1", server.port(), options);
+  ASSERT_TRUE(blocking.has_value()) << blocking.error().message;
+  Result<HttpResponse> whole = (*blocking)->request("POST", "/", "x");
+  ASSERT_TRUE(whole.has_value()) << whole.error().message;
+  EXPECT_EQ(whole->status, 200);
+  EXPECT_EQ(whole->body, "hello");
+  std::string streamed;
+  Result<HttpResponse> stream = (*blocking)->stream(
+      "POST", "/", "x", {},
+      [&](std::string_view piece) {
+        streamed.append(piece);
+        return true;
+      },
+      5);
+  ASSERT_TRUE(stream.has_value()) << stream.error().message;
+  EXPECT_EQ(stream->status, 200);
+  EXPECT_EQ(streamed, "hello");
 }
 
 // https: the certificate trusted through ca_file answers on one kept-alive connection; an

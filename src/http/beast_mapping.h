@@ -6,6 +6,9 @@
 
 #include <boost/beast/http.hpp>
 
+#include <initializer_list>
+#include <string_view>
+
 #include "http/message.h"
 
 namespace zeus::http::detail {
@@ -34,5 +37,15 @@ bool from_beast(BeastRequest&& in, const Limits& limits, HttpRequest* out, int* 
 // The Beast response for `response`, for a request of HTTP version `version` (10/11) that
 // asked for keep-alive (`keep_alive`); HEAD answers (`head`) keep Content-Length, lose the body.
 BeastResponse to_beast(HttpResponse&& response, int version, bool keep_alive, bool head);
+
+// Fields that frame a message (Content-Length, Transfer-Encoding, Connection, Trailer,
+// Keep-Alive, Upgrade): the layer sets them itself, whatever a header list says.
+bool is_framing_field(std::string_view name);
+
+// Adds `headers` to `fields` in order, every field kept (a repeated Set-Cookie stays two fields),
+// but framing fields skipped and the fields named in `replaced` (set earlier by the layer: Server,
+// Content-Type, Host, ...) replaced rather than repeated.
+void add_fields(const Headers& headers, std::initializer_list<bhttp::field> replaced,
+                bhttp::fields* fields);
 
 }  // namespace zeus::http::detail

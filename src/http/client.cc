@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 namespace zeus::http {
 namespace {
@@ -125,7 +126,9 @@ class Client final : public HttpClient {
                                 std::string_view body, const Headers& headers,
                                 const StreamCallbacks* streaming, double idle_timeout_s) {
     const Clock::time_point deadline = deadline_in(options_.timeout_s);
-    auto request = detail::build_request(method, target, host_, body, headers, options_.keep_alive);
+    auto request =
+        detail::build_request(method, target, detail::host_field(kIsTls<Transport>, host_, port_),
+                              body, headers, options_.keep_alive);
 
     for (int attempt = 0; attempt < 2; ++attempt) {
       std::unique_ptr<Conn> conn = take();
@@ -154,23 +157,26 @@ class Client final : public HttpClient {
       bhttp::async_write(conn.stream, request, handler);
     });
     if (ec) return transport_failure("sending the request", ec);
-    bhttp::response_parser<bhttp::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
-    parser.body_limit(options_.max_body_bytes);
-    if (request.method() == bhttp::verb::head) parser.skip(true);
-    ec = conn.run(deadline, [&](auto handler) {
-      bhttp::async_read_header(conn.stream, conn.buffer, parser, handler);
-    });
-    *got_bytes = parser.got_some();
-    if (ec) return transport_failure("reading the answer", ec);
-    if (auto problem = detail::check_response_header(parser.get())) return malformed(*problem);
-    if (!parser.is_done()) {
+    std::optional<bhttp::response_parser<bhttp::string_body>> parser;
+    do {  // past interim answers (100 Continue, 103 Early Hints)
+      parser.emplace();
+      parser->header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
+      parser->body_limit(options_.max_body_bytes);
+      if (request.method() == bhttp::verb::head) parser->skip(true);
       ec = conn.run(deadline, [&](auto handler) {
-        bhttp::async_read(conn.stream, conn.buffer, parser, handler);
+        bhttp::async_read_header(conn.stream, conn.buffer, *parser, handler);
+      });
+      *got_bytes = *got_bytes || parser->got_some();
+      if (ec) return transport_failure("reading the answer", ec);
+    } while (detail::is_interim(parser->get()));
+    if (auto problem = detail::check_response_header(parser->get())) return malformed(*problem);
+    if (!parser->is_done()) {
+      ec = conn.run(deadline, [&](auto handler) {
+        bhttp::async_read(conn.stream, conn.buffer, *parser, handler);
       });
       if (ec) return transport_failure("reading the answer", ec);
     }
-    auto& message = parser.get();
+    auto& message = parser->get();
     HttpResponse out = detail::head_of(message);
     out.close = !message.keep_alive();
     out.body = std::move(message.body());
@@ -184,17 +190,21 @@ class Client final : public HttpClient {
       bhttp::async_write(conn.stream, request, handler);
     });
     if (ec) return transport_failure("sending the request", ec);
-    bhttp::response_parser<bhttp::buffer_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
-    // No limit. Not boost::none: before Boost 1.81 the parser compares a Content-Length with an
-    // empty limit and refuses every answer that has one ("body limit exceeded").
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    if (request.method() == bhttp::verb::head) parser.skip(true);
-    ec = conn.run(deadline, [&](auto handler) {
-      bhttp::async_read_header(conn.stream, conn.buffer, parser, handler);
-    });
-    *got_bytes = parser.got_some();
-    if (ec) return transport_failure("reading the answer", ec);
+    std::optional<bhttp::response_parser<bhttp::buffer_body>> interim_or_answer;
+    do {  // past interim answers (100 Continue, 103 Early Hints)
+      interim_or_answer.emplace();
+      interim_or_answer->header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
+      // No limit. Not boost::none: before Boost 1.81 the parser compares a Content-Length with
+      // an empty limit and refuses every answer that has one ("body limit exceeded").
+      interim_or_answer->body_limit(std::numeric_limits<std::uint64_t>::max());
+      if (request.method() == bhttp::verb::head) interim_or_answer->skip(true);
+      ec = conn.run(deadline, [&](auto handler) {
+        bhttp::async_read_header(conn.stream, conn.buffer, *interim_or_answer, handler);
+      });
+      *got_bytes = *got_bytes || interim_or_answer->got_some();
+      if (ec) return transport_failure("reading the answer", ec);
+    } while (detail::is_interim(interim_or_answer->get()));
+    bhttp::response_parser<bhttp::buffer_body>& parser = *interim_or_answer;
     if (auto problem = detail::check_response_header(parser.get())) return malformed(*problem);
     HttpResponse out = detail::head_of(parser.get());
     out.close = true;  // until the body is read to its end

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "http/beast_mapping.h"
+
 namespace zeus::http::detail {
 namespace bhttp = boost::beast::http;
 
@@ -43,10 +45,20 @@ void ca_file_from_environment(ClientOptions* options) {
   }
 }
 
+namespace {
+std::string bracketed(const std::string& host) {
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+}  // namespace
+
 std::string server_url(bool tls, const std::string& host, int port) {
-  const bool v6 = host.find(':') != std::string::npos;
-  return (tls ? "https://" : "http://") + (v6 ? "[" + host + "]" : host) + ":" +
-         std::to_string(port);
+  return (tls ? "https://" : "http://") + bracketed(host) + ":" + std::to_string(port);
+}
+
+std::string host_field(bool tls, const std::string& host, int port) {
+  if (host.empty()) return "localhost";
+  if (port <= 0 || port == (tls ? 443 : 80)) return bracketed(host);
+  return bracketed(host) + ":" + std::to_string(port);
 }
 
 bhttp::request<bhttp::string_body> build_request(std::string_view method, std::string_view target,
@@ -54,16 +66,15 @@ bhttp::request<bhttp::string_body> build_request(std::string_view method, std::s
                                                  const Headers& headers, bool keep_alive) {
   bhttp::request<bhttp::string_body> request{bhttp::string_to_verb(method), target, 11};
   if (request.method() == bhttp::verb::unknown) request.method_string(method);
-  request.set(bhttp::field::host, host.empty() ? "localhost" : host);
+  request.set(bhttp::field::host, host);
   request.set(bhttp::field::user_agent, "zeus");
-  bool has_type = false;
-  for (const auto& [name, value] : headers) {
-    request.set(name, value);
-    has_type = has_type || boost::beast::iequals(name, "content-type");
-  }
+  add_fields(headers, {bhttp::field::host, bhttp::field::user_agent, bhttp::field::content_type},
+             &request);
   if (!body.empty()) {
     request.body() = std::string(body);
-    if (!has_type) request.set(bhttp::field::content_type, "application/json");
+    if (request.find(bhttp::field::content_type) == request.end()) {
+      request.set(bhttp::field::content_type, "application/json");
+    }
   }
   request.keep_alive(keep_alive);
   request.prepare_payload();

@@ -37,8 +37,21 @@ void ca_file_from_environment(ClientOptions* options);
 // "http://host:port" or "https://host:port", an IPv6 address in brackets (for messages).
 std::string server_url(bool tls, const std::string& host, int port);
 
-// The request: method (any token), target, Host (host, or "localhost" when empty), User-Agent
-// zeus, `headers`, and a body with Content-Type application/json unless `headers` has one.
+// The Host field for a server at host:port: "localhost" when host is empty (a Unix socket);
+// an IPv6 address in brackets; the port unless it is the scheme's default (80, 443).
+std::string host_field(bool tls, const std::string& host, int port);
+
+// An interim answer (1xx other than 101 Switching Protocols: 100 Continue, 103 Early Hints) that a
+// server may send before the real one; the clients read past it.
+inline bool is_interim(const boost::beast::http::response_header<>& header) {
+  const unsigned status = header.result_int();
+  return status >= 100 && status < 200 && status != 101;
+}
+
+// The request: method (any token), target, Host `host` (host_field), User-Agent zeus, `headers`
+// (every field kept, a repeated one too; framing fields skipped; a Host, User-Agent or
+// Content-Type among them replaces the default), and a body with Content-Type application/json
+// unless `headers` has one.
 boost::beast::http::request<boost::beast::http::string_body> build_request(
     std::string_view method, std::string_view target, const std::string& host,
     std::string_view body, const Headers& headers, bool keep_alive);

@@ -3,6 +3,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/string.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
 
@@ -207,11 +208,34 @@ bool from_beast(BeastRequest&& in, const Limits& limits, HttpRequest* out, int* 
   return true;
 }
 
+bool is_framing_field(std::string_view name) {
+  for (const std::string_view framing : {"content-length", "transfer-encoding", "connection",
+                                         "trailer", "keep-alive", "upgrade"}) {
+    if (boost::beast::iequals(name, framing)) return true;
+  }
+  return false;
+}
+
+void add_fields(const Headers& headers, std::initializer_list<bhttp::field> replaced,
+                bhttp::fields* fields) {
+  for (const auto& [name, value] : headers) {
+    if (is_framing_field(name)) continue;
+    const bhttp::field known = bhttp::string_to_field(name);
+    const bool replace = known != bhttp::field::unknown &&
+                         std::find(replaced.begin(), replaced.end(), known) != replaced.end();
+    if (replace) {
+      fields->set(known, value);
+    } else {
+      fields->insert(name, value);
+    }
+  }
+}
+
 BeastResponse to_beast(HttpResponse&& response, int version, bool keep_alive, bool head) {
   BeastResponse out{static_cast<bhttp::status>(response.status), static_cast<unsigned>(version)};
   out.set(bhttp::field::server, "zeus");
   if (!response.content_type.empty()) out.set(bhttp::field::content_type, response.content_type);
-  for (auto& [name, value] : response.headers) out.set(name, value);
+  add_fields(response.headers, {bhttp::field::server, bhttp::field::content_type}, &out);
   const size_t length = response.body.size();
   if (!head) out.body() = std::move(response.body);
   out.keep_alive(keep_alive && !response.close);

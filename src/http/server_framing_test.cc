@@ -1,11 +1,16 @@
 // The framing rules of header_checks.h on real connections: what every server answers to a
 // request whose length could be read two ways (probe item A2, request smuggling), bare line
-// endings (C3), Host and target forms (C5); and the client refusing such answers.
+// endings (C3), Host and target forms (C5); and the client refusing such answers. Repeated
+// fields kept both ways, and the client's Host with its port.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <boost/beast/core/string.hpp>
+
 #include <atomic>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -175,6 +180,58 @@ TEST(ClientFramingTest, StreamedAnswerWithContentLength) {
   ASSERT_TRUE(answer.has_value()) << answer.error().message;
   EXPECT_EQ(answer->status, 200);
   EXPECT_EQ(body, "{}");
+}
+
+}  // namespace
+}  // namespace zeus::http
+
+namespace zeus::http {
+namespace {
+
+size_t count_named(const Headers& headers, std::string_view name) {
+  size_t n = 0;
+  for (const auto& [k, v] : headers) n += boost::beast::iequals(k, name) ? 1 : 0;
+  return n;
+}
+
+// Repeated fields (Set-Cookie, a request's X-Multi) are kept on every path: a whole answer, a
+// streamed answer's head and a client's request; a framing field in a header list is ignored;
+// the client's Host names the port.
+TEST(HttpFieldsTest, RepeatedFieldsSurviveAndHostNamesThePort) {
+  Running r = start({}, HttpServer::on_workers([](const HttpRequest& q, const Peer&,
+                                                  std::shared_ptr<Reply> reply) {
+    const std::string seen = std::to_string(count_named(q.headers, "x-multi")) + " " +
+                             (q.header("host") ? *q.header("host") : std::string("none"));
+    const Headers fields = {{"Set-Cookie", "a=1"}, {"Set-Cookie", "b=2"},
+                            {"Content-Length", "999"}, {"Server", "upstream"}};
+    if (q.path == "/stream") {
+      StreamHead head;
+      head.content_type = "text/plain";
+      head.headers = fields;
+      auto stream = reply->start_body(std::move(head));
+      if (stream) {
+        stream->write(seen);
+        stream->finish({});
+      }
+      return;
+    }
+    reply->send(HttpResponse{200, seen, "text/plain", fields, false});
+  }));
+  const Headers multi = {{"X-Multi", "1"}, {"X-Multi", "2"}, {"Content-Length", "999"}};
+  Result<HttpResponse> whole = r.client->request("GET", "/whole", "", multi);
+  ASSERT_TRUE(whole.has_value()) << whole.error().message;
+  EXPECT_EQ(whole->body, "2 127.0.0.1:" + std::to_string(r.port));
+  EXPECT_EQ(count_named(whole->headers, "set-cookie"), 2u);
+  EXPECT_EQ(count_named(whole->headers, "server"), 1u);
+  std::string streamed;
+  Result<HttpResponse> head = r.client->stream("GET", "/stream", "", multi, [&](std::string_view p) {
+    streamed.append(p);
+    return true;
+  }, 5);
+  ASSERT_TRUE(head.has_value()) << head.error().message;
+  EXPECT_EQ(streamed, "2 127.0.0.1:" + std::to_string(r.port));
+  EXPECT_EQ(count_named(head->headers, "set-cookie"), 2u);
+  EXPECT_EQ(count_named(head->headers, "server"), 1u);
 }
 
 }  // namespace

@@ -29,15 +29,6 @@ using boost::system::error_code;
 
 constexpr size_t kMaxDrainBytes = 1 << 20;  // read and dropped after an error answer
 
-// Headers that frame a message: the server sets them itself for a streamed body.
-bool is_framing_field(std::string_view name) {
-  for (const std::string_view framing : {"content-length", "transfer-encoding", "connection",
-                                         "trailer", "keep-alive", "upgrade"}) {
-    if (boost::beast::iequals(name, framing)) return true;
-  }
-  return false;
-}
-
 std::chrono::steady_clock::duration seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(std::clamp(s, 0.0, 1e7)));
@@ -104,9 +95,8 @@ class Session final : public SessionHandle,
     if (!start.head.content_type.empty()) {
       header->set(bhttp::field::content_type, start.head.content_type);
     }
-    for (const auto& [name, value] : start.head.headers) {
-      if (!is_framing_field(name)) header->insert(name, value);
-    }
+    add_fields(start.head.headers, {bhttp::field::server, bhttp::field::content_type},
+               header.get());
     if (start.chunked) {
       header->chunked(true);
       std::string announced;

@@ -32,7 +32,8 @@ bool field_named(std::string_view name, std::string_view lower) {
 bool hop_by_hop(std::string_view name) {
   for (const std::string_view h :
        {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
-        "upgrade", "content-length", "host", "x-zeus-energy", "proxy-authorization"}) {
+        "upgrade", "content-length", "host", "x-zeus-energy", "proxy-authorization",
+        "expect"}) {  // Expect: the client's 100 Continue was answered, the body is read whole
     if (field_named(name, h)) return true;
   }
   return false;

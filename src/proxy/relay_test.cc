@@ -1,7 +1,8 @@
 // The relay's flow control on the event loop, with the real LlmProxy between a real upstream and
 // a real client on 127.0.0.1 (fake NVML GPU): a client that stops reading holds the upstream back
 // (the proxy reads no further than its bounded buffer), then gets every byte once it reads again;
-// a client that hangs up mid-stream stops the upstream's answer, and the proxy serves on.
+// a client that hangs up mid-stream stops the upstream's answer, and the proxy serves on;
+// repeated header fields pass both ways.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -33,8 +34,19 @@ struct Upstream {
 void start_upstream(Upstream& u) {
   const std::string line = ": " + std::string(kPiece - 3, 'x') + "\n";
   auto server = http::HttpServer::start(
-      {}, http::HttpServer::on_workers([&u, line](const http::HttpRequest&, const http::Peer&,
+      {}, http::HttpServer::on_workers([&u, line](const http::HttpRequest& request,
+                                                  const http::Peer&,
                                                   std::shared_ptr<http::Reply> reply) {
+        if (request.path == "/fields") {  // what the upstream saw, with repeated fields back
+          std::string seen = request.header("host") ? *request.header("host") : "none";
+          for (const auto& [name, value] : request.headers) {
+            if (name == "x-multi") seen += " " + value;
+            if (name == "expect") seen += " expect";
+          }
+          reply->send(http::HttpResponse{
+              200, seen, "text/plain", {{"Set-Cookie", "a=1"}, {"Set-Cookie", "b=2"}}, false});
+          return;
+        }
         http::StreamHead head;
         head.content_type = "text/event-stream";
         auto stream = reply->start_body(std::move(head));
@@ -131,6 +143,20 @@ TEST_F(RelayTest, AClientThatHangsUpStopsTheUpstreamsAnswerAndTheProxyServesOn) 
   EXPECT_TRUE(whole->body_complete);
   EXPECT_EQ(received, kPiece * kPieces);
   EXPECT_EQ(proxy_->summary().requests, 2);
+}
+
+// Repeated fields pass both ways (a request's two X-Multi, an answer's two Set-Cookie); the
+// upstream gets its own Host (host:port), not the client's; a client's Expect: 100-continue is
+// answered by the proxy (its client reads past the 100) and not passed on, since the proxy sends
+// the whole body at once.
+TEST_F(RelayTest, RepeatedFieldsPassBothWaysAndTheUpstreamGetsItsOwnHost) {
+  auto answer = client_->request("POST", "/fields", "{}",
+                                 {{"X-Multi", "1"}, {"X-Multi", "2"}, {"Expect", "100-continue"}});
+  ASSERT_TRUE(answer.has_value()) << answer.error().message;
+  EXPECT_EQ(answer->body, "127.0.0.1:" + std::to_string(upstream_.port) + " 1 2");
+  int cookies = 0;
+  for (const auto& [name, value] : answer->headers) cookies += name == "Set-Cookie" ? 1 : 0;
+  EXPECT_EQ(cookies, 2);
 }
 
 }  // namespace

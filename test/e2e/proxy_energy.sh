@@ -7,7 +7,8 @@
 # rows add up; the benchmark's steady-state figures are shown beside the attributed ones (the
 # run's --report) and add up to the window's energy; error paths: upstream down (502), garbage
 # (502), a stream cut by the upstream, a client that leaves mid-stream (the upstream request is
-# cancelled), a body over the limit (413); the proxy keeps serving through all of them.
+# cancelled), a body over the limit (413), an upstream slower than --upstream-timeout (502); the
+# proxy keeps serving through all of them.
 set -euo pipefail
 source "$(dirname "$0")/lib/proxy_lib.sh"
 
@@ -52,6 +53,22 @@ grep -q "127.0.0.1:1" "$dir/body" || fail "upstream down message: $(cat "$dir/bo
 # /metrics with no upstream to add its own: the proxy's alone.
 [ "$(code "http://127.0.0.1:$down_port/metrics")" = 200 ] || fail "/metrics with the upstream down"
 head -c 20 "$dir/body" | grep -q "^# HELP zeus_proxy_" || fail "/metrics with the upstream down: $(head -5 "$dir/body")"
+
+# --upstream-timeout: an upstream slower than that gets the client a prompt 502 naming the wait;
+# bad values are refused with the option's name.
+for bad in 0 abc 2d 100000; do
+  if "$zeus" proxy --upstream "http://127.0.0.1:$upstream" --upstream-timeout "$bad" > "$dir/bad.out" 2>&1; then
+    fail "--upstream-timeout $bad accepted"
+  fi
+  grep -q -- "--upstream-timeout" "$dir/bad.out" || fail "--upstream-timeout $bad: $(cat "$dir/bad.out")"
+done
+start_proxy impatient --gpus 0 --upstream-timeout 0.5
+t0=$(date +%s.%N)
+[ "$(code -X POST -d '{"max_tokens": 3, "duration_s": 3}' "http://127.0.0.1:$port/v1/completions")" = 502 ] \
+  || fail "an upstream slower than --upstream-timeout: $(cat "$dir/body")"
+grep -q "no answer within 0.5 s" "$dir/body" || fail "the slow upstream's 502: $(cat "$dir/body")"
+"$py" -c 'import sys, time; sys.exit(time.time() - float(sys.argv[1]) > 2.5)' "$t0" \
+  || fail "the 502 waited for the upstream's answer"
 
 sleep 0.3  # some idle energy
 proxy_pid=$main_pid

@@ -111,6 +111,7 @@ void run_colosseum(const ProxyArgs& args) {
   options.host = args.proxy.host;
   options.port = args.proxy.port;
   options.sample_interval_s = args.proxy.sample_interval_s;
+  options.upstream_timeout_s = args.proxy.upstream_timeout_s;
   options.steady_state_window = args.proxy.steady_state_window;
   options.max_tokens = args.max_tokens;
   options.log_path = args.proxy.log_path;
@@ -199,6 +200,19 @@ void add_proxy_command(CLI::App& app) {
       *cmd, "--interval", options->sample_interval_s,
       [](const std::string& text) { return parse_seconds(text, "--interval", {0.001}); },
       "Seconds between energy readings (default 0.1; also read at each request's end)")
+      ->type_name("TIME");
+  add_parsed_option(
+      *cmd, "--upstream-timeout", options->upstream_timeout_s,
+      [](const std::string& text) -> Result<double> {
+        auto s = parse_seconds(text, "--upstream-timeout", {0.1});
+        if (s && *s > 86400) {
+          return fail(ErrorCode::kInvalidArgument,
+                      "--upstream-timeout '" + text + "': at most a day (86400 s)");
+        }
+        return s;
+      },
+      "Seconds to wait for the upstream's answer to begin, and between two of its pieces "
+      "(default 600); past that the client gets 502, or its stream ends cut")
       ->type_name("TIME");
   cmd->footer(
       "Answers gain X-Zeus-Energy-J and X-Zeus-Tokens (headers; HTTP trailers on streams).\n"
