@@ -133,13 +133,18 @@ def check_restored_by_zeusd(job: Job, killed: List[int]) -> float:
             [gpus(job.state)[r] for r in killed], job.zeusd_log()[-3000:])
         time.sleep(0.01)
     took = time.monotonic() - start
-    log = job.zeusd_log()
+    # zeusd logs each action just after taking it: the last line may trail the GPU's state.
+    expected = [rf"pid {job.ranks[r].pid} \(uid \d+\) exited: {action} on GPU {r}\b"
+                for r in killed for action in ("unlock SM clocks", "unlock memory clocks",
+                                               f"restore power limit {BEFORE_MW} mW")]
+    while True:
+        log = job.zeusd_log()
+        missing = [line for line in expected if not re.search(line, log)]
+        if not missing or time.monotonic() - start >= RESTORE_BOUND_S:
+            break
+        time.sleep(0.01)
+    assert not missing, (missing, log[-3000:])
     for r in killed:
-        pid = job.ranks[r].pid
-        for action in ("unlock SM clocks", "unlock memory clocks",
-                       f"restore power limit {BEFORE_MW} mW"):
-            assert re.search(rf"pid {pid} \(uid \d+\) exited: {action} on GPU {r}\b", log), (
-                r, action, log[-3000:])
         # The locked clocks went through zeusd too, and the last SM change was zeusd's unlock.
         assert clock_log(job.state, r)[-1] == 0
     return took

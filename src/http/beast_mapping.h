@@ -35,7 +35,8 @@ bool from_beast(BeastRequest&& in, const Limits& limits, HttpRequest* out, int* 
                 std::string* why);
 
 // The Beast response for `response`, for a request of HTTP version `version` (10/11) that
-// asked for keep-alive (`keep_alive`); HEAD answers (`head`) keep Content-Length, lose the body.
+// asked for keep-alive (`keep_alive`); HEAD answers (`head`) keep Content-Length, lose the body;
+// 204 and 304 answers have neither.
 BeastResponse to_beast(HttpResponse&& response, int version, bool keep_alive, bool head);
 
 // Fields that frame a message (Content-Length, Transfer-Encoding, Connection, Trailer,

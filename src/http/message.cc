@@ -236,9 +236,11 @@ BeastResponse to_beast(HttpResponse&& response, int version, bool keep_alive, bo
   out.set(bhttp::field::server, "zeus");
   if (!response.content_type.empty()) out.set(bhttp::field::content_type, response.content_type);
   add_fields(response.headers, {bhttp::field::server, bhttp::field::content_type}, &out);
+  out.keep_alive(keep_alive && !response.close);
+  // 204 and 304 answers carry no body and no Content-Length (RFC 9110 8.6, 15.3.5, 15.4.5).
+  if (response.status == 204 || response.status == 304) return out;
   const size_t length = response.body.size();
   if (!head) out.body() = std::move(response.body);
-  out.keep_alive(keep_alive && !response.close);
   out.content_length(length);
   return out;
 }

@@ -1,6 +1,11 @@
-// parse_request (message.h): Beast's parser under the layer's limits, and the target decoding.
+// parse_request (message.h): Beast's parser under the layer's limits, and the target decoding;
+// to_beast (beast_mapping.h): an answer's fields and framing.
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <string>
+
+#include "http/beast_mapping.h"
 #include "http/message.h"
 
 namespace zeus::http {
@@ -153,6 +158,33 @@ TEST(HttpResponseTest, ErrorIsAMessageObject) {
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(r.body, R"({"message":"no \"such\" job"})");
   EXPECT_EQ(reason(404), "Not Found");
+}
+
+size_t fields_named(const detail::BeastResponse& r, boost::beast::http::field name) {
+  return static_cast<size_t>(std::distance(r.equal_range(name).first, r.equal_range(name).second));
+}
+
+// An answer's header list: repeated fields kept, framing fields ignored (the layer frames), and
+// Server/Content-Type replaced rather than doubled; 204 and 304 carry no body or Content-Length.
+TEST(HttpResponseTest, ToBeastKeepsRepeatedFieldsAndFramesItself) {
+  using boost::beast::http::field;
+  HttpResponse r{200, "hello", "text/plain",
+                 {{"Set-Cookie", "a=1"}, {"set-cookie", "b=2"}, {"Content-Length", "99"},
+                  {"Transfer-Encoding", "chunked"}, {"Server", "upstream"}},
+                 false};
+  detail::BeastResponse out = detail::to_beast(HttpResponse(r), 11, true, false);
+  EXPECT_EQ(fields_named(out, field::set_cookie), 2u);
+  EXPECT_EQ(fields_named(out, field::server), 1u);
+  EXPECT_EQ(out[field::server], "upstream");
+  EXPECT_EQ(out[field::content_length], "5");
+  EXPECT_EQ(fields_named(out, field::transfer_encoding), 0u);
+  EXPECT_EQ(out.body(), "hello");
+  for (int status : {204, 304}) {
+    r.status = status;
+    detail::BeastResponse empty = detail::to_beast(HttpResponse(r), 11, true, false);
+    EXPECT_EQ(fields_named(empty, field::content_length), 0u) << status;
+    EXPECT_EQ(empty.body(), "") << status;
+  }
 }
 
 }  // namespace
