@@ -32,6 +32,7 @@ using nlohmann::json;
 struct Side {
   std::string name;
   std::unique_ptr<http::HttpClient> client;
+  std::string path;  // of its URL, before every target (upstream.h)
   Meter* meter = nullptr;
 };
 
@@ -57,8 +58,11 @@ class Arena final : public Colosseum {
                                     "--upstream " + side.name + "=...",
                                     static_cast<size_t>(std::max(1, options_.workers)));
       if (!client) return fail(client.error());
+      Result<std::string> path = upstream_path(side.url, "--upstream " + side.name + "=...");
+      if (!path) return fail(path.error());
       sides_[i].name = side.name;
       sides_[i].client = std::move(*client);
+      sides_[i].path = std::move(*path);
     }
     const auto& gpus_0 = options_.sides[0].gpu_indices;
     const auto& gpus_1 = options_.sides[1].gpu_indices;
@@ -240,8 +244,8 @@ void Arena::prompt(const HttpRequest& request, http::Reply& reply) {
     return text.empty() ? stream->open() : stream->write(dump(json(text)) + std::string(1, '\0'));
   };
   Result<HttpResponse> answer =
-      side.client->stream("POST", "/v1/chat/completions", dump(upstream_body), {}, on_head, on_data,
-                          options_.upstream_timeout_s);
+      side.client->stream("POST", upstream_target(side.path, "/v1/chat/completions"),
+                          dump(upstream_body), {}, on_head, on_data, options_.upstream_timeout_s);
   side.meter->usage(id, scanner.usage().prompt_tokens, scanner.usage().completion_tokens);
   record.latency_s = side.meter->now_s() - start_s;
   const RequestEnergy energy = side.meter->end(id, record);

@@ -26,7 +26,8 @@ using http::HttpResponse;
 class Proxy final : public LlmProxy {
  public:
   Proxy(ProxyOptions options, std::unique_ptr<http::HttpClient> upstream,
-        std::shared_ptr<http::AsyncHttpClient> relay_upstream, std::unique_ptr<Meter> meter)
+        std::shared_ptr<http::AsyncHttpClient> relay_upstream, std::string upstream_path,
+        std::unique_ptr<Meter> meter)
       : options_(std::move(options)), upstream_(std::move(upstream)), meter_(std::move(meter)) {
     meter_->publish_to(&feed_,
                        feed_.add_source("proxy", LiveFeed::gpus_label(options_.gpu_indices)));
@@ -34,6 +35,7 @@ class Proxy final : public LlmProxy {
     relay_.meter = meter_.get();
     relay_.metrics = &metrics_;
     relay_.upstream_timeout_s = options_.upstream_timeout_s;
+    relay_.upstream_path = std::move(upstream_path);
   }
   ~Proxy() override { stop(); }
 
@@ -87,7 +89,8 @@ class Proxy final : public LlmProxy {
 // proxy's; only the proxy's when the upstream has none.
 HttpResponse Proxy::metrics_page() {
   std::string text;
-  Result<HttpResponse> upstream = upstream_->request("GET", "/metrics");
+  Result<HttpResponse> upstream =
+      upstream_->request("GET", upstream_target(relay_.upstream_path, "/metrics"));
   if (upstream && upstream->status == 200 && upstream->content_type.rfind("text/plain", 0) == 0) {
     text = std::move(upstream->body);
     if (!text.empty() && text.back() != '\n') text += '\n';
@@ -110,13 +113,15 @@ Result<std::unique_ptr<LlmProxy>> LlmProxy::start(Devices& devices, ProxyOptions
   auto relay_client = async_upstream_client(options.upstream, options.upstream_timeout_s,
                                             "--upstream", options.max_idle_upstream_connections);
   if (!relay_client) return fail(relay_client.error());
+  Result<std::string> path = upstream_path(options.upstream, "--upstream");
+  if (!path) return fail(path.error());
   Result<GpuEnergyReader> reader = GpuEnergyReader::create(devices, options.gpu_indices);
   if (!reader) return fail(reader.error());
   auto meter = std::make_unique<Meter>(std::move(*reader), options.sample_interval_s,
                                        options.log_path, options.steady_state_window);
   ZEUS_TRY(meter->open_log());
   auto proxy = std::make_unique<Proxy>(options, std::move(*client), std::move(*relay_client),
-                                       std::move(meter));
+                                       std::move(*path), std::move(meter));
   ZEUS_TRY(proxy->listen());
   return std::unique_ptr<LlmProxy>(std::move(proxy));
 }

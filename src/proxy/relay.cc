@@ -10,6 +10,7 @@
 #include "proxy/proxy.h"
 #include "proxy/request_fields.h"
 #include "proxy/sse_scan.h"
+#include "proxy/upstream.h"
 #include "zeus/log.h"
 
 namespace zeus::proxy {
@@ -70,9 +71,10 @@ class Relay final : public std::enable_shared_from_this<Relay> {
     handlers.on_data = [self](std::string_view piece) { return self->on_data(piece); };
     handlers.on_done = [self](Result<HttpResponse> end) { self->on_done(std::move(end)); };
     // Weak: the exchange holds this relay (its handlers) until it ends.
-    exchange_ = context_.upstream->start(http::loop_of(*reply_), request.method, request.target,
-                                         request.body, end_to_end(request.headers, false),
-                                         std::move(handlers), context_.upstream_timeout_s);
+    exchange_ = context_.upstream->start(
+        http::loop_of(*reply_), request.method,
+        upstream_target(context_.upstream_path, request.target), request.body,
+        end_to_end(request.headers, false), std::move(handlers), context_.upstream_timeout_s);
   }
 
  private:

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "http/async_client.h"
 #include "http/server.h"
@@ -28,6 +29,7 @@ struct RelayContext {
   Meter* meter = nullptr;             // outlives every relay (the server stops first)
   ProxyMetrics* metrics = nullptr;
   double upstream_timeout_s = 600;    // to the answer's head, and between two of its pieces
+  std::string upstream_path;          // before every target (upstream.h: upstream_path)
 };
 
 void start_relay(const RelayContext& context, const http::HttpRequest& request,

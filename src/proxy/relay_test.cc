@@ -5,11 +5,14 @@
 // repeated header fields pass both ways.
 #include <gtest/gtest.h>
 
+#include <boost/beast/core/string.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "device/nvml/nvml_gpu.h"
@@ -37,14 +40,20 @@ void start_upstream(Upstream& u) {
       {}, http::HttpServer::on_workers([&u, line](const http::HttpRequest& request,
                                                   const http::Peer&,
                                                   std::shared_ptr<http::Reply> reply) {
-        if (request.path == "/fields") {  // what the upstream saw, with repeated fields back
+        if (request.path == "/fields" || request.path == "/gw/fields") {
+          // What the upstream saw, with repeated fields back and the target it was sent.
           std::string seen = request.header("host") ? *request.header("host") : "none";
           for (const auto& [name, value] : request.headers) {
             if (name == "x-multi") seen += " " + value;
             if (name == "expect") seen += " expect";
           }
-          reply->send(http::HttpResponse{
-              200, seen, "text/plain", {{"Set-Cookie", "a=1"}, {"Set-Cookie", "b=2"}}, false});
+          reply->send(http::HttpResponse{200,
+                                         seen,
+                                         "text/plain",
+                                         {{"Set-Cookie", "a=1"},
+                                          {"Set-Cookie", "b=2"},
+                                          {"X-Target", request.target}},
+                                         false});
           return;
         }
         http::StreamHead head;
@@ -64,6 +73,14 @@ void start_upstream(Upstream& u) {
   auto port = u.server->listen_tcp("127.0.0.1", 0);
   ASSERT_TRUE(port.has_value()) << port.error().message;
   u.port = *port;
+}
+
+// The first value of an answer's field `name` (any case), "" when absent.
+std::string field_of(const http::HttpResponse& answer, std::string_view name) {
+  for (const auto& [k, v] : answer.headers) {
+    if (boost::beast::iequals(k, name)) return v;
+  }
+  return "";
 }
 
 class RelayTest : public ::testing::Test {
@@ -157,6 +174,23 @@ TEST_F(RelayTest, RepeatedFieldsPassBothWaysAndTheUpstreamGetsItsOwnHost) {
   int cookies = 0;
   for (const auto& [name, value] : answer->headers) cookies += name == "Set-Cookie" ? 1 : 0;
   EXPECT_EQ(cookies, 2);
+  EXPECT_EQ(field_of(*answer, "x-target"), "/fields");
+}
+
+// An --upstream with a path (a server behind a gateway's path): every target goes under it.
+TEST_F(RelayTest, AnUpstreamsPathGoesBeforeEveryTarget) {
+  ProxyOptions options;
+  options.upstream = "http://127.0.0.1:" + std::to_string(upstream_.port) + "/gw/";
+  options.port = 0;
+  options.gpu_indices = {0};
+  auto proxy = LlmProxy::start(devices_, options);
+  ASSERT_TRUE(proxy.has_value()) << proxy.error().message;
+  auto client = http::HttpClient::tcp("127.0.0.1", (*proxy)->port(), {});
+  ASSERT_TRUE(client.has_value()) << client.error().message;
+  auto answer = (*client)->request("GET", "/fields?x=%2F");
+  ASSERT_TRUE(answer.has_value()) << answer.error().message;
+  EXPECT_EQ(answer->status, 200);
+  EXPECT_EQ(field_of(*answer, "x-target"), "/gw/fields?x=%2F");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "proxy/upstream.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "http/url.h"
 
@@ -42,6 +43,31 @@ Result<std::shared_ptr<http::AsyncHttpClient>> async_upstream_client(
   if (!at) return fail(at.error());
   return http::AsyncHttpClient::for_scheme(at->url.scheme, at->url.host, at->url.port,
                                            at->options);
+}
+
+Result<std::string> upstream_path(const std::string& url, const std::string& what) {
+  Result<http::HttpUrl> parsed = http::parse_http_url(url);
+  if (!parsed) {
+    return fail(ErrorCode::kInvalidArgument, what + " '" + url + "': " + parsed.error().message);
+  }
+  std::string path = parsed->path;
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  const bool plain = std::all_of(path.begin(), path.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("/-._~!$&'()*+,;=:@").find(c) != std::string_view::npos;
+  });
+  if (!plain) {
+    return fail(ErrorCode::kInvalidArgument,
+                what + " '" + url + "': its path '" + parsed->path +
+                    "' has characters a request target cannot carry as they are; write it "
+                    "with letters, digits and - . _ ~ / only");
+  }
+  return path;
+}
+
+std::string upstream_target(const std::string& path, std::string_view target) {
+  if (target.empty() || target.front() != '/') return std::string(target);
+  return path + std::string(target);
 }
 
 }  // namespace zeus::proxy

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "http/async_client.h"
 #include "http/client.h"
@@ -25,5 +26,15 @@ Result<std::unique_ptr<http::HttpClient>> upstream_client(const std::string& url
 Result<std::shared_ptr<http::AsyncHttpClient>> async_upstream_client(
     const std::string& url, double timeout_s, const std::string& what,
     size_t max_idle_connections);
+
+// The path of an upstream's URL, put before every target sent to it (upstream_target): "" for
+// "http://h:8000" and "http://h:8000/", "/llama" for "http://h:8000/llama/" (a server behind a
+// gateway's path). Failure: kInvalidArgument naming `what` for a malformed URL, or a path with
+// characters a target cannot carry as they are (spaces, %-escapes, ...).
+Result<std::string> upstream_path(const std::string& url, const std::string& what);
+
+// `target` ("/v1/models?x=1") as sent to an upstream whose path is `path`: "/llama/v1/models?x=1".
+// A target that is not a path (OPTIONS "*") goes as it is.
+std::string upstream_target(const std::string& path, std::string_view target);
 
 }  // namespace zeus::proxy

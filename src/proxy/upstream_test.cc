@@ -1,5 +1,6 @@
 // upstream_client: http:// and https:// upstreams (the latter a real TLS server trusted through
-// ZEUS_CA_FILE), and the URLs it refuses.
+// ZEUS_CA_FILE), and the URLs it refuses; upstream_path/upstream_target: the URL's path put
+// before every target.
 #include "proxy/upstream.h"
 
 #include <gtest/gtest.h>
@@ -32,6 +33,23 @@ TEST(UpstreamClientTest, RefusesOtherSchemesNamingTheFlag) {
   EXPECT_EQ(ftp.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(ftp.error().message.find("--upstream a="), std::string::npos);
   EXPECT_TRUE(upstream_client("http://127.0.0.1:8000", 10, "--upstream"));
+}
+
+// An upstream's path goes before every target sent to it; a path that would need escaping is
+// refused naming the flag.
+TEST(UpstreamPathTest, PrefixesEveryTargetWithTheUrlsPath) {
+  EXPECT_EQ(*upstream_path("http://h:8000", "--upstream"), "");
+  EXPECT_EQ(*upstream_path("http://h:8000/", "--upstream"), "");
+  EXPECT_EQ(*upstream_path("https://gw.example/llama/", "--upstream"), "/llama");
+  EXPECT_EQ(*upstream_path("http://h/a/b//", "--upstream"), "/a/b");
+  EXPECT_EQ(upstream_target("/llama", "/v1/models?x=%2F"), "/llama/v1/models?x=%2F");
+  EXPECT_EQ(upstream_target("", "/v1/models"), "/v1/models");
+  EXPECT_EQ(upstream_target("/llama", "*"), "*");
+  auto spaced = upstream_path("http://h/my%20model/", "--upstream a=...");
+  ASSERT_FALSE(spaced);
+  EXPECT_EQ(spaced.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(spaced.error().message.find("--upstream a="), std::string::npos);
+  EXPECT_FALSE(upstream_path("http://h:99999/x", "--upstream"));
 }
 
 }  // namespace

@@ -158,8 +158,9 @@ void add_proxy_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "proxy", "Measure the GPU energy of every request to an OpenAI-compatible server");
   cmd->add_option("--upstream", args->upstreams,
-                  "The inference server, e.g. http://127.0.0.1:8000; twice, named "
-                  "(NAME=URL, NAME sent as the model), for the Colosseum")
+                  "The inference server, e.g. http://127.0.0.1:8000 (a path in it goes before "
+                  "every request's); twice, named (NAME=URL, NAME sent as the model), for the "
+                  "Colosseum")
       ->required()
       ->allow_extra_args(false);
   cmd->add_option("--port", options->port, "Port to listen on (default 8080; 0: any, printed)");
