@@ -48,6 +48,7 @@ class Proxy final : public LlmProxy {
     server_options.write_timeout_s = options_.upstream_timeout_s;
     server_options.max_stream_buffer_bytes = 1 << 20;
     server_options.error_answer = openai_error;
+    server_options.io_threads = options_.io_threads;
     http::Handler metrics = http::HttpServer::blocking(
         [this](const HttpRequest&, const http::Peer&) { return metrics_page(); });
     // On the I/O thread: the live page's routes answer at once and a relay never blocks.

@@ -2,7 +2,7 @@
 // a real client on 127.0.0.1 (fake NVML GPU): a client that stops reading holds the upstream back
 // (the proxy reads no further than its bounded buffer), then gets every byte once it reads again;
 // a client that hangs up mid-stream stops the upstream's answer, and the proxy serves on;
-// repeated header fields pass both ways.
+// repeated header fields pass both ways; each with one event-loop thread and with two.
 #include <gtest/gtest.h>
 
 #include <boost/beast/core/string.hpp>
@@ -83,7 +83,7 @@ std::string field_of(const http::HttpResponse& answer, std::string_view name) {
   return "";
 }
 
-class RelayTest : public ::testing::Test {
+class RelayTest : public ::testing::TestWithParam<int> {  // the proxy's I/O threads
  protected:
   void SetUp() override {
     ::unsetenv("ZEUS_FAKE_NVML_STATE");  // one fake GPU, its state in memory
@@ -95,6 +95,7 @@ class RelayTest : public ::testing::Test {
     options.upstream = "http://127.0.0.1:" + std::to_string(upstream_.port);
     options.port = 0;
     options.gpu_indices = {0};
+    options.io_threads = GetParam();
     auto proxy = LlmProxy::start(devices_, options);
     ASSERT_TRUE(proxy.has_value()) << proxy.error().message;
     proxy_ = std::move(*proxy);
@@ -109,7 +110,7 @@ class RelayTest : public ::testing::Test {
   std::unique_ptr<http::HttpClient> client_;
 };
 
-TEST_F(RelayTest, AClientThatStopsReadingHoldsTheUpstreamBackThenGetsEveryByte) {
+TEST_P(RelayTest, AClientThatStopsReadingHoldsTheUpstreamBackThenGetsEveryByte) {
   size_t received = 0;
   size_t written_while_paused = 0;
   bool paused = false;
@@ -135,7 +136,7 @@ TEST_F(RelayTest, AClientThatStopsReadingHoldsTheUpstreamBackThenGetsEveryByte) 
   EXPECT_GT(written_while_paused, 0u);
 }
 
-TEST_F(RelayTest, AClientThatHangsUpStopsTheUpstreamsAnswerAndTheProxyServesOn) {
+TEST_P(RelayTest, AClientThatHangsUpStopsTheUpstreamsAnswerAndTheProxyServesOn) {
   int pieces = 0;
   auto cut = client_->stream(
       "POST", "/v1/completions", R"({"model":"m","stream":true})", {},
@@ -166,7 +167,7 @@ TEST_F(RelayTest, AClientThatHangsUpStopsTheUpstreamsAnswerAndTheProxyServesOn) 
 // upstream gets its own Host (host:port), not the client's; a client's Expect: 100-continue is
 // answered by the proxy (its client reads past the 100) and not passed on, since the proxy sends
 // the whole body at once.
-TEST_F(RelayTest, RepeatedFieldsPassBothWaysAndTheUpstreamGetsItsOwnHost) {
+TEST_P(RelayTest, RepeatedFieldsPassBothWaysAndTheUpstreamGetsItsOwnHost) {
   auto answer = client_->request("POST", "/fields", "{}",
                                  {{"X-Multi", "1"}, {"X-Multi", "2"}, {"Expect", "100-continue"}});
   ASSERT_TRUE(answer.has_value()) << answer.error().message;
@@ -178,7 +179,7 @@ TEST_F(RelayTest, RepeatedFieldsPassBothWaysAndTheUpstreamGetsItsOwnHost) {
 }
 
 // An --upstream with a path (a server behind a gateway's path): every target goes under it.
-TEST_F(RelayTest, AnUpstreamsPathGoesBeforeEveryTarget) {
+TEST_P(RelayTest, AnUpstreamsPathGoesBeforeEveryTarget) {
   ProxyOptions options;
   options.upstream = "http://127.0.0.1:" + std::to_string(upstream_.port) + "/gw/";
   options.port = 0;
@@ -192,6 +193,8 @@ TEST_F(RelayTest, AnUpstreamsPathGoesBeforeEveryTarget) {
   EXPECT_EQ(answer->status, 200);
   EXPECT_EQ(field_of(*answer, "x-target"), "/gw/fields?x=%2F");
 }
+
+INSTANTIATE_TEST_SUITE_P(IoThreads, RelayTest, ::testing::Values(1, 2));
 
 }  // namespace
 }  // namespace zeus::proxy

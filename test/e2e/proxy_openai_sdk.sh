@@ -14,7 +14,7 @@ command -v node > /dev/null || fail "node is not installed: run 'make deps' (nod
 [ -f "$node_dir/node_modules/openai/package.json" ] ||
   fail "OpenAI's Node library is not in $node_dir/node_modules: run 'make deps' (npm ci there)"
 
-start_proxy proxy --gpus 0 --interval 0.05
+start_proxy proxy --gpus 0 --interval 0.05 --io-threads 2  # two loops: the concurrent streams cross them
 main_port=$port
 PROXY_UPSTREAM=http://127.0.0.1:1 start_proxy down --gpus 0 --max-body 2000  # nothing on port 1
 node "$node_dir/proxy_sdk_client.mjs" "$upstream" "$main_port" "$port" 2000 ||

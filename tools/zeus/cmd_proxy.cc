@@ -202,6 +202,11 @@ void add_proxy_command(CLI::App& app) {
       [](const std::string& text) { return parse_seconds(text, "--interval", {0.001}); },
       "Seconds between energy readings (default 0.1; also read at each request's end)")
       ->type_name("TIME");
+  cmd->add_option("--io-threads", options->io_threads,
+                  "Event-loop threads relaying requests (default 1, the fastest per request on a "
+                  "small machine; more for many clients on a many-core host)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 64));
   add_parsed_option(
       *cmd, "--upstream-timeout", options->upstream_timeout_s,
       [](const std::string& text) -> Result<double> {
