@@ -20,6 +20,7 @@
 // The differences and ratios are printed after the table.
 //
 //   build/release/bench/proxy_bench --benchmark_min_time=1
+//   PROXY_BENCH_IO_THREADS=4 build/release/bench/proxy_bench   # the proxy with 4 loop threads
 #include <benchmark/benchmark.h>
 
 #include <nlohmann/json.hpp>
@@ -123,6 +124,10 @@ Setup& setup() {
     proxy_options.upstream = "http://127.0.0.1:" + std::to_string(*upstream_port);
     proxy_options.port = 0;
     proxy_options.gpu_indices = {0};
+    // PROXY_BENCH_IO_THREADS=N: the proxy's event-loop threads (--io-threads; default 1).
+    if (const char* n = std::getenv("PROXY_BENCH_IO_THREADS")) {
+      proxy_options.io_threads = std::atoi(n);
+    }
     auto proxy = zeus::proxy::LlmProxy::start(out.devices, proxy_options);
     if (!proxy) die(proxy.error().message);
     out.proxy = std::move(*proxy);
