@@ -52,8 +52,9 @@ template <bool kTls>
 class AsyncClientImpl;
 
 // One request and its answer, driven by completion handlers on the caller's executor, which runs
-// one handler at a time (a connection's strand, or a loop with one thread). Deadlines move one timer lazily, as the server's connections do: a new deadline restarts
-// the timer only when it is earlier than the pending expiry.
+// one handler at a time (a connection's strand, or a loop with one thread). Deadlines move one
+// timer lazily, as the server's connections do: a new deadline restarts the timer only when it is
+// earlier than the pending expiry.
 template <bool kTls>
 class ExchangeImpl final : public Exchange, public std::enable_shared_from_this<ExchangeImpl<kTls>> {
  public:
@@ -62,7 +63,7 @@ class ExchangeImpl final : public Exchange, public std::enable_shared_from_this<
   ExchangeImpl(std::shared_ptr<AsyncClientImpl<kTls>> client, const asio::any_io_executor& loop,
                bhttp::request<bhttp::string_body> request, ExchangeHandlers handlers,
                double idle_timeout_s)
-      : client_(std::move(client)), loop_(loop), strand_(loop),
+      : client_(std::move(client)), strand_(loop),
         timer_(strand_), request_(std::move(request)), handlers_(std::move(handlers)),
         idle_timeout_s_(idle_timeout_s) {}
 
@@ -89,12 +90,12 @@ class ExchangeImpl final : public Exchange, public std::enable_shared_from_this<
   }
 
   void open_connection() {
-    conn_ = client_->take(loop_);
+    conn_ = client_->take(strand_);
     if (conn_) return send();
     if constexpr (kTls) {
-      conn_ = std::make_unique<Connection>(loop_, client_->tls());
+      conn_ = std::make_unique<Connection>(strand_, client_->tls());
     } else {
-      conn_ = std::make_unique<Connection>(loop_);
+      conn_ = std::make_unique<Connection>(strand_);
     }
     arm(client_->options().timeout_s);
     resolver_.emplace(strand_);
@@ -272,7 +273,6 @@ class ExchangeImpl final : public Exchange, public std::enable_shared_from_this<
   }
 
   std::shared_ptr<AsyncClientImpl<kTls>> client_;
-  asio::any_io_executor loop_;
   asio::any_io_executor strand_;  // the caller's: runs one handler at a time
   asio::steady_timer timer_;
   bhttp::request<bhttp::string_body> request_;

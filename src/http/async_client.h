@@ -12,8 +12,9 @@
 // Thread-safety: start() and resume() from any thread; the handlers run one at a time, in order,
 // on the executor given to start(), which must itself run one handler at a time: a connection's
 // strand (loop_of(reply): the relay then shares its client connection's strand, so a request
-// stays on one thread however many the server runs) or a loop with one thread. The client may be shared by many exchanges at once; call
-// close_idle() once the loop has stopped (pooled connections belong to it).
+// stays on one thread however many the server runs) or a loop with one thread. The client may be
+// shared by many exchanges at once; call close_idle() once the loop has stopped (pooled
+// connections belong to it).
 // Failure: on_done gets kUnavailable naming the server and what failed, as HttpClient does.
 //
 //   auto client = AsyncHttpClient::for_scheme("http", "127.0.0.1", 8000, {});

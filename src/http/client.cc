@@ -151,6 +151,26 @@ class Client final : public HttpClient {
     return fail(ErrorCode::kUnavailable, "the server at " + where() + " closed the connection");
   }
 
+  // Reads the answer's head into a new *parser (the body up to `body_limit` bytes), past interim
+  // answers (100 Continue, 103 Early Hints); *got_bytes once any byte of an answer came.
+  template <class Body>
+  error_code read_head(Conn& conn, Clock::time_point deadline,
+                       const bhttp::request<bhttp::string_body>& request, std::uint64_t body_limit,
+                       std::optional<bhttp::response_parser<Body>>* parser, bool* got_bytes) {
+    error_code ec;
+    do {
+      parser->emplace();
+      (*parser)->header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
+      (*parser)->body_limit(body_limit);
+      if (request.method() == bhttp::verb::head) (*parser)->skip(true);
+      ec = conn.run(deadline, [&](auto handler) {
+        bhttp::async_read_header(conn.stream, conn.buffer, **parser, handler);
+      });
+      *got_bytes = *got_bytes || (*parser)->got_some();
+    } while (!ec && detail::is_interim((*parser)->get()));
+    return ec;
+  }
+
   Result<HttpResponse> read_whole(Conn& conn, bhttp::request<bhttp::string_body>& request,
                                   Clock::time_point deadline, bool* got_bytes) {
     error_code ec = conn.run(deadline, [&](auto handler) {
@@ -158,17 +178,8 @@ class Client final : public HttpClient {
     });
     if (ec) return transport_failure("sending the request", ec);
     std::optional<bhttp::response_parser<bhttp::string_body>> parser;
-    do {  // past interim answers (100 Continue, 103 Early Hints)
-      parser.emplace();
-      parser->header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
-      parser->body_limit(options_.max_body_bytes);
-      if (request.method() == bhttp::verb::head) parser->skip(true);
-      ec = conn.run(deadline, [&](auto handler) {
-        bhttp::async_read_header(conn.stream, conn.buffer, *parser, handler);
-      });
-      *got_bytes = *got_bytes || parser->got_some();
-      if (ec) return transport_failure("reading the answer", ec);
-    } while (detail::is_interim(parser->get()));
+    ec = read_head(conn, deadline, request, options_.max_body_bytes, &parser, got_bytes);
+    if (ec) return transport_failure("reading the answer", ec);
     if (auto problem = detail::check_response_header(parser->get())) return malformed(*problem);
     if (!parser->is_done()) {
       ec = conn.run(deadline, [&](auto handler) {
@@ -190,21 +201,13 @@ class Client final : public HttpClient {
       bhttp::async_write(conn.stream, request, handler);
     });
     if (ec) return transport_failure("sending the request", ec);
-    std::optional<bhttp::response_parser<bhttp::buffer_body>> interim_or_answer;
-    do {  // past interim answers (100 Continue, 103 Early Hints)
-      interim_or_answer.emplace();
-      interim_or_answer->header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
-      // No limit. Not boost::none: before Boost 1.81 the parser compares a Content-Length with
-      // an empty limit and refuses every answer that has one ("body limit exceeded").
-      interim_or_answer->body_limit(std::numeric_limits<std::uint64_t>::max());
-      if (request.method() == bhttp::verb::head) interim_or_answer->skip(true);
-      ec = conn.run(deadline, [&](auto handler) {
-        bhttp::async_read_header(conn.stream, conn.buffer, *interim_or_answer, handler);
-      });
-      *got_bytes = *got_bytes || interim_or_answer->got_some();
-      if (ec) return transport_failure("reading the answer", ec);
-    } while (detail::is_interim(interim_or_answer->get()));
-    bhttp::response_parser<bhttp::buffer_body>& parser = *interim_or_answer;
+    // No body limit. Not boost::none: before Boost 1.81 the parser compares a Content-Length
+    // with an empty limit and refuses every answer that has one ("body limit exceeded").
+    std::optional<bhttp::response_parser<bhttp::buffer_body>> head;
+    ec = read_head(conn, deadline, request, std::numeric_limits<std::uint64_t>::max(), &head,
+                   got_bytes);
+    if (ec) return transport_failure("reading the answer", ec);
+    bhttp::response_parser<bhttp::buffer_body>& parser = *head;
     if (auto problem = detail::check_response_header(parser.get())) return malformed(*problem);
     HttpResponse out = detail::head_of(parser.get());
     out.close = true;  // until the body is read to its end

@@ -224,10 +224,13 @@ TEST(HttpFieldsTest, RepeatedFieldsSurviveAndHostNamesThePort) {
   EXPECT_EQ(count_named(whole->headers, "set-cookie"), 2u);
   EXPECT_EQ(count_named(whole->headers, "server"), 1u);
   std::string streamed;
-  Result<HttpResponse> head = r.client->stream("GET", "/stream", "", multi, [&](std::string_view p) {
-    streamed.append(p);
-    return true;
-  }, 5);
+  Result<HttpResponse> head = r.client->stream(
+      "GET", "/stream", "", multi,
+      [&](std::string_view p) {
+        streamed.append(p);
+        return true;
+      },
+      5);
   ASSERT_TRUE(head.has_value()) << head.error().message;
   EXPECT_EQ(streamed, "2 127.0.0.1:" + std::to_string(r.port));
   EXPECT_EQ(count_named(head->headers, "set-cookie"), 2u);

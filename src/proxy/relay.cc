@@ -29,12 +29,13 @@ bool field_named(std::string_view name, std::string_view lower) {
          });
 }
 
-// Hop-by-hop fields (RFC 9110 §7.6.1) and the ones each side frames itself: never forwarded.
+// Fields of one hop (RFC 9110 §7.6.1) that are not framing: never forwarded. The framing ones
+// (Connection, Keep-Alive, Transfer-Encoding, Content-Length, Trailer, Upgrade) each side sets
+// itself: the HTTP layer never copies them from a header list. Expect: the proxy answered the
+// client's 100-continue and sends the body whole. X-Zeus-Energy: the proxy's own.
 bool hop_by_hop(std::string_view name) {
   for (const std::string_view h :
-       {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
-        "upgrade", "content-length", "host", "x-zeus-energy", "proxy-authorization",
-        "expect"}) {  // Expect: the client's 100 Continue was answered, the body is read whole
+       {"proxy-connection", "te", "host", "x-zeus-energy", "proxy-authorization", "expect"}) {
     if (field_named(name, h)) return true;
   }
   return false;

@@ -2,8 +2,8 @@
 // an http:// or https:// URL (https: the certificate verified against the system's CAs and
 // ZEUS_CA_FILE), answers of up to 64 MiB, `timeout_s` to the answer's head and between its pieces.
 // Failure: kInvalidArgument naming `what` (e.g. "--upstream a=http://...") for a URL that is
-// malformed or neither http:// nor https://. It keeps up to `max_idle_connections` connections for reuse
-// (one per request that may be in flight: none is reopened).
+// malformed or neither http:// nor https://. It keeps up to `max_idle_connections` connections
+// for reuse (one per request that may be in flight: none is reopened).
 //
 //   auto client = upstream_client("http://127.0.0.1:8000", 600, "--upstream");
 #pragma once
