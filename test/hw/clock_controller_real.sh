@@ -3,11 +3,37 @@
 # (needs root, or ZEUSD_SOCK_PATH with gpu-control). 200 SM clock changes between the maximum and
 # the middle supported clock; prints the time per change, then nvidia-smi's SM clocks for a look
 # (the controller has unlocked them).
+# --dry-run-fake: the same on the fake NVML (build/release/fakes), to check the script itself on
+# a machine without a GPU (the GPU kit's run.sh --fake); the fake's clocks must end unlocked.
 set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+ZEUS_BUILD_DIR=${ZEUS_BUILD_DIR:-$here/../../build/release}
+ZEUS_BIN=${ZEUS_BIN:-$ZEUS_BUILD_DIR/bin}
+py=${PYTHON:-python3}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fake=0
+if [ "${1:-}" = "--dry-run-fake" ]; then
+  fake=1
+  echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "sm_clock_log": []}]}' > "$dir/state.json"
+  export ZEUS_FAKE_NVML_STATE="$dir/state.json"
+  export ZEUS_NVML_PATH="$ZEUS_BUILD_DIR/fakes/libnvidia-ml.so.1"
+else
+  unset ZEUS_NVML_PATH ZEUS_FAKE_NVML_STATE
+fi
 out=$("$ZEUS_BIN/zeus_clock_controller_check" --changes 200)
 echo "clock controller: $out"
-echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["applied"]==200 and d["failed"]==0, d'
-if command -v nvidia-smi > /dev/null; then
+echo "$out" | $py -c 'import json,sys; d=json.load(sys.stdin); assert d["applied"]==200 and d["failed"]==0, d'
+if [ $fake = 1 ]; then
+  $py - "$dir/state.json" <<'PY'
+import json, sys
+device = json.load(open(sys.argv[1]))["devices"][0]
+log = device.get("sm_clock_log", [])
+assert len(log) >= 200, f"the fake saw {len(log)} clock changes, expected at least 200"
+assert device.get("locked_sm_clocks_mhz") is None, f"left locked: {device.get('locked_sm_clocks_mhz')}"
+print(f"fake: {len(log)} SM clock changes logged; clocks unlocked at the end")
+PY
+elif command -v nvidia-smi > /dev/null; then
   # "Clocks Event Reasons"/"Applications Clocks" differ per driver; the locked-clock state is in
   # the query below on drivers that report it (N/A elsewhere).
   nvidia-smi -i 0 --query-gpu=clocks.sm,clocks.max.sm --format=csv,noheader || true

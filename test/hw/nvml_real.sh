@@ -5,11 +5,26 @@
 #    energy counter taken outside the tool (ctypes -> libnvidia-ml.so.1).
 # 3. Setting and restoring a power limit (needs root).
 # Prints the numbers it compared; exits non-zero when one check fails.
+# --dry-run-fake: the same on the fake NVML (build/release/fakes) with a sleep for a workload, to
+# check the script itself on a machine without a GPU (the GPU kit's run.sh --fake).
 set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+ZEUS_BUILD_DIR=${ZEUS_BUILD_DIR:-$here/../../build/release}
+ZEUS_BIN=${ZEUS_BIN:-$ZEUS_BUILD_DIR/bin}
 zeus="$ZEUS_BIN/zeus"
 py=${PYTHON:-python3}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+fake=0
+if [ "${1:-}" = "--dry-run-fake" ]; then
+  fake=1
+  echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 250000}]}' > "$dir/state.json"
+  export ZEUS_FAKE_NVML_STATE="$dir/state.json"
+  export ZEUS_NVML_PATH="$ZEUS_BUILD_DIR/fakes/libnvidia-ml.so.1"
+  export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/none"
+else
+  unset ZEUS_NVML_PATH ZEUS_FAKE_NVML_STATE
+fi
 
 "$zeus" devices --json > "$dir/devices.json"
 $py - "$dir/devices.json" <<'PY'
@@ -19,6 +34,9 @@ assert d["gpus"], "no GPU found: %s" % d["backends"]
 print("devices:", [(g["name"], g["architecture"], g["power_limit_w"]) for g in d["gpus"]])
 PY
 
+if [ $fake = 1 ]; then
+  echo 'import time; time.sleep(3)' > "$dir/work.py"
+else
 cat > "$dir/work.py" <<'PY'
 import time, torch
 a = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
@@ -29,9 +47,10 @@ while time.time() < end:
         c = a @ b
     torch.cuda.synchronize()
 PY
+fi
 cat > "$dir/counter.py" <<'PY'
-import ctypes
-nvml = ctypes.CDLL("libnvidia-ml.so.1")
+import ctypes, os
+nvml = ctypes.CDLL(os.environ.get("ZEUS_NVML_PATH") or "libnvidia-ml.so.1")
 assert nvml.nvmlInit_v2() == 0
 handle = ctypes.c_void_p()
 assert nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(handle)) == 0
