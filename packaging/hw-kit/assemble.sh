@@ -5,7 +5,8 @@
 #                                         machine's cp311 one (run.sh --fake here)
 #   build/hw-kit/checks/                  test/hw/*.sh and their helpers (lib/)
 #   build/hw-kit/tree/                    helper programs, bench/proxy_bench and the fake NVML,
-#                                         with their libraries bundled in tree/lib
+#                                         with their libraries bundled in tree/lib (those the
+#                                         wheel holds too are linked from it by run.sh)
 # and checks its size (at most KIT_MAX_MIB, 60).
 #   packaging/hw-kit/assemble.sh BUILD_DIR WHEEL_DIR OUT_DIR
 set -euo pipefail
@@ -28,6 +29,12 @@ need "$build/test/zeus_hw_power_limit_check" "$out/tree/test/"
 need "$build/fakes/libnvidia-ml.so.1" "$out/tree/fakes/"
 [ -f "$build/bench/proxy_bench" ] && cp "$build/bench/proxy_bench" "$out/tree/bench/"
 /usr/bin/python3 "$src/packaging/bundle_libs.py" "$out/tree" lib
+# The libraries the wheels bundle too (the same files: the same content-hashed names) are not
+# carried twice: run.sh links the installed wheel's zeus_cpp.libs/ into tree/lib.
+in_wheel=$(/usr/bin/python3 -c 'import sys, zipfile; print("\n".join(n.split("/")[-1] for n in zipfile.ZipFile(sys.argv[1]).namelist() if n.startswith("zeus_cpp.libs/")))' "$(ls "$out"/wheels/*.whl | head -1)")
+for f in "$out"/tree/lib/*; do
+  grep -qxF "$(basename "$f")" <<< "$in_wheel" && rm "$f"
+done
 size=$(du -sm "$out" | cut -f1)
 echo "hw-kit: $out, ${size} MiB (at most ${max_mib}): $(ls "$out/wheels" | tr '\n' ' ')"
 [ "$size" -le "$max_mib" ] || { echo "assemble.sh: the kit is ${size} MiB, over ${max_mib} MiB" >&2; exit 1; }

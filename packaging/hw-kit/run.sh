@@ -76,6 +76,9 @@ say "installing $(basename "$wheel") for $py"
 cp -a "$kit/tree" "$work/tree"
 ln -s "$work/site/zeus_cpp/bin/zeus" "$work/site/zeus_cpp/bin/zeusd" "$work/tree/bin/"
 ln -s "$work/site" "$work/tree/python"
+for lib in "$work/site/zeus_cpp.libs"/*; do  # the helpers' libraries that the wheel carries
+  [ -e "$work/tree/lib/${lib##*/}" ] || ln -s "$lib" "$work/tree/lib/"
+done
 export PYTHONPATH="$work/site${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
 if [ "$fake" = 1 ]; then
   export ZEUS_NVML_PATH="$work/tree/fakes/libnvidia-ml.so.1" HW_FAKE=1

@@ -15,7 +15,7 @@ trap 'rm -rf "$dir"' EXIT
 fake=0
 if [ "${1:-}" = "--dry-run-fake" ]; then
   fake=1
-  echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "sm_clock_log": []}]}' > "$dir/state.json"
+  echo '{"sm_clock_log": [], "devices": [{"name": "NVIDIA H100 80GB HBM3"}]}' > "$dir/state.json"
   export ZEUS_FAKE_NVML_STATE="$dir/state.json"
   export ZEUS_NVML_PATH="$ZEUS_BUILD_DIR/fakes/libnvidia-ml.so.1"
 else
@@ -27,8 +27,8 @@ echo "$out" | $py -c 'import json,sys; d=json.load(sys.stdin); assert d["applied
 if [ $fake = 1 ]; then
   $py - "$dir/state.json" <<'PY'
 import json, sys
-device = json.load(open(sys.argv[1]))["devices"][0]
-log = device.get("sm_clock_log", [])
+state = json.load(open(sys.argv[1]))
+device, log = state["devices"][0], state.get("sm_clock_log", [])
 assert len(log) >= 200, f"the fake saw {len(log)} clock changes, expected at least 200"
 assert device.get("locked_sm_clocks_mhz") is None, f"left locked: {device.get('locked_sm_clocks_mhz')}"
 print(f"fake: {len(log)} SM clock changes logged; clocks unlocked at the end")

@@ -32,7 +32,7 @@ PY
 echo "kit --fake passed in ${took} s from a ${size} MiB kit"
 
 # The guard: a power limit and locked clocks changed behind the kit's back are put back.
-echo '{"devices": [{"power_limit_mw": 300000}]}' > "$dir/state.json"
+echo '{"devices": [{"limit_mw": 300000}]}' > "$dir/state.json"
 export ZEUS_NVML_PATH="$copy/tree/fakes/libnvidia-ml.so.1" ZEUS_FAKE_NVML_STATE="$dir/state.json"
 /usr/bin/python3 "$copy/gpu_state.py" save "$dir/saved.json"
 /usr/bin/python3 - <<'PY'
@@ -46,6 +46,6 @@ PY
 /usr/bin/python3 - "$dir/state.json" <<'PY' || fail "the guard did not restore the fake GPU"
 import json, sys
 d = json.load(open(sys.argv[1]))["devices"][0]
-assert d["power_limit_mw"] == 300000 and d.get("locked_sm_clocks_mhz") is None, d
+assert d["limit_mw"] == 300000 and d.get("locked_sm_clocks_mhz") is None, d
 print("guard: power limit back to 300 W, SM clocks unlocked")
 PY

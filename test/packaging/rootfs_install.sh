@@ -31,7 +31,7 @@ if [ ! -s "$cache" ]; then
   done
   echo "building the bare Debian 12 root file system (once; cached as $cache) from ${mirrors[*]}"
   start=$(date +%s)
-  mmdebstrap --quiet --variant=minbase --include=python3-venv bookworm "$cache.tmp" "${mirrors[@]}" \
+  mmdebstrap --quiet --format=tar --variant=minbase --include=python3-venv bookworm "$cache.tmp" "${mirrors[@]}" \
     > "$cache.log" 2>&1 || { tail -20 "$cache.log"; rm -f "$cache.tmp"; fail "mmdebstrap failed"; }
   mv "$cache.tmp" "$cache"
   echo "root file system: $(( $(date +%s) - start )) s, $(du -m "$cache" | cut -f1) MiB"
