@@ -6,21 +6,8 @@
 # --dry-run-fake: the same on the fake NVML (build/release/fakes), to check the script itself on
 # a machine without a GPU (the GPU kit's run.sh --fake); the fake's clocks must end unlocked.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-ZEUS_BUILD_DIR=${ZEUS_BUILD_DIR:-$here/../../build/release}
-ZEUS_BIN=${ZEUS_BIN:-$ZEUS_BUILD_DIR/bin}
-py=${PYTHON:-python3}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fake=0
-if [ "${1:-}" = "--dry-run-fake" ]; then
-  fake=1
-  echo '{"sm_clock_log": [], "devices": [{"name": "NVIDIA H100 80GB HBM3"}]}' > "$dir/state.json"
-  export ZEUS_FAKE_NVML_STATE="$dir/state.json"
-  export ZEUS_NVML_PATH="$ZEUS_BUILD_DIR/fakes/libnvidia-ml.so.1"
-else
-  unset ZEUS_NVML_PATH ZEUS_FAKE_NVML_STATE
-fi
+source "$(dirname "$0")/lib/hw_mode.sh"
+hw_mode "${1:-}" '{"sm_clock_log": [], "devices": [{"name": "NVIDIA H100 80GB HBM3"}]}'
 out=$("$ZEUS_BIN/zeus_clock_controller_check" --changes 200)
 echo "clock controller: $out"
 echo "$out" | $py -c 'import json,sys; d=json.load(sys.stdin); assert d["applied"]==200 and d["failed"]==0, d'

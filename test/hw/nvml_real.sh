@@ -8,23 +8,9 @@
 # --dry-run-fake: the same on the fake NVML (build/release/fakes) with a sleep for a workload, to
 # check the script itself on a machine without a GPU (the GPU kit's run.sh --fake).
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-ZEUS_BUILD_DIR=${ZEUS_BUILD_DIR:-$here/../../build/release}
-ZEUS_BIN=${ZEUS_BIN:-$ZEUS_BUILD_DIR/bin}
+source "$(dirname "$0")/lib/hw_mode.sh"
+hw_mode "${1:-}" '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 250000}]}'
 zeus="$ZEUS_BIN/zeus"
-py=${PYTHON:-python3}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fake=0
-if [ "${1:-}" = "--dry-run-fake" ]; then
-  fake=1
-  echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 250000}]}' > "$dir/state.json"
-  export ZEUS_FAKE_NVML_STATE="$dir/state.json"
-  export ZEUS_NVML_PATH="$ZEUS_BUILD_DIR/fakes/libnvidia-ml.so.1"
-  export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/none"
-else
-  unset ZEUS_NVML_PATH ZEUS_FAKE_NVML_STATE
-fi
 
 "$zeus" devices --json > "$dir/devices.json"
 $py - "$dir/devices.json" <<'PY'

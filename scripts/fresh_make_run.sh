@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Measures `make run` as a new user meets it: a clean clone of this repository's HEAD inside the
+# bare Debian 12 root file system of test/packaging/rootfs_install.sh (build/rootfs-bookworm.tar,
+# made there with mmdebstrap; nothing of the project's packages installed), with only `make`
+# added (Debian's "standard" install has it; minbase has not), ccache disabled, as root in a
+# chroot. Prints make run's own table of phases and the whole time. Needs root and the mirror.
+#   scripts/fresh_make_run.sh [KEEP_DIR]     (KEEP_DIR: where to leave the root file system)
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+cache="$src/build/rootfs-bookworm.tar"
+[ -s "$cache" ] || { echo "fresh_make_run.sh: no $cache (run test/packaging/rootfs_install.sh once)" >&2; exit 1; }
+dir=${1:-$(mktemp -d)}
+root="$dir/root"
+cleanup() {
+  for m in proc dev; do mountpoint -q "$root/$m" 2>/dev/null && umount -l "$root/$m"; done
+  [ -n "${1:-}" ] || rm -rf "$dir"
+}
+trap cleanup EXIT
+mkdir -p "$root"
+tar -C "$root" -xf "$cache"
+mount -t proc proc "$root/proc"
+mount --bind /dev "$root/dev"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+git clone -q "$src" "$root/root/zeus"
+in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 CCACHE_DISABLE=1 "$@"; }
+in_root /bin/sh -c 'apt-get update -qq && apt-get install -y -qq make > /dev/null'
+start=$(date +%s)
+in_root /bin/sh -c 'cd /root/zeus && make run' 2>&1 | tee "$dir/make-run.log"
+echo "fresh make run: $(( $(date +%s) - start )) s (log: $dir/make-run.log)"
