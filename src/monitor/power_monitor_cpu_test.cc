@@ -68,6 +68,31 @@ TEST(CpuPowerSamplerTest, PowerIsTheEnergyDeltaOverTheMeasuredTimeAcrossAWrap) {
   EXPECT_NEAR(sampler.energy_j(0, 100.5, 100.75, D::kCpuPackageAverage).value(), 0.3, 1e-9);
 }
 
+// Probe of a loaded run: a read 1 ms after the last divided one 0.2 J counter step by 1 ms
+// (200 W from a 20 W package). A read closer than half the interval keeps the baseline.
+TEST(CpuPowerSamplerTest, AReadTooSoonAfterTheLastIsFoldedIntoTheNextSample) {
+  FakePowercapTree tree;
+  tree.add_package(0, 0, /*max_energy_range_uj=*/1'000'000'000);
+  auto cpus = open_rapl_cpus(tree.root());
+  ASSERT_TRUE(cpus.has_value()) << cpus.error().to_string();
+  FakeClock clock(10.0);
+  PowerSamplerOptions options;
+  options.interval_s = 0.05;
+  options.domains = {D::kCpuPackageAverage};
+  PowerSampler sampler(clock, {}, by_package(*cpus), options);
+  ASSERT_TRUE(sampler.sample_once().has_value());  // the baseline
+  clock.advance_s(0.001);
+  tree.set_package_energy_uj(0, 200'000);  // one 0.2 J step, 1 ms later
+  ASSERT_TRUE(sampler.sample_once().has_value());
+  EXPECT_TRUE(sampler.samples(0, D::kCpuPackageAverage).empty());
+  clock.advance_s(0.049);
+  tree.set_package_energy_uj(0, 1'000'000);  // 4 more steps
+  ASSERT_TRUE(sampler.sample_once().has_value());
+  auto package = sampler.samples(0, D::kCpuPackageAverage);
+  ASSERT_EQ(package.size(), 1u);
+  EXPECT_NEAR(package[0].power_w, 1.0 / 0.050, 1e-9);  // 20 W over the whole 50 ms
+}
+
 TEST(CpuPowerSamplerTest, AnUnreadableCounterIsAnErrorAndNoSample) {
   FakePowercapTree tree;
   tree.add_package(0, 0);

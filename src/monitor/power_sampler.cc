@@ -114,6 +114,13 @@ Result<void> PowerSampler::sample_cpus(bool from_thread) {
       auto [it, first] = last_energy_.try_emplace({domain, index}, now);
       if (first) continue;  // the baseline of the next sample
       const EnergyReading before = it->second;
+      // A read soon after the last one (a sample_once() beside the thread's tick) would divide
+      // one counter update by a tiny interval (a 0.2 J step over 1 ms reads 200 W): the baseline
+      // stays, so the next sample averages over the whole time and no energy is lost.
+      if (now.time_s >= before.time_s && now.energy_uj >= before.energy_uj &&
+          now.time_s - before.time_s < options_.interval_s / 2) {
+        continue;
+      }
       it->second = now;
       // A counter that went backwards (not a wrap: the Cpu corrects those) restarts the baseline.
       if (now.time_s <= before.time_s || now.energy_uj < before.energy_uj) continue;
