@@ -37,5 +37,5 @@ zeus is $(pwd)/$build/bin/zeus; put it on PATH for this shell with
   export PATH="$(pwd)/$build/bin:\$PATH"
 or install it (with zeusd and the data zeus simulate reads) with
   cmake --build $build --target zeusd && cmake --install $build --prefix ~/.local
-`make test` installs the test tools and builds and runs everything else.
+\`make test\` installs the test tools and builds and runs everything else.
 TEXT
