@@ -9,21 +9,24 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cache="$src/build/rootfs-bookworm.tar"
 [ -s "$cache" ] || { echo "fresh_make_run.sh: no $cache (run test/packaging/rootfs_install.sh once)" >&2; exit 1; }
-dir=${1:-$(mktemp -d)}
+keep=${1:-}
+dir=${keep:-$(mktemp -d)}
 root="$dir/root"
 cleanup() {
-  for m in proc dev; do mountpoint -q "$root/$m" 2>/dev/null && umount -l "$root/$m"; done
-  [ -n "${1:-}" ] || rm -rf "$dir"
+  for m in proc dev/pts dev; do mountpoint -q "$root/$m" 2>/dev/null && umount -l "$root/$m"; done
+  [ -n "$keep" ] || rm -rf "$dir"
 }
 trap cleanup EXIT
 mkdir -p "$root"
 tar -C "$root" -xf "$cache"
 mount -t proc proc "$root/proc"
 mount --bind /dev "$root/dev"
+mount --bind /dev/pts "$root/dev/pts"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 git clone -q "$src" "$root/root/zeus"
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 CCACHE_DISABLE=1 "$@"; }
 in_root /bin/sh -c 'apt-get update -qq && apt-get install -y -qq make > /dev/null'
 start=$(date +%s)
 in_root /bin/sh -c 'cd /root/zeus && make run' 2>&1 | tee "$dir/make-run.log"
+echo "Debian packages make run added: $(in_root sh -c "grep -c '^Setting up' /root/zeus/build/logs/apt.log")"
 echo "fresh make run: $(( $(date +%s) - start )) s (log: $dir/make-run.log)"
