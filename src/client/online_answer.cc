@@ -1,5 +1,7 @@
 #include "client/online_answer.h"
 
+#include <nlohmann/json.hpp>
+
 namespace zeus::client {
 
 Result<nlohmann::json> online_json_answer(http::HttpClient& client, const std::string& service,

@@ -6,7 +6,7 @@
 // Thread-safety: as the client.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "http/client.h"

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 #include <vector>
+#include <nlohmann/json.hpp>
 
 namespace zeus {
 namespace {
@@ -29,38 +30,39 @@ std::string field_text(const std::string& name) {
 
 }  // namespace
 
-JsonWithDuplicates parse_json_noting_duplicates(std::string_view text) {
+std::optional<std::string> parse_json_noting_duplicates(std::string_view text, json& value) {
   // The keys seen in each object being read, innermost last (the parser reports every key).
   std::vector<std::set<std::string>> open;
-  JsonWithDuplicates out;
+  std::optional<std::string> duplicate;
   const json::parser_callback_t watch_keys = [&](int, json::parse_event_t event, json& parsed) {
     if (event == json::parse_event_t::object_start) {
       open.emplace_back();
     } else if (event == json::parse_event_t::object_end && !open.empty()) {
       open.pop_back();
-    } else if (event == json::parse_event_t::key && !open.empty() && !out.duplicate_key &&
+    } else if (event == json::parse_event_t::key && !open.empty() && !duplicate &&
                parsed.is_string() && !open.back().insert(parsed.get<std::string>()).second) {
-      out.duplicate_key = parsed.get<std::string>();
+      duplicate = parsed.get<std::string>();
     }
     return true;
   };
-  out.value = json::parse(text.begin(), text.end(), watch_keys, /*allow_exceptions=*/false);
-  return out;
+  value = json::parse(text.begin(), text.end(), watch_keys, /*allow_exceptions=*/false);
+  return duplicate;
 }
 
 Result<json> parse_strict_json_object(std::string_view text) {
-  JsonWithDuplicates parsed = parse_json_noting_duplicates(text);
-  if (parsed.value.is_discarded()) {
+  json value;
+  const std::optional<std::string> duplicate = parse_json_noting_duplicates(text, value);
+  if (value.is_discarded()) {
     return fail(ErrorCode::kInvalidArgument, "the body is not valid JSON");
   }
-  if (!parsed.value.is_object()) {
+  if (!value.is_object()) {
     return fail(ErrorCode::kInvalidArgument, "the body must be a JSON object");
   }
-  if (parsed.duplicate_key) {
+  if (duplicate) {
     return fail(ErrorCode::kInvalidArgument,
-                "duplicate " + field_text(*parsed.duplicate_key) + " (each field may appear once)");
+                "duplicate " + field_text(*duplicate) + " (each field may appear once)");
   }
-  return std::move(parsed.value);
+  return value;
 }
 
 Result<void> check_known_fields(const json& object, std::span<const char* const> fields) {

@@ -15,19 +15,17 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "zeus/result.h"
 
 namespace zeus {
 
-// `text` parsed as any JSON value, noting the first key that an object names twice (the value
-// then holds the last one, as nlohmann keeps it): for codecs that word their own errors.
-struct JsonWithDuplicates {
-  nlohmann::json value;                     // discarded (is_discarded()) when not valid JSON
-  std::optional<std::string> duplicate_key;  // the first key an object named twice
-};
-JsonWithDuplicates parse_json_noting_duplicates(std::string_view text);
+// `text` parsed as any JSON value into `value` (discarded, is_discarded(), when not valid JSON);
+// returns the first key that an object names twice (`value` then holds the last one, as nlohmann
+// keeps it): for codecs that word their own errors.
+std::optional<std::string> parse_json_noting_duplicates(std::string_view text,
+                                                        nlohmann::json& value);
 
 // `text` as one JSON object in which no object names a key twice. InvalidArgument: "the body is
 // not valid JSON", "the body must be a JSON object", "duplicate field 'x'".

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <string>
+#include <nlohmann/json.hpp>
 
 namespace zeus {
 namespace {

@@ -22,15 +22,16 @@ tl::unexpected<WireError> wrong(std::vector<std::string> loc, std::string msg,
 
 // Parses a JSON text, refusing duplicate keys in any object (nlohmann keeps the last silently).
 Decoded<json> parse_strict(std::string_view body) {
-  JsonWithDuplicates parsed = parse_json_noting_duplicates(body);
-  if (parsed.value.is_discarded()) {
+  json value;
+  const std::optional<std::string> duplicate = parse_json_noting_duplicates(body, value);
+  if (value.is_discarded()) {
     return wrong({"body"}, "the body is not valid JSON", "value_error.jsondecode");
   }
-  if (parsed.duplicate_key) {
-    return wrong({"body", *parsed.duplicate_key}, "the key appears more than once in an object",
+  if (duplicate) {
+    return wrong({"body", *duplicate}, "the key appears more than once in an object",
                  "value_error.duplicate");
   }
-  return std::move(parsed.value);
+  return value;
 }
 
 Decoded<void> list_check(const json& v, const std::vector<std::string>& loc) {

@@ -1,6 +1,8 @@
 // dump_json and error_json (server/json_text.h).
 #include "server/json_text.h"
 
+#include <nlohmann/json.hpp>
+
 namespace zeus::server {
 
 std::string dump_json(const nlohmann::json& j) {

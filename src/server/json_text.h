@@ -7,7 +7,7 @@
 //   res.body = error_json("unknown job 'x'");   // {"message":"unknown job 'x'"}
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace zeus::server {

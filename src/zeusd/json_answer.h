@@ -5,17 +5,12 @@
 //   return json_answer(200, nlohmann::json{{"power_limit_mw", 300000}});
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "http/message.h"
 
 namespace zeus::zeusd {
 
-inline http::HttpResponse json_answer(int status, const nlohmann::json& body) {
-  http::HttpResponse response;
-  response.status = status;
-  response.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return response;
-}
+http::HttpResponse json_answer(int status, const nlohmann::json& body);
 
 }  // namespace zeus::zeusd

@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <nlohmann/json.hpp>
 
 #include "zeusd/unix_socket_setup.h"
 

@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "zeus/result.h"
 #include "zeusd/lease_table.h"

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <nlohmann/json.hpp>
 
 #include "zeus/log.h"
 #include "zeusd/json_answer.h"

@@ -1,6 +1,7 @@
 #include "zeusd/persistent_change.h"
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "zeus/log.h"
 #include "zeusd/zeusd_service.h"
