@@ -14,7 +14,7 @@ ZEUS := $(BUILD)/bin/zeus
 # add (`make test`, `make deps`).
 RUN_PACKAGES := build-essential cmake pkg-config libexpected-dev nlohmann-json3-dev libcli11-dev \
   libsqlite3-dev libpqxx-dev prometheus-cpp-dev libssl-dev libtomlplusplus-dev libboost-dev \
-  liburiparser-dev libjwt-dev gnuplot-nox ccache ninja-build
+  liburiparser-dev libjwt-dev libre2-dev gnuplot-nox ccache ninja-build
 TEST_PACKAGES := libgtest-dev libgmock-dev googletest libbenchmark-dev sqlite3 postgresql \
   pybind11-dev python3-dev openssl python3-pytest python3-numpy python3-torch libtorch-dev chromium \
   clang libclang-rt-14-dev python3-httpx python3-pydantic python3-scipy prometheus \
@@ -22,11 +22,11 @@ TEST_PACKAGES := libgtest-dev libgmock-dev googletest libbenchmark-dev sqlite3 p
   binutils mmdebstrap help2man
 DEB_PACKAGES := $(RUN_PACKAGES) $(TEST_PACKAGES)
 
-FUZZ_BUILD := build/fuzz
+FUZZ_BUILD := $(ASAN_BUILD)
 NODE_TESTS := test/e2e/node
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps configure build run test wheel hw-kit deb asan-build asan fuzz-build fuzz bench hw format clean
+.PHONY: all deps configure build run test wheel hw-kit deb asan-build asan fuzz bench hw format clean
 
 all: build
 
@@ -72,23 +72,18 @@ deb: configure
 	cmake --build $(BUILD) -j $(JOBS) --target zeus_cli zeusd zeus_man_pages
 	cpack --config $(BUILD)/packaging/CPackConfig.cmake
 
+# One sanitizer tree (preset asan: clang, ASan+UBSan, libFuzzer's coverage instrumentation): the
+# unit tests and the libFuzzer targets are linked from the same objects.
 asan-build: deps
 	@[ -f $(ASAN_BUILD)/CMakeCache.txt ] || cmake --preset asan > /dev/null
-	cmake --build $(ASAN_BUILD) --target zeus_unit_tests -j $(JOBS)
+	cmake --build $(ASAN_BUILD) --target zeus_unit_tests zeus_fuzzers -j $(JOBS)
 
 asan: asan-build
 	ctest --preset asan -j $(JOBS)
 
-# Each libFuzzer target in fuzz/ runs FUZZ_SECONDS, JOBS at a time (built with clang,
-# ASan+UBSan+fuzzer; -O1 with line tables: the findings' stacks keep their file:line).
-fuzz-build: deps
-	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang CXX=clang++ cmake -G Ninja -S . -B $(FUZZ_BUILD) \
-	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
-	  -DCMAKE_C_FLAGS_DEBUG="-O1 -gline-tables-only" \
-	  -DZEUS_FUZZ=ON -DZEUS_WERROR=OFF -DZEUS_BUILD_BENCH=OFF > /dev/null
-	cmake --build $(FUZZ_BUILD) --target zeus_fuzzers -j $(JOBS)
-
-fuzz: fuzz-build
+# Each libFuzzer target in fuzz/ runs FUZZ_SECONDS, JOBS at a time (the sanitizer tree's fuzz/:
+# -O1 with line tables, so the findings' stacks keep their file:line).
+fuzz: asan-build
 	./scripts/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(JOBS)
 
 bench: build

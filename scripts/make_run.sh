@@ -14,18 +14,18 @@ mkdir -p "$logs"
 compile() {
   [ -f "$build/CMakeCache.txt" ] || cmake --preset release > "$logs/configure.log" 2>&1 \
     || { tail -30 "$logs/configure.log"; return 1; }
-  echo "compiling zeus (log: $logs/build.log)"
+  echo "compiling zeus and the fake NVML (log: $logs/build.log)"
   # The build's own lines go to the log; the terminal gets its progress, one line redrawn.
-  cmake --build "$build" --target zeus_cli -j "${JOBS:-$(nproc)}" > "$logs/build.log" 2>&1 &
+  cmake --build "$build" --target zeus_cli fake_nvml -j "${JOBS:-$(nproc)}" > "$logs/build.log" 2>&1 &
   local pid=$! last=""
   while kill -0 $pid 2> /dev/null; do
-    local now=$(grep -o '^\[ *[0-9]*%\]' "$logs/build.log" | tail -1 || true)
+    local now=$(grep -o '^\[[0-9]*/[0-9]*\]' "$logs/build.log" | tail -1 || true)
     if [ -t 1 ] && [ "$now" != "$last" ]; then printf '\r  %s' "$now"; last=$now; fi
     sleep 2
   done
   wait $pid || { [ -t 1 ] && echo; grep -B2 -A12 -m3 'error' "$logs/build.log" || tail -30 "$logs/build.log"; \
                  echo "build failed; the whole output is in $logs/build.log" >&2; return 1; }
-  [ -t 1 ] && printf '\r  [100%%]\n' || true
+  [ -t 1 ] && printf '\r  done        \n' || true
 }
 
 stage "Debian packages (build and main job only)" scripts/deps.sh "$logs/apt.log" "$@"
@@ -35,7 +35,9 @@ cat <<TEXT
 
 zeus is $(pwd)/$build/bin/zeus; put it on PATH for this shell with
   export PATH="$(pwd)/$build/bin:\$PATH"
-or install it (with zeusd and the data zeus simulate reads) with
+Without a GPU, the fake NVML plays one (an H100 at 350 W) for every command:
+  export ZEUS_NVML_PATH="$(pwd)/$build/fakes/libnvidia-ml.so.1"
+or install zeus (with zeusd and the data zeus simulate reads) with
   cmake --build $build --target zeusd && cmake --install $build --prefix ~/.local
 \`make test\` installs the test tools and builds and runs everything else.
 TEXT

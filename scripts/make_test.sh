@@ -13,7 +13,6 @@ stage "wheels (every CPython 3.10-3.13 found)" m wheel
 stage "GPU check kit (build/hw-kit)" ./packaging/hw-kit/assemble.sh build/release dist build/hw-kit
 stage "Debian package (dist/zeus_*.deb)" m deb
 stage "release tests (ctest)" ctest --preset release -j "$jobs"
-stage "ASan+UBSan build (unit tests)" m asan-build
+stage "sanitizer build (clang ASan+UBSan: unit tests, fuzz targets)" m asan-build
 stage "ASan+UBSan tests" ctest --preset asan -j "$jobs"
-stage "fuzz build (clang)" m fuzz-build
-stage "fuzz run (${FUZZ_SECONDS:-60} s per target)" ./scripts/run_fuzzers.sh build/fuzz "${FUZZ_SECONDS:-60}" "$jobs"
+stage "fuzz run (${FUZZ_SECONDS:-60} s per target)" ./scripts/run_fuzzers.sh build/asan "${FUZZ_SECONDS:-60}" "$jobs"

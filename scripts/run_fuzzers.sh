@@ -3,6 +3,8 @@
 # SECONDS seconds on its own corpus (BUILD/corpus/<name>/, seeded from fuzz/corpus/<name>/), JOBS
 # targets at a time (one per core: each fuzzer is single-threaded, so two on two cores take half
 # the wall time of one after the other and each still gets its full SECONDS of CPU).
+# Crashes, leaks, timeouts and slow units found go to BUILD/artifacts/<name>/ (never the working
+# directory).
 # Exit status: non-zero when any target found a crash, a leak or undefined behaviour; its log's
 # last lines are printed.
 #   scripts/run_fuzzers.sh BUILD SECONDS JOBS
@@ -16,9 +18,10 @@ run_one() {
   local f=$1 name corpus seeds=()
   name=$(basename "$f")
   corpus=$build/corpus/$name
-  mkdir -p "$corpus"
+  mkdir -p "$corpus" "$build/artifacts/$name"
   [ -d "$source_dir/fuzz/corpus/$name" ] && seeds=("$source_dir/fuzz/corpus/$name")
-  if ! "$f" -max_total_time="$seconds" -max_len=65536 "$corpus" "${seeds[@]}" \
+  if ! "$f" -max_total_time="$seconds" -max_len=65536 \
+      -artifact_prefix="$build/artifacts/$name/" "$corpus" "${seeds[@]}" \
       > "$build/$name.log" 2>&1; then
     echo "== $name: FAILED (log: $build/$name.log)"
     tail -40 "$build/$name.log"

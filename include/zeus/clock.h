@@ -9,6 +9,8 @@
 //   clock.sleep_until_s(3.0);          // returns at once, now_s() == 3.0
 #pragma once
 
+#include <cstdint>
+
 #include <atomic>
 
 namespace zeus {
@@ -24,6 +26,9 @@ class Clock {
   virtual void sleep_until_s(double t_s) = 0;
   void sleep_for_s(double duration_s) { sleep_until_s(now_s() + duration_s); }
 };
+
+// Wall-clock milliseconds since the Unix epoch (zeusd's wire timestamps).
+uint64_t unix_time_ms();
 
 // The real clock: std::chrono::steady_clock and system_clock.
 class SystemClock final : public Clock {

@@ -58,6 +58,14 @@ Result<PlanChoice> plan_for_straggler(const PlanCandidates& candidates, double s
 double all_max_clock_energy_j(const StageProfile& profile,
                               const std::vector<std::vector<PipelineInstruction>>& schedule,
                               double p2p_power_w, double iteration_time_s);
+// The same pricing (measured rows, blocking power in the idle time) for a plan's clocks
+// (`clocks_mhz[stage][k]` for the schedule's instruction k of that stage, as
+// Frontier::clocks_mhz gives them), so that a plan and the baseline compare like with like: the
+// all-max plan costs exactly the baseline. NaN when a clock has no profiled row.
+double measured_plan_energy_j(const StageProfile& profile,
+                              const std::vector<std::vector<PipelineInstruction>>& schedule,
+                              const std::vector<std::vector<int>>& clocks_mhz, double p2p_power_w,
+                              double iteration_time_s);
 
 // Energy of P data-parallel pipelines when one straggler runs `slowdown` times slower (the
 // authors' emulation): the straggler's energy scales with the slowdown, the other P - 1 run

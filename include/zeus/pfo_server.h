@@ -45,7 +45,12 @@ struct PfoServerOptions {
   double max_job_idle_s = 604800;  // a job with no request for this long is evicted (1 week)
   double rank_timeout_s = 600;     // ranks waiting at the barrier longer fail the job; 0: never
   size_t max_body_bytes = 16 << 20;  // ProfilingResults of long rounds are large
-  size_t max_connections = 10000;    // one per waiting rank, at least
+  size_t max_connections = 10000;    // one per waiting rank: a job's world size must fit (422)
+  // What clients can make the server hold: the ranks of all live jobs together and the live
+  // jobs (503 beyond); a job whose ranks have not all registered is evicted after this long idle.
+  size_t max_total_ranks = 1 << 17;
+  size_t max_jobs = 1024;
+  double max_registering_idle_s = 3600;
   const Clock* clock = nullptr;      // timeouts, eviction, job ids; default: the system clock
 };
 

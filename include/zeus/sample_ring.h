@@ -1,5 +1,6 @@
-// SampleRing: a fixed-capacity, time-ordered ring of one device's readings, as the samplers keep
-// them (power in PowerSampler, temperature in TemperatureMonitor).
+// SampleRing: a bounded, time-ordered ring of one device's readings, as the samplers keep them
+// (power in PowerSampler, temperature in TemperatureMonitor); its memory grows with the samples
+// up to the capacity, never allocated ahead.
 //
 // A run of identical readings keeps only its first and last sample (the last one's time moves
 // forward), so a timeline stays exact while a constant reading costs two slots. When full, the
@@ -25,8 +26,10 @@ namespace zeus {
 
 template <typename Sample, auto Value>
 struct SampleRing {
-  explicit SampleRing(size_t capacity = 2) : buffer(capacity) {}
+  // The buffer grows as samples come, up to `capacity` (a large cap costs nothing until used).
+  explicit SampleRing(size_t capacity = 2) : capacity(std::max<size_t>(capacity, 1)) {}
 
+  size_t capacity;
   std::vector<Sample> buffer;
   size_t head = 0;  // index of the oldest sample
   size_t size = 0;
@@ -41,8 +44,11 @@ struct SampleRing {
       at(size - 1).time_s = sample.time_s;
       return;
     }
-    if (size < buffer.size()) {
-      at(size) = sample;
+    if (size < capacity) {  // not full yet: the buffer holds exactly the samples, oldest first
+      if (buffer.size() == buffer.capacity()) {
+        buffer.reserve(std::min(capacity, std::max<size_t>(16, 2 * buffer.size())));
+      }
+      buffer.push_back(sample);
       ++size;
       return;
     }
@@ -79,17 +85,35 @@ std::optional<Sample> closest_sample(const std::vector<Sample>& samples, double 
 }
 
 // Keeps the samples with time in [start_s, end_s] (nullopt: unbounded); InvalidArgument when
-// start_s > end_s.
-template <typename Sample>
+// start_s > end_s. Two neighbouring samples with the same reading (`Value`) are the ends of a run
+// the ring kept as two (see above): the reading held between them, so a window that starts or
+// ends inside a run gets a sample at its edge with that reading (a constant power's window is
+// never empty, and its timeline covers the window).
+template <auto Value, typename Sample>
 Result<std::vector<Sample>> samples_between(std::vector<Sample> samples,
                                             std::optional<double> start_s,
                                             std::optional<double> end_s) {
   if (start_s && end_s && *start_s > *end_s) {
     return fail(ErrorCode::kInvalidArgument, "the timeline's start time is after its end time");
   }
+  // The run around time t, if t falls strictly inside one: the sample to copy.
+  const auto inside_run = [&](double t) -> std::optional<Sample> {
+    auto after = std::upper_bound(samples.begin(), samples.end(), t,
+                                  [](double time, const Sample& s) { return time < s.time_s; });
+    if (after == samples.begin() || after == samples.end()) return std::nullopt;
+    const Sample& before = *(after - 1);
+    if (before.time_s == t || !(before.*Value == (*after).*Value)) return std::nullopt;
+    Sample edge = before;
+    edge.time_s = t;
+    return edge;
+  };
+  const std::optional<Sample> first = start_s ? inside_run(*start_s) : std::nullopt;
+  const std::optional<Sample> last = end_s ? inside_run(*end_s) : std::nullopt;
   std::erase_if(samples, [&](const Sample& s) {
     return (start_s && s.time_s < *start_s) || (end_s && s.time_s > *end_s);
   });
+  if (first) samples.insert(samples.begin(), *first);
+  if (last && !(first && last->time_s == first->time_s)) samples.push_back(*last);
   return samples;
 }
 

@@ -68,7 +68,13 @@ class ElectricityMaps final : public IntensityProvider {
     if (!at) return tl::unexpected(at.error());
     const json& value = entry.value("carbonIntensity", json());
     if (!value.is_number()) return ok();  // Electricity Maps leaves gaps as null
-    hours_[hour_of(*at)] = value.get<double>();
+    const double intensity = value.get<double>();
+    if (!std::isfinite(intensity) || intensity < 0) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "a carbon intensity of " + std::to_string(intensity) + " gCO2eq/kWh for " +
+                      entry["datetime"].get<std::string>() + ", which no grid has");
+    }
+    hours_[hour_of(*at)] = intensity;
     fetched_at_[hour_of(*at)] = now;
     return ok();
   }

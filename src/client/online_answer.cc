@@ -2,6 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <vector>
+
+#include "http/uri.h"
+
 namespace zeus::client {
 
 Result<nlohmann::json> online_json_answer(http::HttpClient& client, const std::string& service,
@@ -15,7 +20,26 @@ Result<nlohmann::json> online_json_answer(http::HttpClient& client, const std::s
                     "; check the network and the URL, or allow a slow service more time "
                     "(timeout_s)");
   }
-  auto excerpt = [&] { return answer->body.substr(0, 300); };
+  // What the request carried that must never be shown: every header's value (auth-token) and
+  // every query value (api_key=...), wherever a server echoes them in its answer.
+  std::vector<std::string> secrets;
+  for (const auto& [name, value] : headers) secrets.push_back(value);
+  if (Result<http::UriParts> parts = http::parse_origin_form(target)) {
+    for (const auto& [key, value] : parts->query) {
+      secrets.push_back(value);
+      secrets.push_back(http::percent_encode(value));  // as sent, should a server echo that
+    }
+  }
+  auto excerpt = [&] {
+    std::string text = answer->body;
+    for (const std::string& secret : secrets) {
+      if (secret.size() < 4) continue;  // too short to be a key; would blank ordinary words
+      for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at + 3)) {
+        text.replace(at, secret.size(), "***");
+      }
+    }
+    return text.substr(0, 300);
+  };
   if (answer->status == 401 || answer->status == 403) {
     return fail(ErrorCode::kPermissionDenied,
                 service + " refused the API key (HTTP " + std::to_string(answer->status) +

@@ -114,7 +114,13 @@ class OpenEI final : public IntensityProvider {
                       "OpenEI's energyratestructure for " + options_.label +
                           " has a period without a first tier's rate");
         }
-        rates.push_back(period[0]["rate"].get<double>());
+        const double rate = period[0]["rate"].get<double>();
+        if (!std::isfinite(rate) || rate < 0) {
+          return fail(ErrorCode::kInvalidArgument,
+                      "OpenEI's energyratestructure for " + options_.label + " has a rate of " +
+                          std::to_string(rate) + " per kWh, which no tariff has");
+        }
+        rates.push_back(rate);
       }
       if (rates.empty()) {
         return fail(ErrorCode::kNotFound, "OpenEI rate " + options_.label + " has no energy rates");

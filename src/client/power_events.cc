@@ -1,5 +1,8 @@
 #include "client/power_events.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 namespace zeus::client {
@@ -66,13 +69,27 @@ Result<PowerEvent> parse_power_event(std::string_view data, bool gpu) {
     return bad(std::string("lacks timestamp_ms, ") +
                (gpu ? "gpu_id or power_mw" : "cpu_id or cpu_mw"));
   }
+  // What one device can report: an id a machine can have, a time, and a power a device can draw
+  // (a reading outside these would poison the node's and the cluster's sums).
+  if (id->get<uint64_t>() > static_cast<uint64_t>(kMaxDeviceId)) {
+    return bad("has a device id above " + std::to_string(kMaxDeviceId));
+  }
+  if (!std::isfinite(*timestamp_ms) || *timestamp_ms < 0) return bad("has a timestamp that is not a time");
+  auto plausible_w = [](double mw) { return std::isfinite(mw) && mw >= 0 && mw <= kMaxDevicePowerW * 1000; };
+  if (!plausible_w(*power_mw)) {
+    return bad("has a power that no device draws (not in 0-" +
+               std::to_string(static_cast<int>(kMaxDevicePowerW)) + " W)");
+  }
   PowerEvent event;
   event.gpu = gpu;
-  event.device_id = id->get<int>();
+  event.device_id = static_cast<int>(id->get<uint64_t>());
   event.timestamp_s = *timestamp_ms / 1000.0;
   event.power_w = *power_mw / 1000.0;
   if (!gpu) {
-    if (auto dram = number("dram_mw")) event.dram_w = *dram / 1000.0;
+    if (auto dram = number("dram_mw")) {
+      if (!plausible_w(*dram)) return bad("has a DRAM power that no device draws");
+      event.dram_w = *dram / 1000.0;
+    }
   }
   return event;
 }
@@ -80,7 +97,9 @@ Result<PowerEvent> parse_power_event(std::string_view data, bool gpu) {
 void PowerIntegrator::set(const std::string& name, double power_w, double time_s) {
   Device& d = devices_[name];
   if (d.active) {
-    if (time_s < d.since_s) return;
+    // A reading dated before the last one (the daemon's clock stepped back) takes effect at the
+    // last one's time: the power is followed, and no reading stops the count.
+    time_s = std::max(time_s, d.since_s);
     d.energy_j += d.power_w * (time_s - d.since_s);
   }
   d.power_w = power_w;

@@ -43,15 +43,23 @@ struct PowerEvent {
   std::optional<double> dram_w;
 };
 
+// The largest device id and the most power one device may report: a reading beyond either is
+// refused, so one buggy or hostile daemon cannot poison a cluster's sums.
+inline constexpr int kMaxDeviceId = 65535;
+inline constexpr double kMaxDevicePowerW = 100000;  // 100 kW
+
 // {"timestamp_ms", "gpu_id", "power_mw"} (gpu) or {"timestamp_ms", "cpu_id", "cpu_mw",
-// "dram_mw"}; InvalidArgument naming what is missing or malformed.
+// "dram_mw"}; InvalidArgument naming what is missing or malformed, or a device id, time or power
+// outside what a device reports (id above kMaxDeviceId, a negative or non-finite time, a power
+// outside 0-kMaxDevicePowerW).
 Result<PowerEvent> parse_power_event(std::string_view data, bool gpu);
 
 // Energy of named devices whose power holds between readings (a zeusd stream sends a reading
 // when the power changes): each reading closes the previous power's interval.
 class PowerIntegrator {
  public:
-  // `name` draws `power_w` from `time_s` on (a reading older than the last one is ignored).
+  // `name` draws `power_w` from `time_s` on (a reading older than the last one takes effect at
+  // the last one's time: a clock stepping back never stops the count).
   void set(const std::string& name, double power_w, double time_s);
   // `name` is no longer known (its stream dropped): its energy stops at `time_s`.
   void pause(const std::string& name, double time_s);

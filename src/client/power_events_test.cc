@@ -57,13 +57,41 @@ TEST(PowerEvents, MalformedEventsAreRefusedWithWhatIsWrong) {
   EXPECT_FALSE(parse_power_event(R"({"timestamp_ms":1,"gpu_id":0,"power_mw":1})", false));
 }
 
+// Probe round 4, B3: negative, non-finite and implausible powers and device ids beyond any
+// machine's are refused (they poisoned the node's and the cluster's sums, and ids >= 2^32
+// aliased GPU 0).
+TEST(PowerEvents, StreamValues_B3_ImplausibleReadingsAreRefused) {
+  for (const char* bad :
+       {R"({"timestamp_ms":1,"gpu_id":0,"power_mw":-500000})",
+        R"({"timestamp_ms":1,"gpu_id":0,"power_mw":1e300})",
+        R"({"timestamp_ms":1,"gpu_id":0,"power_mw":100000001})",
+        R"({"timestamp_ms":1,"gpu_id":4294967296,"power_mw":1000})",
+        R"({"timestamp_ms":1,"gpu_id":65536,"power_mw":1000})",
+        R"({"timestamp_ms":-5,"gpu_id":0,"power_mw":1000})",
+        R"({"timestamp_ms":1e400,"gpu_id":0,"power_mw":1000})"}) {
+    EXPECT_FALSE(parse_power_event(bad, true)) << bad;
+  }
+  EXPECT_FALSE(parse_power_event(R"({"timestamp_ms":1,"cpu_id":0,"cpu_mw":1,"dram_mw":-3})", false));
+  EXPECT_TRUE(parse_power_event(R"({"timestamp_ms":1,"gpu_id":65535,"power_mw":100000000})", true));
+}
+
+// Probe round 4, B4: a reading dated before the last one (a daemon clock stepping back, or after
+// a reading dated in the future) changes the power at the last reading's time; the count goes on.
+TEST(PowerIntegrator, StreamTime_B4_AReadingFromThePastNeverStopsTheCount) {
+  PowerIntegrator energy;
+  energy.set("gpu0", 300, 1e6);  // a reading far in the future
+  energy.set("gpu0", 200, 10.0);
+  EXPECT_EQ(energy.power_w("gpu0"), std::optional<double>(200));
+  EXPECT_DOUBLE_EQ(energy.energy_j("gpu0", 1e6 + 2), 400);
+}
+
 TEST(PowerIntegrator, EnergyIsPowerTimesTimeBetweenReadingsAndUpToNow) {
   PowerIntegrator energy;
   energy.set("gpu0", 300, 10.0);
   energy.set("gpu0", 400, 12.0);  // 600 J so far
   EXPECT_DOUBLE_EQ(energy.energy_j("gpu0", 12.0), 600);
   EXPECT_DOUBLE_EQ(energy.energy_j("gpu0", 13.5), 1200);  // and 1.5 s at 400 W
-  energy.set("gpu0", 500, 11.0);                          // older than the last reading: ignored
+  energy.set("gpu0", 400, 11.0);  // older than the last reading: takes effect at 12.0
   EXPECT_EQ(energy.power_w("gpu0"), std::optional<double>(400));
   energy.pause("gpu0", 14.0);  // dropped: stops at 1400 J, power unknown
   EXPECT_DOUBLE_EQ(energy.energy_j("gpu0", 20.0), 1400);

@@ -4,6 +4,7 @@
 #include "zeus/power_streaming_client.h"
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -77,6 +78,8 @@ class StreamingClient final : public PowerStreamingClient {
       node->target = std::move(targets[i]);
       node->address = addresses[i];
       node->offset_s = offsets[i];
+      // Unreachable at start (NaN offset): down, and retried like a node that went down.
+      if (std::isnan(node->offset_s)) node->error = "not reachable at start; retrying";
       nodes_.push_back(std::move(node));
     }
     for (auto& node : nodes_) {
@@ -148,6 +151,7 @@ class StreamingClient final : public PowerStreamingClient {
     PowerStreamTarget target;
     StreamAddress address;
     double offset_s = 0;
+    bool warned_clock = false;  // a reading dated ahead of this machine was said once
     double timestamp_s = 0;
     client::PowerIntegrator energy;
     int streams = 0;  // kinds streamed
@@ -175,7 +179,20 @@ class StreamingClient final : public PowerStreamingClient {
       std::lock_guard<std::mutex> lock(mu_);
       // The first reading of a connection may be older than it (the power has not changed
       // since): energy counts from the connection on.
-      const double t = std::max(event.timestamp_s + node.offset_s, connected_s);
+      double t = std::max(event.timestamp_s + node.offset_s, connected_s);
+      // A reading dated after now (a daemon clock stepped forward, or one bad timestamp) counts
+      // as now: it must not hold the device's energy back until that time comes.
+      const double now = unix_now_s();
+      if (t > now) {
+        if (t > now + 5 && !node.warned_clock) {
+          node.warned_clock = true;
+          log_warning("zeus: " + node.target.address + ": a reading is dated " +
+                      std::to_string(static_cast<long long>(t - now)) +
+                      " s ahead of this machine after the clock offset measured at connect; "
+                      "such readings count as received (check the node's clock)");
+        }
+        t = now;
+      }
       node.energy.set(device_key(event.gpu, event.device_id), event.power_w, t);
       if (!event.gpu && event.dram_w) node.energy.set(dram_key(event.device_id), *event.dram_w, t);
       node.timestamp_s = std::max(node.timestamp_s, t);
@@ -215,8 +232,14 @@ class StreamingClient final : public PowerStreamingClient {
         set_error(node, client.error().message);
         continue;
       }
-      if (attempt > 0) {
-        // A restarted daemon may run on another clock: measured again on each reconnect.
+      bool measured = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        measured = !std::isnan(node.offset_s);
+      }
+      if (attempt > 0 || !measured) {
+        // A restarted daemon may run on another clock: measured again on each reconnect (and
+        // first of all for a node that could not be reached at start).
         auto offset = estimate_offset(**client, options_.clock_samples, node.target.token);
         if (!offset) {
           set_error(node, offset.error().message);
@@ -355,6 +378,7 @@ Result<std::unique_ptr<PowerStreamingClient>> PowerStreamingClient::start(
   }
   std::vector<StreamAddress> addresses;
   std::vector<double> offsets;
+  std::vector<std::string> unreachable;
   for (const PowerStreamTarget& target : targets) {
     for (const PowerStreamTarget& other : targets) {
       if (&other != &target && other.address == target.address) {
@@ -378,17 +402,24 @@ Result<std::unique_ptr<PowerStreamingClient>> PowerStreamingClient::start(
     auto address = parse_stream_address(target.address);
     if (!address) return fail(address.error());
     auto client = open_client(*address, options.connect_timeout_s);
-    if (!client) return fail(client.error());
-    auto offset = estimate_offset(**client, options.clock_samples, target.token);
+    auto offset = client ? estimate_offset(**client, options.clock_samples, target.token)
+                         : Result<double>(tl::unexpected(client.error()));
     if (!offset) {
-      return fail(ErrorCode::kUnavailable, "cannot reach zeusd " + target.address + ": " +
-                                               offset.error().message +
-                                               " (is zeusd running there, and is the address its "
-                                               "--tcp or --socket?)");
+      unreachable.push_back("cannot reach zeusd " + target.address + ": " +
+                            offset.error().message +
+                            " (is zeusd running there, and is the address its --tcp or --socket?)");
     }
     addresses.push_back(*address);
-    offsets.push_back(*offset);
+    offsets.push_back(offset ? *offset : std::nan(""));
   }
+  // One node down (rebooting) does not stop the others from being watched: it shows as down
+  // and is retried. Nothing reachable at all is an error (a wrong address, no zeusd).
+  if (unreachable.size() == targets.size()) {
+    std::string all;
+    for (const std::string& why : unreachable) all += (all.empty() ? "" : "; ") + why;
+    return fail(ErrorCode::kUnavailable, all);
+  }
+  for (const std::string& why : unreachable) log_warning("zeus: " + why + "; retrying");
   return std::unique_ptr<PowerStreamingClient>(std::make_unique<StreamingClient>(
       std::move(targets), std::move(addresses), std::move(offsets), std::move(options)));
 }

@@ -35,4 +35,10 @@ void FakeClock::set_s(double t_s) {
   }
 }
 
+uint64_t unix_time_ms() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
 }  // namespace zeus

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/csv_table.h"
 #include "common/dynamic_library.h"
 #include "common/sysfs.h"
 #include "zeus/clock.h"
@@ -79,6 +80,25 @@ TEST(LogTest, SinkReceivesMessagesAtOrAboveLevel) {
   EXPECT_FALSE(parse_log_level("loud", &parsed));
 }
 
+// Newcomer round 4, item 17: a message naming its component is printed with that component
+// before the level, not after "zeus <level>:".
+TEST(LogTest, Logs_Newcomer17_TheComponentPrefixIsNotRepeated) {
+  LogLevel before = log_level();
+  set_log_level(LogLevel::kInfo);
+  ::testing::internal::CaptureStderr();
+  log_info("zeusd: GPU 0 power limit set");
+  log_warning("zeus proxy: the upstream broke off");
+  log_warning("zeus: power stream of node1 ended");
+  log_error("no component: here");
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+  set_log_level(before);
+  EXPECT_EQ(printed,
+            "zeusd info: GPU 0 power limit set\n"
+            "zeus proxy warning: the upstream broke off\n"
+            "zeus warning: power stream of node1 ended\n"
+            "zeus error: no component: here\n");
+}
+
 TEST(DynamicLibraryTest, MissingLibraryIsUnavailable) {
   auto lib = DynamicLibrary::open("/nonexistent/libnothing.so");
   ASSERT_FALSE(lib.has_value());
@@ -109,6 +129,16 @@ TEST(SysfsTest, ReadsIntegersAndMapsErrors) {
   ASSERT_TRUE(names.has_value());
   EXPECT_EQ(names->size(), 2u);
   std::filesystem::remove_all(dir);
+}
+
+// Probe round 4, C4: a UTF-8 byte-order mark (Excel's "CSV UTF-8") before the header is not part
+// of the first column's name.
+TEST(CsvTableTest, CarbonCsv_C4_AByteOrderMarkIsSkipped) {
+  auto table = CsvTable::parse("\xEF\xBB\xBFtimestamp,value\n2024-01-01T00:00:00Z,400\n", "bom.csv");
+  ASSERT_TRUE(table) << table.error().message;
+  auto columns = table->require_columns({"timestamp", "value"});
+  ASSERT_TRUE(columns) << columns.error().message;
+  EXPECT_EQ(table->cell(0, (*columns)[1]), "400");
 }
 
 }  // namespace

@@ -31,6 +31,8 @@ std::vector<std::string> split(std::string_view line) {
 Result<CsvTable> CsvTable::parse(std::string_view text, std::string_view source) {
   CsvTable table;
   table.source_ = std::string(source);
+  // A UTF-8 byte-order mark (Excel's "CSV UTF-8") is not part of the first column's name.
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   std::size_t pos = 0;
   std::size_t line_no = 0;
   bool have_header = false;

@@ -74,8 +74,18 @@ void log(LogLevel level, std::string_view message) {
     sink_storage()(level, message);
     return;
   }
-  std::fprintf(stderr, "zeus %s: %.*s\n", level_name(level), static_cast<int>(message.size()),
-               message.data());
+  // A message that names its component ("zeusd: ...", "zeus proxy: ...") is printed as
+  // "zeusd info: ...", never "zeus info: zeusd: ...".
+  std::string_view component = "zeus";
+  const size_t colon = message.find(": ");
+  if (colon != std::string_view::npos && colon <= 24 && message.substr(0, 4) == "zeus" &&
+      message.substr(0, colon).find_first_not_of("abcdefghijklmnopqrstuvwxyz ") ==
+          std::string_view::npos) {
+    component = message.substr(0, colon);
+    message.remove_prefix(colon + 2);
+  }
+  std::fprintf(stderr, "%.*s %s: %.*s\n", static_cast<int>(component.size()), component.data(),
+               level_name(level), static_cast<int>(message.size()), message.data());
 }
 
 }  // namespace zeus

@@ -306,6 +306,7 @@ class HttpServerImpl final : public HttpServer {
     s.evicted = core_->evicted.load();
     s.refused = core_->refused.load();
     s.timeouts = core_->timeouts.load();
+    s.max_connections = core_->options.max_connections;
     return s;
   }
 

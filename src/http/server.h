@@ -186,6 +186,7 @@ class HttpServer {
     size_t evicted = 0;      // idle or slow connections closed to make room
     size_t refused = 0;      // connections refused at the cap
     size_t timeouts = 0;     // requests or idle waits that ran past their deadline
+    size_t max_connections = 0;  // the cap in force (options' max_connections, clamped at start)
   };
   virtual Stats stats() const = 0;
 };

@@ -132,6 +132,62 @@ Result<UriParts> parse_origin_form(std::string_view target) {
   return parts;
 }
 
+Result<std::string> normalized_origin_form(std::string_view target) {
+  std::string text;
+  if (!target.empty() && target.front() == '/') {
+    text = "http://h" + std::string(target);  // behind an authority "//a" stays a path
+  } else {
+    Result<UriParts> absolute = parse_uri(target);
+    std::string scheme = absolute ? absolute->scheme : "";
+    std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (!absolute || !absolute->has_authority || absolute->has_fragment ||
+        !(scheme == "http" || scheme == "https")) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "the request target is neither a path (\"/path?query\") nor an http:// URL");
+    }
+    text = std::string(target);
+  }
+  ParsedUri parsed;
+  const char* error_pos = nullptr;
+  if (uriParseSingleUriExA(&parsed.uri, text.data(), text.data() + text.size(), &error_pos) !=
+      URI_SUCCESS) {
+    return fail(ErrorCode::kInvalidArgument, "the request target is malformed: " +
+                                                 syntax_error(text, error_pos, 0));
+  }
+  parsed.filled = true;
+  if (parsed.uri.fragment.first != nullptr) {
+    return fail(ErrorCode::kInvalidArgument, "the request target holds a fragment ('#')");
+  }
+  // Unreserved %XX decoded, hex upper-cased, dot segments (plain and encoded) removed.
+  if (uriNormalizeSyntaxExA(&parsed.uri, URI_NORMALIZE_PATH) != URI_SUCCESS) {
+    return fail(ErrorCode::kInvalidArgument, "the request target's path cannot be normalised");
+  }
+  std::string out;
+  for (const UriPathSegmentA* s = parsed.uri.pathHead; s != nullptr; s = s->next) {
+    const std::string segment = text_of(s->text);
+    const std::string_view bare = std::string_view(segment).substr(0, segment.find(';'));
+    if (bare == "." || bare == "..") {
+      return fail(ErrorCode::kInvalidArgument,
+                  "the request target's segment '" + segment +
+                      "' may be read as a dot segment by the next server; remove it");
+    }
+    for (const std::string_view bad : {"%2F", "%5C", "%00", "\\"}) {
+      if (segment.find(bad) != std::string::npos) {
+        return fail(ErrorCode::kInvalidArgument,
+                    "the request target's path holds " + std::string(bad) +
+                        ", which the next server may read as another path; send it as it is "
+                        "meant, without encoded slashes, backslashes or NULs");
+      }
+    }
+    out += "/";
+    out += segment;
+  }
+  if (out.empty()) out = "/";
+  if (parsed.uri.query.first != nullptr) out += "?" + text_of(parsed.uri.query);
+  return out;
+}
+
 bool is_host_and_port(std::string_view text) {
   if (text.find_first_of("/?#") != std::string_view::npos) return false;
   Result<UriParts> parts = parse_uri("//" + std::string(text));

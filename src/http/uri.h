@@ -45,6 +45,19 @@ Result<UriParts> parse_uri(std::string_view text);
 // fragment. "//a/b" is the path "//a/b" here, never a host.
 Result<UriParts> parse_origin_form(std::string_view target);
 
+// What a proxy forwards for a request target: the origin-form ("/path?query", still
+// percent-encoded) of a target in origin-form or in absolute-form (http:// or https://, whose
+// authority is dropped: the next hop's Host is the proxy's to choose), normalised as RFC 3986
+// §6.2.2 says: percent-encoded unreserved characters decoded, hex digits upper-case, dot
+// segments removed (§5.2.4: "/a/../b" -> "/b"; ".." at the root stays at the root, so the result
+// never climbs above "/"). The query is kept as written. Failure: kInvalidArgument naming the
+// reason when the target is neither form, or when the next hop could read its path as another
+// one: an encoded '/' or '' (%2F, %5C), a NUL (%00), a '', or a segment that some servers take
+// for a dot segment (".;x", "..;x": path parameters are stripped by some).
+//   normalized_origin_form("/v1/../../admin/%7e?a=..")   // "/admin/~?a=.."
+//   normalized_origin_form("http://other.host/v1/models")  // "/v1/models"
+Result<std::string> normalized_origin_form(std::string_view target);
+
 // True when `text` is an authority without user information: host[:port], the host possibly
 // empty, an IP literal in brackets, the port digits or none (a Host header's value).
 bool is_host_and_port(std::string_view text);

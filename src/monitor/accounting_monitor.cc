@@ -1,7 +1,9 @@
 #include "zeus/accounting_monitor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -193,7 +195,14 @@ AccountedMeasurement account_window(const Measurement& whole, std::vector<Accoun
   out.unit = unit;
   for (size_t i = 0; i < parts.size(); ++i) {
     AccountedPart& part = parts[i];
-    if (i < values.size() && values[i]) {
+    if (i < values.size() && values[i] && !(std::isfinite(*values[i]) && *values[i] >= 0)) {
+      // Whatever the provider: a value per kWh is finite and not negative.
+      if (out.complete) {
+        out.complete = false;
+        out.unknown_reason = "the value per kWh for part " + std::to_string(i) + " is " +
+                             std::to_string(*values[i]) + ", not a finite value >= 0";
+      }
+    } else if (i < values.size() && values[i]) {
       part.value = *values[i];
     } else if (out.complete) {
       out.complete = false;
@@ -209,6 +218,18 @@ AccountedMeasurement account_window(const Measurement& whole, std::vector<Accoun
     charge(out.gpu, parts, &Measurement::gpu_energy_j, whole.gpu_energy_j);
     charge(out.cpu, parts, &Measurement::cpu_energy_j, whole.cpu_energy_j);
     charge(out.dram, parts, &Measurement::dram_energy_j, whole.dram_energy_j);
+    const std::map<int, double>* amounts[] = {&out.gpu, &out.cpu, &out.dram};
+    const bool finite = std::all_of(std::begin(amounts), std::end(amounts), [](const auto* m) {
+      return std::all_of(m->begin(), m->end(), [](const auto& kv) { return std::isfinite(kv.second); });
+    });
+    if (!finite || !std::isfinite(out.total())) {
+      out.gpu.clear();
+      out.cpu.clear();
+      out.dram.clear();
+      out.complete = false;
+      out.unknown_reason = "the amount is too large to be represented (the value per kWh times "
+                           "the energy overflows)";
+    }
   }
   out.parts = std::move(parts);
   return out;

@@ -218,5 +218,28 @@ TEST(IntensitySeriesTest, ReadsTheBundledCsvAndRefusesBadFiles) {
   std::filesystem::remove(bad);
 }
 
+// Probe round 4, B5: whatever the provider, a value per kWh that is negative or not finite makes
+// the amount unknown with a reason, and an amount that overflows is unknown too (never inf, never
+// null with "complete": true).
+TEST(AccountingMonitorTest, CarbonValues_B5_NegativeOrOverflowingAmountsAreUnknownWithAReason) {
+  Measurement whole;
+  whole.gpu_energy_j = {{0, 3.6e6}};  // 1 kWh
+  AccountedPart part{0, 10, whole, {}};
+  const AccountedMeasurement negative = account_window(whole, {part}, {-0.01}, "gCO2eq");
+  EXPECT_FALSE(negative.complete);
+  EXPECT_NE(negative.unknown_reason.find("not a finite value >= 0"), std::string::npos)
+      << negative.unknown_reason;
+  EXPECT_TRUE(negative.gpu.empty());
+  whole.gpu_energy_j = {{0, 1e12}};
+  part.energy = whole;
+  const AccountedMeasurement huge = account_window(whole, {part}, {1.7e308}, "gCO2eq");
+  EXPECT_FALSE(huge.complete);
+  EXPECT_NE(huge.unknown_reason.find("too large"), std::string::npos) << huge.unknown_reason;
+  EXPECT_TRUE(huge.gpu.empty());
+  const AccountedMeasurement fine = account_window(whole, {part}, {400.0}, "gCO2eq");
+  EXPECT_TRUE(fine.complete);
+  EXPECT_NEAR(fine.total(), 1e12 / 3.6e6 * 400, 1);
+}
+
 }  // namespace
 }  // namespace zeus

@@ -99,7 +99,8 @@ Result<std::vector<PowerSample>> PowerMonitor::timeline(PowerDomain domain, int 
   if ((start_s && !std::isfinite(*start_s)) || (end_s && !std::isfinite(*end_s))) {
     return fail(ErrorCode::kInvalidArgument, "a timeline's start and end times must be finite");
   }
-  return samples_between(sampler_->samples(gpu_index, domain), start_s, end_s);
+  return samples_between<&PowerSample::power_w>(sampler_->samples(gpu_index, domain), start_s,
+                                                end_s);
 }
 
 Result<std::optional<double>> PowerMonitor::power_w(int gpu_index, std::optional<double> time_s,

@@ -138,6 +138,28 @@ TEST(PowerMonitorTest, PowerAtATimeIsTheClosestSample) {
   EXPECT_FALSE(closest_sample(std::vector<PowerSample>{}, 1.0).has_value());
 }
 
+// A constant power is kept as the two ends of its run: a window inside the run still gets the
+// reading at its edges (it was [] before), one that starts inside keeps the run's value from
+// its start; samples outside every run are unchanged.
+TEST(PowerMonitorTest, Timelines_Newcomer15_AWindowInsideAConstantRunIsNotEmpty) {
+  const std::vector<PowerSample> run = {{0.0, 300.0}, {10.0, 300.0}, {11.0, 200.0}};
+  auto inside = samples_between<&PowerSample::power_w>(run, 2.0, 3.0);
+  ASSERT_TRUE(inside);
+  ASSERT_EQ(inside->size(), 2u);
+  EXPECT_DOUBLE_EQ((*inside)[0].time_s, 2.0);
+  EXPECT_DOUBLE_EQ((*inside)[0].power_w, 300.0);
+  EXPECT_DOUBLE_EQ((*inside)[1].time_s, 3.0);
+  auto across = samples_between<&PowerSample::power_w>(run, 5.0, 12.0);
+  ASSERT_TRUE(across);
+  ASSERT_EQ(across->size(), 3u);  // 5.0 (edge), 10.0, 11.0
+  EXPECT_DOUBLE_EQ(across->front().time_s, 5.0);
+  EXPECT_DOUBLE_EQ(across->back().power_w, 200.0);
+  auto between_changes = samples_between<&PowerSample::power_w>(run, 10.2, 10.8);
+  ASSERT_TRUE(between_changes);
+  EXPECT_TRUE(between_changes->empty());  // 300 -> 200 W: nothing known in between
+  EXPECT_FALSE(samples_between<&PowerSample::power_w>(run, 3.0, 2.0));
+}
+
 TEST(PowerMonitorTest, InfersThePeriodWhenNoneIsGiven) {
   FakeNvmlDevice h100 = FakeNvmlDevice::h100();
   h100.power_update_ms = 100;

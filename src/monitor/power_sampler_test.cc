@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "zeus/replay_gpu.h"
+#include "zeus/sample_ring.h"
 
 namespace zeus {
 namespace {
@@ -103,6 +104,23 @@ TEST(PowerSamplerTest, RingBufferIsBounded) {
   ASSERT_FALSE(evicted.has_value());
   EXPECT_EQ(evicted.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(evicted.error().message.find("capacity"), std::string::npos);
+}
+
+// Probe round 4, C6: a large capacity costs nothing until samples come (it was allocated up
+// front: 3 GB for 100,000,000 samples); the ring still wraps at its capacity.
+TEST(PowerSamplerTest, PowerMonitorMemory_C6_TheRingGrowsOnDemandUpToItsCapacity) {
+  SampleRing<PowerSample, &PowerSample::power_w> big(100'000'000);
+  for (int i = 0; i < 5; ++i) big.push({static_cast<double>(i), 100.0 + i});
+  EXPECT_EQ(big.size, 5u);
+  EXPECT_LE(big.buffer.capacity(), 16u);
+  SampleRing<PowerSample, &PowerSample::power_w> small(3);
+  for (int i = 0; i < 5; ++i) small.push({static_cast<double>(i), 100.0 + i});
+  const auto kept = small.copy();
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_DOUBLE_EQ(kept.front().time_s, 2.0);
+  EXPECT_DOUBLE_EQ(kept.back().time_s, 4.0);
+  EXPECT_TRUE(small.dropped);
+  EXPECT_LE(small.buffer.capacity(), 3u);
 }
 
 TEST(PowerSamplerTest, ReportsErrors) {

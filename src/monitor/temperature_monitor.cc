@@ -88,7 +88,7 @@ Result<std::vector<TemperatureSample>> TemperatureMonitor::timeline(
     std::lock_guard<std::mutex> lock(data_mutex_);
     samples = rings_.at(gpu_index).copy();
   }
-  return samples_between(std::move(samples), start_s, end_s);
+  return samples_between<&TemperatureSample::celsius>(std::move(samples), start_s, end_s);
 }
 
 Result<std::optional<int>> TemperatureMonitor::temperature_c(int gpu_index,

@@ -286,6 +286,12 @@ TEST(InstructionProfilerTest, ResultsWithoutBreakdownsOrIterationsAreRefusedByNa
   ASSERT_FALSE(below_zero);
   EXPECT_NE(below_zero.error().message.find("energies >= 0 J"), std::string::npos)
       << below_zero.error().message;
+  // Probe round 4, C3: finite values whose sum overflows never reach the profile as inf.
+  const Model huge = [](int, int) { return 1.5e308; };
+  auto overflow = (*p)->observe(results_of(ranks, 1980, kTime, huge));
+  ASSERT_FALSE(overflow);
+  EXPECT_NE(overflow.error().message.find("energies >= 0 J"), std::string::npos)
+      << overflow.error().message;
   EXPECT_EQ((*p)->profiled_clocks(), 0);
 }
 

@@ -13,6 +13,18 @@ namespace {
 
 int status_of(const Error& e) { return e.code == ErrorCode::kInvalidArgument ? 400 : 500; }
 
+// A call into the scheduler (its factory, next_schedule, observe) whose exception becomes its
+// error: whatever a scheduler throws fails the job, naming why, at every waiting rank; it never
+// escapes to the HTTP layer with ranks left waiting at the barrier.
+template <typename Call>
+auto guarded(Call&& call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (const std::exception& e) {
+    return zeus::fail(ErrorCode::kInternal, std::string("the scheduler failed: ") + e.what());
+  }
+}
+
 // "3, 5, 9" (at most 16, then "and N more").
 std::string rank_list(const std::vector<int>& ranks) {
   std::string out;
@@ -130,7 +142,8 @@ Step<Progress> Job::register_rank(RankInfo rank, double now_s) {
   std::vector<RankInfo> sorted;
   for (const auto& r : ranks_) sorted.push_back(*r);
   progress.ranks_complete = sorted;
-  Result<std::unique_ptr<FrequencyScheduler>> scheduler = factory_(info_, sorted);
+  Result<std::unique_ptr<FrequencyScheduler>> scheduler =
+      guarded([&] { return factory_(info_, sorted); });
   if (!scheduler) {
     fail_into({status_of(scheduler.error()), scheduler.error().message}, &progress);
     return progress;
@@ -182,7 +195,7 @@ Step<Progress> Job::report_result(ProfilingResult result, double now_s) {
   for (auto& r : results_) record.results.push_back(std::move(*r));
   results_.assign(info_.world_size, std::nullopt);
   results_count_ = 0;
-  Result<void> observed = scheduler_->observe(record.results);
+  Result<void> observed = guarded([&] { return scheduler_->observe(record.results); });
   progress.round_done = std::move(record);
   if (!observed) {
     fail_into({status_of(observed.error()), observed.error().message}, &progress);
@@ -228,11 +241,14 @@ Progress Job::expire(double now_s, double rank_timeout_s) {
       now_s - barrier_since_s_ <= rank_timeout_s) {
     return progress;
   }
+  const std::string missing = missing_ranks();
   fail_into({504, "job " + info_.job_id + ": timed out after " +
                       std::to_string(static_cast<long long>(std::round(rank_timeout_s))) +
                       " s waiting for all " + std::to_string(info_.world_size) +
                       " ranks at the schedule barrier of round " + std::to_string(round_) + ": " +
-                      missing_ranks() + ". The job cannot go on; register it again"},
+                      (missing.empty() ? "every rank asked, but the round never started"
+                                       : missing) +
+                      ". The job cannot go on; register it again"},
             &progress);
   return progress;
 }
@@ -277,7 +293,7 @@ std::string Job::straggler_state() const {
 }
 
 void Job::start_round(Progress* progress) {
-  Result<std::vector<FrequencySchedule>> next = scheduler_->next_schedule();
+  Result<std::vector<FrequencySchedule>> next = guarded([&] { return scheduler_->next_schedule(); });
   if (next) next = check_round(std::move(*next), ranks_);
   if (!next) {
     fail_into({status_of(next.error()), next.error().message}, progress);

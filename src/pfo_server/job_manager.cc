@@ -1,6 +1,7 @@
 // The Perseus server's jobs behind one lock (pfo_server/job_manager.h).
 #include "pfo_server/job_manager.h"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 
@@ -35,7 +36,13 @@ Refusal JobManager::unknown(const std::string& job_id) const {
                    " s are evicted)"};
 }
 
-std::string JobManager::register_job(JobInfo info) {
+void JobManager::set_rank_budget(size_t ranks, std::string why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  rank_budget_ = ranks;
+  rank_budget_why_ = std::move(why);
+}
+
+Step<std::string> JobManager::register_job(JobInfo info) {
   const std::time_t now = static_cast<std::time_t>(clock_.unix_time_s());
   std::tm local{};
   localtime_r(&now, &local);
@@ -46,10 +53,34 @@ std::string JobManager::register_job(JobInfo info) {
                    options_.scheduler_name;
   if (info.job_metadata && !info.job_metadata->empty()) id += "+" + *info.job_metadata;
   std::lock_guard<std::mutex> lock(mu_);
+  const size_t world = static_cast<size_t>(info.world_size);
+  if (rank_budget_ > 0 && world > rank_budget_) {
+    return tl::unexpected(Refusal{
+        422, "a job of world size " + std::to_string(world) + " needs " + std::to_string(world) +
+                 " connections at once (every rank waits at the schedule barrier on its own); "
+                 "this server holds at most " +
+                 std::to_string(rank_budget_) + " ranks per job (" + rank_budget_why_ +
+                 "): start it with a higher --max-connections and `ulimit -n`, or split the job"});
+  }
+  if (jobs_.size() >= options_.max_jobs) {
+    return tl::unexpected(Refusal{
+        503, "the server holds " + std::to_string(jobs_.size()) + " jobs, its most; a job is "
+                 "forgotten when it has no request for " +
+                 std::to_string(static_cast<long long>(options_.max_job_idle_s)) +
+                 " s (or " + std::to_string(static_cast<long long>(options_.max_registering_idle_s)) +
+                 " s while its ranks register): try again later"});
+  }
+  if (total_ranks_ + world > options_.max_total_ranks) {
+    return tl::unexpected(Refusal{
+        503, "the server's live jobs hold " + std::to_string(total_ranks_) + " ranks, and " +
+                 std::to_string(world) + " more would pass its most, " +
+                 std::to_string(options_.max_total_ranks) + ": try again when a job ends"});
+  }
   std::string unique = id;
   for (int n = 2; jobs_.count(unique); ++n) unique = id + "+" + std::to_string(n);
   info.job_id = unique;
   jobs_.emplace(unique, std::make_unique<Entry>(std::move(info), options_.factory, clock_.now_s()));
+  total_ranks_ += world;
   log_info("zeus pfo serve: job " + unique + " registered");
   return unique;
 }
@@ -121,15 +152,30 @@ void JobManager::sweep() {
   const double now = clock_.now_s();
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     Entry& entry = *it->second;
+    // A waiting rank whose connection is gone (it hung up, or was closed) no longer counts at
+    // the barrier: it would otherwise complete the barrier for a schedule nobody receives.
+    for (size_t r = 0; r < entry.waiters.size(); ++r) {
+      if (entry.waiters[r] && entry.waiters[r]->client_gone()) {
+        entry.job.forget_waiter(static_cast<int>(r));
+        entry.waiters[r].reset();
+      }
+    }
     settle(entry, entry.job.expire(now, options_.rank_timeout_s));
-    if (now - entry.job.last_active_s() > options_.max_job_idle_s) {
-      log_info("zeus pfo serve: job " + it->first + " evicted (idle for more than " +
-               std::to_string(static_cast<long long>(options_.max_job_idle_s)) + " s)");
-      settle(entry, entry.job.fail({410, "job " + it->first + " was evicted: no request for " +
-                                             "more than " +
-                                             std::to_string(static_cast<long long>(
-                                                 options_.max_job_idle_s)) +
-                                             " s"}));
+    const double idle = now - entry.job.last_active_s();
+    const bool registering = entry.job.registered() < entry.job.info().world_size;
+    const double limit = registering ? std::min(options_.max_registering_idle_s,
+                                                options_.max_job_idle_s)
+                                     : options_.max_job_idle_s;
+    if (idle > limit) {
+      const std::string why =
+          "no request for more than " + std::to_string(static_cast<long long>(limit)) + " s" +
+          (registering ? " while " + std::to_string(entry.job.info().world_size -
+                                                    entry.job.registered()) +
+                             " of its ranks had not registered"
+                       : "");
+      log_info("zeus pfo serve: job " + it->first + " evicted (" + why + ")");
+      settle(entry, entry.job.fail({410, "job " + it->first + " was evicted: " + why}));
+      total_ranks_ -= static_cast<size_t>(entry.job.info().world_size);
       it = jobs_.erase(it);
     } else {
       ++it;
@@ -146,8 +192,10 @@ void JobManager::shutdown() {
 
 nlohmann::json JobManager::info() const {
   nlohmann::json jobs = nlohmann::json::array();
+  size_t rank_budget = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    rank_budget = rank_budget_;
     const double now = clock_.now_s();
     for (const auto& [id, entry] : jobs_) {
       const Job& job = entry->job;
@@ -166,6 +214,9 @@ nlohmann::json JobManager::info() const {
           {"dump_dir", options_.dump_dir},
           {"max_job_idle_time", options_.max_job_idle_s},
           {"rank_timeout", options_.rank_timeout_s},
+          {"max_ranks_per_job", rank_budget},
+          {"max_total_ranks", options_.max_total_ranks},
+          {"max_jobs", options_.max_jobs},
           {"jobs", jobs}};
 }
 

@@ -38,6 +38,13 @@ struct JobManagerOptions {
   std::string dump_dir;        // empty: no dump
   double max_job_idle_s = 604800;
   double rank_timeout_s = 600;  // 0: never
+  // What clients can make the server hold (each rank costs a few hundred bytes from its job's
+  // registration on): the ranks of every live job together, and the live jobs; beyond either a
+  // registration is refused with 503. A job whose ranks have not all registered after
+  // max_registering_idle_s without a request is evicted (its ranks never came).
+  size_t max_total_ranks = 1 << 17;
+  size_t max_jobs = 1024;
+  double max_registering_idle_s = 3600;
 };
 
 class JobManager {
@@ -45,8 +52,14 @@ class JobManager {
   JobManager(JobManagerOptions options, const Clock& clock);
 
   // A new job; its id "YYYY-MM-DD-HH-MM-SS+dp{d}+pp{p}+tp{t}+{Scheduler}[+{metadata}]" (local
-  // time; "+2", "+3", ... appended when a job with that id exists).
-  std::string register_job(JobInfo info);
+  // time; "+2", "+3", ... appended when a job with that id exists). Refused: 422 when its world
+  // size is above the rank budget (every rank holds a connection at the schedule barrier), 503
+  // when the live jobs or their ranks are at max_jobs / max_total_ranks.
+  Step<std::string> register_job(JobInfo info);
+  // The most ranks one job may have: the connections the HTTP server holds, less room for other
+  // requests (set once the server knows its descriptor limit; 0: no check). `why` says where the
+  // number comes from, for the refusal ("--max-connections 10000 and ulimit -n ...").
+  void set_rank_budget(size_t ranks, std::string why);
   Step<void> register_rank(const std::string& job_id, RankInfo rank);
   // Answers `reply` now (a refusal, or the schedule when this request completes the barrier) or
   // later, from the thread that completes the barrier or fails the job.
@@ -80,6 +93,9 @@ class JobManager {
   const Clock& clock_;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<Entry>> jobs_;
+  size_t total_ranks_ = 0;  // the world sizes of jobs_ together
+  size_t rank_budget_ = 0;
+  std::string rank_budget_why_;
 };
 
 }  // namespace zeus::pfo

@@ -95,6 +95,16 @@ class HttpPfoServer final : public PfoServer {
     Result<int> port = http_->listen_tcp(options_.host, options_.port);
     if (!port) return fail(port.error());
     port_ = *port;
+    // Every rank of a job holds a connection at the schedule barrier: a job fits in the
+    // connections the server holds (clamped to the descriptor limit at start), less room for
+    // the other requests.
+    const size_t cap = http_->stats().max_connections;
+    const size_t room = std::min<size_t>(32, cap / 8);
+    jobs_.set_rank_budget(cap - room,
+                          std::to_string(cap) + " connections (--max-connections " +
+                              std::to_string(options_.max_connections) +
+                              ", and the descriptor limit, ulimit -n) less " + std::to_string(room) +
+                              " for other requests");
     double interval_s = 1.0;
     if (options_.rank_timeout_s > 0) interval_s = std::clamp(options_.rank_timeout_s / 4, 0.01, 1.0);
     sweeper_ = std::make_unique<PeriodicTask>(interval_s, [this] { jobs_.sweep(); });
@@ -129,7 +139,8 @@ class HttpPfoServer final : public PfoServer {
       if (!post) return detail(405, "Method Not Allowed");
       pfo::Decoded<pfo::JobInfo> job = pfo::decode_job_info(q.body);
       if (!job) return invalid(job.error());
-      return pfo::json_answer(200, nlohmann::json(jobs_.register_job(std::move(*job))).dump());
+      pfo::Step<std::string> id = jobs_.register_job(std::move(*job));
+      return id ? pfo::json_answer(200, nlohmann::json(*id).dump()) : refused(id.error());
     }
     if (std::string id = job_id_in(q.path, kRegisterRank); !id.empty()) {
       if (!post) return detail(405, "Method Not Allowed");
@@ -193,8 +204,14 @@ Result<std::unique_ptr<PfoServer>> PfoServer::start(PfoServerOptions options) {
       pfo::scheduler_factory({options.scheduler, options.solution_path, options.scheduler_args,
                               options.dump_dir, options.plans_dir});
   if (!factory) return fail(factory.error());
-  pfo::JobManagerOptions jobs{*name, std::move(*factory), options.dump_dir, options.max_job_idle_s,
-                              options.rank_timeout_s};
+  pfo::JobManagerOptions jobs{*name,
+                              std::move(*factory),
+                              options.dump_dir,
+                              options.max_job_idle_s,
+                              options.rank_timeout_s,
+                              options.max_total_ranks,
+                              options.max_jobs,
+                              options.max_registering_idle_s};
   auto server = std::make_unique<HttpPfoServer>(std::move(options), std::move(jobs));
   ZEUS_TRY(server->bind_and_serve());
   return std::unique_ptr<PfoServer>(std::move(server));

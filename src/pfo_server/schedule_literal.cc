@@ -277,7 +277,9 @@ Result<RankSchedules> parse_schedule_json(std::string_view text) {
     const nlohmann::json& item = (*per_rank)[r];
     const std::string where = "rank " + std::to_string(r);
     if (item.is_object()) {  // a dumped N.sched.json: {"rank": r, "frequencies": [...]}
-      if (!item.contains("frequencies") || item.value("rank", -1) != static_cast<int>(r)) {
+      const auto rank = item.find("rank");
+      if (!item.contains("frequencies") || rank == item.end() || !rank->is_number_integer() ||
+          rank->get<long long>() != static_cast<long long>(r)) {
         return fail(ErrorCode::kInvalidArgument,
                     where + ": expected {\"rank\": " + std::to_string(r) +
                         ", \"frequencies\": [...]} (ranks in order)");

@@ -20,8 +20,8 @@ namespace {
 using nlohmann::json;
 
 std::string seconds(double s) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4f s", s);
+  char text[64];  // a huge time in %g: "%.4f" of 1e300 needs 300 characters
+  std::snprintf(text, sizeof(text), std::fabs(s) < 1e6 ? "%.4f s" : "%.4g s", s);
   return text;
 }
 

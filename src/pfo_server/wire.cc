@@ -178,6 +178,11 @@ Decoded<void> check_metadata(const std::string& m, const std::vector<std::string
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
       return wrong(loc, "job_metadata may not hold control characters");
     }
+    if (c == '?' || c == '#' || c == '%') {
+      return wrong(loc, std::string("job_metadata may not hold '") + c +
+                            "': it becomes part of the job id, which clients put in URL paths "
+                            "as it is (use letters, digits, '-', '_', '.')");
+    }
   }
   return {};
 }

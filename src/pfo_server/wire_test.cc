@@ -52,6 +52,10 @@ TEST(WireTest, RefusesWhatPydanticWouldAndMore) {
       {R"({"pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1, "colour": 1})", {"body", "colour"}},
       {R"({"pp_degree": 1, "pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1})", {"body", "pp_degree"}},
       {R"({"pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1, "job_metadata": "a/b"})", {"body", "job_metadata"}},
+      // Probe round 4, C2: what would break the job id in a URL path.
+      {R"({"pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1, "job_metadata": "a?b"})", {"body", "job_metadata"}},
+      {R"({"pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1, "job_metadata": "a#b"})", {"body", "job_metadata"}},
+      {R"({"pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1, "job_metadata": "a%2Fb"})", {"body", "job_metadata"}},
       {R"({"pp_degree": 65536, "dp_degree": 65536, "tp_degree": 65536, "world_size": 1})", {"body", "world_size"}},
       {R"([1, 2])", {"body"}},
       {R"({"pp_degree": 1,)", {"body"}},

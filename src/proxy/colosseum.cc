@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <mutex>
 #include <random>
@@ -87,6 +88,7 @@ class Arena final : public Colosseum {
       ZEUS_TRY(meters_.back()->open_log());
       const std::string source = same ? sides_[0].name + " + " + sides_[1].name : sides_[i].name;
       meters_.back()->publish_to(&feed_, feed_.add_source(source, LiveFeed::gpus_label(gpus)));
+      meter_sources_.push_back(source);
     }
     sides_[0].meter = meters_[0].get();
     sides_[1].meter = meters_[same ? 0 : 1].get();
@@ -99,9 +101,16 @@ class Arena final : public Colosseum {
     server_options.limits.max_body_bytes = options_.max_prompt_bytes + 4096;
     server_options.workers = options_.workers;
     server_options.write_timeout_s = options_.upstream_timeout_s;
+    // Only a prompt waits for an upstream; the page, the votes, the leaderboard and /health are
+    // answered on the event loop, so answers in progress never hold them up.
+    server_options.inline_request = [](const HttpRequest& request) {
+      return !(request.method == "POST" && request.path == "/prompt");
+    };
     return serving_.start(
         server_options,
-        [this](const HttpRequest& request, http::Reply& reply) { route(request, reply); },
+        [this](const HttpRequest& request, const http::Peer& peer, http::Reply& reply) {
+          route(request, peer, reply);
+        },
         options_.host, options_.port);
   }
 
@@ -109,7 +118,10 @@ class Arena final : public Colosseum {
   void stop() override { serving_.stop(); }
   std::vector<ProxySummary> summaries() override {
     std::vector<ProxySummary> out;
-    for (auto& m : meters_) out.push_back(m->summary());
+    for (size_t i = 0; i < meters_.size(); ++i) {
+      out.push_back(meters_[i]->summary());
+      out.back().source = meter_sources_[i];
+    }
     return out;
   }
 
@@ -128,8 +140,13 @@ class Arena final : public Colosseum {
       if (duel_log_) duel_log_->forgotten(gone, now, unix_now_s());
     }
   }
-  void route(const HttpRequest& request, http::Reply& reply);
-  void prompt(const HttpRequest& request, http::Reply& reply);
+  void route(const HttpRequest& request, const http::Peer& peer, http::Reply& reply);
+  void prompt(const HttpRequest& request, const http::Peer& peer, http::Reply& reply);
+  // The answers one client address may have in progress: a quarter of the workers, so that
+  // one client cannot take every answer slot.
+  size_t max_prompts_per_client() const {
+    return static_cast<size_t>(std::max(1, options_.workers / 4));
+  }
   HttpResponse response_vote(const HttpRequest& request);
   HttpResponse energy_vote(const HttpRequest& request);
   HttpResponse leaderboard_json();
@@ -137,11 +154,13 @@ class Arena final : public Colosseum {
   ColosseumOptions options_;
   LiveFeed feed_;  // before the meters, which publish to it
   std::vector<std::unique_ptr<Meter>> meters_;
+  std::vector<std::string> meter_sources_;  // the side(s) each meter measures
   std::array<Side, 2> sides_;
   std::unique_ptr<store::VoteStore> votes_;
   std::unique_ptr<ColosseumLog> duel_log_;  // --colosseum-log; null: none (written under mu_)
   const std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
-  std::mutex mu_;  // book_ and rng_
+  std::mutex mu_;  // book_, rng_ and prompts_in_progress_
+  std::map<std::string, size_t> prompts_in_progress_;  // by client address (Peer::key)
   std::mutex tally_mu_;
   LeaderboardTally tally_;  // the stored votes' sums (the leaderboard without reading them all)
   DuelBook book_;
@@ -149,7 +168,7 @@ class Arena final : public Colosseum {
   Serving serving_;
 };
 
-void Arena::route(const HttpRequest& request, http::Reply& reply) {
+void Arena::route(const HttpRequest& request, const http::Peer& peer, http::Reply& reply) {
   const std::string& path = request.path;
   const bool get = request.method == "GET" || request.method == "HEAD";
   const bool post = request.method == "POST";
@@ -165,7 +184,7 @@ void Arena::route(const HttpRequest& request, http::Reply& reply) {
   } else if (get && path == "/health") {
     reply.send(json_answer(R"({"status":"ok"})"));
   } else if (post && path == "/prompt") {
-    prompt(request, reply);
+    prompt(request, peer, reply);
   } else if (post && path == "/response_vote") {
     reply.send(response_vote(request));
   } else if (post && path == "/energy_vote") {
@@ -180,12 +199,36 @@ void Arena::route(const HttpRequest& request, http::Reply& reply) {
   }
 }
 
-void Arena::prompt(const HttpRequest& request, http::Reply& reply) {
+void Arena::prompt(const HttpRequest& request, const http::Peer& peer, http::Reply& reply) {
   Result<PromptRequest> asked = decode_prompt(request.body, options_.max_prompt_bytes);
   if (!asked) {
     reply.send(HttpResponse::error(400, asked.error().message));
     return;
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t& mine = prompts_in_progress_[peer.key];
+    if (mine >= max_prompts_per_client()) {
+      if (mine == 0) prompts_in_progress_.erase(peer.key);
+      reply.send(HttpResponse::error(
+          429, "zeus colosseum: " + std::to_string(mine) +
+                   " answers are in progress for your address, its most: wait for one to end"));
+      return;
+    }
+    ++mine;
+  }
+  // The slot is given back however the answer ends.
+  struct Slot {
+    Arena* arena;
+    std::string key;
+    ~Slot() {
+      std::lock_guard<std::mutex> lock(arena->mu_);
+      auto it = arena->prompts_in_progress_.find(key);
+      if (it != arena->prompts_in_progress_.end() && --it->second == 0) {
+        arena->prompts_in_progress_.erase(it);
+      }
+    }
+  } slot{this, peer.key};
   const int side_index = asked->model_index;
   std::string model;
   {
@@ -244,7 +287,7 @@ void Arena::prompt(const HttpRequest& request, http::Reply& reply) {
     return text.empty() ? stream->open() : stream->write(dump(json(text)) + std::string(1, '\0'));
   };
   Result<HttpResponse> answer =
-      side.client->stream("POST", upstream_target(side.path, "/v1/chat/completions"),
+      side.client->stream("POST", *upstream_target(side.path, "/v1/chat/completions"),
                           dump(upstream_body), {}, on_head, on_data, options_.upstream_timeout_s);
   side.meter->usage(id, scanner.usage().prompt_tokens, scanner.usage().completion_tokens);
   record.latency_s = side.meter->now_s() - start_s;
@@ -374,7 +417,8 @@ HttpResponse Arena::leaderboard_json() {
                       {"energy_per_token_j", r.energy_per_token_j},
                       {"energy_votes", r.energy_votes},
                       {"worth", r.worth},
-                      {"worth_rate", r.worth_rate}});
+                      // null until the model has an energy vote (no rate yet)
+                      {"worth_rate", r.worth_rate < 0 ? json(nullptr) : json(r.worth_rate)}});
   }
   return json_answer(dump({{"duels", duels}, {"models", std::move(models)}}));
 }

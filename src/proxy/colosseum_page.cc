@@ -155,7 +155,7 @@ async function leaderboard() {
       tr.dataset.duels = m.duels;
       for (const c of [m.model, m.duels, (100 * m.win_rate).toFixed(0) + " %",
                        m.energy_per_answer_j.toFixed(1), m.energy_per_token_j.toFixed(3),
-                       m.worth_rate < 0 ? "–" : (100 * m.worth_rate).toFixed(0) + " % of " +
+                       m.worth_rate == null || m.worth_rate < 0 ? "–" : (100 * m.worth_rate).toFixed(0) + " % of " +
                          m.energy_votes]) {
         const td = document.createElement("td");
         td.textContent = c;

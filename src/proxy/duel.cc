@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace zeus::proxy {
 namespace {
@@ -37,10 +38,17 @@ EnergyComparison compare_energy(double chosen_j, double other_j) {
   } else {
     out.percent = chosen_j > 0 ? 100 : 0;
   }
-  char text[160];
-  std::snprintf(text, sizeof(text), "That answer also used %.0f %% %s energy (%.1f J vs %.1f J).",
-                out.percent, out.less ? "less" : "more", chosen_j, other_j);
-  out.sentence = text;
+  // Energies under 10 J with more decimals: "0.81 J vs 0.92 J", never "0.8 J vs 0.8 J".
+  const auto joules = [](double j) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.*f J", std::fabs(j) < 1 ? 3 : std::fabs(j) < 10 ? 2 : 1, j);
+    return std::string(text);
+  };
+  char text[96];
+  std::snprintf(text, sizeof(text), out.less ? "That answer also used %.0f %% less energy"
+                                             : "That answer used %.0f %% more energy",
+                out.percent);
+  out.sentence = std::string(text) + " (" + joules(chosen_j) + " vs " + joules(other_j) + ").";
   return out;
 }
 

@@ -98,7 +98,12 @@ TEST(DuelBookTest, TheRevealSentenceComparesWithTheOtherAnswer) {
   const EnergyComparison more = compare_energy(20, 10);
   EXPECT_FALSE(more.less);
   EXPECT_NEAR(more.percent, 100, 1e-9);
-  EXPECT_EQ(more.sentence, "That answer also used 100 % more energy (20.0 J vs 10.0 J).");
+  EXPECT_EQ(more.sentence, "That answer used 100 % more energy (20.0 J vs 10.0 J).");
+  // Probe round 4, C9: small energies keep the digits that tell them apart.
+  EXPECT_EQ(compare_energy(0.812, 0.915).sentence,
+            "That answer also used 11 % less energy (0.812 J vs 0.915 J).");
+  EXPECT_EQ(compare_energy(2.5, 3.25).sentence,
+            "That answer also used 23 % less energy (2.50 J vs 3.25 J).");
   EXPECT_EQ(compare_energy(0, 0).percent, 0);
   EXPECT_EQ(compare_energy(5, 0).percent, 100);
 }

@@ -57,7 +57,9 @@ constexpr std::string_view kLiveBody = R"html(<header><h1>zeus proxy: live</h1><
 "use strict";
 const WINDOW_S = 60, MAX_POINTS = 3000, MAX_REQUESTS = 500;
 const COLORS = ["#1f6feb", "#d9480f", "#1a7f37", "#8250df", "#bf8700", "#0a7ea4"];
-const st = { sources: [], requests: new Map(), models: {} };
+// Models by name in objects without a prototype: a model named "toString" or "__proto__" is a
+// model like any other.
+const st = { sources: [], requests: new Map(), models: Object.create(null) };
 const key = r => r.source + ":" + r.id;
 const fmt = (x, d) => Number(x).toFixed(d);
 function el(tag, attrs, text) {
@@ -188,7 +190,7 @@ function connect() {
     const s = JSON.parse(e.data);
     st.sources = s.sources.map(x => ({name: x.name, gpus: x.gpus, power: x.power}));
     st.requests = new Map(s.requests.map(r => [key(r), r]));
-    st.models = s.models;
+    st.models = Object.assign(Object.create(null), s.models);
     document.getElementById("status").textContent = "live";
     document.getElementById("error").textContent = "";
     redraw();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "proxy/request_fields.h"
 #include "zeus/log.h"
 
 namespace zeus::proxy {
@@ -89,7 +90,8 @@ void Meter::update_power_locked(double time_s, const std::vector<double>& each_j
   power_mark_j_ = each_j;
 }
 
-RequestId Meter::begin(bool streamed, const std::string& model) {
+RequestId Meter::begin(bool streamed, const std::string& given_model) {
+  const std::string model = clip_label(given_model);  // client-chosen: kept at a bounded size
   std::lock_guard<std::mutex> lock(mu_);
   const RequestId id = next_id_++;
   const double t = now_s();
@@ -113,7 +115,12 @@ void Meter::usage(RequestId id, int64_t prompt_tokens, int64_t completion_tokens
   ledger_.output_tokens(id, completion_tokens);
 }
 
-RequestEnergy Meter::end(RequestId id, const RequestRecord& record) {
+RequestEnergy Meter::end(RequestId id, const RequestRecord& given) {
+  // Client-chosen strings are kept (feed, window, log) at a bounded size.
+  RequestRecord record = given;
+  record.model = clip_label(given.model);
+  record.request_id = clip_label(given.request_id);
+  record.response_id = clip_label(given.response_id);
   RequestEnergy out;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -91,7 +91,7 @@ class Proxy final : public LlmProxy {
 HttpResponse Proxy::metrics_page() {
   std::string text;
   Result<HttpResponse> upstream =
-      upstream_->request("GET", upstream_target(relay_.upstream_path, "/metrics"));
+      upstream_->request("GET", *upstream_target(relay_.upstream_path, "/metrics"));
   if (upstream && upstream->status == 200 && upstream->content_type.rfind("text/plain", 0) == 0) {
     text = std::move(upstream->body);
     if (!text.empty() && text.back() != '\n') text += '\n';
@@ -135,7 +135,9 @@ std::string format_joules(double j) {
 
 std::string format_summary(const ProxySummary& s) {
   std::ostringstream out;
-  out << "zeus proxy: " << s.requests << " requests, " << s.output_tokens << " output tokens; "
+  // The Colosseum prints one summary per side: each names its model(s).
+  const std::string who = s.source.empty() ? "zeus proxy: " : "zeus proxy (" + s.source + "): ";
+  out << who << s.requests << " requests, " << s.output_tokens << " output tokens; "
       << format_joules(s.measured_j) << " J measured = " << format_joules(s.attributed_j)
       << " J attributed + " << format_joules(s.idle_j) << " J idle";
   if (s.measured_j - s.attributed_j - s.idle_j > 1e-6) {
@@ -143,8 +145,7 @@ std::string format_summary(const ProxySummary& s) {
   }
   out << "\n";
   if (s.output_tokens > 0) {
-    out << "zeus proxy: "
-        << format_joules(s.attributed_j / static_cast<double>(s.output_tokens))
+    out << who << format_joules(s.attributed_j / static_cast<double>(s.output_tokens))
         << " J/token attributed";
   }
   if (s.steady_state_found) {

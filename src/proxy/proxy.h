@@ -62,6 +62,7 @@ struct ProxyStatus {
 
 // A run's totals (summary on exit).
 struct ProxySummary {
+  std::string source;  // the Colosseum's side(s) metered ("big", "small + big"); "" for the proxy
   int64_t requests = 0;
   int64_t output_tokens = 0;
   double attributed_j = 0, idle_j = 0, measured_j = 0;

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <set>
 
+#include "proxy/request_fields.h"
+
 namespace zeus::proxy {
 namespace {
 
@@ -55,8 +57,9 @@ struct ProxyMetrics::Impl {
           .Help("Output tokens of finished requests, by model")
           .Register(registry);
 
-  std::string label(const std::string& model) {
-    if (model.empty()) return "unknown";
+  std::string label(const std::string& given) {
+    if (given.empty()) return "unknown";
+    const std::string model = clip_label(given);  // a label's bytes are bounded too
     std::lock_guard<std::mutex> lock(mutex);
     if (models.count(model) || models.size() < kMaxModels) {
       models.insert(model);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "proxy/live_status.h"
+#include "proxy/request_fields.h"
 
 namespace zeus::proxy {
 namespace {
@@ -89,6 +90,19 @@ TEST(LiveStatusTest, NothingIsDrawnWhenNotATerminal) {
   EXPECT_EQ(read(fds[0], &c, 1), 0);  // nothing written
   close(fds[0]);
   EXPECT_EQ(reads, 0);
+}
+
+// Probe round 4, A2: a model label's bytes are bounded (kMaxLabelBytes), not only the number
+// of labels: 64 requests, each with its own 4 MB model name, make a /metrics text of kilobytes.
+TEST(ProxyMetricsTest, ProxyBounds_A2_ModelLabelsHaveBoundedBytes) {
+  ProxyMetrics metrics;
+  for (int i = 0; i < 70; ++i) {
+    metrics.observe(std::to_string(i) + std::string(4 << 20, 'm'), 10, 10);
+  }
+  const std::string text = metrics.render(ProxyStatus{.gpu_indices = {0}, .gpu_power_w = {100}});
+  EXPECT_LT(text.size(), 70u * 40 * (kMaxLabelBytes + 100)) << "bytes: " << text.size();
+  EXPECT_NE(text.find("model=\"0mmm"), std::string::npos);
+  EXPECT_NE(text.find("m...\""), std::string::npos);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <vector>
 
 #include "proxy/error_answer.h"
 #include "proxy/proxy.h"
@@ -41,11 +42,38 @@ bool hop_by_hop(std::string_view name) {
   return false;
 }
 
+// The field names a Connection field lists (RFC 9110 §7.6.1: "Connection: keep-alive, X-Hop"
+// makes X-Hop a field of this hop only), lower-cased.
+std::vector<std::string> connection_options(const Headers& in) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : in) {
+    if (!field_named(name, "connection")) continue;
+    size_t start = 0;
+    while (start <= value.size()) {
+      const size_t comma = std::min(value.find(',', start), value.size());
+      std::string token = value.substr(start, comma - start);
+      token.erase(0, token.find_first_not_of(" \t"));
+      token.erase(token.find_last_not_of(" \t") + 1);
+      std::transform(token.begin(), token.end(), token.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (!token.empty()) names.push_back(std::move(token));
+      start = comma + 1;
+    }
+  }
+  return names;
+}
+
 // The end-to-end fields of `in`; an answer's Content-Type and Server are set by the server.
 Headers end_to_end(const Headers& in, bool answer) {
   Headers out;
+  const std::vector<std::string> named_hop = connection_options(in);
   for (const auto& [name, value] : in) {
-    if (hop_by_hop(name)) continue;
+    if (hop_by_hop(name) || field_named(name, "connection")) continue;
+    const std::string_view field = name;  // (a structured binding cannot be captured)
+    if (std::any_of(named_hop.begin(), named_hop.end(),
+                    [field](const std::string& hop) { return field_named(field, hop); })) {
+      continue;
+    }
     if (answer && (field_named(name, "content-type") || field_named(name, "server"))) continue;
     out.emplace_back(name, value);
   }
@@ -58,7 +86,7 @@ class Relay final : public std::enable_shared_from_this<Relay> {
       : context_(context), reply_(std::move(reply)), wants_energy_(wants_energy),
         scanner_(wants_energy) {}
 
-  void start(const HttpRequest& request) {
+  void start(const HttpRequest& request, std::string target) {
     // Only the top level is read (model, stream): a prompt's messages are skipped, not built.
     RequestFields fields = read_request_fields(request.body);
     record_.streamed = fields.stream;
@@ -74,7 +102,7 @@ class Relay final : public std::enable_shared_from_this<Relay> {
     // Weak: the exchange holds this relay (its handlers) until it ends.
     exchange_ = context_.upstream->start(
         http::loop_of(*reply_), request.method,
-        upstream_target(context_.upstream_path, request.target), request.body,
+        std::move(target), request.body,
         end_to_end(request.headers, false), std::move(handlers), context_.upstream_timeout_s);
   }
 
@@ -216,8 +244,13 @@ void start_relay(const RelayContext& context, const HttpRequest& request,
   const std::string* zeus_query = request.query_value("zeus");
   const bool wants_energy =
       (zeus_header && *zeus_header == "1") || (zeus_query && *zeus_query == "1");
+  Result<std::string> target = upstream_target(context.upstream_path, request.target);
+  if (!target) {
+    reply->send(openai_error(400, "zeus proxy: " + target.error().message));
+    return;
+  }
   auto relay = std::make_shared<Relay>(context, std::move(reply), wants_energy);
-  relay->start(request);
+  relay->start(request, std::move(*target));
 }
 
 }  // namespace zeus::proxy

@@ -18,6 +18,7 @@
 #include "device/nvml/nvml_gpu.h"
 #include "http/client.h"
 #include "http/server.h"
+#include "http/test_socket.h"
 #include "proxy/proxy.h"
 
 namespace zeus::proxy {
@@ -29,6 +30,7 @@ constexpr int kPieces = 4096;  // 64 MiB: far more than every buffer on the way 
 struct Upstream {
   std::atomic<size_t> written{0};
   std::atomic<bool> writer_stopped{false};  // a write failed: the proxy let go of the answer
+  std::atomic<int> requests{0};             // every request that reached it
   std::unique_ptr<http::HttpServer> server;
   int port = 0;
 };
@@ -40,12 +42,14 @@ void start_upstream(Upstream& u) {
       {}, http::HttpServer::on_workers([&u, line](const http::HttpRequest& request,
                                                   const http::Peer&,
                                                   std::shared_ptr<http::Reply> reply) {
+        ++u.requests;
         if (request.path == "/fields" || request.path == "/gw/fields") {
           // What the upstream saw, with repeated fields back and the target it was sent.
           std::string seen = request.header("host") ? *request.header("host") : "none";
           for (const auto& [name, value] : request.headers) {
             if (name == "x-multi") seen += " " + value;
             if (name == "expect") seen += " expect";
+            if (boost::beast::iequals(name, "x-hop")) seen += " x-hop";
           }
           reply->send(http::HttpResponse{200,
                                          seen,
@@ -102,6 +106,16 @@ class RelayTest : public ::testing::TestWithParam<int> {  // the proxy's I/O thr
     http::ClientOptions client_options;
     client_options.timeout_s = 30;
     client_ = std::move(*http::HttpClient::tcp("127.0.0.1", proxy_->port(), client_options));
+  }
+
+  // A second proxy whose --upstream has a path (a server behind a gateway's path /gw/).
+  Result<std::unique_ptr<LlmProxy>> start_gateway_proxy() {
+    ProxyOptions options;
+    options.upstream = "http://127.0.0.1:" + std::to_string(upstream_.port) + "/gw/";
+    options.port = 0;
+    options.gpu_indices = {0};
+    options.io_threads = GetParam();
+    return LlmProxy::start(devices_, options);
   }
 
   Devices devices_;
@@ -180,11 +194,7 @@ TEST_P(RelayTest, RepeatedFieldsPassBothWaysAndTheUpstreamGetsItsOwnHost) {
 
 // An --upstream with a path (a server behind a gateway's path): every target goes under it.
 TEST_P(RelayTest, AnUpstreamsPathGoesBeforeEveryTarget) {
-  ProxyOptions options;
-  options.upstream = "http://127.0.0.1:" + std::to_string(upstream_.port) + "/gw/";
-  options.port = 0;
-  options.gpu_indices = {0};
-  auto proxy = LlmProxy::start(devices_, options);
+  auto proxy = start_gateway_proxy();
   ASSERT_TRUE(proxy.has_value()) << proxy.error().message;
   auto client = http::HttpClient::tcp("127.0.0.1", (*proxy)->port(), {});
   ASSERT_TRUE(client.has_value()) << client.error().message;
@@ -192,6 +202,52 @@ TEST_P(RelayTest, AnUpstreamsPathGoesBeforeEveryTarget) {
   ASSERT_TRUE(answer.has_value()) << answer.error().message;
   EXPECT_EQ(answer->status, 200);
   EXPECT_EQ(field_of(*answer, "x-target"), "/gw/fields?x=%2F");
+}
+
+// Probe round 4, A1: no target leaves the --upstream's path, and an absolute-form target's
+// authority is never the upstream's virtual host: dot segments (plain, percent-encoded, mixed
+// case) are removed before the path is put in front; an absolute-form target goes as its path
+// and query, with the upstream's own Host; what the upstream could still read as another path
+// (an encoded slash or backslash, "..;") is refused with 400 and never forwarded.
+TEST_P(RelayTest, ProxyTarget_A1_NoTargetLeavesTheUpstreamsPathOrChoosesItsHost) {
+  auto proxy = start_gateway_proxy();
+  ASSERT_TRUE(proxy.has_value()) << proxy.error().message;
+  auto client = http::HttpClient::tcp("127.0.0.1", (*proxy)->port(), {});
+  ASSERT_TRUE(client.has_value()) << client.error().message;
+  const std::string own_host = "127.0.0.1:" + std::to_string(upstream_.port);
+  for (const char* target :
+       {"/../fields", "/x/../fields", "/%2e%2e/fields", "/%2E./fields", "/v1/../../../fields",
+        "/./fields", "http://internal.example/fields", "HTTP://gw/admin/../fields"}) {
+    auto answer = (*client)->request("GET", target);
+    ASSERT_TRUE(answer.has_value()) << target << ": " << answer.error().message;
+    EXPECT_EQ(answer->status, 200) << target;
+    EXPECT_EQ(field_of(*answer, "x-target"), "/gw/fields") << target;
+    EXPECT_EQ(answer->body, own_host) << target;  // the Host the upstream saw
+  }
+  const int before = upstream_.requests.load();
+  for (const char* target : {"/..%2Ffields", "/a%2f..%2f..%2ffields", "/..;/fields", "/.;x/fields",
+                             "/%5C../fields", "/a%00/fields"}) {
+    auto answer = (*client)->request("GET", target);
+    ASSERT_TRUE(answer.has_value()) << target << ": " << answer.error().message;
+    EXPECT_EQ(answer->status, 400) << target;
+    EXPECT_NE(answer->body.find("request target"), std::string::npos) << answer->body;
+  }
+  EXPECT_EQ(upstream_.requests.load(), before) << "a refused target reached the upstream";
+}
+
+// Probe round 4, C7: fields that a client's Connection field names are of its hop only (RFC
+// 9110 §7.6.1) and never reach the upstream.
+TEST_P(RelayTest, ProxyHop_C7_FieldsNamedInConnectionAreNotForwarded) {
+  // Raw bytes: a client library sets Connection itself.
+  http::testing::RawSocket raw = http::testing::RawSocket::tcp(proxy_->port());
+  ASSERT_TRUE(raw.ok());
+  ASSERT_TRUE(raw.send("POST /fields HTTP/1.1\r\nHost: proxy\r\nConnection: keep-alive, X-Hop\r\n"
+                       "X-Hop: secret-hop\r\nX-Multi: 1\r\nContent-Length: 2\r\n\r\n{}"));
+  const std::string answer = raw.read(10, "127.0.0.1:" + std::to_string(upstream_.port) + " 1");
+  EXPECT_NE(answer.find("\r\n\r\n127.0.0.1:" + std::to_string(upstream_.port) + " 1"),
+            std::string::npos)
+      << answer;
+  EXPECT_EQ(answer.find("x-hop"), std::string::npos) << answer;
 }
 
 INSTANTIATE_TEST_SUITE_P(IoThreads, RelayTest, ::testing::Values(1, 2));

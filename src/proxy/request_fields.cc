@@ -82,4 +82,11 @@ RequestFields read_request_fields(std::string_view body) {
   return handler.fields;
 }
 
+std::string clip_label(std::string_view text) {
+  if (text.size() <= kMaxLabelBytes) return std::string(text);
+  size_t cut = kMaxLabelBytes - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + "...";
+}
+
 }  // namespace zeus::proxy

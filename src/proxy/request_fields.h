@@ -10,6 +10,7 @@
 //   // f.model == "m", f.stream == true
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -21,5 +22,14 @@ struct RequestFields {
 };
 
 RequestFields read_request_fields(std::string_view body);
+
+// The most bytes of a client-chosen string (a model name, an X-Request-Id, an answer's id) that
+// the proxy keeps, logs or exports: the live page, the steady-state window, the JSONL log and the
+// /metrics labels each hold at most this per entry, whatever size a request gave it.
+inline constexpr size_t kMaxLabelBytes = 256;
+
+// `text` if it fits kMaxLabelBytes, else its first bytes up to a UTF-8 character's start and
+// "..." so that the whole fits (a cut name stays valid UTF-8 and looks cut).
+std::string clip_label(std::string_view text);
 
 }  // namespace zeus::proxy

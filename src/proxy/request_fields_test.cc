@@ -94,5 +94,21 @@ TEST(RequestFieldsTest, LongPromptsAreSkipped) {
   EXPECT_TRUE(f.stream);
 }
 
+// Probe round 4, A2: a client-chosen string is kept at kMaxLabelBytes at most, cut at a UTF-8
+// character's start and marked with "...".
+TEST(RequestFieldsTest, ProxyBounds_A2_ClipLabelBoundsBytesAndKeepsUtf8) {
+  EXPECT_EQ(clip_label("llama-3-8b"), "llama-3-8b");
+  const std::string exact(kMaxLabelBytes, 'a');
+  EXPECT_EQ(clip_label(exact), exact);
+  const std::string big = clip_label(std::string(4 << 20, 'x'));
+  EXPECT_EQ(big.size(), kMaxLabelBytes);
+  EXPECT_EQ(big.substr(big.size() - 3), "...");
+  std::string accents;
+  while (accents.size() < 2 * kMaxLabelBytes) accents += "\xC3\xA9";  // é
+  const std::string cut = clip_label(accents);
+  EXPECT_LE(cut.size(), kMaxLabelBytes);
+  EXPECT_EQ((cut.size() - 3) % 2, 0u) << "cut inside a character";
+}
+
 }  // namespace
 }  // namespace zeus::proxy

@@ -7,9 +7,9 @@ Result<void> Serving::start(http::ServerOptions options, ProxyHandler handle,
   return start_on_loop(
       std::move(options),
       http::HttpServer::on_workers(
-          [handle = std::move(handle)](const http::HttpRequest& request, const http::Peer&,
+          [handle = std::move(handle)](const http::HttpRequest& request, const http::Peer& peer,
                                        std::shared_ptr<http::Reply> reply) {
-            handle(request, *reply);
+            handle(request, peer, *reply);
           }),
       host, port);
 }

@@ -1,6 +1,6 @@
 // How `zeus proxy` and its Colosseum serve: an HttpServer whose handler runs on the worker pool
-// (the Colosseum's blocks while an upstream answers) or on the event loop (the proxy's relay,
-// which never blocks), listening on host:port, and what they answer for it (the port bound,
+// (the Colosseum's prompts block while an upstream answers; options.inline_request may answer
+// the others on the event loop) or on the event loop (the proxy's relay, which never blocks), listening on host:port, and what they answer for it (the port bound,
 // stop()).
 // Failure: start() returns the server's start or listen error (a busy port, a bad address).
 // Thread-safety: start() once, before port() and stop(); stop() from any thread.
@@ -19,7 +19,8 @@
 
 namespace zeus::proxy {
 
-using ProxyHandler = std::function<void(const http::HttpRequest& request, http::Reply& reply)>;
+using ProxyHandler = std::function<void(const http::HttpRequest& request,
+                                         const http::Peer& peer, http::Reply& reply)>;
 
 class Serving {
  public:

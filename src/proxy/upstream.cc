@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "http/uri.h"
 #include "http/url.h"
 
 namespace zeus::proxy {
@@ -65,9 +66,11 @@ Result<std::string> upstream_path(const std::string& url, const std::string& wha
   return path;
 }
 
-std::string upstream_target(const std::string& path, std::string_view target) {
-  if (target.empty() || target.front() != '/') return std::string(target);
-  return path + std::string(target);
+Result<std::string> upstream_target(const std::string& path, std::string_view target) {
+  if (target == "*") return std::string(target);
+  Result<std::string> normalized = http::normalized_origin_form(target);
+  if (!normalized) return fail(normalized.error());
+  return path + *normalized;
 }
 
 }  // namespace zeus::proxy

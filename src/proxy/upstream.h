@@ -33,8 +33,12 @@ Result<std::shared_ptr<http::AsyncHttpClient>> async_upstream_client(
 // characters a target cannot carry as they are (spaces, %-escapes, ...).
 Result<std::string> upstream_path(const std::string& url, const std::string& what);
 
-// `target` ("/v1/models?x=1") as sent to an upstream whose path is `path`: "/llama/v1/models?x=1".
-// A target that is not a path (OPTIONS "*") goes as it is.
-std::string upstream_target(const std::string& path, std::string_view target);
+// A client's `target` as sent to an upstream whose path is `path`: "/v1/models?x=1" ->
+// "/llama/v1/models?x=1". Only a normalised origin-form goes (http/uri.h,
+// normalized_origin_form): dot segments are removed before the path is put in front, so no
+// target leaves it ("/../admin" -> "/llama/admin"), and an absolute-form target's authority is
+// dropped (the upstream's Host is the proxy's). OPTIONS "*" goes as it is. Failure:
+// kInvalidArgument (the proxy answers 400) for a target the upstream could read as another path.
+Result<std::string> upstream_target(const std::string& path, std::string_view target);
 
 }  // namespace zeus::proxy

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "http/tls_test_server.h"
 
@@ -42,14 +45,49 @@ TEST(UpstreamPathTest, PrefixesEveryTargetWithTheUrlsPath) {
   EXPECT_EQ(*upstream_path("http://h:8000/", "--upstream"), "");
   EXPECT_EQ(*upstream_path("https://gw.example/llama/", "--upstream"), "/llama");
   EXPECT_EQ(*upstream_path("http://h/a/b//", "--upstream"), "/a/b");
-  EXPECT_EQ(upstream_target("/llama", "/v1/models?x=%2F"), "/llama/v1/models?x=%2F");
-  EXPECT_EQ(upstream_target("", "/v1/models"), "/v1/models");
-  EXPECT_EQ(upstream_target("/llama", "*"), "*");
+  EXPECT_EQ(*upstream_target("/llama", "/v1/models?x=%2F"), "/llama/v1/models?x=%2F");
+  EXPECT_EQ(*upstream_target("", "/v1/models"), "/v1/models");
+  EXPECT_EQ(*upstream_target("/llama", "*"), "*");
   auto spaced = upstream_path("http://h/my%20model/", "--upstream a=...");
   ASSERT_FALSE(spaced);
   EXPECT_EQ(spaced.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(spaced.error().message.find("--upstream a="), std::string::npos);
   EXPECT_FALSE(upstream_path("http://h:99999/x", "--upstream"));
+}
+
+// Probe round 4, A1: the target sent upstream is a normalised origin-form under the path: dot
+// segments are removed first (so none climbs out of it), percent-encoded unreserved characters
+// decoded, an absolute-form target's authority dropped, its query kept as written; what another
+// server could read as another path is refused.
+TEST(UpstreamPathTest, ProxyTarget_A1_DotSegmentsAndAbsoluteFormStayUnderThePath) {
+  const std::vector<std::pair<std::string, std::string>> kept = {
+      {"/../admin/", "/llama/admin/"},
+      {"/v1/../../admin", "/llama/admin"},
+      {"/%2e%2E/admin", "/llama/admin"},
+      {"/.%2e/%2E./admin?next=../x", "/llama/admin?next=../x"},
+      {"/v1/./models/.", "/llama/v1/models/"},
+      {"/v1/%7euser%41", "/llama/v1/~userA"},
+      {"//host/x", "/llama//host/x"},
+      {"/", "/llama/"},
+      {"/?", "/llama/?"},
+      {"http://internal.example/", "/llama/"},
+      {"https://gw/admin/../v1/models?a=b", "/llama/v1/models?a=b"},
+      {"HtTp://gw", "/llama/"},
+  };
+  for (const auto& [target, sent] : kept) {
+    auto out = upstream_target("/llama", target);
+    ASSERT_TRUE(out) << target << ": " << out.error().message;
+    EXPECT_EQ(*out, sent) << target;
+  }
+  for (const char* target :
+       {"/..%2fadmin", "/a%2F..%2F..%2Fadmin", "/..;/admin", "/.;/admin", "/x/..;a=b/y",
+        "/%5c../admin", "/a%00b", "ftp://h/x", "http://h/x#frag", "h/x", "", "/a b"}) {
+    auto out = upstream_target("/llama", target);
+    EXPECT_FALSE(out) << target << " -> " << (out ? *out : "");
+    if (!out) {
+      EXPECT_EQ(out.error().code, ErrorCode::kInvalidArgument);
+    }
+  }
 }
 
 }  // namespace

@@ -155,7 +155,7 @@ std::string AllowList::refusal(Capability capability, const Peer& peer) const {
   if (allows(capability, peer)) return "";
   const std::string name(capability_name(capability));
   return peer.description() + " is not on zeusd's " + name +
-         " allow-list (the operator adds it with: zeusd --allow " + name + "=" +
+         " allow-list (the operator adds it with: zeusd serve --allow " + name + "=" +
          user_name(peer.uid) + ")";
 }
 

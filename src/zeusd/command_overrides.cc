@@ -88,23 +88,6 @@ std::string substitute(const std::string& word, const OverrideValues& values) {
   return out;
 }
 
-// Upstream's patterns are Rust regexes; a leading (?i) is their case-insensitive flag.
-Result<std::regex> compile_pattern(std::string text, GpuOperation operation,
-                                   std::string_view source) {
-  auto flags = std::regex::ECMAScript;
-  if (text.rfind("(?i)", 0) == 0) {
-    text.erase(0, 4);
-    flags |= std::regex::icase;
-  }
-  try {
-    return std::regex(text, flags);
-  } catch (const std::regex_error& error) {
-    return tl::unexpected(bad(source, std::string("[") + operation_name(operation) +
-                                          "]: error_pattern is not a valid regular expression: " +
-                                          error.what()));
-  }
-}
-
 // Trims output quoted in a message.
 std::string excerpt(const std::string& text) {
   constexpr size_t kMax = 2000;
@@ -214,10 +197,14 @@ Result<CommandOverrides> CommandOverrides::parse(std::string_view text, std::str
       } else if (field.str() == "error_pattern") {
         const auto* pattern = value.as_string();
         if (!pattern) return tl::unexpected(bad(source, where + ": error_pattern must be a string"));
-        auto compiled = compile_pattern(pattern->get(), operation, source);
-        if (!compiled) return tl::unexpected(compiled.error());
+        auto compiled = OutputPattern::compile(pattern->get());
+        if (!compiled) {
+          return tl::unexpected(bad(source, std::string("[") + operation_name(operation) +
+                                                "]: error_pattern is not a valid regular "
+                                                "expression: " +
+                                                compiled.error().message));
+        }
         spec.error_pattern = std::move(*compiled);
-        spec.error_pattern_text = pattern->get();
       } else if (field.str() == "timeout_s") {
         const auto* seconds = value.as_integer();
         if (!seconds || seconds->get() <= 0 || seconds->get() > 86400) {
@@ -296,9 +283,9 @@ Result<void> CommandOverrides::run(GpuOperation operation, const OverrideValues&
       if (!outcome->output_complete) {
         failure = "succeeded, but its output was still open after it ended, so error_pattern "
                   "could not be checked";
-      } else if (std::regex_search(outcome->stdout_text + outcome->stderr_text,
-                                   *spec.error_pattern)) {
-        failure = "succeeded but its output matched error_pattern '" + spec.error_pattern_text + "'";
+      } else if (spec.error_pattern->matches(outcome->stdout_text + outcome->stderr_text)) {
+        failure = "succeeded but its output matched error_pattern '" +
+                  spec.error_pattern->text() + "'";
       }
     }
     log_info("zeusd: GPU " + std::to_string(values.gpu_id) + " " + operation_name(operation) +

@@ -16,8 +16,8 @@
 // wrapper script). They run in order and stop at the first failure (a non-zero exit, a timeout,
 // or output matching error_pattern); what already ran is not undone. A file that another user
 // could have changed (owned by neither root nor zeusd's user, or world-writable) is refused.
-// error_pattern is an ECMAScript regular expression; a leading `(?i)` (upstream's syntax for a
-// case-insensitive pattern) is honoured.
+// error_pattern has upstream's syntax (Rust's regex crate: `(?i)` for case-insensitive, ...),
+// matched in linear time (output_pattern.h): no pattern can crash or stall zeusd on long output.
 // Thread-safety: const methods may be called from any thread. Failure: kInvalidArgument naming
 // the file and operation for a bad file; kInternal naming the command for a failed run.
 #pragma once
@@ -26,12 +26,12 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "zeus/result.h"
+#include "zeusd/output_pattern.h"
 
 namespace zeus::zeusd {
 
@@ -77,8 +77,7 @@ class CommandOverrides {
  private:
   struct Spec {
     std::vector<std::vector<std::string>> commands;  // words, placeholders not yet substituted
-    std::optional<std::regex> error_pattern;
-    std::string error_pattern_text;
+    std::optional<OutputPattern> error_pattern;
     std::chrono::milliseconds timeout{60000};
   };
   std::map<GpuOperation, Spec> specs_;

@@ -188,5 +188,31 @@ TEST_F(CommandOverridesTest, RefusesAFileOthersCouldHaveWritten) {
   EXPECT_FALSE(CommandOverrides::load((dir_ / "missing.toml").string()));
 }
 
+// Probe round 4, A4: error_pattern is matched in linear time on the whole output (RE2), so the
+// patterns that overflowed std::regex's stack or took tens of seconds on one long line (a leading
+// `.*`, nested repetition) answer at once, both when they match and when they do not.
+TEST_F(CommandOverridesTest, ZeusdOverride_A4_PatternsOnLongOutputNeitherCrashNorStall) {
+  // A wrapper that succeeds after one 60,000-byte line, then $ZEUS_TEST_TAIL.
+  const fs::path script = dir_ / "longline.sh";
+  std::ofstream(script) << "#!/bin/sh\nhead -c 60000 /dev/zero | tr '\\0' a\n"
+                           "printf '%s' \"$ZEUS_TEST_TAIL\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  for (const char* pattern : {"(?i).*(error|fail)", "(.|\\n)*fail", "(a*)*b", "(?s).*x.*y.*z"}) {
+    auto overrides = parse("[set_power_limit]\ncommands = [\"" + script.string() +
+                           "\"]\nerror_pattern = '" + pattern + "'\n");
+    for (const bool matches : {false, true}) {
+      setenv("ZEUS_TEST_TAIL", matches ? " fail b xyz" : "", 1);
+      const auto start = std::chrono::steady_clock::now();
+      auto outcome = overrides.run(GpuOperation::kSetPowerLimit, limit_values(200'000));
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      EXPECT_LT(seconds, 2.0) << pattern;
+      EXPECT_EQ(!outcome, matches) << pattern << ": "
+                                   << (outcome ? "succeeded" : outcome.error().message);
+    }
+  }
+  unsetenv("ZEUS_TEST_TAIL");
+}
+
 }  // namespace
 }  // namespace zeus::zeusd

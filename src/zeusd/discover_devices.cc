@@ -93,7 +93,7 @@ Result<Devices> discover_devices(const DiscoverOptions& options,
       // zeusd's refusal with its fix, not the local advice to "run as root or use zeusd" given to
       // someone who already uses zeusd (probe item C7).
       const std::string fix =
-          "the operator adds it with: zeusd --allow cpu-read=" + zeusd::user_name(getuid());
+          "the operator adds it with: zeusd serve --allow cpu-read=" + zeusd::user_name(getuid());
       for (auto& backend : devices->backends) {
         if (backend.backend == "rapl" && !backend.used && devices->cpus.empty()) {
           backend.detail = "reading RAPL energy needs root, and zeusd (" + endpoint->describe() +

@@ -48,6 +48,7 @@ json library(const std::string& name, const std::vector<std::string>& candidates
 
 json libraries(const DiscoverOptions& options) {
   return json::array({library("NVML", {options.nvml_path}),
+                      library("AMD SMI", {options.amdsmi_path}),
                       library("ROCm SMI", {options.rocm_smi_path}),
                       library("CUDA runtime", {"libcudart.so", "libcudart.so.12", "libcudart.so.11.0"}),
                       library("HIP runtime", {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"})});
@@ -176,10 +177,19 @@ nlohmann::json environment_report(const nlohmann::json& packages) {
   report["packages"] = packages;
   report["platform"] = platform();
   json environment = json::object();
+  // Every variable the project reads (secrets are shown as set or not, never their value).
   for (const char* name :
-       {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ZEUS_NVML_PATH", "ZEUS_ROCM_SMI_PATH",
-        "ZEUS_POWERCAP_ROOT", kZeusdSocketEnvironment, kZeusdHostPortEnvironment}) {
+       {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "ZEUS_NVML_PATH",
+        "ZEUS_AMDSMI_PATH", "ZEUS_ROCM_SMI_PATH", "ZEUS_POWERCAP_ROOT", "ZEUS_SYSFS_ROOT",
+        "ZEUS_DATA_DIR", "ZEUS_LOG_LEVEL", "ZEUS_CA_FILE", "ZEUS_FAKE_NVML_STATE",
+        "ZEUS_FAKE_ROCM_SMI_STATE", "ZEUS_BSO_SERVER", "ZEUS_ELECTRICITYMAPS_URL",
+        "ZEUS_OPENEI_URL", "ZEUS_PFO_SCHEDULER", "ZEUS_PFO_SCHEDULER_ARGS", "ZEUS_PFO_DUMP_DATA",
+        "ZEUS_PFO_DUMP_DIR", "ZEUS_PFO_MAX_JOB_IDLE_TIME", kZeusdSocketEnvironment,
+        kZeusdHostPortEnvironment}) {
     environment[name] = optional_environment(name);
+  }
+  for (const char* secret : {"ZEUSD_TOKEN", "ELECTRICITYMAPS_API_KEY", "OPENEI_API_KEY"}) {
+    environment[secret] = optional_environment(secret) ? json("[set]") : json(nullptr);
   }
   report["environment"] = environment;
   report["libraries"] = libraries(options);

@@ -140,7 +140,8 @@ size_t ZeusdService::end_session(const std::string& id, const std::string& why) 
 }
 
 void ZeusdService::expire_sessions(int64_t now_ms) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  const auto gpus_held = gpu_locks_.lock_all();
+  ServiceLock lock(mutex_);
   for (const std::string& id : sessions_.take_expired(now_ms)) {
     log_info("zeusd: lease session " + id.substr(0, 8) + "... expired after " +
              std::to_string(sessions_.timeout_s()) + " s of silence");

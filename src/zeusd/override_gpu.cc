@@ -1,12 +1,20 @@
 #include "zeusd/override_gpu.h"
 
+#include "zeusd/gpu_locks.h"
+
 namespace zeus::zeusd {
+
+// The commands run without the service's table lock (gpu_locks.h): the caller holds this GPU's
+// lock, so nothing else changes it meanwhile, and everyone else goes on.
+Result<void> OverrideGpu::run_unlocked(GpuOperation operation, const OverrideValues& values) {
+  return without_service_lock([&] { return overrides_->run(operation, values); });
+}
 
 Result<void> OverrideGpu::set_power_limit_mw(uint32_t limit_mw) {
   if (!overrides_->has(GpuOperation::kSetPowerLimit)) return inner_->set_power_limit_mw(limit_mw);
   OverrideValues values{gpu_id_};
   values.power_limit_mw = limit_mw;
-  return overrides_->run(GpuOperation::kSetPowerLimit, values);
+  return run_unlocked(GpuOperation::kSetPowerLimit, values);
 }
 
 Result<void> OverrideGpu::reset_power_limit() {
@@ -22,7 +30,7 @@ Result<void> OverrideGpu::set_persistence_mode(bool enabled) {
   }
   OverrideValues values{gpu_id_};
   values.enabled = enabled;
-  return overrides_->run(GpuOperation::kSetPersistenceMode, values);
+  return run_unlocked(GpuOperation::kSetPersistenceMode, values);
 }
 
 Result<void> OverrideGpu::lock_sm_clocks_mhz(uint32_t min_mhz, uint32_t max_mhz) {
@@ -32,7 +40,7 @@ Result<void> OverrideGpu::lock_sm_clocks_mhz(uint32_t min_mhz, uint32_t max_mhz)
   OverrideValues values{gpu_id_};
   values.min_clock_mhz = min_mhz;
   values.max_clock_mhz = max_mhz;
-  return overrides_->run(GpuOperation::kSetGpuLockedClocks, values);
+  return run_unlocked(GpuOperation::kSetGpuLockedClocks, values);
 }
 
 Result<void> OverrideGpu::lock_memory_clocks_mhz(uint32_t min_mhz, uint32_t max_mhz) {
@@ -42,13 +50,13 @@ Result<void> OverrideGpu::lock_memory_clocks_mhz(uint32_t min_mhz, uint32_t max_
   OverrideValues values{gpu_id_};
   values.min_clock_mhz = min_mhz;
   values.max_clock_mhz = max_mhz;
-  return overrides_->run(GpuOperation::kSetMemLockedClocks, values);
+  return run_unlocked(GpuOperation::kSetMemLockedClocks, values);
 }
 
 Result<void> OverrideGpu::reset_sm_clocks() {
   for (GpuOperation operation :
        {GpuOperation::kResetGpuLockedClocks, GpuOperation::kResetLockedClocks}) {
-    if (overrides_->has(operation)) return overrides_->run(operation, OverrideValues{gpu_id_});
+    if (overrides_->has(operation)) return run_unlocked(operation, OverrideValues{gpu_id_});
   }
   return inner_->reset_sm_clocks();
 }
@@ -56,7 +64,7 @@ Result<void> OverrideGpu::reset_sm_clocks() {
 Result<void> OverrideGpu::reset_memory_clocks() {
   for (GpuOperation operation :
        {GpuOperation::kResetMemLockedClocks, GpuOperation::kResetLockedClocks}) {
-    if (overrides_->has(operation)) return overrides_->run(operation, OverrideValues{gpu_id_});
+    if (overrides_->has(operation)) return run_unlocked(operation, OverrideValues{gpu_id_});
   }
   return inner_->reset_memory_clocks();
 }

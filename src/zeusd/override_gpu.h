@@ -56,6 +56,7 @@ class OverrideGpu final : public Gpu {
   Result<void> reset_memory_clocks() override;
 
  private:
+  Result<void> run_unlocked(GpuOperation operation, const OverrideValues& values);
   std::unique_ptr<Gpu> inner_;
   int gpu_id_;
   std::shared_ptr<const CommandOverrides> overrides_;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zeus/clock.h"
 #include "zeus/log.h"
 #include "zeusd/json_answer.h"
 #include "zeusd/power_samples.h"
@@ -12,12 +13,6 @@
 
 namespace zeus::zeusd {
 namespace {
-
-uint64_t unix_time_ms() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
 
 double steady_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

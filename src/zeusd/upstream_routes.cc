@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zeus/clock.h"
 #include "zeus/log.h"
 #include "zeusd/json_answer.h"
 
@@ -67,11 +68,6 @@ HttpResponse empty(int status) {
   return response;
 }
 
-uint64_t unix_time_ms() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
 
 // Per-device failures with the worst status.
 HttpResponse aggregate(const std::map<int, ChangeError>& errors) {
@@ -116,10 +112,11 @@ std::vector<GpuChange> changes_of(const std::string& op, const ParsedQuery& quer
 }  // namespace
 
 UpstreamRoutes::UpstreamRoutes(Devices& devices, const AllowList& allow, std::mutex& device_mutex,
-                               ChangeGpu change_gpu, UpstreamOptions options)
+                               GpuLocks& gpu_locks, ChangeGpu change_gpu, UpstreamOptions options)
     : devices_(devices),
       allow_(allow),
       device_mutex_(device_mutex),
+      gpu_locks_(gpu_locks),
       change_gpu_(std::move(change_gpu)),
       options_(options) {}
 
@@ -227,7 +224,8 @@ HttpResponse UpstreamRoutes::gpu_read(const std::string& op, const std::vector<i
 HttpResponse UpstreamRoutes::gpu_write(const std::string& op, const ParsedQuery& query,
                                        const Peer& peer) {
   const std::vector<GpuChange> changes = changes_of(op, query);
-  std::lock_guard<std::mutex> lock(device_mutex_);
+  const auto gpus_held = gpu_locks_.lock(query.ids);  // then the table lock (gpu_locks.h)
+  ServiceLock lock(device_mutex_);
   std::map<int, ChangeError> errors;
   for (int id : query.ids) {
     for (const GpuChange& change : changes) {

@@ -46,6 +46,7 @@
 #include "zeus/device.h"
 #include "zeusd/allow_list.h"
 #include "zeusd/gpu_change.h"
+#include "zeusd/gpu_locks.h"
 #include "zeusd/upstream_query.h"
 
 namespace zeus::zeusd {
@@ -66,8 +67,10 @@ class UpstreamRoutes {
       std::function<tl::expected<ChangeDone, ChangeError>(const Peer&, int, const GpuChange&)>;
 
   // `devices`, `allow` and `device_mutex` must outlive the routes.
+  // `device_mutex`: the service's table lock; `gpu_locks`: its GPU locks (gpu_locks.h), taken
+  // before it for the GPUs a request changes.
   UpstreamRoutes(Devices& devices, const AllowList& allow, std::mutex& device_mutex,
-                 ChangeGpu change_gpu, UpstreamOptions options);
+                 GpuLocks& gpu_locks, ChangeGpu change_gpu, UpstreamOptions options);
 
   // True for the paths this table answers (/time, /auth/..., /gpu/<op>, /cpu/<op>).
   static bool owns(const std::string& path);
@@ -86,6 +89,7 @@ class UpstreamRoutes {
   Devices& devices_;
   const AllowList& allow_;
   std::mutex& device_mutex_;
+  GpuLocks& gpu_locks_;
   ChangeGpu change_gpu_;
   UpstreamOptions options_;
 };

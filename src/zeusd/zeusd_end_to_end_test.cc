@@ -387,7 +387,7 @@ TEST_F(ZeusdEndToEnd, C7_UserRefusedCpuReadByZeusdIsToldToAskForTheAllowEntry) {
     for (const auto& backend : devices->backends) {
       if (backend.backend != "rapl") continue;
       // What `zeus measure --cpus` prints as the reason.
-      if (backend.detail.find("zeusd --allow cpu-read=daemon") == std::string::npos) return 3;
+      if (backend.detail.find("zeusd serve --allow cpu-read=daemon") == std::string::npos) return 3;
       if (backend.detail.find("run as root or use zeusd") != std::string::npos) return 4;
       return 0;
     }
@@ -418,7 +418,7 @@ TEST_F(ZeusdEndToEnd, C7_OptimizerRefusedByZeusdIsNotToldToLetZeusdDoIt) {
     }
     if (failed || failed.error().code != ErrorCode::kPermissionDenied) return 4;
     const std::string& message = failed.error().message;
-    if (message.find("zeusd --allow gpu-control=bin") == std::string::npos) return 5;
+    if (message.find("zeusd serve --allow gpu-control=bin") == std::string::npos) return 5;
     if (message.find("let the zeusd daemon do it") != std::string::npos) return 6;
     return 0;
   });

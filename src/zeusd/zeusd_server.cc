@@ -68,6 +68,14 @@ Result<std::unique_ptr<ZeusdServer>> ZeusdServer::start(const ServerOptions& opt
   o.idle_timeout_s = options.idle_timeout_s;
   o.max_connections = options.max_connections;
   o.max_connections_per_peer = options.max_connections_per_user;
+  // Reads of the GPUs and of the lease table are answered on the I/O thread, ahead of the worker
+  // queue: no number of changes waiting for a slow GPU command can hold them up (they take the
+  // table lock only, which no command holds: gpu_locks.h).
+  o.inline_request = [](const HttpRequest& q) {
+    return q.method == "GET" &&
+           (q.path == "/discover" || q.path == "/leases" ||
+            (q.path.rfind("/gpu/", 0) == 0 && q.path != "/gpu/stream_power"));
+  };
   // The kernel says who the peer is; root and the socket's owner are privileged (a reserve above
   // the cap, no per-user limit).
   o.identify = [owner, remote = options.tcp_any_address](int fd,

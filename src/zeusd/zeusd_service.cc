@@ -105,8 +105,9 @@ ZeusdService::ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& wa
       allow_(std::move(allow)),
       watcher_(watcher),
       journal_(journal),
+      gpu_locks_(devices_.gpus.size()),
       upstream_(
-          devices_, allow_, mutex_,
+          devices_, allow_, mutex_, gpu_locks_,
           [this](const Peer& peer, int index, const GpuChange& change) {
             return change_gpu(peer, index, change);
           },
@@ -140,8 +141,20 @@ HttpResponse ZeusdService::handle(const HttpRequest& request, const Peer& caller
   // Upstream's routes lock mutex_ around their device calls themselves (/cpu/get_power waits
   // between two readings without holding it).
   if (UpstreamRoutes::owns(request.path)) return upstream_.handle(request, peer);
-  std::lock_guard<std::mutex> lock(mutex_);
   const std::vector<std::string> segments = split_path(request.path);
+  // The locks of the GPUs this request may change, before the table lock (gpu_locks.h): a GPU
+  // route's own; every GPU for a lease session's routes (ending one restores its GPUs).
+  std::vector<std::unique_lock<std::mutex>> gpus_held;
+  if (request.method != "GET" && request.method != "HEAD" && !segments.empty()) {
+    if (segments.size() == 3 && segments[0] == "gpu") {
+      if (auto index = parse_index(segments[1], devices_.gpus.size())) {
+        gpus_held = gpu_locks_.lock({*index});
+      }
+    } else if (segments[0] == "lease_session") {
+      gpus_held = gpu_locks_.lock_all();
+    }
+  }
+  ServiceLock lock(mutex_);
   if (segments.size() == 1 && (segments[0] == "discover" || segments[0] == "leases")) {
     if (request.method != "GET") return error_response(405, request.path + " answers GET only");
     return segments[0] == "discover" ? discover(peer) : list_leases(peer);
@@ -392,7 +405,8 @@ void ZeusdService::restore(const Lease& lease, const std::string& why) {
 }
 
 void ZeusdService::on_process_exit(int pid) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  const auto gpus_held = gpu_locks_.lock_all();
+  ServiceLock lock(mutex_);
   for (const Lease& lease : leases_.release_all_of(pid)) {
     restore(lease,
             "pid " + std::to_string(pid) + " (uid " + std::to_string(lease.uid) + ") exited");
@@ -401,7 +415,8 @@ void ZeusdService::on_process_exit(int pid) {
 }
 
 void ZeusdService::restore_all() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  const auto gpus_held = gpu_locks_.lock_all();
+  ServiceLock lock(mutex_);
   for (const Lease& lease : leases_.release_all()) restore(lease, "zeusd is stopping");
   record_leases_or_log();
 }

@@ -35,8 +35,10 @@
 // restored once the session is closed or silent for longer than `lease_session_timeout_s`.
 // With a lease journal (lease_journal.h), every lease is on disk before its change reaches the
 // GPU, and recover() at start restores or re-adopts what a crashed zeusd left (probe item A7).
-// Thread-safety: handle(), on_process_exit() and restore_all() may be called from any thread;
-// one mutex serialises them (device calls are short).
+// Thread-safety: handle(), on_process_exit() and restore_all() may be called from any thread.
+// A change or restore of a GPU holds that GPU's lock throughout, then the table lock (mutex_)
+// around the tables and the driver's calls; a command override runs without the table lock
+// (gpu_locks.h), so a slow command holds up only the next change of its own GPU.
 //
 //   zeus::zeusd::ZeusdService service(devices, allow, watcher, &journal);
 //   service.recover();  // before serving
@@ -50,6 +52,7 @@
 #include "zeus/device.h"
 #include "zeusd/allow_list.h"
 #include "zeusd/gpu_change.h"
+#include "zeusd/gpu_locks.h"
 #include "zeusd/lease_journal.h"
 #include "zeusd/lease_session.h"
 #include "zeusd/lease_table.h"
@@ -135,6 +138,7 @@ class ZeusdService {
   ProcessWatcher& watcher_;
   LeaseJournal* journal_;
   mutable std::mutex mutex_;
+  GpuLocks gpu_locks_;  // taken before mutex_ by whoever changes a GPU
   LeaseTable leases_;  // guarded by mutex_
   PersistentChanges persistent_;  // guarded by mutex_
   UpstreamRoutes upstream_;

@@ -195,6 +195,12 @@ void add_pfo_serve_command(CLI::App& pfo) {
                     [](const std::string& t) { return parse_seconds(t, "--rank-timeout", {0.01, true}); },
                     "ranks that waited this long at the schedule barrier for the others get an "
                     "error naming the missing ranks (0: wait forever, as upstream; default 600)");
+  cmd->add_option("--max-connections", args->options.max_connections,
+                  "connections held at once (each rank of a job holds one at the schedule "
+                  "barrier, so a job's world size must fit, less a little room; clamped to the "
+                  "descriptor limit, ulimit -n)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+      ->capture_default_str();
   cmd->callback([args, cmd] {
     apply_environment(args.get(), *cmd);
     run_pfo_serve(*args);

@@ -7,6 +7,7 @@
 // when it is a terminal.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -94,17 +95,28 @@ std::string default_data_dir() {
   return ZEUS_DATA_DIR;
 }
 
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Progress on stderr: a bar redrawn on a terminal; elsewhere (a log, CI) a line at every tenth of
+// the work, so a long run never looks hung.
 void print_progress(int done, int total) {
+  static const double started_s = steady_seconds();
+  if (!isatty(STDERR_FILENO)) {
+    const int step = std::max(1, total / 10);
+    if (done == total || done % step == 0) {
+      std::fprintf(stderr, "zeus simulate: %d of %d done (%.0f s)\n", done, total,
+                   steady_seconds() - started_s);
+    }
+    return;
+  }
   const int width = 40;
   const int filled = total > 0 ? done * width / total : width;
   std::fprintf(stderr, "\r[%s%s] %d/%d", std::string(static_cast<std::size_t>(filled), '#').c_str(),
                std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), done, total);
   if (done == total) std::fprintf(stderr, "\r%*s\r", width + 24, "");
   std::fflush(stderr);
-}
-
-double steady_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // `zeus simulate perseus`: the Perseus emulation (zeus/sim_perseus.h).
@@ -116,7 +128,7 @@ void run_perseus(const SimulateArgs& args) {
   if (!args.microbatches.empty()) options.microbatches = args.microbatches;
   if (!args.slowdowns.empty()) options.slowdowns = args.slowdowns;
   if (args.pareto == "effective") options.pareto = pfo::ParetoEnergy::kEffective;
-  if (isatty(STDERR_FILENO)) options.progress = print_progress;
+  options.progress = print_progress;
   auto result = sim::run_perseus_emulation(options, steady_seconds);
   if (!result) die(result.error());
   std::filesystem::path report;
@@ -217,7 +229,7 @@ void run_simulate(const SimulateArgs& args) {
   auto fidelity = sim::parse_fidelity(args.fidelity);
   if (!fidelity) die(fidelity.error());
   options.sim.fidelity = *fidelity;
-  if (isatty(STDERR_FILENO)) options.progress = print_progress;
+  options.progress = print_progress;
 
   std::string table;
   std::string json;
@@ -306,8 +318,8 @@ void add_simulate_command(CLI::App& app) {
       "  zeus simulate perseus --gpus a100_sxm --microbatches 12 96 --report /tmp/perseus\n"
       "  zeus simulate compare --a zeus --b upstream --seeds 1000\n"
       "  zeus simulate compare --a zeus,prune_factor=off --b zeus --seeds 1000\n"
-      "  zeus simulate --carbon csv:data/carbon_hist.csv:MISO_MASON_CITY --price const:0.12 "
-      "--recurrence-interval 1");
+      "  zeus simulate --workload squad --recurrences 20 --recurrence-interval 2 \\\n"
+      "      --carbon csv:data/carbon_hist.csv:MISO_MASON_CITY --price const:0.12");
   cmd->add_option("experiment", args->experiment, "the experiment (default headline)")
       ->check(CLI::IsMember(
           std::vector<std::string>(std::begin(kExperiments), std::end(kExperiments))));

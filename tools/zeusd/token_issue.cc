@@ -20,7 +20,8 @@ void add_token_issue_options(CLI::App& app, TokenIssueConfig& c) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->required();
   app.add_option("--expires", c.expires,
-                 "Lifetime: e.g. 1h, 7d, 30d, '1h 30m', or never (checked with 60 s of leeway)")
+                 "Lifetime: e.g. 1h, 7d, 30d, '1h 30m' (checked with 60 s of leeway); 0 or never: "
+                 "no expiry (dangerous: prefer a lifetime)")
       ->required();
   app.footer(
       "Example:\n"
@@ -49,7 +50,13 @@ int run_token_issue(const TokenIssueConfig& c) {
   for (int g = 0; g < zeusd::kCapabilityCount; ++g) {
     if ((*groups)[static_cast<size_t>(g)]) identity.scopes.push_back(static_cast<zeusd::Capability>(g));
   }
-  if (*lifetime) identity.expires_unix_s = static_cast<int64_t>(std::time(nullptr)) + **lifetime;
+  if (*lifetime) {
+    identity.expires_unix_s = static_cast<int64_t>(std::time(nullptr)) + **lifetime;
+  } else {
+    // Said on stderr, so that the token on stdout can still be captured alone.
+    std::cerr << "zeusd: warning: this token never expires (--expires " << c.expires
+              << "): it works until the signing key changes; prefer a lifetime such as 30d\n";
+  }
   auto token = zeusd::issue_token(*key, identity);
   if (!token) {
     std::cerr << "zeusd: " << token.error().message << "\n";

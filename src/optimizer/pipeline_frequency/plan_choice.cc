@@ -3,6 +3,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "zeus/pfo_plan_choice.h"
 #include "zeus/pfo_straggler_policy.h"
@@ -62,19 +63,39 @@ double all_max_clock_energy_j(const StageProfile& profile,
                               const std::vector<std::vector<PipelineInstruction>>& schedule,
                               double p2p_power_w, double iteration_time_s) {
   // The highest profiled clock of each (stage, instruction).
-  std::map<std::pair<int, int>, const ProfileRow*> top;
+  std::map<std::pair<int, int>, int> top;
   for (const ProfileRow& row : profile.rows) {
-    const std::pair<int, int> key{row.stage, static_cast<int>(row.instruction)};
-    auto it = top.find(key);
-    if (it == top.end() || row.frequency_mhz > it->second->frequency_mhz) top[key] = &row;
+    int& mhz = top[{row.stage, static_cast<int>(row.instruction)}];
+    mhz = std::max(mhz, row.frequency_mhz);
+  }
+  std::vector<std::vector<int>> clocks;
+  for (const auto& stage : schedule) {
+    clocks.emplace_back();
+    for (const PipelineInstruction& inst : stage) {
+      clocks.back().push_back(top.at({inst.stage, static_cast<int>(inst.kind)}));
+    }
+  }
+  return measured_plan_energy_j(profile, schedule, clocks, p2p_power_w, iteration_time_s);
+}
+
+double measured_plan_energy_j(const StageProfile& profile,
+                              const std::vector<std::vector<PipelineInstruction>>& schedule,
+                              const std::vector<std::vector<int>>& clocks_mhz, double p2p_power_w,
+                              double iteration_time_s) {
+  std::map<std::tuple<int, int, int>, const ProfileRow*> rows;
+  for (const ProfileRow& row : profile.rows) {
+    rows.emplace(std::make_tuple(row.stage, static_cast<int>(row.instruction), row.frequency_mhz), &row);
   }
   double energy = 0.0;
-  for (const auto& stage : schedule) {
+  for (size_t s = 0; s < schedule.size(); ++s) {
     double busy = 0.0;
-    for (const PipelineInstruction& inst : stage) {
-      const ProfileRow* row = top.at({inst.stage, static_cast<int>(inst.kind)});
-      energy += row->energy_j;
-      busy += row->time_s;
+    for (size_t k = 0; k < schedule[s].size(); ++k) {
+      const PipelineInstruction& inst = schedule[s][k];
+      if (s >= clocks_mhz.size() || k >= clocks_mhz[s].size()) return std::nan("");
+      const auto row = rows.find({inst.stage, static_cast<int>(inst.kind), clocks_mhz[s][k]});
+      if (row == rows.end()) return std::nan("");
+      energy += row->second->energy_j;
+      busy += row->second->time_s;
     }
     energy += p2p_power_w * (iteration_time_s - busy);
   }

@@ -205,5 +205,42 @@ TEST(PlanChoice, AllMaxClockBaseline) {
   EXPECT_DOUBLE_EQ(all_max_clock_energy_j(profile, schedule, 10.0, 4.0), 2 * (32.0 + 25.0));
 }
 
+// Probe round 4, B6: the fastest plan is priced like the baseline (measured rows), so on a
+// profile whose fastest plan runs every instruction at its highest clock (energy falling linearly
+// with time, the probe's case) the saving is exactly 0, never negative; a clock without a row
+// gives NaN (the caller falls back to the fitted energy).
+TEST(PlanChoice, PfoPlan_B6_TheAllMaxPlanSavesExactlyNothing) {
+  StageProfile profile;
+  const int clocks[] = {1410, 1395, 1380, 1365, 1350, 1335, 1320, 1305};
+  for (int s = 0; s < 2; ++s) {
+    for (int i = 0; i < 8; ++i) {
+      profile.rows.push_back({s, InstructionKind::kForward, clocks[i], 0.05 + i * 0.0015, 24.0 - i * 0.48});
+      profile.rows.push_back({s, InstructionKind::kBackward, clocks[i], 0.09 + i * 0.0027, 44.0 - i * 0.88});
+    }
+  }
+  PlannerOptions options;
+  options.num_stages = 2;
+  options.num_microbatches = 1;
+  options.p2p_power_w = 10;
+  options.unit_time_s = 0.001;
+  auto frontier = plan_frontier(profile, options, nullptr);
+  ASSERT_TRUE(frontier) << frontier.error().to_string();
+  const PlanChoice fastest = fastest_plan(plan_candidates(*frontier));
+  ASSERT_TRUE(fastest.plan.has_value());
+  const auto fastest_clocks = frontier->clocks_mhz(*fastest.plan);
+  for (const auto& stage : fastest_clocks) {
+    for (int mhz : stage) EXPECT_EQ(mhz, 1410);
+  }
+  const double baseline =
+      all_max_clock_energy_j(profile, frontier->schedule(), 10, fastest.point.time_s);
+  EXPECT_DOUBLE_EQ(measured_plan_energy_j(profile, frontier->schedule(), fastest_clocks, 10,
+                                          fastest.point.time_s),
+                   baseline);
+  auto unprofiled = fastest_clocks;
+  unprofiled[0][0] = 999;
+  EXPECT_TRUE(std::isnan(measured_plan_energy_j(profile, frontier->schedule(), unprofiled, 10,
+                                                fastest.point.time_s)));
+}
+
 }  // namespace
 }  // namespace zeus::pfo

@@ -129,6 +129,40 @@ def main():
         bad = subprocess.run([f"{zeus_bin}/zeus", "exporter", "--port", "0", "--from", "nowhere"],
                              env=no_devices, capture_output=True, text=True, timeout=30)
         assert bad.returncode != 0 and "is not a zeusd address" in bad.stderr, bad
+        # Probe round 4, C1: a node that is down at start (rebooting) does not stop the exporter:
+        # it starts, shows the node disconnected and keeps retrying; only when no node at all can
+        # be reached does it refuse to start.
+        down = "127.0.0.1:9"
+        nobody = subprocess.run([f"{zeus_bin}/zeus", "exporter", "--port", "0", "--from", down],
+                                env=no_devices, capture_output=True, text=True, timeout=60)
+        assert nobody.returncode != 0 and "cannot reach zeusd 127.0.0.1:9" in nobody.stderr, nobody
+        partial_out = os.path.join(work, "partial.out")
+        partial = subprocess.Popen(
+            [f"{zeus_bin}/zeus", "exporter", "--port", "0", "--interval", "0.5", "--from",
+             f"{addresses[0]},{down}"],
+            env=dict(no_devices, ZEUSD_TOKEN=token), stdout=open(partial_out, "w"),
+            stderr=subprocess.PIPE, text=True)
+        try:
+            partial_port = None
+            for _ in range(200):
+                m = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", open(partial_out).read())
+                if m:
+                    partial_port = m.group(1)
+                    break
+                assert partial.poll() is None, f"a down node stopped the exporter: {partial.stderr.read()}"
+                time.sleep(0.05)
+            assert partial_port, open(partial_out).read()
+            connected = None
+            for _ in range(100):
+                _, samples = Exporter(partial_port).scrape()
+                connected = samples.get(("zeus_node_connected", (("node", down),)))
+                if connected == 0 and samples.get(("zeus_node_connected", (("node", addresses[0]),))) == 1:
+                    break
+                time.sleep(0.1)
+            assert connected == 0, f"the down node reads {connected}"
+        finally:
+            partial.terminate()
+            partial.wait(timeout=30)
         out_path = os.path.join(work, "exporter.out")
         err_path = os.path.join(work, "exporter.err")
         exporter_proc = subprocess.Popen(

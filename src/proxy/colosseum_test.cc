@@ -1,0 +1,103 @@
+// Probe round 4, A6: answers in progress never hold up the Colosseum's other routes (the page,
+// /health, the leaderboard, votes are answered on the event loop), and one client address may
+// have at most a quarter of the answer slots (429 beyond), so it cannot take them all.
+// A real Colosseum on 127.0.0.1 (fake NVML GPU) in front of a real upstream whose answer takes
+// 3 s.
+#include "proxy/colosseum.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "device/nvml/nvml_gpu.h"
+#include "http/client.h"
+#include "http/server.h"
+
+namespace zeus::proxy {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// An OpenAI-style upstream that streams one chunk, waits 3 s, then ends.
+std::unique_ptr<http::HttpServer> slow_upstream(int* port) {
+  auto server = http::HttpServer::start(
+      {}, http::HttpServer::on_workers([](const http::HttpRequest&, const http::Peer&,
+                                          std::shared_ptr<http::Reply> reply) {
+        http::StreamHead head;
+        head.content_type = "text/event-stream";
+        auto stream = reply->start_body(std::move(head));
+        if (!stream) return;
+        stream->write("data: {\"choices\":[{\"delta\":{\"content\":\"slow\"}}]}\n\n");
+        std::this_thread::sleep_for(std::chrono::seconds(3));
+        stream->write("data: [DONE]\n\n");
+        stream->finish({});
+      }));
+  EXPECT_TRUE(server.has_value());
+  auto bound = (*server)->listen_tcp("127.0.0.1", 0);
+  EXPECT_TRUE(bound.has_value());
+  *port = *bound;
+  return std::move(*server);
+}
+
+TEST(ColosseumTest, Colosseum_A6_AnswersInProgressHoldUpNoOtherRouteAndAreCappedPerClient) {
+  ::unsetenv("ZEUS_FAKE_NVML_STATE");
+  auto gpus = open_nvml_gpus(ZEUS_FAKE_NVML_PATH);
+  ASSERT_TRUE(gpus.has_value()) << gpus.error().message;
+  Devices devices;
+  devices.gpus = std::move(*gpus);
+  int upstream_port = 0;
+  auto upstream = slow_upstream(&upstream_port);
+  const std::string url = "http://127.0.0.1:" + std::to_string(upstream_port);
+  ColosseumOptions options;
+  options.sides = {ColosseumSide{"small", url, {0}}, ColosseumSide{"big", url, {0}}};
+  options.port = 0;
+  options.workers = 4;  // one answer in progress per client address
+  auto arena = Colosseum::start(devices, options);
+  ASSERT_TRUE(arena.has_value()) << arena.error().message;
+  const int port = (*arena)->port();
+  auto client = [port] {
+    http::ClientOptions o;
+    o.timeout_s = 20;
+    return std::move(*http::HttpClient::tcp("127.0.0.1", port, o));
+  };
+  const std::string prompt = R"({"request_id": "duel-1", "prompt": "hi", "model_index": 0})";
+  auto answering = std::async(std::launch::async, [&] {
+    return client()->request("POST", "/prompt", prompt);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  for (const char* path : {"/health", "/zeus/colosseum", "/zeus/leaderboard", "/models"}) {
+    const auto start = Clock::now();
+    auto answer = client()->request("GET", path);
+    ASSERT_TRUE(answer.has_value()) << path;
+    EXPECT_EQ(answer->status, 200) << path;
+    EXPECT_LT(seconds_since(start), 0.5) << path << " waited for an answer in progress";
+  }
+  const auto start = Clock::now();
+  auto second = client()->request("POST", "/prompt",
+                                  R"({"request_id": "duel-1", "prompt": "hi", "model_index": 1})");
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->status, 429) << second->body;
+  EXPECT_LT(seconds_since(start), 0.5);
+  auto first = answering.get();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->status, 200) << first->body;
+  // The slot came back: the other side's answer may stream now.
+  auto third = client()->request("POST", "/prompt",
+                                 R"({"request_id": "duel-1", "prompt": "hi", "model_index": 1})");
+  ASSERT_TRUE(third.has_value());
+  EXPECT_EQ(third->status, 200) << third->body;
+  (*arena)->stop();
+  upstream->stop();
+}
+
+}  // namespace
+}  // namespace zeus::proxy
