@@ -189,7 +189,7 @@ nlohmann::json environment_report(const nlohmann::json& packages) {
     environment[name] = optional_environment(name);
   }
   for (const char* secret : {"ZEUSD_TOKEN", "ELECTRICITYMAPS_API_KEY", "OPENEI_API_KEY"}) {
-    environment[secret] = optional_environment(secret) ? json("[set]") : json(nullptr);
+    environment[secret] = optional_environment(secret).is_null() ? json(nullptr) : json("[set]");
   }
   report["environment"] = environment;
   report["libraries"] = libraries(options);

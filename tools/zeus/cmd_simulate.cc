@@ -104,10 +104,13 @@ double steady_seconds() {
 void print_progress(int done, int total) {
   static const double started_s = steady_seconds();
   if (!isatty(STDERR_FILENO)) {
+    // Quiet for the first 5 s (short runs say nothing), then each tenth once.
+    static int printed = 0;
     const int step = std::max(1, total / 10);
-    if (done == total || done % step == 0) {
-      std::fprintf(stderr, "zeus simulate: %d of %d done (%.0f s)\n", done, total,
-                   steady_seconds() - started_s);
+    const double elapsed = steady_seconds() - started_s;
+    if (elapsed >= 5 && done > printed && (done == total || done % step == 0)) {
+      printed = done;
+      std::fprintf(stderr, "zeus simulate: %d of %d done (%.0f s)\n", done, total, elapsed);
     }
     return;
   }
