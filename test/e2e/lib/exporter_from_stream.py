@@ -62,6 +62,22 @@ def parse(text):
     return types, samples
 
 
+def start_exporter(zeus_bin, sources, env, out_path, err_path):
+    """An exporter streaming from `sources`, and the port it printed (it must not exit first)."""
+    proc = subprocess.Popen(
+        [f"{zeus_bin}/zeus", "exporter", "--port", "0", "--interval", "0.5", "--from",
+         ",".join(sources)],
+        env=env, stdout=open(out_path, "w"), stderr=open(err_path, "w"))
+    for _ in range(200):
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", open(out_path).read())
+        if m:
+            return proc, m.group(1)
+        assert proc.poll() is None, (
+            f"the exporter exited: {open(out_path).read()} {open(err_path).read()}")
+        time.sleep(0.05)
+    raise AssertionError(f"no port printed: {open(out_path).read()} {open(err_path).read()}")
+
+
 class Exporter:
     def __init__(self, port):
         self.url = f"http://127.0.0.1:{port}/metrics"
@@ -136,22 +152,10 @@ def main():
         nobody = subprocess.run([f"{zeus_bin}/zeus", "exporter", "--port", "0", "--from", down],
                                 env=no_devices, capture_output=True, text=True, timeout=60)
         assert nobody.returncode != 0 and "cannot reach zeusd 127.0.0.1:9" in nobody.stderr, nobody
-        partial_out = os.path.join(work, "partial.out")
-        partial = subprocess.Popen(
-            [f"{zeus_bin}/zeus", "exporter", "--port", "0", "--interval", "0.5", "--from",
-             f"{addresses[0]},{down}"],
-            env=dict(no_devices, ZEUSD_TOKEN=token), stdout=open(partial_out, "w"),
-            stderr=subprocess.PIPE, text=True)
+        partial, partial_port = start_exporter(
+            zeus_bin, [addresses[0], down], dict(no_devices, ZEUSD_TOKEN=token),
+            os.path.join(work, "partial.out"), os.path.join(work, "partial.err"))
         try:
-            partial_port = None
-            for _ in range(200):
-                m = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", open(partial_out).read())
-                if m:
-                    partial_port = m.group(1)
-                    break
-                assert partial.poll() is None, f"a down node stopped the exporter: {partial.stderr.read()}"
-                time.sleep(0.05)
-            assert partial_port, open(partial_out).read()
             connected = None
             for _ in range(100):
                 _, samples = Exporter(partial_port).scrape()
@@ -165,21 +169,8 @@ def main():
             partial.wait(timeout=30)
         out_path = os.path.join(work, "exporter.out")
         err_path = os.path.join(work, "exporter.err")
-        exporter_proc = subprocess.Popen(
-            [f"{zeus_bin}/zeus", "exporter", "--port", "0", "--interval", "0.5", "--from",
-             ",".join(addresses)],
-            env=dict(no_devices, ZEUSD_TOKEN=token), stdout=open(out_path, "w"),
-            stderr=open(err_path, "w"))
-        port = None
-        for _ in range(200):
-            m = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", open(out_path).read())
-            if m:
-                port = m.group(1)
-                break
-            assert exporter_proc.poll() is None, (
-                f"the exporter exited: {open(out_path).read()} {open(err_path).read()}")
-            time.sleep(0.05)
-        assert port, f"no port printed: {open(out_path).read()} {open(err_path).read()}"
+        exporter_proc, port = start_exporter(zeus_bin, addresses, dict(no_devices, ZEUSD_TOKEN=token),
+                                             out_path, err_path)
         assert "2 zeusd node(s) streamed" in open(out_path).read(), open(out_path).read()
         exporter = Exporter(port)
         node = [(("node", a),) for a in addresses]
