@@ -108,7 +108,7 @@ function drawTables() {
     const src = st.sources[r.source] ? st.sources[r.source].name : "?";
     const live = r.end_s < 0;
     rb.appendChild(row([r.model || "(unnamed)", src, live ? "in flight" : r.status,
-                        r.tokens, live ? "…" : fmt(r.energy_j, 2),
+                        live && !r.tokens ? "…" : r.tokens, live ? "…" : fmt(r.energy_j, 2),
                         !live && r.tokens > 0 ? fmt(r.energy_j / r.tokens, 4) : "–",
                         live ? "…" : fmt(r.end_s - r.start_s, 2)],
                        {"class": live ? "request in-flight" : "request finished"}));
@@ -150,7 +150,7 @@ function drawChart() {
                                       stroke: color, "stroke-width": 2, "data-source": s.name}));
     }
     legend.appendChild(el("span", {style: "color:" + color},
-                          "— power of " + s.name + " (" + s.gpus + ")"));
+                          "— power of " + (s.name === "proxy" ? "" : s.name + ": ") + s.gpus));
   });
   for (const name of Object.keys(st.models).sort()) {
     legend.appendChild(el("span", {style: "color:" + modelColor(name)}, "▬ " + name));

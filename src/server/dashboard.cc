@@ -181,10 +181,11 @@ function renderTrials(trials) {
     cell(tr, t.status.replace("_", " "), "status-" + t.status);
     const ended = t.status === "converged" || t.status === "not_converged";
     cell(tr, ended ? fmt(t.cost) : "–");
-    cell(tr, t.epochs);
-    cell(tr, fmt(t.time, 2));
-    cell(tr, fmt(t.energy));
-    cell(tr, fmt(t.metric, 3));
+    // A dispatched trial has no result yet: dashes, not zeros.
+    cell(tr, ended ? t.epochs : "–");
+    cell(tr, ended ? fmt(t.time, 2) : "–");
+    cell(tr, ended ? fmt(t.energy) : "–");
+    cell(tr, ended ? fmt(t.metric, 3) : "–");
     body.appendChild(tr);
   }
 }

@@ -19,7 +19,9 @@ std::string gnuplot_preamble(const std::string& stem, const std::string& title) 
          "set grid ytics lc rgb '#dddddd'\n"
          "set border 3\nset tics nomirror\n"
          "set linetype 1 lc rgb '#7f7f7f'\nset linetype 2 lc rgb '#1f77b4'\n"
-         "set linetype 3 lc rgb '#d62728'\nset linetype 4 lc rgb '#2ca02c'\n";
+         "set linetype 3 lc rgb '#d62728'\nset linetype 4 lc rgb '#2ca02c'\n"
+       // The fifth series (Oracle (expected)) dashed, so an equal fourth stays visible under it.
+       "set linetype 5 lc rgb '#e6ab02' dt 2\n";
 }
 
 namespace {
@@ -28,23 +30,34 @@ std::string preamble(const std::string& stem, const std::string& title) { return
 }  // namespace
 
 std::string clustered_bars_script(const std::string& stem, const std::string& csv, int num_series,
-                                  const std::string& title, const std::string& ylabel) {
+                                  const std::string& title, const std::string& ylabel,
+                                  bool with_errors) {
   std::string s = preamble(stem, title);
-  s += "set style data histograms\nset style histogram clustered gap 1\n"
+  s += std::string("set style data histograms\n") +
+       (with_errors ? "set style histogram errorbars gap 1 lw 1\n"
+                    : "set style histogram clustered gap 1\n") +
        "set style fill solid 0.85 border -1\nset boxwidth 0.9\n"
-       "set key outside top center horizontal\nset yrange [0:*]\n"
+       "set key outside bottom center horizontal\nset yrange [0:*]\n"
        "set ylabel " + quote(ylabel) + "\n"
        "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#444444'\n"
-       "set xtics rotate by -20\n";
-  s += "plot for [i=2:" + std::to_string(num_series + 1) + "] " + quote(csv) +
-       " using i:xtic(1) title columnhead(i)\n";
+       // Rotated labels end at their group's tic (not start there, drifting right of it).
+       "set xtics rotate by 20 right\n";
+  if (with_errors) {  // columns: category, then value and standard deviation per series
+    s += "plot for [i=0:" + std::to_string(num_series - 1) + "] " + quote(csv) +
+         " using (column(2+2*i)):(column(3+2*i)):xtic(1) title columnhead(2+2*i)\n";
+  } else {
+    s += "plot for [i=2:" + std::to_string(num_series + 1) + "] " + quote(csv) +
+         " using i:xtic(1) title columnhead(i)\n";
+  }
   return s;
 }
 
 std::string lines_script(const std::string& stem, const std::string& csv, int num_series, const std::string& title,
                          const std::string& xlabel, const std::string& ylabel, bool logscale_x) {
   std::string s = preamble(stem, title);
-  s += "set key top left\nset xlabel " + quote(xlabel) + "\nset ylabel " + quote(ylabel) + "\n";
+  // The key beside the plot (never over a line); the x axis ends where the data does.
+  s += "set key outside right top\nset autoscale xfix\nset xlabel " + quote(xlabel) +
+       "\nset ylabel " + quote(ylabel) + "\n";
   if (logscale_x) s += "set logscale x 2\n";
   s += "plot for [i=2:" + std::to_string(num_series + 1) + "] " + quote(csv) +
        " using 1:i with lines lw 2 title columnhead(i)\n";

@@ -13,8 +13,11 @@ std::string gnuplot_quote(const std::string& text);
 std::string gnuplot_preamble(const std::string& stem, const std::string& title);
 
 // Clustered bars: first CSV column = category (x tic), the other columns = one bar series each.
+// With `with_errors`, each series is two columns, its value and its standard deviation (drawn as
+// an error bar).
 std::string clustered_bars_script(const std::string& stem, const std::string& csv, int num_series,
-                                  const std::string& title, const std::string& ylabel);
+                                  const std::string& title, const std::string& ylabel,
+                                  bool with_errors = false);
 // Lines: first column = x, the next num_series columns = one line each.
 std::string lines_script(const std::string& stem, const std::string& csv, int num_series,
                          const std::string& title, const std::string& xlabel,

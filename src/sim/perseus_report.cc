@@ -239,7 +239,10 @@ Result<std::filesystem::path> write_perseus_report(const PerseusEmulationResult&
                                             fixed(run->energy_j(), 0) + " J",
                                         stages, x_max, clock_min, clock_max),
                         std::string("Pipeline timeline, ") + label +
-                            " (replayed with measured times; gaps are blocking on a neighbour)."));
+                            " (replayed with measured times; gaps are blocking on a neighbour). "
+                            "The title's time and energy are this replay's; the table above "
+                            "gives the planner's, which differ slightly (the planner rounds "
+                            "times to its unit and prices instructions from the fitted curves)."));
     }
   }
   return report.finish("Perseus: pipeline frequency planning, emulated");

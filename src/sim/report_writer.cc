@@ -180,10 +180,32 @@ Result<void> ReportWriter::figure(const std::string& stem, const std::string& gn
 
 Result<void> ReportWriter::bar_chart(const std::string& stem, const std::vector<std::string>& header,
                                      const std::vector<std::vector<std::string>>& rows, const std::string& title,
-                                     const std::string& ylabel) {
-  ZEUS_TRY(data_file(stem + ".csv", csv_text(header, rows)));
-  return figure(stem, clustered_bars_script(stem, stem + ".csv", static_cast<int>(header.size()) - 1, title, ylabel),
-                title + " (data: " + stem + ".csv)");
+                                     const std::string& ylabel,
+                                     const std::vector<std::vector<std::string>>* errors) {
+  const int series = static_cast<int>(header.size()) - 1;
+  if (errors == nullptr) {
+    ZEUS_TRY(data_file(stem + ".csv", csv_text(header, rows)));
+    return figure(stem, clustered_bars_script(stem, stem + ".csv", series, title, ylabel),
+                  title + " (data: " + stem + ".csv)");
+  }
+  // Each series' value, then its standard deviation.
+  std::vector<std::string> with_sd = {header.front()};
+  for (size_t c = 1; c < header.size(); ++c) {
+    with_sd.push_back(header[c]);
+    with_sd.push_back(header[c] + " sd");
+  }
+  std::vector<std::vector<std::string>> interleaved;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::vector<std::string> row = {rows[r].front()};
+    for (size_t c = 1; c < rows[r].size(); ++c) {
+      row.push_back(rows[r][c]);
+      row.push_back(r < errors->size() && c - 1 < (*errors)[r].size() ? (*errors)[r][c - 1] : "0");
+    }
+    interleaved.push_back(std::move(row));
+  }
+  ZEUS_TRY(data_file(stem + ".csv", csv_text(with_sd, interleaved)));
+  return figure(stem, clustered_bars_script(stem, stem + ".csv", series, title, ylabel, true),
+                title + ", mean ± standard deviation over seeds (data: " + stem + ".csv)");
 }
 
 Result<void> ReportWriter::line_chart(const std::string& stem, const std::vector<std::string>& header,

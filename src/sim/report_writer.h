@@ -27,9 +27,12 @@ class ReportWriter {
   Result<void> figure(const std::string& stem, const std::string& gnuplot_script, const std::string& caption);
   // Writes `<stem>.csv` from header and rows and a clustered bar chart of it: first column =
   // categories (x tics), each other column one bar series.
+  // With `errors` (one row per row, one cell per series: its standard deviation), each series
+  // gets its error bars and the CSV a "<series> sd" column after each series' own.
   Result<void> bar_chart(const std::string& stem, const std::vector<std::string>& header,
                          const std::vector<std::vector<std::string>>& rows, const std::string& title,
-                         const std::string& ylabel);
+                         const std::string& ylabel,
+                         const std::vector<std::vector<std::string>>* errors = nullptr);
   // Writes `<stem>.csv` and a line chart of it: first column = x, each other column one line.
   Result<void> line_chart(const std::string& stem, const std::vector<std::string>& header,
                           const std::vector<std::vector<std::string>>& rows, const std::string& title,

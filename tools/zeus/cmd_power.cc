@@ -42,7 +42,7 @@ struct PowerArgs {
   bool plot = false;
   std::vector<std::string> from;  // zeusd addresses: their power streams instead of local GPUs
   bool events = false;
-  size_t plot_rows = 3;
+  size_t plot_rows = 0;  // 0: as many as the terminal's height gives every graph (1 to 8)
 };
 
 // The column suffix of a domain in the text table: gpu0_w, gpu0_avg_w, gpu0_mem_w, cpu0_pkg_w,
@@ -95,6 +95,17 @@ std::string rapl_reason(const Devices& devices) {
   return "no package zone";
 }
 
+// The terminal's height in lines (stdout's, else $LINES, else 24).
+size_t terminal_lines() {
+  winsize size{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_row > 0) return size.ws_row;
+  if (const char* lines = std::getenv("LINES")) {
+    const long parsed = std::strtol(lines, nullptr, 10);
+    if (parsed > 0) return static_cast<size_t>(parsed);
+  }
+  return 24;
+}
+
 // The terminal's width in columns (stdout's, else $COLUMNS, else 80).
 size_t terminal_columns() {
   winsize size{};
@@ -142,6 +153,10 @@ class PowerView {
         plot_.push_back(s);
       }
     }
+    // Rows per graph: as given, else what lets every graph (a header line and its rows) and the
+    // command's own two lines fit in the terminal, so nothing scrolls off the top.
+    rows_ = args_.plot_rows > 0 ? args_.plot_rows
+                                : plot_rows_to_fit(terminal_lines(), plot_.size());
   }
 
   void header() const {
@@ -213,7 +228,7 @@ class PowerView {
     if (args_.json) {
       std::cout << row.dump() << std::endl;
     } else if (args_.plot) {
-      const auto lines = render_power_plot(plot_, width_, args_.plot_rows);
+      const auto lines = render_power_plot(plot_, width_, rows_);
       std::cout << redraw_in_place(lines, drawn_lines_) << std::flush;
       drawn_lines_ = lines.size();
     } else {
@@ -238,6 +253,7 @@ class PowerView {
   PowerMonitor* cpu_monitor_;
   std::vector<PowerPlotSeries> plot_;
   size_t width_ = 78;
+  size_t rows_ = 3;  // bar rows per graph
   size_t drawn_lines_ = 0;
 };
 
@@ -379,7 +395,8 @@ void add_power_command(CLI::App& app) {
         if (!rows) return fail(rows.error());
         return static_cast<size_t>(*rows);
       },
-      "Rows of bars per graph with --plot (1 to 20, default 3)")
+      "Rows of bars per graph with --plot (1 to 20; default: as many as fit the terminal's "
+      "height, at most 8)")
       ->type_name("N");
   add_zeusd_from_option(
       *cmd, args->from, "Stream the power of these zeusd daemons instead of this machine's GPUs",

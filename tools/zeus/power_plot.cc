@@ -72,6 +72,12 @@ std::vector<std::string> render_power_plot(const std::vector<PowerPlotSeries>& s
   return lines;
 }
 
+size_t plot_rows_to_fit(size_t terminal_lines, size_t graphs) {
+  const size_t room = terminal_lines > 3 ? terminal_lines - 3 : 1;
+  const size_t per_graph = graphs == 0 ? room : room / graphs;
+  return std::clamp<size_t>(per_graph > 1 ? per_graph - 1 : 1, 1, 8);
+}
+
 std::string redraw_in_place(const std::vector<std::string>& lines, size_t previous_lines) {
   std::string out;
   if (previous_lines > 0) out += "\x1b[" + std::to_string(previous_lines) + "A";

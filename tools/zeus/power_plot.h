@@ -35,6 +35,10 @@ std::vector<std::string> render_bar_graph(const std::deque<double>& watts, doubl
 std::vector<std::string> render_power_plot(const std::vector<PowerPlotSeries>& series, size_t width,
                                            size_t height);
 
+// Bar rows per graph so that `graphs` graphs (a header line and their rows each) and two lines
+// of the command's own fit in `terminal_lines`: 1 to 8 (1 when even that does not fit).
+size_t plot_rows_to_fit(size_t terminal_lines, size_t graphs);
+
 // The text that replaces the previous frame of `previous_lines` lines (0 for the first frame) by
 // `lines` on an ANSI terminal: cursor up, then each line cleared and rewritten.
 std::string redraw_in_place(const std::vector<std::string>& lines, size_t previous_lines);
