@@ -184,7 +184,16 @@ Result<std::string> normalized_origin_form(std::string_view target) {
     out += segment;
   }
   if (out.empty()) out = "/";
-  if (parsed.uri.query.first != nullptr) out += "?" + text_of(parsed.uri.query);
+  if (parsed.uri.query.first != nullptr) {
+    const std::string query = text_of(parsed.uri.query);
+    std::string upper = query;
+    std::transform(upper.begin(), upper.end(), upper.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    if (upper.find("%00") != std::string::npos) {  // as parse_origin_form: no server reads it
+      return fail(ErrorCode::kInvalidArgument, "the request target's query holds %00 (a NUL byte)");
+    }
+    out += "?" + query;
+  }
   return out;
 }
 

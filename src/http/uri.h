@@ -52,8 +52,8 @@ Result<UriParts> parse_origin_form(std::string_view target);
 // segments removed (§5.2.4: "/a/../b" -> "/b"; ".." at the root stays at the root, so the result
 // never climbs above "/"). The query is kept as written. Failure: kInvalidArgument naming the
 // reason when the target is neither form, or when the next hop could read its path as another
-// one: an encoded '/' or '' (%2F, %5C), a NUL (%00), a '', or a segment that some servers take
-// for a dot segment (".;x", "..;x": path parameters are stripped by some).
+// one: an encoded '/' or '\' (%2F, %5C), a NUL (%00, in the query too), a '\', or a segment
+// that some servers take for a dot segment (".;x", "..;x": path parameters are stripped by some).
 //   normalized_origin_form("/v1/../../admin/%7e?a=..")   // "/admin/~?a=.."
 //   normalized_origin_form("http://other.host/v1/models")  // "/v1/models"
 Result<std::string> normalized_origin_form(std::string_view target);
