@@ -213,6 +213,28 @@ grep -q '"model":"m1"' "$dir/events" || fail "/zeus/events lacks the request: $(
 [ "$(code -X POST -d '{}' "$plain/zeus/")" = 405 ] || fail "POST /zeus/ is not 405"
 [ "$(code "$plain/zeus/")" = 200 ] && grep -q "zeus proxy: live" "$dir/body" || fail "GET /zeus/"
 
+# Probe round 4, C8: models named like Object's own properties are models like any other on the
+# live page (they arrive while the page is open, through its event stream), and none of them
+# writes to Object.prototype.
+"$py" - "$plain" "$lib" <<'PY' || fail "models named like Object's properties on the live page"
+import json, sys, urllib.request
+sys.path.insert(0, sys.argv[2])
+from cdp_browser import Browser
+with Browser() as b:
+    b.open(sys.argv[1] + "/zeus/")
+    b.wait_for("document.querySelectorAll('#models tbody tr').length == 1", 20)  # m1
+    for model in ("__proto__", "toString", "constructor"):
+        body = json.dumps({"model": model, "duration_s": 0.05}).encode()
+        urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/v1/completions", body),
+                               timeout=20).read()
+    b.wait_for("document.querySelectorAll('#models tbody tr').length >= 4", 20)
+    names = b.evaluate("[...document.querySelectorAll('#models tbody tr td:first-child')]"
+                       ".map(t => t.textContent).sort().join(' ')")
+    polluted = b.evaluate("({}).requests !== undefined")
+assert names == "__proto__ constructor m1 toString", names
+assert polluted is False, "Object.prototype was written"
+PY
+
 # Option mistakes: refused at start with the fix, nothing served.
 echo "not a database, not at all, nothing like one, only text in a file" > "$dir/notes.txt"
 refuse() {  # message-part args...

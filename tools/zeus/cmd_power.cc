@@ -95,27 +95,23 @@ std::string rapl_reason(const Devices& devices) {
   return "no package zone";
 }
 
-// The terminal's height in lines (stdout's, else $LINES, else 24).
-size_t terminal_lines() {
+// The terminal's extent along one axis: stdout's, else the environment's `variable` ($LINES,
+// $COLUMNS), else `fallback`.
+size_t terminal_extent(bool lines, const char* variable, size_t fallback) {
   winsize size{};
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_row > 0) return size.ws_row;
-  if (const char* lines = std::getenv("LINES")) {
-    const long parsed = std::strtol(lines, nullptr, 10);
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0) {
+    const size_t extent = lines ? size.ws_row : size.ws_col;
+    if (extent > 0) return extent;
+  }
+  if (const char* text = std::getenv(variable)) {
+    const long parsed = std::strtol(text, nullptr, 10);
     if (parsed > 0) return static_cast<size_t>(parsed);
   }
-  return 24;
+  return fallback;
 }
 
-// The terminal's width in columns (stdout's, else $COLUMNS, else 80).
-size_t terminal_columns() {
-  winsize size{};
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
-  if (const char* columns = std::getenv("COLUMNS")) {
-    const long parsed = std::strtol(columns, nullptr, 10);
-    if (parsed > 0) return static_cast<size_t>(parsed);
-  }
-  return 80;
-}
+size_t terminal_lines() { return terminal_extent(true, "LINES", 24); }
+size_t terminal_columns() { return terminal_extent(false, "COLUMNS", 80); }
 
 // --plot draws only where escapes work: stdout a terminal whose TERM is not "dumb".
 bool can_plot() {
