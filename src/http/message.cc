@@ -2,6 +2,7 @@
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/string.hpp>
+#include <boost/beast/http/rfc7230.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -70,6 +71,20 @@ bool decode_target(std::string_view target, HttpRequest* out, std::string* why) 
   }
   *why = "the request target is neither a path (\"/path?query\") nor an http:// URL";
   return false;
+}
+
+std::vector<std::string> connection_options(const Headers& headers) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : headers) {
+    if (!boost::beast::iequals(name, "connection")) continue;
+    for (const auto token : detail::bhttp::token_list(value)) {
+      std::string lower(token);
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      names.push_back(std::move(lower));
+    }
+  }
+  return names;
 }
 
 std::string_view reason(int status) {

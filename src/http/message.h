@@ -79,4 +79,9 @@ bool decode_target(std::string_view target, HttpRequest* out, std::string* why);
 // "OK", "Not Found", ...
 std::string_view reason(int status);
 
+// The field names that `headers`' Connection fields list (RFC 9110 §7.6.1: "Connection:
+// keep-alive, X-Hop" makes X-Hop a field of this hop only), lower-cased; read by Beast's
+// token_list.
+std::vector<std::string> connection_options(const Headers& headers);
+
 }  // namespace zeus::http

@@ -1,6 +1,8 @@
 // The Perseus server's jobs behind one lock (pfo_server/job_manager.h).
 #include "pfo_server/job_manager.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <ctime>
 #include <filesystem>

@@ -4,6 +4,8 @@
 // last result of a round writes the dump).
 #include "zeus/pfo_server.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -42,31 +42,10 @@ bool hop_by_hop(std::string_view name) {
   return false;
 }
 
-// The field names a Connection field lists (RFC 9110 §7.6.1: "Connection: keep-alive, X-Hop"
-// makes X-Hop a field of this hop only), lower-cased.
-std::vector<std::string> connection_options(const Headers& in) {
-  std::vector<std::string> names;
-  for (const auto& [name, value] : in) {
-    if (!field_named(name, "connection")) continue;
-    size_t start = 0;
-    while (start <= value.size()) {
-      const size_t comma = std::min(value.find(',', start), value.size());
-      std::string token = value.substr(start, comma - start);
-      token.erase(0, token.find_first_not_of(" \t"));
-      token.erase(token.find_last_not_of(" \t") + 1);
-      std::transform(token.begin(), token.end(), token.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      if (!token.empty()) names.push_back(std::move(token));
-      start = comma + 1;
-    }
-  }
-  return names;
-}
-
 // The end-to-end fields of `in`; an answer's Content-Type and Server are set by the server.
 Headers end_to_end(const Headers& in, bool answer) {
   Headers out;
-  const std::vector<std::string> named_hop = connection_options(in);
+  const std::vector<std::string> named_hop = http::connection_options(in);
   for (const auto& [name, value] : in) {
     if (hop_by_hop(name) || field_named(name, "connection")) continue;
     const std::string_view field = name;  // (a structured binding cannot be captured)

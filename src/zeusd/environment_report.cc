@@ -2,6 +2,8 @@
 // it reports what that routing sees and probes zeusd the way the library's client talks to it.
 #include "zeus/environment_report.h"
 
+#include <nlohmann/json.hpp>
+
 #include <sys/utsname.h>
 
 #include <cstdlib>
