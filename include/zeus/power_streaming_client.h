@@ -94,7 +94,8 @@ class PowerStreamingClient {
 
   // The power and energy now.
   virtual ClusterPower power() const = 0;
-  // Waits until a reading arrives after this call (true) or `timeout_s` passes or stop() is
+  // Waits until a reading arrives after this call, or a daemon's keep-alive says its power holds
+  // (zeusd sends one after a second without change) (true), or `timeout_s` passes or stop() is
   // called (false).
   virtual bool wait_for_update(double timeout_s) const = 0;
   // Ends every stream (within about a second) and joins the threads; idempotent.

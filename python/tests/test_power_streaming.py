@@ -122,6 +122,22 @@ def test_readings_have_upstreams_shape_and_follow_changes(daemon, fake_nvml, pow
         writer.join()
 
 
+def test_newcomer_15_iteration_keeps_turning_while_the_power_holds(daemon):
+    # Newcomer round 4, item 15: on a GPU whose power never changes zeusd sends nothing but its
+    # keep-alives; iteration yields the unchanged readings about once a second instead of hanging.
+    with PowerStreamingClient([ZeusdConfig.uds(daemon.sock, cpu_indices=[])]) as client:
+        assert wait_until(lambda: daemon.sock in client.get_power())
+        deadline = threading.Timer(6.0, client.stop)  # ends a hung iteration
+        deadline.start()
+        seen = []
+        for update in client:
+            seen.append(update[daemon.sock].gpu_power_w)
+            if len(seen) == 3:
+                break
+        deadline.cancel()
+        assert seen == [{0: 300.0, 1: 200.0}] * 3, f"{len(seen)} yields in 6 s on a steady GPU"
+
+
 def test_totals_integrate_energy_and_stop_while_the_daemon_is_down(daemon):
     endpoint = f"127.0.0.1:{daemon.port}"
     client = PowerStreamingClient([ZeusdConfig.tcp("127.0.0.1", daemon.port, cpu_indices=[])], reconnect_delay_s=0.2)

@@ -23,6 +23,7 @@ std::vector<std::string> SseSplitter::feed(std::string_view piece) {
     if (end == std::string::npos) break;
     std::string data;
     bool any = false;
+    bool comment = false;
     std::string_view event(buffer_.data() + start, end - start);
     while (!event.empty()) {
       const size_t eol = event.find('\n');
@@ -34,11 +35,17 @@ std::vector<std::string> SseSplitter::feed(std::string_view piece) {
         if (any) data.push_back('\n');
         data.append(line);
         any = true;
+      } else if (!line.empty() && line.front() == ':') {
+        comment = true;
       }
       if (eol == std::string_view::npos) break;
       event.remove_prefix(eol + 1);
     }
-    if (any) out.push_back(std::move(data));
+    if (any) {
+      out.push_back(std::move(data));
+    } else if (comment) {
+      ++keepalives_;
+    }
     start = end + skip;
   }
   buffer_.erase(0, start);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "zeus/result.h"
@@ -20,18 +21,22 @@
 namespace zeus::client {
 
 // Collects the data of whole events (the "data:" lines of each, joined by '\n'); comments and
-// other fields are skipped. A partial event waits for its end; one over max_event_bytes is
-// dropped (and reported by overflowed()).
+// other fields are skipped, and a block of comments only (zeusd's keep-alive, sent when nothing
+// changed for a second) is counted for take_keepalives(). A partial event waits for its end; one
+// over max_event_bytes is dropped (and reported by overflowed()).
 class SseSplitter {
  public:
   explicit SseSplitter(size_t max_event_bytes = 64 * 1024) : max_(max_event_bytes) {}
   std::vector<std::string> feed(std::string_view piece);
   bool overflowed() const { return overflowed_; }
+  // Keep-alives seen since the last call: the daemon is there and its power holds.
+  size_t take_keepalives() { return std::exchange(keepalives_, 0); }
 
  private:
   size_t max_;
   std::string buffer_;
   bool overflowed_ = false;
+  size_t keepalives_ = 0;
 };
 
 // One reading: a GPU's power, or a CPU package's and its DRAM's.

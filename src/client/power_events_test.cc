@@ -21,6 +21,17 @@ TEST(SseSplitter, EventsCutAnywhereComeOutWholeAndCommentsAreSkipped) {
   }
 }
 
+// Newcomer round 4, item 15: a keep-alive (a block of comments only) is counted, so the client
+// can say "the power holds" on a steady GPU instead of looking hung.
+TEST(SseSplitter, Newcomer15_KeepAlivesAreCountedNotMistakenForReadings) {
+  SseSplitter sse;
+  EXPECT_EQ(sse.feed(": keep-alive\n\n: keep-alive\r\n\r\n: half"), std::vector<std::string>{});
+  EXPECT_EQ(sse.take_keepalives(), 2u);
+  EXPECT_EQ(sse.take_keepalives(), 0u);
+  EXPECT_EQ(sse.feed("\n\ndata: x\n: note in an event\n\n"), std::vector<std::string>{"x"});
+  EXPECT_EQ(sse.take_keepalives(), 1u);  // the one that was cut, not the event's comment
+}
+
 TEST(SseSplitter, AnEndlessEventIsDroppedNotBufferedForever) {
   SseSplitter sse(100);
   EXPECT_TRUE(sse.feed("data: " + std::string(200, 'x')).empty());

@@ -205,6 +205,16 @@ class StreamingClient final : public PowerStreamingClient {
     if (options_.on_event) options_.on_event(out);
   }
 
+  // A keep-alive: the daemon is there and nothing changed for a second; waiters wake (iteration
+  // yields the unchanged readings instead of looking hung on a steady GPU).
+  void held_steady() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++generation_;
+    }
+    changed_.notify_all();
+  }
+
   void went_down(Node& node, bool gpu, bool was_up) {
     std::lock_guard<std::mutex> lock(mu_);
     if (was_up) --node.up;
@@ -279,6 +289,7 @@ class StreamingClient final : public PowerStreamingClient {
               }
               record(node, *event, connected_s);
             }
+            if (sse.take_keepalives() > 0) held_steady();
             return !stopping();
           },
           options_.idle_timeout_s);

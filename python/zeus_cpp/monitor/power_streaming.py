@@ -13,7 +13,7 @@ from zeus_cpp.utils.zeusd import ZeusdConfig
 client = PowerStreamingClient(servers=[ZeusdConfig.tcp("node1", 4938), ZeusdConfig.uds("/run/zeusd.sock")])
 readings = client.get_power()          # {"node1:4938": PowerReadings(...), ...}
 totals = client.get_totals()           # ClusterTotals(power_w=..., energy_j=..., nodes={...})
-for readings in client: ...            # a snapshot per update, until stop()
+for readings in client: ...            # a snapshot per update (at least 1/s), until stop()
 client.stop()
 ```
 """
@@ -140,7 +140,10 @@ class PowerStreamingClient:
         )
 
     def __iter__(self) -> Iterator[dict[str, PowerReadings]]:
-        """Yields `get_power()` each time a reading arrives, until `stop()`."""
+        """Yields `get_power()` each time a reading arrives, until `stop()`. A daemon whose power
+        holds steady says so once a second (zeusd's keep-alive): the unchanged readings are
+        yielded again then, so a loop on a steady GPU keeps turning rather than looking hung
+        (upstream's client waits for the next change)."""
         while not self._stopped:
             if self._client.wait_for_update(1.0) and not self._stopped:
                 yield self.get_power()
