@@ -30,11 +30,19 @@ cat "$work/run1.txt" "$work/run2.txt"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 grep -qx "converged yes" "$work/run1.txt" || fail "run 1 did not converge"
-grep -qx "batch_size 32" "$work/run1.txt" || fail "run 1 should train with the default batch size"
-grep -qx "batch_size 16" "$work/run2.txt" || fail "run 2 should explore the next smaller batch size"
+grep -q "^batch_size 32 " "$work/run1.txt" || fail "run 1 should train with the default batch size"
+grep -q "^batch_size 16 " "$work/run2.txt" || fail "run 2 should explore the next smaller batch size"
 optimum=$(sed -n 's/^optimal_power_limit_w //p' "$work/run1.txt")
 case "$optimum" in 300|200|100) ;; *) fail "optimal power limit '$optimum' is not a candidate" ;; esac
-grep -Eq "^epoch 0 accuracy [0-9.]+ energy_j [0-9.]+[0-9] time_s" "$work/run1.txt" || fail "no epoch line"
+grep -Eq "^epoch 0 accuracy [0-9.]+ energy_j [0-9.]+[0-9] time_s [0-9.e-]+ \(stop condition not met: keep training\)$" "$work/run1.txt" || fail "no epoch line with the optimizer's decision"
+# Newcomer round 4, item 19: the run takes several epochs, the profile is shown (each candidate
+# once, one chosen: the optimum), and the last epoch says why the run ended.
+grep -q "^epoch 1 " "$work/run1.txt" || fail "run 1 converged in one epoch: nothing to watch"
+for limit in 300 200 100; do
+  [ "$(grep -c "^profiled power_limit_w $limit energy_j [0-9.]* time_s " "$work/run1.txt")" = 1 ] || fail "no profile line for $limit W"
+done
+grep -q "^profiled power_limit_w $(sed -n 's/^optimal_power_limit_w //p' "$work/run1.txt") .* chosen$" "$work/run1.txt" || fail "the chosen profile line is not the optimum"
+grep -Eq "^epoch [0-9]+ .* stop \(train succeeded: reached target metric 0.9 at cost" "$work/run1.txt" || fail "run 1 does not say why it stopped"
 # The limits the fake driver saw: the maximum, the other candidates, the optimum (no call when
 # it is the limit already set), and the maximum again when the process exited; then run 2.
 log=$(/usr/bin/python3 -c 'import json,sys; print(" ".join(str(e["limit_mw"]//1000) for e in json.load(open(sys.argv[1]))["set_power_limit_log"]))' "$ZEUS_FAKE_NVML_STATE")

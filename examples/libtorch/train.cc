@@ -6,7 +6,8 @@
 // (README.md next to this file: how to build and run it, and what it shows).
 // Devices come from the environment (ZEUS_NVML_PATH, CUDA_VISIBLE_DEVICES); the job trains on
 // the CPU (synthetic data) while Zeus controls GPU 0. Prints one line per epoch and a summary:
-//   batch_size 32 / optimal_power_limit_w 200 / converged yes / energy_j 12.3 / time_s 0.8
+//   batch_size 32 ... / profiled power_limit_w 300 ... / epoch 0 accuracy ... (decision) /
+//   optimal_power_limit_w 100 / converged yes / epochs 3 / energy_j 83.7 / time_s 0.81
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -132,19 +133,27 @@ int main(int argc, char** argv) {
   options.job.mab_seed = 1;
   options.job.max_power_w = range.max_mw / 1000.0;
   options.job.gpu_model = devices.gpus[0]->name();
-  options.power_limit.warmup_steps = 2;
-  options.power_limit.profile_steps = 3;
+  options.power_limit.warmup_steps = 3;
+  options.power_limit.profile_steps = 10;
   options.power_limit.step_w = 100;
   auto loop = value_or_exit(
       zeus::TrainingLoop::create(*service, *monitor, devices, clock, options), "training loop");
 
+  // The task: XOR of the signs of two of eight features (a boundary a linear model cannot draw),
+  // so the run takes a few epochs; one thread, so a run's accuracies repeat exactly.
+  torch::set_num_threads(1);
   torch::manual_seed(0);
-  const torch::Tensor x = torch::randn({1024, 8});
-  const torch::Tensor y = (x.select(1, 0) + x.select(1, 1) > 0).to(torch::kLong);
-  torch::nn::Sequential model(torch::nn::Linear(8, 32), torch::nn::ReLU(), torch::nn::Linear(32, 2));
-  torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.2));
+  const torch::Tensor x = torch::randn({8192, 8});
+  const torch::Tensor y = (x.select(1, 0) * x.select(1, 1) > 0).to(torch::kLong);
+  torch::nn::Sequential model(torch::nn::Linear(8, 128), torch::nn::ReLU(), torch::nn::Linear(128, 128),
+                              torch::nn::ReLU(), torch::nn::Linear(128, 2));
+  torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.01).momentum(0.5));
 
   const int64_t batch_size = loop->batch_size();
+  std::cout << "batch_size " << batch_size << " (the batch-size optimizer's choice for this run; "
+            << "default 32)\n";
+  const zeus::PowerLimitOptimizer* plo = loop->power_limit_optimizer();
+  bool profile_shown = false;
   for (int epoch : loop->epochs()) {
     for (int64_t start = 0; start < x.size(0); start += batch_size) {
       ok_or_exit(loop->on_step_begin(), "step begin");
@@ -162,21 +171,32 @@ int main(int argc, char** argv) {
       torch::NoGradGuard no_grad;
       accuracy = model->forward(x).argmax(1).eq(y).to(torch::kDouble).mean().item<double>();
     }
+    const double energy_before = loop->energy_j(), time_before = loop->time_s();
     const zeus::ReportDecision decision = value_or_exit(loop->report_metric(accuracy), "report");
-    std::cout << "epoch " << epoch << " accuracy " << accuracy << " energy_j " << loop->energy_j()
-              << " time_s " << loop->time_s() << (decision.stop_train ? " stop" : "") << "\n";
+    if (plo && plo->optimal_setting() && !profile_shown) {
+      // The just-in-time profile, once: each limit's energy and time per profiled step.
+      profile_shown = true;
+      for (const zeus::KnobMeasurement& m : plo->measurements()) {
+        std::cout << "profiled power_limit_w " << m.setting << " energy_j " << m.energy_j
+                  << " time_s " << m.time_s
+                  << (m.setting == *plo->optimal_setting() ? " chosen" : "") << "\n";
+      }
+    }
+    // Epoch energy and time; the batch-size optimizer's decision in its own words.
+    std::cout << "epoch " << epoch << " accuracy " << accuracy << " energy_j "
+              << loop->energy_j() - energy_before << " time_s " << loop->time_s() - time_before
+              << (decision.stop_train ? " stop" : "") << " (" << decision.message << ")\n";
   }
   if (loop->error()) {
     std::cerr << "training stopped: " << loop->error()->to_string() << "\n";
     return 1;
   }
-  const zeus::PowerLimitOptimizer* plo = loop->power_limit_optimizer();
-  std::cout << "batch_size " << batch_size << "\n"
-            << "optimal_power_limit_w "
+  std::cout << "optimal_power_limit_w "
             << (plo && plo->optimal_setting() ? std::to_string(*plo->optimal_setting()) : "none")
             << "\n"
             << "converged "
             << (loop->last_decision() && loop->last_decision()->converged ? "yes" : "no") << "\n"
+            << "epochs " << loop->epochs_done() << "\n"
             << "energy_j " << loop->energy_j() << "\n"
             << "time_s " << loop->time_s() << std::endl;
   return 0;
