@@ -66,6 +66,7 @@ struct PolicyHeadline {
   int converged_batch_size = 0;               // most frequent (b, p) of the last recurrence
   double converged_power_limit_w = 0.0;       //   over seeds (ties: the first seed's)
   std::vector<double> mean_cum_regret_j;      // per recurrence, mean over seeds (Fig. 7)
+  std::vector<double> sd_cum_regret_j;        // per recurrence, standard deviation over seeds
   Stat cum_energy_j;                          // absolute (J, all recurrences)
   std::optional<AccountedStat> carbon;        // gCO2eq, with ExperimentOptions::accounting
   std::optional<AccountedStat> cost;          // $

@@ -48,6 +48,33 @@ TEST_F(ExperimentsTest, HeadlineRatiosAreAgainstDefaultAndOracleMatchesOptimum) 
   EXPECT_LT(w.policies[2].last5_energy_ratio.mean, 1.0);
 }
 
+// Newcomer round 4, item 12: the regret curves carry their seeds' spread, drawn as a band.
+TEST_F(ExperimentsTest, Newcomer12_RegretCurvesCarryTheSeedSpreadAsBands) {
+  auto result = run_headline(options_);
+  ASSERT_TRUE(result.has_value());
+  const WorkloadHeadline& w = result->workloads[0];
+  const PolicyHeadline& zeus = w.policies[2];
+  ASSERT_EQ(zeus.sd_cum_regret_j.size(), zeus.mean_cum_regret_j.size());
+  EXPECT_GT(zeus.sd_cum_regret_j.back(), 0.0);  // seeds explore differently
+  for (double sd : w.policies[0].sd_cum_regret_j) EXPECT_GE(sd, 0.0);
+  ASSERT_TRUE(write_headline_report(*result, dir_ / "r", ReportOptions{"none"}).has_value());
+  std::istringstream csv(read(dir_ / "r" / "regret_squad.csv"));
+  std::string header, last, line;
+  std::getline(csv, header);
+  EXPECT_NE(header.find("Zeus,Zeus low,Zeus high"), std::string::npos) << header;
+  while (std::getline(csv, line)) last = line;
+  // The last row's Zeus columns: mean - sd, mean, mean + sd in order, sd as computed.
+  std::vector<double> cells;
+  std::istringstream row(last);
+  for (std::string cell; std::getline(row, cell, ',');) cells.push_back(std::stod(cell));
+  ASSERT_EQ(cells.size(), 1 + 3 * w.policies.size());
+  const double mean = cells[1 + 3 * 2], low = cells[2 + 3 * 2], high = cells[3 + 3 * 2];
+  EXPECT_NEAR(mean, zeus.mean_cum_regret_j.back() / 1e6, 1e-6);
+  EXPECT_NEAR(high - mean, zeus.sd_cum_regret_j.back() / 1e6, 1e-5);
+  EXPECT_NEAR(mean - low, zeus.sd_cum_regret_j.back() / 1e6, 1e-5);
+  EXPECT_NE(read(dir_ / "r" / "regret_squad.gp").find("filledcurves"), std::string::npos);
+}
+
 TEST_F(ExperimentsTest, SameSeedGivesByteIdenticalReports) {
   ReportOptions no_plots{"none"};
   auto a = run_headline(options_);

@@ -64,6 +64,21 @@ std::string lines_script(const std::string& stem, const std::string& csv, int nu
   return s;
 }
 
+std::string lines_with_bands_script(const std::string& stem, const std::string& csv, int num_series,
+                                    const std::string& title, const std::string& xlabel,
+                                    const std::string& ylabel) {
+  std::string s = preamble(stem, title);
+  s += "set key outside right top\nset autoscale xfix\nset xlabel " + quote(xlabel) +
+       "\nset ylabel " + quote(ylabel) + "\nset style fill transparent solid 0.15 noborder\n";
+  const std::string last = std::to_string(num_series - 1);
+  // Bands first (under every line), each in its series' colour; then the lines, titled.
+  s += "plot for [i=0:" + last + "] " + quote(csv) +
+       " using 1:(column(3+3*i)):(column(4+3*i)) with filledcurves lc i+1 notitle, \\\n"
+       "     for [i=0:" + last + "] " + quote(csv) +
+       " using 1:(column(2+3*i)) with lines lt i+1 lw 2 title columnhead(2+3*i)\n";
+  return s;
+}
+
 std::string pareto_script(const std::string& stem, const std::string& csv, const std::string& frontier_csv,
                           const std::string& title) {
   std::string s = preamble(stem, title);

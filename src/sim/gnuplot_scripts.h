@@ -22,6 +22,11 @@ std::string clustered_bars_script(const std::string& stem, const std::string& cs
 std::string lines_script(const std::string& stem, const std::string& csv, int num_series,
                          const std::string& title, const std::string& xlabel,
                          const std::string& ylabel, bool logscale_x = false);
+// Lines with bands: first column = x, then three columns per series (its value, the band's
+// low and high edges); each band is drawn translucent in its series' colour under the lines.
+std::string lines_with_bands_script(const std::string& stem, const std::string& csv,
+                                    int num_series, const std::string& title,
+                                    const std::string& xlabel, const std::string& ylabel);
 // TTA-ETA scatter of pareto points (columns: batch_size, power_limit_w, tta_s, eta_j, cost_j,
 // reach_probability, on_frontier, is_default, is_optimum), the frontier as a line from
 // `frontier_csv` (same columns, sorted by TTA), b0 at max power and the optimum marked.

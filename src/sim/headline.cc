@@ -160,6 +160,16 @@ Result<HeadlineResult> run_headline(const ExperimentOptions& options) {
         ++last_config_count[last_configs[i]];
       }
       for (double& v : ph.mean_cum_regret_j) v /= options.seeds;
+      // The seeds' spread around that mean (sample standard deviation; 0 with one seed).
+      ph.sd_cum_regret_j.assign(ph.mean_cum_regret_j.size(), 0.0);
+      for (std::size_t r = 0; r < ph.sd_cum_regret_j.size() && n > 1; ++r) {
+        double sum_sq = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          const double v = r < curves[i].size() ? curves[i][r] : 0.0;
+          sum_sq += (v - ph.mean_cum_regret_j[r]) * (v - ph.mean_cum_regret_j[r]);
+        }
+        ph.sd_cum_regret_j[r] = std::sqrt(sum_sq / static_cast<double>(n - 1));
+      }
       std::pair<int, int> mode = last_configs[0];
       for (const auto& [config, count] : last_config_count) {
         if (count > last_config_count[mode]) mode = config;

@@ -217,6 +217,29 @@ Result<void> ReportWriter::line_chart(const std::string& stem, const std::vector
                 title + " (data: " + stem + ".csv)");
 }
 
+Result<void> ReportWriter::band_chart(const std::string& stem, const std::vector<std::string>& header,
+                                      const std::vector<std::vector<double>>& rows, const std::string& title,
+                                      const std::string& xlabel, const std::string& ylabel) {
+  std::vector<std::string> columns = {header.front()};
+  for (std::size_t c = 1; c < header.size(); ++c) {
+    columns.insert(columns.end(), {header[c], header[c] + " low", header[c] + " high"});
+  }
+  std::vector<std::vector<std::string>> cells;
+  for (const std::vector<double>& row : rows) {
+    std::vector<std::string> line = {fixed(row.front(), 0)};
+    for (std::size_t s = 0; 2 * s + 2 < row.size(); ++s) {
+      const double value = row[1 + 2 * s], sd = row[2 + 2 * s];
+      line.insert(line.end(), {fixed(value, 6), fixed(value - sd, 6), fixed(value + sd, 6)});
+    }
+    cells.push_back(std::move(line));
+  }
+  ZEUS_TRY(data_file(stem + ".csv", csv_text(columns, cells)));
+  return figure(stem,
+                lines_with_bands_script(stem, stem + ".csv", static_cast<int>(header.size()) - 1, title,
+                                        xlabel, ylabel),
+                title + "; the bands span ± one standard deviation over seeds (data: " + stem + ".csv)");
+}
+
 Result<fs::path> ReportWriter::finish(const std::string& title) {
   std::string note;
   if (gnuplot_.empty()) {

@@ -37,6 +37,12 @@ class ReportWriter {
   Result<void> line_chart(const std::string& stem, const std::vector<std::string>& header,
                           const std::vector<std::vector<std::string>>& rows, const std::string& title,
                           const std::string& xlabel, const std::string& ylabel, bool logscale_x = false);
+  // Writes `<stem>.csv` and a line chart of it with a band around each line: `rows` hold x, then
+  // each series' value and standard deviation; the band spans value ± one standard deviation
+  // (the CSV has "<series> low" and "<series> high" after each series' value).
+  Result<void> band_chart(const std::string& stem, const std::vector<std::string>& header,
+                          const std::vector<std::vector<double>>& rows, const std::string& title,
+                          const std::string& xlabel, const std::string& ylabel);
   // Renders the figures, writes index.md and index.html, renames the folder to `dir`.
   Result<std::filesystem::path> finish(const std::string& title);
 

@@ -185,13 +185,17 @@ Result<std::filesystem::path> write_headline_report(const HeadlineResult& r, con
 
   report.heading("Cumulative regret against Oracle (expected)");
   for (const WorkloadHeadline& w : r.workloads) {
-    Rows curve;
+    std::vector<std::vector<double>> curve;
     for (int i = 0; i < w.recurrences; ++i) {
-      std::vector<std::string> row = {std::to_string(i + 1)};
-      for (const PolicyHeadline& p : w.policies) row.push_back(fixed(p.mean_cum_regret_j[static_cast<std::size_t>(i)] / 1e6, 6));
-      curve.push_back(row);
+      const auto r = static_cast<std::size_t>(i);
+      std::vector<double> row = {static_cast<double>(i + 1)};
+      for (const PolicyHeadline& p : w.policies) {
+        row.push_back(p.mean_cum_regret_j[r] / 1e6);
+        row.push_back(r < p.sd_cum_regret_j.size() ? p.sd_cum_regret_j[r] / 1e6 : 0.0);
+      }
+      curve.push_back(std::move(row));
     }
-    ZEUS_TRY(report.line_chart("regret_" + w.name, policy_header("recurrence"), curve,
+    ZEUS_TRY(report.band_chart("regret_" + w.name, policy_header("recurrence"), curve,
                                "Cumulative regret of " + w.name + ", mean over seeds", "recurrence",
                                "cumulative regret (MJ)"));
   }
