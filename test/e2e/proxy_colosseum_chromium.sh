@@ -56,6 +56,8 @@ check "the leaderboard" 's["leaderboard"][0][:3] == ["big", "1", "100 %"] and s[
 check "no error on the page" 's["error"] == "" and s["error_after_answers"] == "" and s["live_error"] == ""'
 check "the live page's models" 'sorted(m[0] for m in s["live_models"]) == ["big", "small"] and s["live_finished"] == "2"'
 check "the live page's request spans" 's["live_spans"] == 2'
+# Newcomer round 4, item 17: the legend names each upstream's GPUs, not "power of proxy".
+check "the live page's legend" 'sorted(s["live_legend"])[:2] == ["— power of big: GPU 1", "— power of small: GPU 0"] and not any("proxy" in t for t in s["live_legend"])'
 for png in proxy_colosseum proxy_live; do
   [ "$(head -c 4 "$out/$png.png" | od -An -c | tr -d ' ')" = '211PNG' ] \
     || fail "the screenshot $png.png is not a PNG"

@@ -60,6 +60,8 @@ with Browser() as b:
         "[...document.querySelectorAll('#models tr.model')]"
         ".map(tr => [...tr.children].map(td => td.textContent))")
     seen["live_spans"] = b.evaluate("document.querySelectorAll('#chart rect.span').length")
+    seen["live_legend"] = b.evaluate(
+        "[...document.querySelectorAll('#legend span')].map(s => s.textContent)")
     seen["live_finished"] = b.evaluate(q("#finished"))
     seen["live_error"] = b.evaluate(q("#error"))
     b.screenshot(live_screenshot)
