@@ -78,7 +78,7 @@ class ZeusDataLoader:
         self.monitor = monitor if monitor is not None else ZeusMonitor()
         if optimum_selector is None:
             optimum_selector = ZeusCost(eta_knob=job.eta_knob)
-        spec = job.to_dict()
+        spec = job.dict()
         spec.update(gpu_fields(self.monitor))
         self._service = connect(server_url)
         self._loop = _zeus_cpp.TrainingLoop(

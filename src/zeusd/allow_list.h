@@ -57,6 +57,9 @@ struct Peer {
   // The lease session (lease_session.h) a TCP request's X-Zeusd-Lease-Session header named, once
   // zeusd found it open for this token's subject; empty: none (TCP changes then persist).
   std::string lease_session;
+  // Set by the service for a change through upstream's routes that persists (zeusd serve
+  // --upstream-changes persist, or on-request with "X-Zeusd-Persist: 1"): no lease, no restore.
+  bool persist_change = false;
 
   // "uid 1000 (alice) pid 4242", for logs and messages.
   std::string description() const;
@@ -73,6 +76,10 @@ class AllowList {
   std::string refusal(Capability capability, const Peer& peer) const;
   // "alice, @video" (or "root only"), for the startup log.
   std::string describe(Capability capability) const;
+  // True when no entry names anyone for `capability`: only root may use it.
+  bool root_only(Capability capability) const {
+    return entries_[static_cast<size_t>(capability)].names.empty();
+  }
 
  private:
   struct Entries {

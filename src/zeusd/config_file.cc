@@ -23,7 +23,7 @@ constexpr Key kKeys[] = {
     {"log-level", false, false},   {"max-connections", false, true},
     {"max-connections-per-user", false, true}, {"request-timeout", false, true},
     {"idle-timeout", false, true}, {"lease-journal", false, false},
-    {"lease-session-timeout", false, true},
+    {"lease-session-timeout", false, true}, {"upstream-changes", false, false},
     // upstream zeusd's names (zeusd serve --help)
     {"mode", false, false},        {"socket-path", false, false},
     {"socket-permissions", false, true}, {"socket-uid", false, true},

@@ -6,7 +6,7 @@
 //
 // Keys (`-` or `_`): socket, socket-owner, socket-group, socket-mode, tcp, allow, nvml-path,
 // powercap-root, log-level, max-connections, max-connections-per-user, request-timeout,
-// idle-timeout, lease-journal, and upstream's names: mode, socket-path, socket-permissions,
+// idle-timeout, lease-journal, lease-session-timeout, upstream-changes, and upstream's names: mode, socket-path, socket-permissions,
 // socket-uid, socket-gid, tcp-bind-address, enable, gpu-power-poll-hz, cpu-power-poll-hz,
 // signing-key-path, gpu-command-overrides. A typo, a table ([section]), a value of the wrong
 // type or a file that is not TOML is an error naming the line, never silently ignored: a daemon

@@ -102,7 +102,8 @@ tl::expected<ChangeDone, ChangeError> ZeusdService::change_gpu(const Peer& peer,
 
   // A caller over TCP (with a token) has no process to follow: its change persists.
   // One in a lease session (lease_session.h) leases like a local process.
-  if (!peer.unix_socket && peer.lease_session.empty())
+  // So does one through upstream's routes under --upstream-changes persist (or on request).
+  if ((!peer.unix_socket && peer.lease_session.empty()) || peer.persist_change)
     return change_gpu_persistent(peer, index, change);
   const bool session = !peer.lease_session.empty();
   // The lease: one live process or session per GPU; its first change of each knob saves the old

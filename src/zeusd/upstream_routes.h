@@ -40,7 +40,9 @@
 
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "http/message.h"
 #include "zeus/device.h"
@@ -58,7 +60,17 @@ struct UpstreamOptions {
   // --cpu-power-poll-hz. Must be > 0.
   double gpu_power_poll_hz = 20;
   double cpu_power_poll_hz = 10;
+  // What a change through upstream's routes on the Unix socket does (`zeusd serve
+  // --upstream-changes`): kLease, the default, leases it to the calling process (undone when it
+  // exits); kPersist keeps it until reset, as upstream zeusd does; kOnRequest leases unless the
+  // request carries "X-Zeusd-Persist: 1". Over TCP without a lease session changes persist anyway.
+  enum class Changes { kLease, kPersist, kOnRequest };
+  Changes changes = Changes::kLease;
 };
+
+// "lease", "persist", "on-request" (and back: nullopt for anything else).
+std::string_view upstream_changes_name(UpstreamOptions::Changes changes);
+std::optional<UpstreamOptions::Changes> parse_upstream_changes(std::string_view name);
 
 class UpstreamRoutes {
  public:

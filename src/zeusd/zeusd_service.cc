@@ -113,6 +113,7 @@ ZeusdService::ZeusdService(Devices& devices, AllowList allow, ProcessWatcher& wa
           },
           upstream),
       access_(std::move(access)),
+      upstream_changes_(upstream.changes),
       sessions_(lease_session_timeout_s),
       streams_(devices_, allow_, mutex_, upstream) {}
 
@@ -140,7 +141,12 @@ HttpResponse ZeusdService::handle(const HttpRequest& request, const Peer& caller
   if (auto refused = attach_session(request, peer)) return std::move(*refused);
   // Upstream's routes lock mutex_ around their device calls themselves (/cpu/get_power waits
   // between two readings without holding it).
-  if (UpstreamRoutes::owns(request.path)) return upstream_.handle(request, peer);
+  if (UpstreamRoutes::owns(request.path)) {
+    auto persist = upstream_change_persists(request, peer);
+    if (!persist) return std::move(persist.error());
+    peer.persist_change = *persist;
+    return upstream_.handle(request, peer);
+  }
   const std::vector<std::string> segments = split_path(request.path);
   // The locks of the GPUs this request may change, before the table lock (gpu_locks.h): a GPU
   // route's own; every GPU for a lease session's routes (ending one restores its GPUs).

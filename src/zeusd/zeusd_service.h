@@ -127,6 +127,10 @@ class ZeusdService {
   // The request's lease session header: sets peer.lease_session and refreshes the session, or
   // answers the refusal (unknown or expired session, header on the Unix socket).
   std::optional<HttpResponse> attach_session(const HttpRequest& request, Peer& peer);
+  // Whether a change through upstream's routes from `peer` persists (--upstream-changes and the
+  // request's X-Zeusd-Persist), or the refusal of a header this zeusd's policy does not take.
+  tl::expected<bool, HttpResponse> upstream_change_persists(const HttpRequest& request,
+                                                            const Peer& peer) const;
   // /lease_session[/{id}[/heartbeat]]; call with mutex_ held.
   HttpResponse session_route(const HttpRequest& request, const Peer& peer,
                              const std::vector<std::string>& segments);
@@ -143,6 +147,7 @@ class ZeusdService {
   PersistentChanges persistent_;  // guarded by mutex_
   UpstreamRoutes upstream_;
   const AccessPolicy access_;
+  const UpstreamOptions::Changes upstream_changes_;
   LeaseSessions sessions_;  // guarded by mutex_
   PowerStreamRoutes streams_;  // last: its pollers stop before what they read goes
 };

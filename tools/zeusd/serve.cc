@@ -186,6 +186,33 @@ int run_serve(const ServeConfig& config) {
     log_info("zeusd: " + std::string(zeusd::capability_name(capability)) +
              " allowed for " + allow.describe(capability));
   }
+  // Upstream zeusd let whoever could open the socket use it; here the allow-list decides. An
+  // operator who opened the socket to others (upstream's --socket-permissions 666) but allowed
+  // nobody would see every request refused: said at start, with the flag.
+  const bool open_to_others = (options.socket_mode & 0006) != 0 ||
+                              ((options.socket_mode & 0060) != 0 && options.socket_group_gid.has_value());
+  if (!options.socket_path.empty() && open_to_others &&
+      allow.root_only(zeusd::Capability::kGpuControl)) {
+    log_warning("zeusd: the socket is open to other users (--socket-permissions " +
+                config.socket_mode +
+                (config.socket_group.empty() ? "" : ", --socket-gid " + config.socket_group) +
+                ") but no --allow names any: only root may change GPUs (403 for everyone else). "
+                "Name who may, e.g. `zeusd serve --allow gpu-control=alice,@gpu-users "
+                "--allow gpu-read=*` (upstream's behaviour: --allow gpu-control=* "
+                "--allow gpu-read=* --allow cpu-read=*)");
+  }
+  const auto upstream_changes = zeusd::parse_upstream_changes(config.upstream_changes);
+  if (!upstream_changes) {
+    die("--upstream-changes '" + config.upstream_changes + "' is not lease, persist or on-request");
+  }
+  log_info(std::string("zeusd: changes through upstream's routes on the socket ") +
+           (*upstream_changes == zeusd::UpstreamOptions::Changes::kLease
+                ? "are tied to the calling process and undone when it exits "
+                  "(--upstream-changes lease; 'persist' keeps them until reset, as upstream)"
+            : *upstream_changes == zeusd::UpstreamOptions::Changes::kPersist
+                ? "persist until reset, as upstream zeusd's (--upstream-changes persist)"
+                : "are tied to the calling process unless the request says "
+                  "'X-Zeusd-Persist: 1' (--upstream-changes on-request)"));
 
   // Signals are taken synchronously by sigwait below; block them before any thread starts.
   sigset_t stop_signals;
@@ -202,6 +229,7 @@ int run_serve(const ServeConfig& config) {
   upstream.cpu_power_window_s = 1.0 / config.cpu_power_poll_hz;
   upstream.gpu_power_poll_hz = config.gpu_power_poll_hz;  // the power streams' pollers
   upstream.cpu_power_poll_hz = config.cpu_power_poll_hz;
+  upstream.changes = *upstream_changes;
   zeusd::ZeusdService service(*devices, std::move(allow), watcher, journal.get(), upstream,
                               std::move(access), config.lease_session_timeout_s);
   auto started = watcher.start([&service](int pid) { service.on_process_exit(pid); });

@@ -40,6 +40,7 @@ struct ServeConfig {
   double idle_timeout_s = 300;
   double lease_session_timeout_s = 30;  // TCP lease sessions: restored after this much silence
   std::string lease_journal;  // empty: beside the socket; "none": in memory only
+  std::string upstream_changes = "lease";  // lease | persist | on-request (zeusd/upstream_routes.h)
 };
 
 // Adds every option of `zeusd serve` to `app`, writing into `config`.

@@ -18,7 +18,13 @@ from typing import Optional
 
 from zeus_cpp import _zeus_cpp
 from zeus_cpp.monitor.energy import ZeusMonitor
-from zeus_cpp.optimizer.batch_size.common import JobSpec, ReportResponse, TrialId
+from zeus_cpp.optimizer.batch_size.common import (
+    CreatedJob,
+    JobSpec,
+    JobSpecFromClient,
+    ReportResponse,
+    TrialId,
+)
 from zeus_cpp.optimizer.batch_size.exceptions import (
     ZeusBSOBadOperationError,
     ZeusBSOConfigError,
@@ -106,10 +112,9 @@ class BatchSizeOptimizer:
         self.current_batch_size = 0
         self.trial_number = 0
         self._service = connect(server_url)
-        spec = job.to_dict()
-        spec.update(gpu_fields(monitor))
-        registered = self._service.register_job(spec)
-        self.job = JobSpec(**{k: registered[k] for k in job.to_dict()})
+        # As upstream: the spec plus the GPU fields, validated, then the server's CreatedJob.
+        self.job_spec = JobSpecFromClient(**job.dict(), **gpu_fields(monitor))
+        self.job = CreatedJob.parse_obj(self._service.register_job(self.job_spec.dict()))
 
     def get_batch_size(self) -> int:
         """The batch size of this run (asked once; later calls return the same).
@@ -122,7 +127,8 @@ class BatchSizeOptimizer:
         if self.current_batch_size != 0:
             return self.current_batch_size
         self.cur_epoch = 0
-        trial = TrialId(*self._service.next_batch_size(self.job.job_id))
+        job_id, batch_size, trial_number = self._service.next_batch_size(self.job.job_id)
+        trial = TrialId(job_id=job_id, batch_size=batch_size, trial_number=trial_number)
         if trial.batch_size not in self.job.batch_sizes:
             raise ZeusBSORuntimError(f"Zeus server returned a strange batch_size: {trial.batch_size}")
         self.current_batch_size = trial.batch_size
@@ -176,17 +182,16 @@ class BatchSizeOptimizer:
         self.running_time += measurement.time
         self.consumed_energy += measurement.total_energy
         try:
-            response = ReportResponse(
-                *self._service.report(
-                    self.job.job_id,
-                    self.current_batch_size,
-                    self.trial_number,
-                    self.running_time,
-                    self.consumed_energy,
-                    metric,
-                    self.cur_epoch + 1,
-                )
+            stop_train, converged, message = self._service.report(
+                self.job.job_id,
+                self.current_batch_size,
+                self.trial_number,
+                self.running_time,
+                self.consumed_energy,
+                metric,
+                self.cur_epoch + 1,
             )
+            response = ReportResponse(stop_train=stop_train, converged=converged, message=message)
         except BaseException:
             # Not reported: measure on, so that the next call reports this epoch.
             self.monitor.begin_window(_WINDOW)

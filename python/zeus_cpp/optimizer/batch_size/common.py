@@ -1,70 +1,87 @@
-"""The batch-size optimizer's job specification (as `zeus.optimizer.batch_size.common`)."""
+"""The batch-size optimizer's shared models and routes (as `zeus.optimizer.batch_size.common`).
+
+    job = JobSpec(job_id="resnet50-1", job_id_prefix="resnet50", batch_sizes=[64, 128, 256],
+                  default_batch_size=128, eta_knob=0.5, beta_knob=2.0, max_epochs=90)
+    body = JobSpecFromClient(**job.dict(), max_power=2800, number_of_gpus=4,
+                             gpu_model="NVIDIA A100-SXM4-40GB").json()   # POST /jobs
+
+The models are upstream Zeus's, with its fields, defaults and validators: pydantic (v1 API)
+models when pydantic is importable (pydantic 2 through `pydantic.v1`), otherwise dataclasses
+with the same fields, checks and messages, whose errors are `ValidationError`, a ValueError like
+pydantic's (see `_models_plain`). `PYDANTIC` says which. Both serialise to the wire of the
+Python Zeus server, which `zeus serve` speaks:
+
+- POST `REGISTER_JOB_URL` (/jobs) with a JobSpecFromClient; the answer is a CreatedJob;
+- GET `GET_NEXT_BATCH_SIZE_URL` (/jobs/batch_size?job_id=...); the answer is a TrialId;
+- POST `REPORT_RESULT_URL` (/report) with a TrainingResult; the answer is a ReportResponse;
+- PATCH `REPORT_END_URL` (/trials) with a TrialId when a run ends;
+- DELETE `DELETE_JOB_URL` (/jobs?job_id=...) deletes a job.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Dict, List, Optional
+REGISTER_JOB_URL = "/jobs"
+DELETE_JOB_URL = "/jobs"
+GET_NEXT_BATCH_SIZE_URL = "/jobs/batch_size"
+REPORT_RESULT_URL = "/report"
+REPORT_END_URL = "/trials"
 
 
-@dataclass
-class JobSpec:
-    """A recurring training job. Defaults follow the Python Zeus.
-
-    Attributes:
-        job_id: the job's id (must start with job_id_prefix); None lets the optimizer generate
-            one, which makes every run a new job: set it for real recurrences.
-        job_id_prefix: prefix of generated ids.
-        batch_sizes: candidate batch sizes (non-empty).
-        default_batch_size: one of batch_sizes; pruning explores from it.
-        eta_knob: weight of energy against time in the cost, in [0, 1].
-        beta_knob: early stop when the cost exceeds beta x the best cost; None: never.
-        target_metric: the validation metric that counts as converged.
-        higher_is_better_metric: whether a higher metric is better.
-        max_epochs: epochs after which a trial stops.
-        num_pruning_rounds: pruning exploration rounds before Thompson sampling.
-        window_size: only the newest N costs per batch size count (0: all).
-        mab_prior_mean, mab_prior_precision: the Gaussian prior of an arm's cost.
-        mab_num_explorations: observations per arm before sampling.
-        mab_seed: seed of the job's random stream (None: random).
-    """
-
-    job_id_prefix: str
-    batch_sizes: List[int]
-    default_batch_size: int
-    job_id: Optional[str] = None
-    eta_knob: float = 0.5
-    beta_knob: Optional[float] = 2.0
-    target_metric: float = 0.50
-    higher_is_better_metric: bool = True
-    max_epochs: int = 100
-    num_pruning_rounds: int = 2
-    window_size: int = 0
-    mab_prior_mean: float = 0.0
-    mab_prior_precision: float = 0.0
-    mab_num_explorations: int = 2
-    mab_seed: Optional[int] = None
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The fields as a dict (the wire names of the service)."""
-        return asdict(self)
+def _pydantic_importable() -> bool:
+    """Whether pydantic with the v1 API (pydantic 1, or pydantic 2's pydantic.v1) imports."""
+    try:
+        import pydantic.v1  # noqa: F401
+        return True
+    except ImportError:
+        pass
+    try:
+        import pydantic
+    except ImportError:
+        return False
+    return str(getattr(pydantic, "VERSION", "")).startswith("1.")
 
 
-@dataclass
-class TrialId:
-    """A dispatched trial: the batch size to train with and its number."""
+PYDANTIC: bool = _pydantic_importable()
 
-    job_id: str
-    batch_size: int
-    trial_number: int
+if PYDANTIC:
+    from zeus_cpp.optimizer.batch_size._models_pydantic import (
+        CreatedJob,
+        GpuConfig,
+        JobParams,
+        JobSpec,
+        JobSpecFromClient,
+        ReportResponse,
+        TrainingResult,
+        TrialId,
+        ValidationError,
+    )
+else:
+    from zeus_cpp.optimizer.batch_size._models_plain import (  # type: ignore[assignment]
+        CreatedJob,
+        GpuConfig,
+        JobParams,
+        JobSpec,
+        JobSpecFromClient,
+        ReportResponse,
+        TrainingResult,
+        TrialId,
+        ValidationError,
+    )
 
-
-@dataclass
-class ReportResponse:
-    """The optimizer's answer to a report."""
-
-    stop_train: bool
-    converged: bool
-    message: str = ""
-
-
-__all__ = ["JobSpec", "TrialId", "ReportResponse"]
+__all__ = [
+    "REGISTER_JOB_URL",
+    "DELETE_JOB_URL",
+    "GET_NEXT_BATCH_SIZE_URL",
+    "REPORT_RESULT_URL",
+    "REPORT_END_URL",
+    "PYDANTIC",
+    "ValidationError",
+    "JobParams",
+    "GpuConfig",
+    "JobSpec",
+    "JobSpecFromClient",
+    "CreatedJob",
+    "TrialId",
+    "TrainingResult",
+    "ReportResponse",
+]
