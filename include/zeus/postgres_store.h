@@ -52,7 +52,8 @@ Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
 // The schema version this build writes and reads (table zeus_schema).
 inline constexpr int kPostgresStoreSchemaVersion = 2;
 
-// url with its password replaced by "***", for messages and logs.
+// url with its password replaced by "***", for messages and logs (any scheme, "+driver" too:
+// "mysql+asyncmy://me:***@db:3306/Zeus").
 std::string redact_database_url(const std::string& url);
 
 }  // namespace zeus

@@ -87,7 +87,12 @@ Result<std::unique_ptr<Store>> open_store(const std::string& url, const StoreOpt
     pg.pool_size = options.max_connections;
     return open_postgres_store(url, pg);
   }
-  const std::string shown = starts_with(u, "postgres") ? redact_database_url(url) : url;
+  const std::string shown = redact_database_url(url);
+  if (starts_with(u, "mysql://") || starts_with(u, "mariadb://")) {
+    return fail(ErrorCode::kInvalidArgument,
+                "database URL '" + shown + "': MySQL and MariaDB are not stores of this build " +
+                    "yet; " + std::string(kAccepted));
+  }
   return fail(ErrorCode::kInvalidArgument,
               "unknown database URL '" + shown + "'; " + std::string(kAccepted));
 }

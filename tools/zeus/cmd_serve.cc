@@ -3,15 +3,21 @@
 // Runs until SIGINT or SIGTERM, then finishes the requests in flight and exits 0.
 #include <signal.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "cli_util.h"
 #include "commands.h"
+#include "server/bso_settings.h"
 #include "server/store_url.h"
 #include "token_file.h"
 #include "zeus/bso_server.h"
 #include "zeus/log.h"
+#include "zeus/postgres_store.h"
 
 namespace zeus::cli {
 namespace {
@@ -21,15 +27,73 @@ struct ServeArgs {
   std::string token_file;
   std::string job_rules = "zeus";
   BsoServerOptions options;
+  bool db_given = false;
+  bool port_given = false;
 };
 
-void run_serve(const ServeArgs& args) {
+// The nearest .env from the working directory up (upstream's settings read one as
+// python-dotenv's find_dotenv does), or "" when there is none.
+std::string find_dotenv() {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::current_path(ec);
+  for (int depth = 0; !ec && depth < 64; ++depth) {
+    const std::filesystem::path candidate = dir / ".env";
+    std::error_code missing;  // a folder without a .env is not an error
+    if (std::filesystem::is_regular_file(candidate, missing)) return candidate.string();
+    if (!dir.has_parent_path() || dir.parent_path() == dir) break;
+    dir = dir.parent_path();
+  }
+  return "";
+}
+
+// Upstream's ZEUS_BSO_* settings where our flags are absent; says what came from where.
+void apply_upstream_settings(ServeArgs& args) {
+  server::BsoSettingsInput in;
+  in.db_flag = args.db_given;
+  in.port_flag = args.port_given;
+  in.log_level_env = std::getenv("ZEUS_LOG_LEVEL") != nullptr;
+  for (const char* name : {"ZEUS_BSO_DATABASE_URL", "ZEUS_BSO_SERVER_PORT", "ZEUS_BSO_LOG_LEVEL",
+                           "ZEUS_BSO_ECHO_SQL"}) {
+    if (const char* value = std::getenv(name)) in.environment[name] = value;
+  }
+  in.dotenv_path = find_dotenv();
+  if (!in.dotenv_path.empty()) {
+    std::ifstream file(in.dotenv_path);
+    std::stringstream text;
+    text << file.rdbuf();
+    in.dotenv = value_or_die(server::parse_dotenv(text.str()), "reading " + in.dotenv_path);
+  }
+  const server::BsoSettings settings =
+      value_or_die(server::resolve_bso_settings(in), "upstream's BSO settings");
+  for (const std::string& note : settings.notes) log_warning("zeus serve: " + note);
+  std::string said;
+  auto say = [&](const std::string& what, const server::BsoSetting& s) {
+    said += (said.empty() ? "" : "; ") + what + " " + s.shown + " from " + s.origin;
+  };
+  if (settings.database_url) {
+    args.db = settings.database_url->value;
+    say("database", *settings.database_url);
+  }
+  if (settings.port) {
+    args.options.port = *settings.port;
+    say("port", *settings.port_origin);
+  }
+  if (settings.log_level) {
+    set_log_level(*settings.log_level);
+    say("log level", *settings.log_level_origin);
+  }
+  if (!said.empty()) std::cout << "zeus serve: upstream settings: " << said << std::endl;
+}
+
+void run_serve(ServeArgs args) {
+  apply_upstream_settings(args);
   BsoServerOptions options = args.options;
   options.upstream_rules = args.job_rules == "upstream";
   if (!args.token_file.empty()) options.token = read_token_file_or_die(args.token_file);
   const std::string url = args.db.empty() ? server::default_store_url() : args.db;
+  const std::string shown_url = redact_database_url(url);
   std::unique_ptr<Store> store =
-      value_or_die(server::open_store_url(url, options.workers), "opening " + url);
+      value_or_die(server::open_store_url(url, options.workers), "opening " + shown_url);
 
   // Signals go to sigwait() below, not to the server's threads (which inherit this mask).
   sigset_t stop_signals;
@@ -39,7 +103,7 @@ void run_serve(const ServeArgs& args) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   std::unique_ptr<BsoServer> server = value_or_die(BsoServer::start(*store, options));
-  std::cout << "zeus serve: listening on " << server->url() << " (store " << url
+  std::cout << "zeus serve: listening on " << server->url() << " (store " << shown_url
             << (options.token.empty() ? "" : ", token required for changes")
             << (options.trial_timeout_s > 0
                     ? ", trials expire after " + format_fixed(options.trial_timeout_s, 0) + " s"
@@ -70,14 +134,18 @@ void add_serve_command(CLI::App& app) {
       "Routes: POST /jobs, GET /jobs/batch_size?job_id=J, POST /report, PATCH /trials,\n"
       "DELETE /jobs?job_id=J, GET /jobs, GET /jobs/{job_id}, GET /healthz, GET /metrics,\n"
       "and the dashboard at /.\n"
+      "Without --db, --port: upstream's settings ZEUS_BSO_DATABASE_URL (SQLAlchemy's URL\n"
+      "forms), ZEUS_BSO_SERVER_PORT and ZEUS_BSO_LOG_LEVEL, from the environment or a .env\n"
+      "file (the nearest from the working directory up); the start says which were used.\n"
       "Example: zeus serve --db sqlite:///var/lib/zeus/bso.db --port 8000");
-  cmd->add_option("--db", args->db,
+  CLI::Option* db = cmd->add_option("--db", args->db,
                   "store URL: sqlite:///PATH (default: " + server::default_store_url() +
                       "; add ?synchronous=full to survive power loss, not only a crash), "
                       "postgresql://..., or memory:// (lost at exit)");
   cmd->add_option("--host", args->options.host, "address to listen on")->capture_default_str();
-  cmd->add_option("--port", args->options.port, "port to listen on (0: any free port, printed)")
-      ->capture_default_str();
+  CLI::Option* port =
+      cmd->add_option("--port", args->options.port, "port to listen on (0: any free port, printed)")
+          ->capture_default_str();
   cmd->add_option("--token-file", args->token_file,
                   "file holding a bearer token; requests that change state must send "
                   "'Authorization: Bearer <token>'");
@@ -112,7 +180,11 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--idle-timeout", args->options.idle_timeout_s,
                   "seconds a kept-alive connection may stay idle before it is closed")
       ->capture_default_str();
-  cmd->callback([args] { run_serve(*args); });
+  cmd->callback([args, db, port] {
+    args->db_given = db->count() > 0;
+    args->port_given = port->count() > 0;
+    run_serve(*args);
+  });
 }
 
 }  // namespace zeus::cli
