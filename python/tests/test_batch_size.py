@@ -133,7 +133,7 @@ def test_a_run_that_dies_has_its_trial_marked_failed(fake_nvml, server):
     child = (
         "from zeus_cpp.monitor import ZeusMonitor\n"
         "from zeus_cpp.optimizer.batch_size import BatchSizeOptimizer, JobSpec\n"
-        f"spec = JobSpec('py', [8, 16, 32], 16, job_id='py-dies')\n"
+        f"spec = JobSpec(job_id_prefix='py', batch_sizes=[8, 16, 32], default_batch_size=16, job_id='py-dies')\n"
         f"bso = BatchSizeOptimizer(ZeusMonitor(sync_execution_with=None), '{server}', spec)\n"
         "print(bso.get_batch_size())\n"
         "raise SystemExit(3)  # training died before any report\n"

@@ -155,7 +155,7 @@ def test_no_gpu_is_a_clear_error(fake_nvml, monkeypatch):
     with pytest.raises(zeus_cpp.ZeusError):
         GlobalPowerLimitOptimizer(monitor)
     with pytest.raises(zeus_cpp.ZeusError, match="No GPUs"):
-        BatchSizeOptimizer(monitor, "memory://", JobSpec("j", [8, 16], 16))
+        BatchSizeOptimizer(monitor, "memory://", JobSpec(job_id_prefix="j", batch_sizes=[8, 16], default_batch_size=16))
 
 
 def test_heterogeneous_limit_ranges_are_rejected(fake_nvml):
@@ -168,11 +168,12 @@ def test_bad_job_specs(fake_nvml):
     monitor = ZeusMonitor()
     with pytest.raises(TypeError):
         BatchSizeOptimizer(monitor, "memory://", {"batch_sizes": [8]})
-    with pytest.raises(zeus_cpp.InvalidArgumentError, match="default_batch_size"):
-        BatchSizeOptimizer(monitor, "memory://", JobSpec("j", [8, 16], 32))
-    with pytest.raises(TypeError, match="batch_sizes"):
-        BatchSizeOptimizer(monitor, "memory://", JobSpec("j", "8,16", 16))
+    # As upstream, JobSpec validates itself (pydantic's ValidationError is a ValueError).
+    with pytest.raises(ValueError, match=r"Default BS\(32\) not in batch_sizes"):
+        JobSpec(job_id_prefix="j", batch_sizes=[8, 16], default_batch_size=32)
+    with pytest.raises(ValueError, match="batch_sizes"):
+        JobSpec(job_id_prefix="j", batch_sizes="8,16", default_batch_size=16)
     with pytest.raises(zeus_cpp.InvalidArgumentError):
-        BatchSizeOptimizer(monitor, "not a url", JobSpec("j", [8, 16], 16))
+        BatchSizeOptimizer(monitor, "not a url", JobSpec(job_id_prefix="j", batch_sizes=[8, 16], default_batch_size=16))
     with pytest.raises(zeus_cpp.UnavailableError):  # nothing listens there
-        BatchSizeOptimizer(monitor, "http://127.0.0.1:9", JobSpec("j", [8, 16], 16))
+        BatchSizeOptimizer(monitor, "http://127.0.0.1:9", JobSpec(job_id_prefix="j", batch_sizes=[8, 16], default_batch_size=16))

@@ -80,8 +80,9 @@ def test_bad_arguments_are_value_errors_naming_the_fix(gateway):
         EnergyHistogram([], [0], gateway.url, "j", gpu_bucket_range=[])
     with pytest.raises(ValueError, match="strictly increasing"):
         EnergyHistogram([], [0], gateway.url, "j", cpu_bucket_range=[5.0, 1.0])
-    with pytest.raises(ValueError, match="pushgateway_url 'localhost:9091' is not a Pushgateway URL"):
-        EnergyHistogram([], [0], "localhost:9091", "j")
+    # host:port is a plain-HTTP gateway (as prometheus_client reads it); other schemes are refused.
+    with pytest.raises(ValueError, match="pushgateway_url 'ftp://localhost:9091' uses the scheme 'ftp'"):
+        EnergyHistogram([], [0], "ftp://localhost:9091", "j")
     with pytest.raises(ValueError, match="job name is empty"):
         PowerGauge([0], 1.0, gateway.url, "")
     with pytest.raises(ValueError, match="update_period must be a positive"):

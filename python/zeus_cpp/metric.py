@@ -12,6 +12,10 @@ Metric names and labels are upstream Zeus's, so its Grafana/Prometheus queries c
 (EnergyCumulativeCounter) and ``power_monitor_gpu_power_watts`` (PowerGauge), each labelled
 ``{window, index}``. Each object pushes (HTTP PUT) to the group ``/metrics/job/<job>``.
 
+``pushgateway_url`` takes what upstream's (prometheus_client's) takes: ``host:port`` (plain
+HTTP), ``http://host:port`` or ``https://host:port``; an address with any other scheme is a
+ValueError naming these forms. The attribute keeps the address as given.
+
 The measuring, the background updates (threads, not processes) and the pushes are the C++
 core's (zeus/metric.h): the text comes from prometheus-cpp, the HTTP from the project's client.
 An unreachable gateway raises UnavailableError from end_window (EnergyHistogram) or
@@ -22,13 +26,64 @@ from __future__ import annotations
 
 import abc
 import warnings
-from typing import List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
-from zeus_cpp import _zeus_cpp
+from zeus_cpp import InvalidArgumentError, _zeus_cpp
 from zeus_cpp.monitor.energy import Measurement, _check_indices, _check_key
 from zeus_cpp.utils.framework import sync_function
 
 __all__ = ["Metric", "EnergyHistogram", "EnergyCumulativeCounter", "PowerGauge"]
+
+
+_PUSHGATEWAY_FORMS = "host:port (http is assumed, as prometheus_client does), http://host:port or https://host:port"
+
+
+def _pushgateway_address(pushgateway_url: str) -> str:
+    """The URL the C++ core pushes to for `pushgateway_url`, as prometheus_client reads it.
+
+    prometheus_client (which upstream hands the address to) adds "http://" when the address
+    names no http or https scheme, so "127.0.0.1:9091" and "gateway:9091" are plain-HTTP
+    gateways; http:// and https:// URLs stay as they are (the scheme case-insensitive), and
+    trailing slashes go, as there. An address with another scheme ("ftp://...") is refused here,
+    where prometheus_client would have pushed to "http://ftp://...".
+
+    Raises:
+        TypeError: pushgateway_url is not a str.
+        ValueError (InvalidArgumentError): an empty address or a scheme other than http/https.
+    """
+    if not isinstance(pushgateway_url, str):
+        raise TypeError(f"pushgateway_url must be a str ({_PUSHGATEWAY_FORMS}), "
+                        f"not {type(pushgateway_url).__name__}")
+    address = pushgateway_url.strip().rstrip("/")
+    if not address:
+        raise InvalidArgumentError(f"pushgateway_url {pushgateway_url!r} is empty: give {_PUSHGATEWAY_FORMS}")
+    scheme, separator, rest = address.partition("://")
+    if not separator:
+        return "http://" + address
+    if scheme.lower() not in ("http", "https"):
+        raise InvalidArgumentError(
+            f"pushgateway_url {pushgateway_url!r} uses the scheme {scheme!r}, which a Pushgateway "
+            f"does not speak: give {_PUSHGATEWAY_FORMS}"
+        )
+    return scheme.lower() + "://" + rest
+
+
+def _connected(make: Callable[[str], Any], pushgateway_url: str) -> Any:
+    """make(address) with the normalised address; its URL errors name the address given."""
+    address = _pushgateway_address(pushgateway_url)
+    try:
+        return make(address)
+    except InvalidArgumentError as error:
+        shown = f"pushgateway_url '{address}'"
+        if shown not in str(error):
+            raise  # not about the address (e.g. an empty job name)
+        if address != pushgateway_url:
+            shown_as_given = f"pushgateway_url '{pushgateway_url}' (read as '{address}')"
+        else:
+            shown_as_given = shown
+        raise InvalidArgumentError(
+            str(error).replace(shown, shown_as_given, 1) + f"; accepted forms: {_PUSHGATEWAY_FORMS}"
+        ) from None
 
 
 def _check_period(update_period: float) -> float:
@@ -81,6 +136,8 @@ class EnergyHistogram(Metric, _Synced):
     ) -> None:
         """Measures `gpu_indices` and `cpu_indices` (None: all) and pushes to `job`.
 
+        pushgateway_url is host:port (plain HTTP), http://host:port or https://host:port.
+
         Raises:
             ValueError (InvalidArgumentError): an empty or unsorted bucket range, a bad URL or
                 an empty job name.
@@ -93,9 +150,12 @@ class EnergyHistogram(Metric, _Synced):
         self.gpu_bucket_range = _buckets("gpu_bucket_range", gpu_bucket_range)
         self.cpu_bucket_range = _buckets("cpu_bucket_range", cpu_bucket_range)
         self.dram_bucket_range = _buckets("dram_bucket_range", dram_bucket_range)
-        self._metric = _zeus_cpp.EnergyHistogram(
-            self.gpu_indices, self.cpu_indices, pushgateway_url, job,
-            self.gpu_bucket_range, self.cpu_bucket_range, self.dram_bucket_range,
+        self._metric = _connected(
+            lambda address: _zeus_cpp.EnergyHistogram(
+                self.gpu_indices, self.cpu_indices, address, job,
+                self.gpu_bucket_range, self.cpu_bucket_range, self.dram_bucket_range,
+            ),
+            pushgateway_url,
         )
         self._init_sync(self._metric.gpu_indices)
 
@@ -137,8 +197,11 @@ class EnergyCumulativeCounter(Metric, _Synced):
         self.update_period = _check_period(update_period)
         self.pushgateway_url = pushgateway_url
         self.job = job
-        self._metric = _zeus_cpp.EnergyCumulativeCounter(
-            self.gpu_indices, self.cpu_indices, self.update_period, pushgateway_url, job
+        self._metric = _connected(
+            lambda address: _zeus_cpp.EnergyCumulativeCounter(
+                self.gpu_indices, self.cpu_indices, self.update_period, address, job
+            ),
+            pushgateway_url,
         )
         self._init_sync(self._metric.gpu_indices)
 
@@ -175,7 +238,10 @@ class PowerGauge(Metric, _Synced):
         self.update_period = _check_period(update_period)
         self.pushgateway_url = pushgateway_url
         self.job = job
-        self._metric = _zeus_cpp.PowerGauge(self.gpu_indices, self.update_period, pushgateway_url, job)
+        self._metric = _connected(
+            lambda address: _zeus_cpp.PowerGauge(self.gpu_indices, self.update_period, address, job),
+            pushgateway_url,
+        )
         self._init_sync(self._metric.gpu_indices)
 
     def begin_window(self, name: str, sync_execution: bool = False) -> None:

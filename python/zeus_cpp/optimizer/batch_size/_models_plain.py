@@ -110,10 +110,11 @@ class ValidationError(ValueError):
 class _Invalid(Exception):
     """One field's error: (message, pydantic's error type)."""
 
-    def __init__(self, msg: str, kind: str) -> None:
+    def __init__(self, msg: str, kind: str, where: Tuple[Any, ...] = ()) -> None:
         super().__init__(msg)
         self.msg = msg
         self.kind = kind
+        self.where = where  # inside the field: (index,) for a list item
 
 
 _TRUE = {"1", "on", "t", "true", "y", "yes"}
@@ -172,7 +173,13 @@ def _as_str(value: Any) -> str:
 
 def _as_int_list(value: Any) -> List[int]:
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [_as_int(item) for item in value]
+        items = []
+        for index, item in enumerate(value):
+            try:
+                items.append(_as_int(item))
+            except _Invalid as error:
+                raise _Invalid(error.msg, error.kind, (index,)) from None
+        return items
     raise _Invalid("value is not a valid list", "type_error.list")
 
 
@@ -217,10 +224,11 @@ class _PlainModel:
                 continue
             try:
                 values[field.name] = self._validate(field, data[field.name])
-            except (_Invalid, ValueError) as error:
-                msg, kind = ((error.msg, error.kind) if isinstance(error, _Invalid)
-                             else (str(error), "value_error"))
-                errors.append({"loc": (field.name,), "msg": msg, "type": kind})
+            except _Invalid as error:
+                errors.append({"loc": (field.name, *error.where), "msg": error.msg,
+                               "type": error.kind})
+            except ValueError as error:
+                errors.append({"loc": (field.name,), "msg": str(error), "type": "value_error"})
         if not errors:
             for check in self._model_checks:
                 try:

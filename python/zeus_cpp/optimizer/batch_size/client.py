@@ -95,8 +95,13 @@ class BatchSizeOptimizer:
 
         Raises:
             ZeusBSOConfigError: the monitor has no GPU.
-            InvalidArgumentError: a bad spec, or the job id exists with another spec.
+            InvalidArgumentError: a spec the server refuses, or the job id exists with
+                another spec.
+            ValidationError (a ValueError): GPU fields JobSpecFromClient refuses.
             UnavailableError: the server cannot be reached.
+
+        Attributes set: job_spec (the JobSpecFromClient registered) and job (the server's
+        CreatedJob, whose job_id is the one to use), as upstream.
         """
         if not isinstance(monitor, ZeusMonitor):
             raise TypeError(f"monitor must be a ZeusMonitor, not {type(monitor).__name__}")
