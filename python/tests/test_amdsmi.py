@@ -86,7 +86,7 @@ def test_monitor_window_energy_from_the_counter_and_from_sampled_power(fake_amd)
 def test_power_limit_optimizer_sets_caps_in_microwatts(fake_amd):
     torch = pytest.importorskip("torch")  # noqa: F841
     from training import Job
-    from zeus_cpp.optimizer.power_limit import GlobalPowerLimitOptimizer, MaxSlowdownConstraint
+    from zeus_cpp.optimizer.power_limit import Done, GlobalPowerLimitOptimizer, MaxSlowdownConstraint
 
     monitor = ZeusMonitor(gpu_indices=[0])
     plo = GlobalPowerLimitOptimizer(monitor, optimum_selector=MaxSlowdownConstraint(factor=1.4),
@@ -100,7 +100,7 @@ def test_power_limit_optimizer_sets_caps_in_microwatts(fake_amd):
         plo.on_step_end()
     plo.on_epoch_end()
     assert plo.power_limits == [300, 250, 200, 150, 100]
-    assert plo.state == "Done"
+    assert plo.state == Done(optimal_power_limit=150_000)
     assert plo.optimal_power_limit == 150  # slowdown 1.26 at 150 W, 1.74 at 100 W
     assert fake_amd.device(0)["cap_uw"] == 150_000_000
     plo.restore()

@@ -17,12 +17,12 @@ from conftest import fake_device
 PARENT = r"""
 import json, os, signal, sys, time
 from zeus_cpp.monitor import ZeusMonitor
-from zeus_cpp.optimizer.power_limit import Energy, GlobalPowerLimitOptimizer
+from zeus_cpp.optimizer.power_limit import Done, Energy, GlobalPowerLimitOptimizer
 monitor = ZeusMonitor(gpu_indices=[0], sync_execution_with=None)
 plo = GlobalPowerLimitOptimizer(monitor, optimum_selector=Energy(), warmup_steps=1, profile_steps=2,
                                 pl_step=100)
 plo.on_epoch_begin()
-while plo.state != "Done":
+while not isinstance(plo.state, Done):
     plo.on_step_begin(); time.sleep(0.005); plo.on_step_end()
 limit = lambda: json.load(open(os.environ["ZEUS_FAKE_NVML_STATE"]))["devices"][0]["limit_mw"] // 1000
 print("optimum", plo.optimal_power_limit, "limit", limit(), flush=True)

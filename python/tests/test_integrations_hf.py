@@ -15,7 +15,7 @@ import zeus_cpp.optimizer.power_limit as power_limit
 from zeus_cpp.integrations import huggingface
 from zeus_cpp.integrations.huggingface import TRAINER_HOOKS, HFEnergyCallback, trainer_callback_base
 from zeus_cpp.monitor import ZeusMonitor
-from zeus_cpp.optimizer.power_limit import Energy, GlobalPowerLimitOptimizer, HFGlobalPowerLimitOptimizer
+from zeus_cpp.optimizer.power_limit import Done, Energy, GlobalPowerLimitOptimizer, HFGlobalPowerLimitOptimizer
 
 from conftest import fake_device
 from trainer_stand_in import StandInTrainer, TrainingArguments
@@ -48,7 +48,7 @@ def test_power_limit_optimizer_profiles_through_the_trainer_hooks(fake_nvml):
                              args=TrainingArguments(num_train_epochs=2))
     trainer.train()
     assert callback.optimizer.power_limits == [300, 200, 100]
-    assert callback.optimizer.state == "Done"
+    assert isinstance(callback.optimizer.state, Done)
     assert [m.power_limit for m in callback.optimizer.measurements] == [300, 200, 100]
     # The fake draws min(300 W, limit) at the same speed: the lowest limit costs least energy.
     assert callback.optimizer.optimal_power_limit == 100

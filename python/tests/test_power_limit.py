@@ -12,11 +12,15 @@ import zeus_cpp  # noqa: E402
 from zeus_cpp.device import get_gpus  # noqa: E402
 from zeus_cpp.monitor import ZeusMonitor  # noqa: E402
 from zeus_cpp.optimizer.power_limit import (  # noqa: E402
+    Done,
     Energy,
     GlobalPowerLimitOptimizer,
     MaxSlowdownConstraint,
     PowerLimitMeasurement,
+    Profiling,
+    Ready,
     Time,
+    Warmup,
     ZeusCost,
 )
 
@@ -52,7 +56,7 @@ def train(fake_nvml, selector, epochs=2, profile_path=None):
 def test_zeus_cost_profiles_every_limit_then_trains_at_the_optimum(fake_nvml):
     plo, epochs, job = train(fake_nvml, ZeusCost(eta_knob=0.5))
     assert plo.power_limits == [300, 250, 200, 150, 100]
-    assert plo.state == "Done"
+    assert plo.state == Done(optimal_power_limit=200_000)  # mW, as upstream
     assert plo.optimal_power_limit == 200
     assert [m.power_limit for m in plo.measurements] == [300, 250, 200, 150, 100]
     # The fake's log: the maximum at start, then each candidate (300 is already set), then the
@@ -90,7 +94,7 @@ def test_profile_is_saved_and_reloaded_without_profiling(fake_nvml, tmp_path):
     fake_nvml.write([fake_device(power_draw_w=300, min_limit_w=100, max_limit_w=300)])
     again = GlobalPowerLimitOptimizer(ZeusMonitor(), optimum_selector=Energy(), pl_step=50,
                                       profile_path=str(path))
-    assert again.state == "Done"
+    assert isinstance(again.state, Done) and again.state.optimal_power_limit == 100_000
     assert again.optimal_power_limit == 100
     log = fake_nvml.limit_log_w()
     assert log[-1] == 100 and not {250, 200, 150} & set(log)  # no candidate was profiled
@@ -101,14 +105,19 @@ def test_epoch_end_during_profiling_reprofiles_that_limit(fake_nvml):
     monitor = ZeusMonitor()
     plo = GlobalPowerLimitOptimizer(monitor, wait_steps=1, warmup_steps=1, profile_steps=3,
                                     pl_step=100)
+    assert plo.state == Ready(next_power_limit=300_000, steps=2)  # wait_steps + 1, as upstream
+    plo.on_step_begin()  # the wait step
+    assert plo.state == Ready(next_power_limit=300_000, steps=1)
     plo.on_step_begin()  # Ready -> Warmup at 300 W
+    assert plo.state == Warmup(current_power_limit=300_000, steps=1)
     plo.on_step_begin()  # -> Profiling 300 W
-    assert plo.state == "Profiling" and plo.current_power_limit == 300
+    assert plo.state == Profiling(current_power_limit=300_000, steps=3)
+    assert plo.current_power_limit == 300
     plo.on_epoch_end()   # interrupted: window cancelled, maximum back
-    assert plo.state == "Ready" and plo.measurements == []
+    assert plo.state == Ready(next_power_limit=300_000, steps=1) and plo.measurements == []
     for _ in range(20):
         plo.on_step_begin()
-    assert plo.state == "Done"
+    assert isinstance(plo.state, Done)
     assert [m.power_limit for m in plo.measurements] == [300, 200, 100]
 
 

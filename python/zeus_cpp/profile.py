@@ -34,7 +34,7 @@ from typing import Any, Callable, List, Optional, Tuple
 from zeus_cpp import _zeus_cpp
 from zeus_cpp.device import get_gpus
 from zeus_cpp.monitor.energy import ZeusMonitor
-from zeus_cpp.utils.framework import is_distributed
+from zeus_cpp.utils.framework import torch_is_distributed
 
 _WINDOW = "__zeus_profile_run_trial"
 logger = logging.getLogger(__name__)
@@ -134,7 +134,7 @@ class SweepReport:
 
 def _gather(values: Tuple[float, ...]) -> List[Tuple[float, ...]]:
     """Every rank's `values` (this rank's only, when not distributed)."""
-    if not is_distributed():
+    if not torch_is_distributed():
         return [values]
     dist = sys.modules["torch"].distributed
     gathered: List[Any] = [None] * dist.get_world_size()
@@ -156,7 +156,7 @@ def _number(name: str, value: object) -> float:
 
 
 def _is_rank_zero() -> bool:
-    return not is_distributed() or sys.modules["torch"].distributed.get_rank() == 0
+    return not torch_is_distributed() or sys.modules["torch"].distributed.get_rank() == 0
 
 
 def _calibrate(target_function: Callable[[], Any], zeus_monitor: ZeusMonitor, warmup: int,

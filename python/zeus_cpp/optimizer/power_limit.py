@@ -11,6 +11,10 @@
 The state machine, the selectors and the device control are the C++ core's; step callbacks
 release the GIL. With torch.distributed initialised, energy (sum) and time (max) are
 all-reduced across ranks so every rank sets the same limit.
+
+`plo.state` is one of upstream's state objects, `Ready`, `Warmup`, `Profiling` or `Done`, with
+upstream's fields (power limits in mW, as upstream), e.g. `isinstance(plo.state, Done)` and
+`plo.state.optimal_power_limit`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import os
 import weakref
 from abc import ABC
 from dataclasses import dataclass
-from typing import List, Optional, Union
+from typing import List, Optional, Tuple, Union
 
 from zeus_cpp import _zeus_cpp
 from zeus_cpp.callback import Callback
@@ -35,6 +39,100 @@ class PowerLimitMeasurement:
     power_limit: int
     energy: float
     time: float
+
+
+def _positive_int(owner: str, name: str, value: object) -> int:
+    """`value` as a positive int (upstream's pydantic PositiveInt); ValueError otherwise (pydantic's
+    ValidationError is a ValueError too)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{owner}.{name} must be a positive integer, not {value!r}")
+    return value
+
+
+@dataclass
+class Ready:
+    """Ready to warm up the next power limit (upstream's `Ready` state).
+
+    The first state (unless a saved profile was loaded), and the state after an epoch ended
+    during warm-up or profiling. `Ready` -> `Warmup` at the `steps`-th next `on_step_begin`.
+
+    Attributes:
+        next_power_limit: the limit to warm up next, in mW.
+        steps: step begins left before it is set (the first time wait_steps + 1, later 1).
+    """
+
+    next_power_limit: int
+    steps: int
+
+    def __post_init__(self) -> None:
+        """Checks the fields as upstream's pydantic model does."""
+        self.next_power_limit = _positive_int("Ready", "next_power_limit", self.next_power_limit)
+        self.steps = _positive_int("Ready", "steps", self.steps)
+
+
+@dataclass
+class Warmup:
+    """Warming up at a power limit (upstream's `Warmup` state).
+
+    `Warmup` -> `Profiling` at the `steps`-th next `on_step_begin`; -> `Ready` when the epoch
+    ends first.
+
+    Attributes:
+        current_power_limit: the limit set now, in mW.
+        steps: step begins left before its profiling window opens.
+    """
+
+    current_power_limit: int
+    steps: int
+
+    def __post_init__(self) -> None:
+        """Checks the fields as upstream's pydantic model does."""
+        self.current_power_limit = _positive_int("Warmup", "current_power_limit", self.current_power_limit)
+        self.steps = _positive_int("Warmup", "steps", self.steps)
+
+
+@dataclass
+class Profiling:
+    """Profiling a power limit in a monitor window (upstream's `Profiling` state).
+
+    At the `steps`-th next `on_step_begin` the window closes: -> `Warmup` of the next limit, or
+    `Done` after the last one; -> `Ready` when the epoch ends first.
+
+    Attributes:
+        current_power_limit: the limit being profiled, in mW.
+        steps: step begins left before its window closes.
+    """
+
+    current_power_limit: int
+    steps: int
+
+    def __post_init__(self) -> None:
+        """Checks the fields as upstream's pydantic model does."""
+        self.current_power_limit = _positive_int("Profiling", "current_power_limit",
+                                                 self.current_power_limit)
+        self.steps = _positive_int("Profiling", "steps", self.steps)
+
+
+@dataclass
+class Done:
+    """Every limit is profiled and the optimum is set (upstream's `Done` state).
+
+    The first state when a saved profile was loaded, and the last one in any case.
+
+    Attributes:
+        optimal_power_limit: the selected limit, in mW.
+    """
+
+    optimal_power_limit: int
+
+    def __post_init__(self) -> None:
+        """Checks the field as upstream's pydantic model does."""
+        self.optimal_power_limit = _positive_int("Done", "optimal_power_limit", self.optimal_power_limit)
+
+
+PowerLimitState = Union[Ready, Warmup, Profiling, Done]
 
 
 def _to_tuples(measurements: List[PowerLimitMeasurement]):
@@ -130,9 +228,11 @@ def _restore_all() -> None:
 class GlobalPowerLimitOptimizer(Callback):
     """Profiles power limits in the first epoch and trains at the best one.
 
-    States: Ready -> Warmup -> Profiling -> Done. Each on_step_begin counts down the current
-    state; an epoch that ends during Warmup or Profiling re-profiles that limit. The maximum
-    limit is restored at exit (normal return, exceptions, SIGINT/SIGTERM).
+    States (`state`): Ready -> Warmup -> Profiling -> Done, as upstream: Ready lasts
+    wait_steps + 1 step begins (warm-up of the first limit starts at the (wait_steps + 1)-th),
+    Warmup warmup_steps and Profiling profile_steps; an epoch that ends during Warmup or Profiling
+    re-profiles that limit after one more step begin. The maximum limit is restored at exit
+    (normal return, exceptions, SIGINT/SIGTERM).
     """
 
     def __init__(
@@ -151,7 +251,8 @@ class GlobalPowerLimitOptimizer(Callback):
             monitor: the ZeusMonitor whose GPUs are profiled and controlled.
             optimum_selector: Energy(), Time(), ZeusCost(eta_knob) or MaxSlowdownConstraint(factor);
                 default ZeusCost(eta_knob=0.5).
-            wait_steps: steps before profiling starts.
+            wait_steps: steps to let pass before anything is done (warm-up of the first limit
+                starts at step begin wait_steps + 1, as upstream).
             warmup_steps: steps at a limit before its window opens.
             profile_steps: steps the profiling window spans.
             pl_step: stride between candidate limits in W (from the maximum downward).
@@ -177,6 +278,10 @@ class GlobalPowerLimitOptimizer(Callback):
                             ("profile_steps", profile_steps), ("pl_step", pl_step)):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        if wait_steps < 0:
+            from zeus_cpp import InvalidArgumentError  # noqa: PLC0415
+
+            raise InvalidArgumentError(f"wait_steps must be non-negative, not {wait_steps}")
         self.monitor = monitor
         self.optimum_selector = optimum_selector
         self.warmup_steps = warmup_steps
@@ -186,14 +291,36 @@ class GlobalPowerLimitOptimizer(Callback):
         self._optimizer = _zeus_cpp.PowerLimitOptimizer(
             monitor._monitor,
             optimum_selector._selector,
-            wait_steps=wait_steps,
+            # The core counts the step begin that starts the warm-up among its wait steps;
+            # upstream lets wait_steps pass first (Ready(steps=wait_steps + 1)).
+            wait_steps=wait_steps + 1,
             warmup_steps=warmup_steps,
             profile_steps=profile_steps,
             pl_step_w=pl_step,
             profile_path=self.profile_path or "",
             all_reduce=torch_all_reduce(),
         )
+        # What `state` reports as steps left: step begins counted since the phase began, and how
+        # long the current Ready lasts (wait_steps + 1 at first, 1 after an interruption).
+        self._ready_steps = wait_steps + 1
+        self._phase_steps = 0
+        self._phase = self._phase_key()
         _live_optimizers.add(self)
+
+    def _phase_key(self) -> Tuple[str, Optional[int], int]:
+        """(state name, limit warmed up or profiled, limits measured): changes with each phase."""
+        optimizer = self._optimizer
+        return optimizer.state, optimizer.current_setting_w, len(optimizer.measurements)
+
+    def _count_step(self, before: Tuple[str, Optional[int], int]) -> None:
+        """Updates the step count of the phase after a callback that started in phase `before`."""
+        after = self._phase_key()
+        if after == before:
+            self._phase_steps += 1
+            return
+        self._phase, self._phase_steps = after, 0
+        if after[0] == "Ready":  # an interruption or a failed measurement: one step, then re-warm
+            self._ready_steps = 1
 
     def on_train_begin(self) -> None:
         """Does nothing (kept for the Callback interface)."""
@@ -207,11 +334,23 @@ class GlobalPowerLimitOptimizer(Callback):
 
     def on_epoch_end(self) -> None:
         """Marks the end of an epoch (interrupts warm-up or profiling of the current limit)."""
-        self._optimizer.on_epoch_end()
+        before = self._phase_key()
+        try:
+            self._optimizer.on_epoch_end()
+        finally:
+            if self._phase_key() != before:
+                self._count_step(before)
 
     def on_step_begin(self) -> None:
         """Marks the beginning of a training step (drives the state machine)."""
-        self._optimizer.on_step_begin()
+        if self._phase[0] == "Done":
+            self._optimizer.on_step_begin()
+            return
+        before = self._phase_key()
+        try:
+            self._optimizer.on_step_begin()
+        finally:
+            self._count_step(before)
 
     def on_step_end(self) -> None:
         """Marks the end of a training step."""
@@ -226,9 +365,25 @@ class GlobalPowerLimitOptimizer(Callback):
         self._optimizer.restore()
 
     @property
-    def state(self) -> str:
-        """"Ready", "Warmup", "Profiling" or "Done"."""
-        return self._optimizer.state
+    def state(self) -> PowerLimitState:
+        """The state machine's state: a `Ready`, `Warmup`, `Profiling` or `Done` (upstream's
+        classes; power limits in mW, as upstream).
+
+        A new snapshot at each access: changing its fields does not change the optimizer.
+        """
+        name, current_w, measured = self._phase_key()
+        if name == "Done":
+            return Done(optimal_power_limit=self._optimizer.optimal_setting_w * 1000)
+        if name == "Ready":
+            candidates = self._optimizer.candidates_w
+            next_w = candidates[min(measured, len(candidates) - 1)]
+            return Ready(next_power_limit=next_w * 1000,
+                         steps=max(1, self._ready_steps - self._phase_steps))
+        if name == "Warmup":
+            return Warmup(current_power_limit=current_w * 1000,
+                          steps=max(1, max(self.warmup_steps, 1) - self._phase_steps))
+        return Profiling(current_power_limit=current_w * 1000,
+                         steps=max(1, self.profile_steps - self._phase_steps))
 
     @property
     def power_limits(self) -> List[int]:
@@ -262,6 +417,10 @@ def __getattr__(name: str):
 
 __all__ = [
     "GlobalPowerLimitOptimizer",
+    "Ready",
+    "Warmup",
+    "Profiling",
+    "Done",
     "HFGlobalPowerLimitOptimizer",
     "OptimumSelector",
     "Energy",
