@@ -126,6 +126,7 @@ inline void require_non_negative(const std::optional<std::vector<int>>& indices,
 }
 
 void bind_device(py::module_& module);
+void bind_cpu_soc(py::module_& module);  // after bind_device
 void bind_monitor(py::module_& module);
 void bind_timelines(py::module_& module);
 void bind_profile(py::module_& module);

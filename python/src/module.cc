@@ -5,6 +5,7 @@ PYBIND11_MODULE(_zeus_cpp, m) {
   m.doc() = "Zeus in C++: native core of the zeus_cpp package (use zeus_cpp, not this module).";
   zeus::python::register_errors(m);
   zeus::python::bind_device(m);
+  zeus::python::bind_cpu_soc(m);
   zeus::python::bind_monitor(m);
   zeus::python::bind_timelines(m);
   zeus::python::bind_profile(m);

@@ -100,6 +100,17 @@ class GPU:
         del block
         self._gpu.reset_memory_clocks()
 
+    def reset_locked_clocks(self, block: bool = True) -> None:
+        """Unlocks the SM and the memory clocks (upstream's default: one domain, then the other)."""
+        self.reset_gpu_locked_clocks(block)
+        self.reset_memory_locked_clocks(block)
+
+    @property
+    def supports_nonblocking_setters(self) -> bool:
+        """False: every setter returns once the change is made (through zeusd too), so
+        `block=False` is accepted and behaves as `block=True`."""
+        return False
+
     def get_average_power_usage(self) -> int:
         """The driver's moving average of power draw, in mW."""
         return self._gpu.average_power_mw()
@@ -210,6 +221,34 @@ class GPUs:
         """Supported SM clocks of a GPU in MHz."""
         return self._gpu(gpu_index).get_supported_graphics_clocks(memory_clock_mhz)
 
+    def get_persistence_mode(self, gpu_index: int) -> bool:
+        """True when a GPU's persistence mode is on."""
+        return self._gpu(gpu_index).get_persistence_mode()
+
+    def set_gpu_locked_clocks(
+        self, gpu_index: int, min_clock_mhz: int, max_clock_mhz: int, block: bool = True
+    ) -> None:
+        """Locks a GPU's SM clock to [min, max] MHz."""
+        self._gpu(gpu_index).set_gpu_locked_clocks(min_clock_mhz, max_clock_mhz, block)
+
+    def reset_gpu_locked_clocks(self, gpu_index: int, block: bool = True) -> None:
+        """Unlocks a GPU's SM clock."""
+        self._gpu(gpu_index).reset_gpu_locked_clocks(block)
+
+    def set_memory_locked_clocks(
+        self, gpu_index: int, min_clock_mhz: int, max_clock_mhz: int, block: bool = True
+    ) -> None:
+        """Locks a GPU's memory clock to [min, max] MHz."""
+        self._gpu(gpu_index).set_memory_locked_clocks(min_clock_mhz, max_clock_mhz, block)
+
+    def reset_memory_locked_clocks(self, gpu_index: int, block: bool = True) -> None:
+        """Unlocks a GPU's memory clock."""
+        self._gpu(gpu_index).reset_memory_locked_clocks(block)
+
+    def reset_locked_clocks(self, gpu_index: int, block: bool = True) -> None:
+        """Unlocks a GPU's SM and memory clocks."""
+        self._gpu(gpu_index).reset_locked_clocks(block)
+
     def get_average_power_usage(self, gpu_index: int) -> int:
         """Average power draw of a GPU in mW."""
         return self._gpu(gpu_index).get_average_power_usage()
@@ -252,4 +291,18 @@ def get_gpus(ensure_homogeneous: bool = False) -> GPUs:
     return GPUs(ensure_homogeneous=ensure_homogeneous)
 
 
-__all__ = ["GPU", "GPUs", "get_gpus"]
+def get_cpus():  # noqa: ANN201 (zeus_cpp.device.cpu.CPUs)
+    """The CPU packages through RAPL (zeus_cpp.device.cpu.get_cpus)."""
+    from zeus_cpp.device.cpu import get_cpus as _get_cpus  # noqa: PLC0415 (no cycle at import)
+
+    return _get_cpus()
+
+
+def get_soc():  # noqa: ANN201 (zeus_cpp.device.soc.SoC)
+    """The system-on-chip (zeus_cpp.device.soc.get_soc)."""
+    from zeus_cpp.device.soc import get_soc as _get_soc  # noqa: PLC0415
+
+    return _get_soc()
+
+
+__all__ = ["GPU", "GPUs", "get_cpus", "get_gpus", "get_soc"]
