@@ -137,5 +137,6 @@ void bind_pipeline_frequency(py::module_& module);
 void bind_accounting(py::module_& module);
 void bind_metric(py::module_& module);
 void bind_power_streaming(py::module_& module);
+void bind_zeusd_client(py::module_& module);
 
 }  // namespace zeus::python

@@ -16,4 +16,5 @@ PYBIND11_MODULE(_zeus_cpp, m) {
   zeus::python::bind_accounting(m);
   zeus::python::bind_metric(m);
   zeus::python::bind_power_streaming(m);
+  zeus::python::bind_zeusd_client(m);
 }

@@ -1,4 +1,5 @@
-"""Where a zeusd daemon listens: `ZeusdConfig`, as in `zeus.utils.zeusd` (upstream Zeus).
+"""zeusd daemons as in `zeus.utils.zeusd` (upstream Zeus): where one listens (`ZeusdConfig`) and
+its typed client (`ZeusdClient`, `require_capabilities`; utils/_zeusd_client.py).
 
 ```python
 from zeus_cpp.utils.zeusd import ZeusdConfig
@@ -78,3 +79,34 @@ class ZeusdConfig:
     def effective_token(self) -> str:
         """The token sent: the one given, else ZEUSD_TOKEN, else none ("")."""
         return self.token or os.environ.get("ZEUSD_TOKEN") or ""
+
+
+# Upstream's typed client lives beside the config, as in zeus.utils.zeusd.
+from zeus_cpp.utils._zeusd_client import (  # noqa: E402 (after ZeusdConfig, which it uses)
+    CpuDramPower,
+    CpuEnergyResult,
+    CpuInfo,
+    CpuPowerSnapshot,
+    GpuInfo,
+    GpuPowerSnapshot,
+    ZeusdAuthError,
+    ZeusdCapabilityError,
+    ZeusdClient,
+    ZeusdConnectionError,
+    require_capabilities,
+)
+
+__all__ = [
+    "CpuDramPower",
+    "CpuEnergyResult",
+    "CpuInfo",
+    "CpuPowerSnapshot",
+    "GpuInfo",
+    "GpuPowerSnapshot",
+    "ZeusdAuthError",
+    "ZeusdCapabilityError",
+    "ZeusdClient",
+    "ZeusdConfig",
+    "ZeusdConnectionError",
+    "require_capabilities",
+]

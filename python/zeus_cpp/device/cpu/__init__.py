@@ -18,15 +18,8 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from zeus_cpp import ZeusError, _zeus_cpp
+from zeus_cpp.device.exception import ZeusBaseCPUError
 from zeus_cpp.device.cpu.rapl import get_current_rapl_zone_id
-
-
-class ZeusBaseCPUError(ZeusError):
-    """Base of the CPU errors (upstream's zeus.device.exception.ZeusBaseCPUError)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 class ZeusCPUInitError(ZeusBaseCPUError):

@@ -19,14 +19,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Dict, Optional, Set
 
 from zeus_cpp import ZeusError, _zeus_cpp
-
-
-class ZeusBaseSoCError(ZeusError):
-    """Base of the SoC errors (upstream's zeus.device.exception.ZeusBaseSoCError)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+from zeus_cpp.device.exception import ZeusBaseSoCError
 
 
 class ZeusSoCInitError(ZeusBaseSoCError):
