@@ -11,7 +11,7 @@ namespace {
 
 using Rows = std::vector<std::vector<std::string>>;
 
-std::string pm(const Stat& s, int digits, double scale = 1.0) {
+std::string pm_scaled(const Stat& s, int digits, double scale = 1.0) {
   return fixed(s.mean / scale, digits) + " ± " + fixed(s.stddev / scale, digits);
 }
 
@@ -58,8 +58,8 @@ Result<std::filesystem::path> write_sweep_report(const SweepResult& r, const std
   Rows rows, csv_rows;
   for (const SweepWorkload& w : r.workloads) {
     for (const SweepCell& c : w.cells) {
-      rows.push_back({w.name, c.variant, pm(c.cum_energy_ratio, 3), pm(c.cum_time_ratio, 3), pm(c.last5_energy_ratio, 3),
-                      pm(c.last5_time_ratio, 3), pm(c.cum_regret_j, 2, 1e6), pm(c.grid_cum_regret_j, 2, 1e6),
+      rows.push_back({w.name, c.variant, pm_scaled(c.cum_energy_ratio, 3), pm_scaled(c.cum_time_ratio, 3), pm_scaled(c.last5_energy_ratio, 3),
+                      pm_scaled(c.last5_time_ratio, 3), pm_scaled(c.cum_regret_j, 2, 1e6), pm_scaled(c.grid_cum_regret_j, 2, 1e6),
                       "(" + std::to_string(c.converged_batch_size) + ", " + fixed(c.converged_power_limit_w, 0) + " W)"});
       csv_rows.push_back({w.name, c.variant, fixed(c.value, 3), fixed(c.cum_energy_ratio.mean, 6),
                           fixed(c.cum_energy_ratio.stddev, 6), fixed(c.cum_time_ratio.mean, 6),

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "cli_util.h"
+#include "simulate_serving.h"
 #include "commands.h"
 #include "simulate_json.h"
 #include "zeus/intensity_provider.h"
@@ -59,11 +60,12 @@ struct SimulateArgs {
   // A recurring job's default period when --carbon/--price place the recurrences in time: daily.
   double recurrence_interval_h = 24;
   bool recurrence_interval_given = false;
+  ServingArgs serving;
 };
 
 constexpr const char* kExperiments[] = {"headline",   "pareto",   "search-path", "eta-sweep",
                                         "beta-sweep", "ablation", "gpus",        "drift",
-                                        "concurrent", "perseus",  "compare"};
+                                        "concurrent", "perseus",  "compare",     "serving"};
 
 // Bounds of the sizes a run may ask for (probe item B9): a simulation's time and memory grow with
 // seeds x recurrences; these allow 100x the defaults and still end in minutes.
@@ -214,6 +216,11 @@ void run_simulate(const SimulateArgs& args) {
     run_perseus(args);
     return;
   }
+  if (args.experiment == "serving") {
+    run_simulate_serving(args.serving, args.data_dir.empty() ? default_data_dir() : args.data_dir,
+                         args.json);
+    return;
+  }
   sim::ExperimentOptions options;
   options.data_dir = args.data_dir.empty() ? default_data_dir() : args.data_dir;
   options.gpu = args.gpu;
@@ -302,7 +309,9 @@ void add_simulate_command(CLI::App& app) {
       "(§6.4),\n"
       "concurrent (§6.3), perseus (the Perseus paper's emulation: Table 6, Fig. 7), compare (two\n"
       "configurations of Zeus's rules on the same seeds: mean ± standard error and the paired\n"
-      "difference's standard error, per workload).\n"
+      "difference's standard error, per workload), serving (an LLM request trace through a model\n"
+      "of a continuously batching server under four GPU clock policies: max-clock, best-static,\n"
+      "dual-loop, governor; docs/proxy.md \"Saving energy\").\n"
       "Oracles: 'Oracle' is the paper's comparison point, what an exhaustive grid search converges "
       "to:\n"
       "the (b, p) of least expected cost among those whose every training path reaches the "
@@ -320,6 +329,7 @@ void add_simulate_command(CLI::App& app) {
       "  zeus simulate concurrent --overlaps 1 4 16 --workload imagenet\n"
       "  zeus simulate perseus --gpus a100_sxm --microbatches 12 96 --report /tmp/perseus\n"
       "  zeus simulate compare --a zeus --b upstream --seeds 1000\n"
+      "  zeus simulate serving --trace data/llm_traces/azure_llm_2023_code.csv --json\n"
       "  zeus simulate compare --a zeus,prune_factor=off --b zeus --seeds 1000\n"
       "  zeus simulate --workload squad --recurrences 20 --recurrence-interval 2 \\\n"
       "      --carbon csv:data/carbon_hist.csv:MISO_MASON_CITY --price const:0.12");
@@ -419,6 +429,25 @@ void add_simulate_command(CLI::App& app) {
                     "drift: recurrences per phase, at most " + std::to_string(kMaxRecurrences) +
                         " (default: --recurrences, or 2 x |B| x |P|)")
       ->type_name("INT");
+  cmd->add_option("--trace", args->serving.trace,
+                  "serving: a request trace CSV with Azure's columns TIMESTAMP, ContextTokens, "
+                  "GeneratedTokens (default: DATA/llm_traces/azure_llm_2023_conv.csv; also "
+                  "azure_llm_2023_code.csv)");
+  cmd->add_option("--ttft-slo", args->serving.ttft_slo_s,
+                  "serving: TTFT SLO in seconds (default: --slo-margin x the maximum clock's p99)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--tpot-slo", args->serving.tpot_slo_s,
+                  "serving: TPOT SLO in seconds (default: --slo-margin x the maximum clock's p99)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--slo-margin", args->serving.slo_margin,
+                  "serving: SLOs as this multiple of the maximum clock's own p99 (default 1.5)")
+      ->check(CLI::Range(1.0, 100.0));
+  cmd->add_option("--slo-quantile", args->serving.quantile,
+                  "serving: the quantile the governor holds under the SLOs (default 0.99)")
+      ->check(CLI::Range(0.5, 0.9999));
+  cmd->add_option("--time-scale", args->serving.time_scale,
+                  "serving: arrivals compressed by this factor (2: twice the load; default 1)")
+      ->check(CLI::Range(0.01, 100.0));
   cmd->add_option("--window", args->drift.window_size,
                   "drift: window of newest costs for the windowed Zeus (default 5)");
   cmd->callback([args, cmd, interval] {

@@ -1,0 +1,155 @@
+// The SLO-aware GPU clock governor for LLM serving: from what a proxy in front of an inference
+// server sees (requests in flight and waiting, prompt tokens arriving, the TTFT and TPOT of
+// requests that just produced tokens) it chooses the lowest locked SM clock at which the
+// latency SLOs still hold, using a serving profile (how one iteration's time and power depend on
+// the clock and the batch: measured by calibration, or the parametric model) corrected online by
+// the latencies it observes.
+//
+// The decision, each control period (docs/proxy.md, "Saving energy"):
+//   1. Blind (no request seen yet, or readings missing): the maximum clock.
+//   2. Predict, for each clock, the TPOT of the running batch (one decode iteration stretched by
+//      the prefill work arriving) and the TTFT of a typical prompt (its prefill, slowed by the
+//      server's utilisation), for the load smoothed over load_tau_s (one period's arrivals are
+//      too noisy to steer by), each times a correction: the measured quantile over the
+//      prediction at the clock in force (so the target is the measured quantile scaled by how the
+//      profile says latency changes with the clock).
+//      The target is the lowest clock whose corrected predictions sit under `headroom` x each SLO
+//      (for the queue and prompt rate, the larger of smoothed and current: a burst raises at once).
+//   3. Up at once, down slowly: a target above the clock in force is applied at once, and a
+//      measured quantile over `alarm` x its SLO raises the clock at least one step even when the
+//      prediction disagrees; a lower target must stay the target for `hold_s` before the clock
+//      moves, and then one step at a time (hysteresis: no oscillation between neighbours).
+//   4. A measured quantile over its SLO even at the maximum clock: the maximum clock, and the
+//      reason says the SLO cannot be met.
+// Prefill-heavy load (long prompts, TTFT-bound: compute-bound, ~1/clock) keeps clocks high;
+// decode-heavy load (TPOT-bound: memory-bound, nearly clock-independent) lets them fall.
+// Pure: no I/O and no clock of its own (times come in the observations). Thread-safety: one
+// governor per thread. Failure: create() answers InvalidArgument for an empty clock list or SLOs
+// that are not positive.
+//
+//   auto governor = ServingGovernor::create(profile, options);
+//   ClockDecision d = governor->decide(observation);   // d.clock_mhz, d.reason
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zeus/result.h"
+
+namespace zeus {
+
+// One iteration of a continuously batching server at SM clock f (MHz), with max_clock the
+// highest: time_s = (prefill_s_per_token * prefill_tokens + decode_s_per_seq * batch) *
+// (max_clock / f) + memory_s + kv_s_per_token * context_tokens, the first part compute-bound,
+// the rest memory-bound. Busy power = base_w + compute_w * (f / max)^3 * compute share +
+// memory_w * (f / max)^1.5 * memory share; idle_w when no request is in the server.
+struct ServingProfile {
+  std::vector<double> clocks_mhz;  // supported SM clocks, highest first
+  double prefill_s_per_token = 3e-5;
+  double decode_s_per_seq = 3.2e-5;
+  double memory_s = 5e-3;
+  double kv_s_per_token = 4e-8;
+  double base_w = 150;
+  double compute_w = 500;
+  double memory_w = 250;
+  double idle_w = 90;
+
+  double max_clock() const { return clocks_mhz.empty() ? 0 : clocks_mhz.front(); }
+  // Seconds of one iteration.
+  double iteration_s(double clock_mhz, double prefill_tokens, double batch,
+                     double context_tokens) const;
+  // Watts during that iteration.
+  double iteration_w(double clock_mhz, double prefill_tokens, double batch,
+                     double context_tokens) const;
+  // The parametric model of an 8B-class model on an H100 (SM clocks 1980 down to 930 MHz): the
+  // defaults above; docs/proxy.md says where its shape comes from.
+  static ServingProfile parametric_h100();
+};
+
+// What the proxy saw over the last control period.
+struct ServingObservation {
+  double now_s = 0;             // any monotonic time
+  bool readings_ok = true;      // false: the proxy cannot see (then the maximum clock)
+  double running = 0;           // requests producing tokens now (the decode batch)
+  double waiting = 0;           // requests not yet answered a first token
+  double mean_context_tokens = 0;   // prompt + output so far, mean over the running batch
+  double prompt_tokens_per_s = 0;   // prompt tokens arriving (the prefill load)
+  double mean_prompt_tokens = 0;    // of the requests arriving
+  std::vector<double> ttft_s;   // requests whose first token came in this period
+  std::vector<double> tpot_s;   // requests finished in this period (their mean TPOT)
+};
+
+struct GovernorOptions {
+  double ttft_slo_s = 1.0;
+  double tpot_slo_s = 0.1;
+  double quantile = 0.99;     // of the window's latencies compared with the SLOs
+  // Corrected predictions may reach headroom x SLO while the error budget is unspent: the
+  // correction carries the window's worst latencies (its quantile over window_s, bursts
+  // included), which over-state a whole run's quantile. The headroom in use falls linearly to 1
+  // as the share of requests over an SLO in the last budget_window_s reaches 1 - quantile (the
+  // budget), and below 1 (to 0.8) beyond it: an error budget, spent where it saves most.
+  double headroom = 2.0;
+  double budget_window_s = 600.0;
+  double alarm = 1.0;         // a measured quantile over alarm x SLO raises the clock
+  double hold_s = 3.0;        // a lower target must hold this long before a step down
+  double window_s = 30.0;     // latencies kept for the quantiles (at most max_samples)
+  double load_tau_s = 5.0;    // the load the predictions use is smoothed over about this long
+  size_t max_samples = 4096;
+};
+
+// Why the clock is what it is (logged with each decision).
+enum class GovernorReason {
+  kBlind,            // nothing seen yet or readings missing: maximum clock
+  kPredicted,        // the profile's lowest clock meeting the SLOs with headroom
+  kRaisedOnLatency,  // a measured quantile neared its SLO: raised
+  kHolding,          // a lower target, not held long enough yet
+  kSteppedDown,      // one step down after the hold
+  kSloUnreachable,   // over the SLO even at the maximum clock
+};
+const char* governor_reason_name(GovernorReason reason);
+
+struct ClockDecision {
+  double clock_mhz = 0;
+  GovernorReason reason = GovernorReason::kBlind;
+  double ttft_quantile_s = 0;  // measured over the window (0: none yet)
+  double tpot_quantile_s = 0;
+  double predicted_ttft_s = 0;  // at the chosen clock
+  double predicted_tpot_s = 0;
+  double headroom = 0;          // in use (the error budget's)
+};
+
+class ServingGovernor {
+ public:
+  static Result<std::unique_ptr<ServingGovernor>> create(ServingProfile profile,
+                                                         GovernorOptions options);
+  ClockDecision decide(const ServingObservation& observation);
+  double clock_mhz() const { return profile_.clocks_mhz[index_]; }
+
+  // The profile's predictions at `clock_mhz` for the load in `o` (before correction).
+  double predict_tpot_s(double clock_mhz, const ServingObservation& o) const;
+  double predict_ttft_s(double clock_mhz, const ServingObservation& o) const;
+
+ private:
+  ServingGovernor(ServingProfile profile, GovernorOptions options);
+  void remember(const ServingObservation& o);
+  double quantile(const std::deque<std::pair<double, double>>& samples) const;
+
+  ServingProfile profile_;
+  GovernorOptions options_;
+  size_t index_ = 0;            // clock in force (0: the maximum)
+  bool seen_ = false;           // a request was seen
+  double lower_since_s_ = -1;   // when a lower target first appeared (-1: none)
+  ServingObservation load_;     // the load, smoothed (exponentially, load_tau_s)
+  double load_at_s_ = -1;       // when load_ was last updated (-1: never)
+  double ttft_correction_ = 1;  // observed / predicted, smoothed
+  double tpot_correction_ = 1;
+  std::deque<std::pair<double, double>> ttft_;  // (time, seconds)
+  std::deque<std::pair<double, double>> tpot_;
+  std::deque<std::pair<double, bool>> outcomes_;  // (time, over an SLO) for the error budget
+  double headroom_now_ = 1;                       // the headroom in use (error budget)
+};
+
+}  // namespace zeus

@@ -1,0 +1,221 @@
+#include "zeus/serving_governor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace zeus {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+constexpr size_t kMinSamples = 5;  // fewer latencies than this say nothing yet
+
+}  // namespace
+
+double ServingProfile::iteration_s(double clock_mhz, double prefill_tokens, double batch,
+                                   double context_tokens) const {
+  const double slow = max_clock() / std::max(clock_mhz, 1.0);
+  return (prefill_s_per_token * prefill_tokens + decode_s_per_seq * batch) * slow + memory_s +
+         kv_s_per_token * context_tokens;
+}
+
+double ServingProfile::iteration_w(double clock_mhz, double prefill_tokens, double batch,
+                                   double context_tokens) const {
+  const double slow = max_clock() / std::max(clock_mhz, 1.0);
+  const double compute = (prefill_s_per_token * prefill_tokens + decode_s_per_seq * batch) * slow;
+  const double total = compute + memory_s + kv_s_per_token * context_tokens;
+  const double share = total > 0 ? compute / total : 0;
+  const double ratio = clock_mhz / max_clock();
+  return base_w + compute_w * std::pow(ratio, 3) * share +
+         memory_w * std::pow(ratio, 1.5) * (1 - share);
+}
+
+ServingProfile ServingProfile::parametric_h100() {
+  ServingProfile p;
+  p.clocks_mhz = {1980, 1830, 1680, 1530, 1380, 1230, 1080, 930};
+  return p;
+}
+
+const char* governor_reason_name(GovernorReason reason) {
+  switch (reason) {
+    case GovernorReason::kBlind:
+      return "blind";
+    case GovernorReason::kPredicted:
+      return "predicted";
+    case GovernorReason::kRaisedOnLatency:
+      return "raised_on_latency";
+    case GovernorReason::kHolding:
+      return "holding";
+    case GovernorReason::kSteppedDown:
+      return "stepped_down";
+    case GovernorReason::kSloUnreachable:
+      return "slo_unreachable";
+  }
+  return "?";
+}
+
+ServingGovernor::ServingGovernor(ServingProfile profile, GovernorOptions options)
+    : profile_(std::move(profile)), options_(options) {}
+
+Result<std::unique_ptr<ServingGovernor>> ServingGovernor::create(ServingProfile profile,
+                                                                 GovernorOptions options) {
+  if (profile.clocks_mhz.empty()) {
+    return fail(ErrorCode::kInvalidArgument, "the serving profile lists no SM clock");
+  }
+  std::sort(profile.clocks_mhz.begin(), profile.clocks_mhz.end(), std::greater<>());
+  if (!(profile.clocks_mhz.back() > 0)) {
+    return fail(ErrorCode::kInvalidArgument, "SM clocks must be positive (MHz)");
+  }
+  if (!(options.ttft_slo_s > 0) || !(options.tpot_slo_s > 0) || !std::isfinite(options.ttft_slo_s) ||
+      !std::isfinite(options.tpot_slo_s)) {
+    return fail(ErrorCode::kInvalidArgument, "the TTFT and TPOT SLOs must be positive seconds");
+  }
+  if (!(options.quantile > 0 && options.quantile < 1)) {
+    return fail(ErrorCode::kInvalidArgument, "the SLO quantile must be in (0, 1), e.g. 0.99");
+  }
+  return std::unique_ptr<ServingGovernor>(new ServingGovernor(std::move(profile), options));
+}
+
+double ServingGovernor::predict_tpot_s(double clock_mhz, const ServingObservation& o) const {
+  const double batch = std::max(1.0, o.running);
+  const double decode = profile_.iteration_s(clock_mhz, 0, batch, batch * o.mean_context_tokens);
+  const double prefill_share = o.prompt_tokens_per_s * profile_.prefill_s_per_token *
+                               profile_.max_clock() / clock_mhz;
+  return prefill_share >= 1 ? kInfinity : decode / (1 - prefill_share);
+}
+
+double ServingGovernor::predict_ttft_s(double clock_mhz, const ServingObservation& o) const {
+  const double slow = profile_.max_clock() / clock_mhz;
+  const double batch = std::max(1.0, o.running);
+  const double decode = profile_.iteration_s(clock_mhz, 0, batch, batch * o.mean_context_tokens);
+  const double prefill_share = o.prompt_tokens_per_s * profile_.prefill_s_per_token * slow;
+  if (prefill_share >= 1) return kInfinity;
+  // The queue's prompts first, then this one's, iterations stretched by the prefill load.
+  const double prompt = std::max(1.0, o.mean_prompt_tokens);
+  const double ahead = o.waiting * prompt;
+  return (decode + (ahead + prompt) * profile_.prefill_s_per_token * slow) / (1 - prefill_share);
+}
+
+void ServingGovernor::remember(const ServingObservation& o) {
+  auto keep = [&](std::deque<std::pair<double, double>>& samples, const std::vector<double>& in) {
+    for (double s : in) {
+      if (std::isfinite(s) && s >= 0) samples.emplace_back(o.now_s, s);
+    }
+    while (!samples.empty() && (samples.size() > options_.max_samples ||
+                                samples.front().first < o.now_s - options_.window_s)) {
+      samples.pop_front();
+    }
+  };
+  keep(ttft_, o.ttft_s);
+  keep(tpot_, o.tpot_s);
+  for (double s : o.ttft_s) outcomes_.emplace_back(o.now_s, s > options_.ttft_slo_s);
+  for (double s : o.tpot_s) outcomes_.emplace_back(o.now_s, s > options_.tpot_slo_s);
+  while (!outcomes_.empty() && (outcomes_.size() > 16 * options_.max_samples ||
+                                outcomes_.front().first < o.now_s - options_.budget_window_s)) {
+    outcomes_.pop_front();
+  }
+}
+
+double ServingGovernor::quantile(const std::deque<std::pair<double, double>>& samples) const {
+  if (samples.size() < kMinSamples) return 0;
+  std::vector<double> values;
+  values.reserve(samples.size());
+  for (const auto& [when, value] : samples) values.push_back(value);
+  const size_t k = std::min(values.size() - 1,
+                            static_cast<size_t>(std::ceil(options_.quantile * values.size())) - 1);
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
+  return values[k];
+}
+
+ClockDecision ServingGovernor::decide(const ServingObservation& o) {
+  remember(o);
+  ClockDecision d;
+  if (o.running > 0 || o.waiting > 0 || !ttft_.empty()) seen_ = true;
+  if (!o.readings_ok || !seen_) {
+    index_ = 0;
+    lower_since_s_ = -1;
+    d.clock_mhz = clock_mhz();
+    d.reason = GovernorReason::kBlind;
+    return d;
+  }
+  // Smooth the load the predictions see.
+  const double weight =
+      load_at_s_ < 0 ? 1.0 : 1.0 - std::exp(-std::max(0.0, o.now_s - load_at_s_) / options_.load_tau_s);
+  auto smooth = [&](double& into, double value) { into += weight * (value - into); };
+  smooth(load_.running, o.running);
+  smooth(load_.waiting, o.waiting);
+  smooth(load_.mean_context_tokens, o.mean_context_tokens);
+  smooth(load_.prompt_tokens_per_s, o.prompt_tokens_per_s);
+  if (o.mean_prompt_tokens > 0) smooth(load_.mean_prompt_tokens, o.mean_prompt_tokens);
+  load_at_s_ = o.now_s;
+  // A burst shows in the queue before it shows in any latency: the predictions take the larger
+  // of the smoothed and the current queue and prompt rate (up at once, down after the hold).
+  ServingObservation load = load_;
+  load.waiting = std::max(load.waiting, o.waiting);
+  load.prompt_tokens_per_s = std::max(load.prompt_tokens_per_s, o.prompt_tokens_per_s);
+  load.running = std::max(load.running, o.running);
+  d.ttft_quantile_s = quantile(ttft_);
+  d.tpot_quantile_s = quantile(tpot_);
+  // Observed / predicted at the clock in force: what the profile gets wrong about this server.
+  // The profile predicts a typical latency; the SLO bounds a quantile, which bursts and queueing
+  // stretch: the correction carries that ratio (so a target is the measured quantile scaled by how
+  // the profile says the latency changes with the clock).
+  auto learn = [](double& correction, double measured, double predicted) {
+    if (measured > 0 && std::isfinite(predicted) && predicted > 0) {
+      correction = 0.5 * correction + 0.5 * std::clamp(measured / predicted, 0.1, 1000.0);
+    }
+  };
+  learn(ttft_correction_, d.ttft_quantile_s, predict_ttft_s(clock_mhz(), load));
+  learn(tpot_correction_, d.tpot_quantile_s, predict_tpot_s(clock_mhz(), load));
+
+  // The error budget: the share of recent latencies over their SLO against 1 - quantile.
+  size_t over = 0;
+  for (const auto& [when, violated] : outcomes_) over += violated ? 1 : 0;
+  // Half the budget each: a request may go over either SLO, and it counts once against it.
+  const double budget = (1 - options_.quantile) / 2;
+  const double spent = outcomes_.size() < 50 ? 1.0 : static_cast<double>(over) / outcomes_.size() / budget;
+  headroom_now_ = std::clamp(1 + (1 - spent) * (options_.headroom - 1), 0.8, std::max(1.0, options_.headroom));
+  d.headroom = headroom_now_;
+  // The lowest clock whose corrected predictions keep the headroom (clocks fall with the index).
+  size_t target = 0;
+  for (size_t i = 0; i < profile_.clocks_mhz.size(); ++i) {
+    const double f = profile_.clocks_mhz[i];
+    if (ttft_correction_ * predict_ttft_s(f, load) > headroom_now_ * options_.ttft_slo_s ||
+        tpot_correction_ * predict_tpot_s(f, load) > headroom_now_ * options_.tpot_slo_s) {
+      break;
+    }
+    target = i;
+  }
+  const bool over_slo = d.ttft_quantile_s > options_.ttft_slo_s || d.tpot_quantile_s > options_.tpot_slo_s;
+  const bool alarm = d.ttft_quantile_s > options_.alarm * options_.ttft_slo_s ||
+                     d.tpot_quantile_s > options_.alarm * options_.tpot_slo_s;
+  if (alarm) {
+    lower_since_s_ = -1;
+    if (index_ == 0) {
+      d.reason = over_slo ? GovernorReason::kSloUnreachable : GovernorReason::kRaisedOnLatency;
+    } else {
+      index_ = std::min(target, index_ - 1);
+      d.reason = GovernorReason::kRaisedOnLatency;
+      // Latencies measured at the old clock say nothing about the new one.
+      ttft_.clear();
+      tpot_.clear();
+    }
+  } else if (target <= index_) {
+    index_ = target;
+    lower_since_s_ = -1;
+    d.reason = GovernorReason::kPredicted;
+  } else if (lower_since_s_ < 0 || o.now_s - lower_since_s_ < options_.hold_s) {
+    if (lower_since_s_ < 0) lower_since_s_ = o.now_s;
+    d.reason = GovernorReason::kHolding;
+  } else {
+    ++index_;
+    lower_since_s_ = o.now_s;  // the next step waits a whole hold again
+    d.reason = GovernorReason::kSteppedDown;
+  }
+  d.clock_mhz = clock_mhz();
+  d.predicted_ttft_s = ttft_correction_ * predict_ttft_s(d.clock_mhz, load);
+  d.predicted_tpot_s = tpot_correction_ * predict_tpot_s(d.clock_mhz, load);
+  return d;
+}
+
+}  // namespace zeus

@@ -1,0 +1,150 @@
+// The serving clock governor's pure core (issue 38): blind start and missing readings at the
+// maximum clock, a light decode load stepping down one step per hold (hysteresis: never two at
+// once, never back up without a reason), a load step or burst raising at once, measured
+// latencies over the SLO raising even against the profile, and an SLO unreachable at the
+// maximum clock said as such.
+#include "zeus/serving_governor.h"
+
+#include <gtest/gtest.h>
+
+namespace zeus {
+namespace {
+
+class GovernorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    options_.ttft_slo_s = 1.0;
+    options_.tpot_slo_s = 0.05;
+    options_.hold_s = 3.0;
+    auto g = ServingGovernor::create(ServingProfile::parametric_h100(), options_);
+    ASSERT_TRUE(g.has_value()) << g.error().to_string();
+    governor_ = std::move(*g);
+  }
+  // A light decode-heavy load: 8 requests running, few prompts arriving.
+  ServingObservation light(double now) const {
+    ServingObservation o;
+    o.now_s = now;
+    o.running = 8;
+    o.mean_context_tokens = 800;
+    o.prompt_tokens_per_s = 500;
+    o.mean_prompt_tokens = 500;
+    o.ttft_s = {0.05, 0.06};
+    o.tpot_s = {0.007, 0.008};
+    return o;
+  }
+  ServingObservation heavy(double now) const {  // a prefill burst: the queue and prompt rate jump
+    ServingObservation o = light(now);
+    o.running = 64;
+    o.waiting = 60;
+    o.prompt_tokens_per_s = 30000;
+    o.mean_prompt_tokens = 2000;
+    return o;
+  }
+  // Runs `seconds` of half-second periods of `make`, returning the decisions.
+  template <typename F>
+  std::vector<ClockDecision> run(double from, double seconds, F make) {
+    std::vector<ClockDecision> out;
+    for (double t = from; t < from + seconds; t += 0.5) out.push_back(governor_->decide(make(t)));
+    return out;
+  }
+
+  GovernorOptions options_;
+  std::unique_ptr<ServingGovernor> governor_;
+  const double max_ = 1980;
+};
+
+TEST_F(GovernorTest, BlindAtStartAndWithoutReadingsItRunsAtTheMaximumClock) {
+  ServingObservation nothing;
+  nothing.now_s = 0;
+  ClockDecision d = governor_->decide(nothing);
+  EXPECT_EQ(d.clock_mhz, max_);
+  EXPECT_EQ(d.reason, GovernorReason::kBlind);
+  run(1, 20, [&](double t) { return light(t); });
+  ASSERT_LT(governor_->clock_mhz(), max_);  // stepped down meanwhile
+  ServingObservation blind = light(21);
+  blind.readings_ok = false;
+  d = governor_->decide(blind);
+  EXPECT_EQ(d.clock_mhz, max_);
+  EXPECT_EQ(d.reason, GovernorReason::kBlind);
+}
+
+TEST_F(GovernorTest, ALightLoadStepsDownOneStepPerHoldNeverTwoAtOnce) {
+  const std::vector<ClockDecision> ds = run(0, 40, [&](double t) { return light(t); });
+  double previous = max_;
+  double last_step_at = -100;
+  int steps = 0;
+  for (size_t i = 0; i < ds.size(); ++i) {
+    const double t = 0.5 * static_cast<double>(i);
+    const auto& clocks = ServingProfile::parametric_h100().clocks_mhz;
+    if (ds[i].clock_mhz != previous) {
+      // Only down, one listed clock at a time, at least a hold apart.
+      const auto at = std::find(clocks.begin(), clocks.end(), previous);
+      ASSERT_NE(at + 1, clocks.end());
+      EXPECT_EQ(ds[i].clock_mhz, *(at + 1)) << "at " << t;
+      EXPECT_GE(t - last_step_at, options_.hold_s) << "at " << t;
+      EXPECT_EQ(ds[i].reason, GovernorReason::kSteppedDown);
+      last_step_at = t;
+      ++steps;
+    }
+    previous = ds[i].clock_mhz;
+  }
+  EXPECT_GE(steps, 5);  // a decode-heavy trickle needs little clock
+  EXPECT_LT(previous, 1300);
+}
+
+TEST_F(GovernorTest, ABurstRaisesTheClockAtOnceAndTheDescentWaitsAgain) {
+  run(0, 40, [&](double t) { return light(t); });
+  const double low = governor_->clock_mhz();
+  ASSERT_LT(low, 1300);
+  ClockDecision d = governor_->decide(heavy(40));
+  EXPECT_GT(d.clock_mhz, low + 400) << governor_reason_name(d.reason);
+  // The burst passes: the clock holds for a while before stepping down again, one step.
+  const std::vector<ClockDecision> after = run(40.5, 2.5, [&](double t) { return light(t); });
+  for (const ClockDecision& a : after) EXPECT_EQ(a.clock_mhz, d.clock_mhz) << governor_reason_name(a.reason);
+}
+
+TEST_F(GovernorTest, MeasuredLatenciesOverTheSloRaiseTheClockWhateverTheProfileSays) {
+  run(0, 40, [&](double t) { return light(t); });
+  const double low = governor_->clock_mhz();
+  ServingObservation slow = light(40);
+  slow.tpot_s = std::vector<double>(10, 0.08);  // over the 0.05 s TPOT SLO
+  ClockDecision d = governor_->decide(slow);
+  EXPECT_GT(d.clock_mhz, low);
+  EXPECT_EQ(d.reason, GovernorReason::kRaisedOnLatency);
+  EXPECT_GT(d.tpot_quantile_s, options_.tpot_slo_s);
+}
+
+TEST_F(GovernorTest, AnSloUnreachableAtTheMaximumClockIsSaid) {
+  ServingObservation hopeless = light(0);
+  hopeless.ttft_s = std::vector<double>(20, 5.0);  // 5 s against a 1 s TTFT SLO
+  ClockDecision d;
+  for (double t = 0; t < 5; t += 0.5) {
+    hopeless.now_s = t;
+    d = governor_->decide(hopeless);
+  }
+  EXPECT_EQ(d.clock_mhz, max_);
+  EXPECT_EQ(d.reason, GovernorReason::kSloUnreachable);
+}
+
+TEST_F(GovernorTest, BadSettingsAreRefused) {
+  GovernorOptions bad = options_;
+  bad.ttft_slo_s = 0;
+  EXPECT_FALSE(ServingGovernor::create(ServingProfile::parametric_h100(), bad).has_value());
+  bad = options_;
+  bad.quantile = 1.0;
+  EXPECT_FALSE(ServingGovernor::create(ServingProfile::parametric_h100(), bad).has_value());
+  EXPECT_FALSE(ServingGovernor::create(ServingProfile{}, options_).has_value());
+}
+
+TEST(ServingProfileTest, PrefillSlowsWithTheClockDecodeHardlyAndPowerFalls) {
+  const ServingProfile p = ServingProfile::parametric_h100();
+  const double prefill_ratio = p.iteration_s(990, 2048, 0, 0) / p.iteration_s(1980, 2048, 0, 0);
+  const double decode_ratio = p.iteration_s(990, 0, 16, 16 * 1000) / p.iteration_s(1980, 0, 16, 16 * 1000);
+  EXPECT_GT(prefill_ratio, 1.5);  // compute-bound
+  EXPECT_LT(decode_ratio, 1.15);  // memory-bound
+  EXPECT_LT(p.iteration_w(990, 0, 16, 16000), 0.7 * p.iteration_w(1980, 0, 16, 16000));
+  EXPECT_GT(p.iteration_w(1980, 2048, 0, 0), p.iteration_w(1980, 0, 16, 16000));
+}
+
+}  // namespace
+}  // namespace zeus

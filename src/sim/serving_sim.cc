@@ -1,0 +1,268 @@
+// run_serving_experiment (zeus/sim_serving.h): the continuously batching server model, its clock
+// policies, and the four-policy comparison.
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <functional>
+#include <memory>
+
+#include "zeus/sim_serving.h"
+
+namespace zeus::sim {
+namespace {
+
+// What a policy answers each control period: the SM clock (MHz).
+using ClockPolicy = std::function<double(const ServingObservation&)>;
+
+struct RequestOutcome {
+  double ttft_s = -1;
+  double tpot_s = -1;  // -1: one output token, no TPOT
+};
+
+struct Run {
+  double energy_j = 0;
+  double clock_integral = 0;  // MHz x s
+  double end_s = 0;
+  std::vector<RequestOutcome> outcomes;
+  std::vector<std::pair<double, double>> clocks, load;
+};
+
+struct Active {
+  size_t request = 0;
+  int prompt_left = 0;
+  int generated = 0;
+  double first_token_s = 0;
+};
+
+// One replay of the trace under `policy`.
+Run replay(const ServingTrace& trace, const ServingSimOptions& o, const ClockPolicy& policy) {
+  const ServingProfile& p = o.profile;
+  const auto& reqs = trace.requests;
+  Run run;
+  run.outcomes.resize(reqs.size());
+  std::deque<Active> waiting;
+  std::vector<Active> running;
+  size_t next = 0;
+  double now = reqs.front().arrival_s / o.time_scale;
+  double clock = p.max_clock();
+  double next_tick = now + o.control_period_s;
+  run.clocks.emplace_back(now, clock);
+  // What happened since the last control tick.
+  ServingObservation period;
+  double period_prompt_tokens = 0, period_arrivals = 0;
+
+  auto tick = [&](double at) {
+    period.now_s = at;
+    period.running = static_cast<double>(running.size());
+    period.waiting = static_cast<double>(waiting.size());
+    double context = 0;
+    for (const Active& a : running) context += reqs[a.request].prompt_tokens + a.generated;
+    period.mean_context_tokens = running.empty() ? 0 : context / static_cast<double>(running.size());
+    period.prompt_tokens_per_s = period_prompt_tokens / o.control_period_s;
+    period.mean_prompt_tokens = period_arrivals > 0 ? period_prompt_tokens / period_arrivals : 0;
+    const double chosen = policy(period);
+    if (chosen != clock) run.clocks.emplace_back(at, chosen);
+    clock = chosen;
+    run.load.emplace_back(at, period.running + period.waiting);
+    period = ServingObservation{};
+    period_prompt_tokens = period_arrivals = 0;
+  };
+  auto advance = [&](double until, double watts) {  // runs the ticks up to `until`
+    while (next_tick <= until) {
+      run.energy_j += watts * (next_tick - now);
+      run.clock_integral += clock * (next_tick - now);
+      now = next_tick;
+      tick(now);
+      next_tick += o.control_period_s;
+    }
+    run.energy_j += watts * (until - now);
+    run.clock_integral += clock * (until - now);
+    now = until;
+  };
+
+  while (next < reqs.size() || !waiting.empty() || !running.empty()) {
+    while (next < reqs.size() && reqs[next].arrival_s / o.time_scale <= now) {
+      waiting.push_back({next, reqs[next].prompt_tokens, 0, 0});
+      period_prompt_tokens += reqs[next].prompt_tokens;
+      period_arrivals += 1;
+      ++next;
+    }
+    if (waiting.empty() && running.empty()) {
+      advance(reqs[next].arrival_s / o.time_scale, p.idle_w);  // idle until the next arrival
+      continue;
+    }
+    // One iteration: a token for each running request, prompt chunks for the waiting ones.
+    double context = 0;
+    for (const Active& a : running) context += reqs[a.request].prompt_tokens + a.generated;
+    int budget = o.prefill_chunk_tokens;
+    size_t slots = static_cast<size_t>(o.max_batch) > running.size() ? o.max_batch - running.size() : 0;
+    std::vector<std::pair<size_t, int>> chunks;  // (position in waiting, tokens)
+    for (size_t w = 0; w < waiting.size() && budget > 0 && slots > 0; ++w, --slots) {
+      const int chunk = std::min(waiting[w].prompt_left, budget);
+      chunks.emplace_back(w, chunk);
+      budget -= chunk;
+    }
+    const double prefill = o.prefill_chunk_tokens - budget;
+    const double batch = static_cast<double>(running.size());
+    const double seconds = std::max(1e-6, p.iteration_s(clock, prefill, batch, context));
+    const double watts = p.iteration_w(clock, prefill, batch, context);
+    // Ticks that fall inside the iteration see its start's clock; the end is what counts.
+    advance(now + seconds, watts);
+    for (auto it = running.begin(); it != running.end();) {
+      const ServingRequest& r = reqs[it->request];
+      if (++it->generated >= r.output_tokens) {
+        const double tpot = (now - it->first_token_s) / (r.output_tokens - 1);
+        run.outcomes[it->request].tpot_s = tpot;
+        period.tpot_s.push_back(tpot);
+        *it = running.back();
+        running.pop_back();
+      } else {
+        ++it;
+      }
+    }
+    size_t done_prefills = 0;
+    for (const auto& [w, tokens] : chunks) {
+      Active& a = waiting[w];
+      a.prompt_left -= tokens;
+      if (a.prompt_left > 0) continue;
+      const ServingRequest& r = reqs[a.request];
+      a.generated = 1;
+      a.first_token_s = now;
+      const double ttft = now - r.arrival_s / o.time_scale;
+      run.outcomes[a.request].ttft_s = ttft;
+      period.ttft_s.push_back(ttft);
+      if (r.output_tokens > 1) running.push_back(a);
+      ++done_prefills;
+    }
+    // Prefills finish in FIFO order: the finished ones are the queue's front.
+    waiting.erase(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(done_prefills));
+  }
+  run.end_s = now;
+  return run;
+}
+
+double quantile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  const size_t k = std::min(values.size() - 1, static_cast<size_t>(std::ceil(q * values.size())) - 1);
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
+  return values[k];
+}
+
+ServingPolicyResult summarise(const std::string& name, const Run& run, const ServingExperiment& e,
+                              double start_s) {
+  ServingPolicyResult out;
+  out.name = name;
+  out.energy_j = run.energy_j;
+  out.j_per_token = e.output_tokens > 0 ? run.energy_j / static_cast<double>(e.output_tokens) : 0;
+  std::vector<double> ttft, tpot;
+  size_t violations = 0;
+  for (const RequestOutcome& r : run.outcomes) {
+    ttft.push_back(r.ttft_s);
+    if (r.tpot_s >= 0) tpot.push_back(r.tpot_s);
+    if (r.ttft_s > e.ttft_slo_s || r.tpot_s > e.tpot_slo_s) ++violations;
+  }
+  out.ttft_p50_s = quantile(ttft, 0.5);
+  out.ttft_p99_s = quantile(ttft, 0.99);
+  out.tpot_p50_s = quantile(tpot, 0.5);
+  out.tpot_p99_s = quantile(tpot, 0.99);
+  out.slo_violation_rate = run.outcomes.empty() ? 0 : static_cast<double>(violations) / run.outcomes.size();
+  out.mean_clock_mhz = run.end_s > start_s ? run.clock_integral / (run.end_s - start_s) : 0;
+  out.clock_timeline = run.clocks;
+  out.load_timeline = run.load;
+  return out;
+}
+
+// GreenLLM-style dual loop (reactive, no profile): the TPOT loop steps the clock one level per
+// period on its slack; the TTFT loop (or a queue longer than the batch) jumps to the maximum.
+ClockPolicy dual_loop(const ServingSimOptions& o, double ttft_slo, double tpot_slo) {
+  struct State {
+    size_t index = 0;
+    std::deque<std::pair<double, double>> ttft, tpot;
+  };
+  auto state = std::make_shared<State>();
+  const std::vector<double> clocks = o.profile.clocks_mhz;
+  return [state, clocks, ttft_slo, tpot_slo, o](const ServingObservation& ob) {
+    for (double v : ob.ttft_s) state->ttft.emplace_back(ob.now_s, v);
+    for (double v : ob.tpot_s) state->tpot.emplace_back(ob.now_s, v);
+    for (auto* d : {&state->ttft, &state->tpot}) {
+      while (!d->empty() && d->front().first < ob.now_s - 10) d->pop_front();
+    }
+    auto q = [&](const std::deque<std::pair<double, double>>& d) {
+      std::vector<double> v;
+      for (const auto& [t, x] : d) v.push_back(x);
+      return v.size() < 5 ? 0.0 : quantile(v, o.quantile);
+    };
+    const double ttft = q(state->ttft), tpot = q(state->tpot);
+    if (ttft > 0.9 * ttft_slo || ob.waiting > o.max_batch) {
+      state->index = 0;
+    } else if (tpot > 0.9 * tpot_slo) {
+      state->index = state->index > 0 ? state->index - 1 : 0;
+    } else if (tpot > 0 && tpot < 0.6 * tpot_slo && ttft < 0.6 * ttft_slo) {
+      state->index = std::min(state->index + 1, clocks.size() - 1);
+    }
+    return clocks[state->index];
+  };
+}
+
+}  // namespace
+
+Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
+                                                 const ServingSimOptions& o) {
+  if (trace.requests.empty()) return fail(ErrorCode::kInvalidArgument, "the trace holds no request");
+  if (o.profile.clocks_mhz.empty()) return fail(ErrorCode::kInvalidArgument, "the profile lists no clock");
+  if (!(o.control_period_s > 0) || o.max_batch < 1 || o.prefill_chunk_tokens < 1 ||
+      !(o.time_scale > 0) || !(o.slo_margin > 0)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "control period, batch, prefill chunk, time scale and SLO margin must be positive");
+  }
+  ServingExperiment e;
+  e.trace = trace.name;
+  e.requests = static_cast<int>(trace.requests.size());
+  e.quantile = o.quantile;
+  for (const ServingRequest& r : trace.requests) e.output_tokens += r.output_tokens;
+  const double start = trace.requests.front().arrival_s / o.time_scale;
+  const double max_clock = o.profile.max_clock();
+
+  const Run at_max = replay(trace, o, [max_clock](const ServingObservation&) { return max_clock; });
+  e.duration_s = at_max.end_s - start;
+  std::vector<double> ttft, tpot;
+  for (const RequestOutcome& r : at_max.outcomes) {
+    ttft.push_back(r.ttft_s);
+    if (r.tpot_s >= 0) tpot.push_back(r.tpot_s);
+  }
+  e.ttft_slo_s = o.ttft_slo_s > 0 ? o.ttft_slo_s : o.slo_margin * quantile(ttft, 0.99);
+  e.tpot_slo_s = o.tpot_slo_s > 0 ? o.tpot_slo_s : o.slo_margin * quantile(tpot, 0.99);
+  const ServingPolicyResult max_result = summarise("max-clock", at_max, e, start);
+
+  // The best static clock: the least energy within one point of the maximum's violations.
+  ServingPolicyResult best = max_result;
+  best.name = "best-static";
+  best.static_clock_mhz = max_clock;
+  for (size_t i = 1; i < o.profile.clocks_mhz.size(); ++i) {
+    const double f = o.profile.clocks_mhz[i];
+    ServingPolicyResult r =
+        summarise("best-static", replay(trace, o, [f](const ServingObservation&) { return f; }), e, start);
+    r.static_clock_mhz = f;
+    if (r.slo_violation_rate <= max_result.slo_violation_rate + 0.01 && r.energy_j < best.energy_j) {
+      best = r;
+    }
+  }
+  const ServingPolicyResult dual =
+      summarise("dual-loop", replay(trace, o, dual_loop(o, e.ttft_slo_s, e.tpot_slo_s)), e, start);
+
+  GovernorOptions g = o.governor;
+  g.ttft_slo_s = e.ttft_slo_s;
+  g.tpot_slo_s = e.tpot_slo_s;
+  g.quantile = o.quantile;
+  auto governor = ServingGovernor::create(o.profile, g);
+  if (!governor) return fail(governor.error());
+  std::shared_ptr<ServingGovernor> shared = std::move(*governor);
+  const ServingPolicyResult ours = summarise(
+      "governor",
+      replay(trace, o, [shared](const ServingObservation& ob) { return shared->decide(ob).clock_mhz; }),
+      e, start);
+  e.policies = {max_result, best, dual, ours};
+  return e;
+}
+
+}  // namespace zeus::sim

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# zeus simulate serving (issue 38): both bundled Azure traces under the four clock policies, the
+# JSON's stable keys, the governor's saving against the maximum clock, and usage errors.
+set -euo pipefail
+ZEUS="${ZEUS_BIN:?}/zeus"
+data="${ZEUS_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}/data/llm_traces"
+for trace in conv code; do
+  "$ZEUS" simulate serving --trace "$data/azure_llm_2023_$trace.csv" --json | /usr/bin/python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+assert doc["experiment"] == "serving" and doc["model"] == "parametric", doc
+names = [p["name"] for p in doc["policies"]]
+assert names == ["max-clock", "best-static", "dual-loop", "governor"], names
+for p in doc["policies"]:
+    assert set(p) >= {"name", "energy_j", "slo_violation_rate", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s"}, p
+    assert p["energy_j"] > 0 and 0 <= p["slo_violation_rate"] <= 1, p
+mx, static, dual, gov = doc["policies"]
+assert static["energy_j"] <= mx["energy_j"] and static["slo_violation_rate"] <= mx["slo_violation_rate"] + 0.01
+assert gov["energy_j"] < mx["energy_j"], (gov, mx)
+assert gov["slo_violation_rate"] <= mx["slo_violation_rate"] + 0.01, (gov, mx)
+print(doc["trace"], "governor saves %.1f %%, +%.2f points of violations" % (100 * (1 - gov["energy_j"] / mx["energy_j"]), 100 * (gov["slo_violation_rate"] - mx["slo_violation_rate"])))
+'
+done
+"$ZEUS" simulate serving --trace "$data/azure_llm_2023_code.csv" | grep -q "^governor "
+set +e
+"$ZEUS" simulate headline --trace "$data/azure_llm_2023_code.csv" > /dev/null 2> /tmp/serving_usage.$$
+rc=$?
+"$ZEUS" simulate serving --trace /nonexistent.csv > /dev/null 2> /tmp/serving_missing.$$
+rc2=$?
+set -e
+[ "$rc" = 2 ] && grep -q "zeus simulate serving" /tmp/serving_usage.$$ || { cat /tmp/serving_usage.$$; echo "FAIL: --trace on headline"; exit 1; }
+[ "$rc2" != 0 ] && grep -q "ContextTokens" /tmp/serving_missing.$$ || { cat /tmp/serving_missing.$$; echo "FAIL: missing trace"; exit 1; }
+rm -f /tmp/serving_usage.$$ /tmp/serving_missing.$$
+echo ok

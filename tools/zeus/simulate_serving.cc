@@ -1,0 +1,58 @@
+// zeus simulate serving (simulate_serving.h): Azure's LLM traces through the serving model under
+// the four clock policies (zeus/sim_serving.h); the table, or one JSON object with --json.
+#include "simulate_serving.h"
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+#include "zeus/sim_serving.h"
+
+namespace zeus::cli {
+
+void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, bool json) {
+  const std::string path =
+      args.trace.empty() ? (std::filesystem::path(data_dir) / "llm_traces" / "azure_llm_2023_conv.csv").string()
+                         : args.trace;
+  auto trace = sim::load_serving_trace(path);
+  if (!trace) die(trace.error().message);
+  sim::ServingSimOptions options;
+  options.ttft_slo_s = args.ttft_slo_s;
+  options.tpot_slo_s = args.tpot_slo_s;
+  options.slo_margin = args.slo_margin;
+  options.quantile = args.quantile;
+  options.time_scale = args.time_scale;
+  auto result = sim::run_serving_experiment(*trace, options);
+  if (!result) die(result.error().message);
+  if (!json) {
+    std::cout << sim::format_serving_table(*result);
+    return;
+  }
+  nlohmann::json doc = {{"experiment", "serving"},
+                        {"trace", result->trace},
+                        {"requests", result->requests},
+                        {"duration_s", result->duration_s},
+                        {"output_tokens", result->output_tokens},
+                        {"ttft_slo_s", result->ttft_slo_s},
+                        {"tpot_slo_s", result->tpot_slo_s},
+                        {"slo_quantile", result->quantile},
+                        {"model", "parametric"},
+                        {"policies", nlohmann::json::array()}};
+  for (const sim::ServingPolicyResult& p : result->policies) {
+    doc["policies"].push_back({{"name", p.name},
+                               {"energy_j", p.energy_j},
+                               {"j_per_token", p.j_per_token},
+                               {"slo_violation_rate", p.slo_violation_rate},
+                               {"ttft_p50_s", p.ttft_p50_s},
+                               {"ttft_p99_s", p.ttft_p99_s},
+                               {"tpot_p50_s", p.tpot_p50_s},
+                               {"tpot_p99_s", p.tpot_p99_s},
+                               {"mean_clock_mhz", p.mean_clock_mhz},
+                               {"static_clock_mhz", p.static_clock_mhz > 0 ? nlohmann::json(p.static_clock_mhz)
+                                                                           : nlohmann::json(nullptr)}});
+  }
+  std::cout << doc.dump(2) << "\n";
+}
+
+}  // namespace zeus::cli

@@ -1,0 +1,19 @@
+// `zeus simulate serving`: its options and run (simulate_serving.cc), called by cmd_simulate.cc.
+#pragma once
+
+#include <string>
+
+namespace zeus::cli {
+
+struct ServingArgs {
+  std::string trace;  // empty: the bundled conversation trace
+  double ttft_slo_s = 0, tpot_slo_s = 0;  // 0: slo_margin x the maximum clock's p99
+  double slo_margin = 1.5;
+  double quantile = 0.99;
+  double time_scale = 1.0;
+};
+
+// Prints the table (or with json, one JSON object) of the four policies; exits on errors.
+void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, bool json);
+
+}  // namespace zeus::cli
