@@ -26,7 +26,7 @@ ZEUS_BSO_ECHO_SQL="True"
 ENV
 # The .env is found from a folder below it; the URL (SQLAlchemy: relative to the working
 # directory) comes from the environment.
-(cd "$dir/site/run" && ZEUS_BSO_DATABASE_URL="sqlite+aiosqlite:///bso.db" "$zeus" serve \
+(cd "$dir/site/run" && ZEUS_BSO_DATABASE_URL="sqlite+aiosqlite:///bso.db" exec "$zeus" serve \
   > "$dir/serve.out" 2> "$dir/serve.err") &
 pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$dir/serve.out" 2>/dev/null && break; sleep 0.05; done
@@ -42,7 +42,7 @@ test -s "$dir/site/run/bso.db" || fail "the SQLite file is not bso.db in the wor
 kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 
 # A flag wins over the setting, and says so.
-(cd "$dir/site/run" && "$zeus" serve --port 0 > "$dir/serve.out" 2> "$dir/serve.err") &
+(cd "$dir/site/run" && exec "$zeus" serve --port 0 > "$dir/serve.out" 2> "$dir/serve.err") &
 pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$dir/serve.out" 2>/dev/null && break; sleep 0.05; done
 grep -q "listening on" "$dir/serve.out" || fail "did not start with --port 0"
