@@ -13,13 +13,13 @@ ZEUS := $(BUILD)/bin/zeus
 # TEST_PACKAGES are what the tests, the sanitizer and fuzz builds, the wheels and the benchmarks
 # add (`make test`, `make deps`).
 RUN_PACKAGES := build-essential cmake pkg-config libexpected-dev nlohmann-json3-dev libcli11-dev \
-  libsqlite3-dev libpqxx-dev prometheus-cpp-dev libssl-dev libtomlplusplus-dev libboost-dev \
-  liburiparser-dev libjwt-dev libre2-dev gnuplot-nox ccache ninja-build
+  libsqlite3-dev libpqxx-dev libmariadb-dev prometheus-cpp-dev libssl-dev libtomlplusplus-dev \
+  libboost-dev liburiparser-dev libjwt-dev libre2-dev gnuplot-nox ccache ninja-build
 TEST_PACKAGES := libgtest-dev libgmock-dev googletest libbenchmark-dev sqlite3 postgresql \
-  pybind11-dev python3-dev openssl python3-pytest python3-numpy python3-torch libtorch-dev chromium \
-  clang libclang-rt-14-dev python3-httpx python3-pydantic python3-scipy prometheus \
-  prometheus-pushgateway curl python3-venv python3-pip python3-setuptools python3-wheel patchelf \
-  binutils mmdebstrap help2man
+  mariadb-server pybind11-dev python3-dev openssl python3-pytest python3-numpy python3-torch \
+  libtorch-dev chromium clang libclang-rt-14-dev python3-httpx python3-pydantic python3-scipy \
+  prometheus prometheus-pushgateway curl python3-venv python3-pip python3-setuptools python3-wheel \
+  patchelf binutils mmdebstrap help2man
 DEB_PACKAGES := $(RUN_PACKAGES) $(TEST_PACKAGES)
 
 FUZZ_BUILD := $(ASAN_BUILD)

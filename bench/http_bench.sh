@@ -5,27 +5,31 @@
 # latency while 200 slowloris and 500 idle connections are held open.
 #
 #   bench/http_bench.sh [--old /path/to/older/zeus] [--clients "1 8 32 256 1000"] [--seconds 5]
-#       [--pg-state DIR]
-# The load generator is build/release/bin/zeus_load for both builds; the store is a fresh SQLite
-# file per run (or a fresh database of the PostgreSQL cluster whose scripts/pg_cluster.sh state
-# folder --pg-state names). An older build to compare with: git worktree add /tmp/old <rev>,
+#       [--pg-state DIR | --mariadb-state DIR]
+# The load generator is build/release/bin/zeus_load for both builds (ZEUS_BIN: another folder of
+# zeus and zeus_load); the store is a fresh SQLite file per run (or a fresh database of the
+# PostgreSQL cluster whose scripts/pg_cluster.sh state folder --pg-state names, or of the MariaDB
+# server whose scripts/mariadb_server.sh state folder --mariadb-state names). An older build to compare with: git worktree add /tmp/old <rev>,
 # then cmake -S /tmp/old -B /tmp/old/build -DZEUS_BUILD_BENCH=OFF && cmake --build
 # /tmp/old/build --target zeus_cli.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-NEW=$ROOT/build/release/bin/zeus
-LOAD=$ROOT/build/release/bin/zeus_load
+NEW=${ZEUS_BIN:-$ROOT/build/release/bin}/zeus
+LOAD=${ZEUS_BIN:-$ROOT/build/release/bin}/zeus_load
 OLD=""
 CLIENTS="1 8 32 256 1000"
 SECONDS_EACH=5
 PG_STATE=""
+MARIADB_STATE=""
 while [ $# -gt 0 ]; do
   case $1 in
     --old) OLD=$2; shift 2 ;;
     --clients) CLIENTS=$2; shift 2 ;;
     --seconds) SECONDS_EACH=$2; shift 2 ;;
     --pg-state) PG_STATE=$2; shift 2 ;;
-    *) echo "usage: $0 [--old ZEUS] [--clients LIST] [--seconds S] [--pg-state DIR]" >&2; exit 2 ;;
+    --mariadb-state) MARIADB_STATE=$2; shift 2 ;;
+    *) echo "usage: $0 [--old ZEUS] [--clients LIST] [--seconds S] [--pg-state DIR |" \
+         "--mariadb-state DIR]" >&2; exit 2 ;;
   esac
 done
 WORK=$(mktemp -d)
@@ -33,9 +37,11 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 source "$ROOT/bench/serve_bench_lib.sh"
 
-fresh_store() {  # the URL of a new empty store: an SQLite file, or a PostgreSQL database
+fresh_store() {  # the URL of a new empty store: an SQLite file, a PostgreSQL or MariaDB database
   if [ -n "$PG_STATE" ]; then
     bash "$ROOT/scripts/pg_cluster.sh" createdb "$PG_STATE" "bench$RANDOM$RANDOM" | tail -1
+  elif [ -n "$MARIADB_STATE" ]; then
+    bash "$ROOT/scripts/mariadb_server.sh" createdb "$MARIADB_STATE" "bench$RANDOM$RANDOM" | tail -1
   else
     rm -f "$WORK"/bench.db*
     echo "sqlite://$WORK/bench.db"

@@ -6,8 +6,8 @@
 // (zeus/batch_size_optimizer.h) does each operation's read-decide-write in one transaction, so
 // concurrent clients never get the same trial number. Implementations: make_memory_store() (this
 // process only), open_sqlite_store() (zeus/sqlite_store.h), open_postgres_store()
-// (zeus/postgres_store.h) and open_store(url) (zeus/store_factory.h), the last three in library
-// zeus_store.
+// (zeus/postgres_store.h), open_mysql_store() (zeus/mysql_store.h) and open_store(url)
+// (zeus/store_factory.h), the last four in library zeus_store.
 // Thread-safety: transact may be called from any thread; a transaction object is used only
 // inside its fn and fn must not call transact again. Failure: kUnavailable/kInternal from the
 // database; kNotFound for a trial of an unknown job.
@@ -65,7 +65,7 @@ class Store {
   virtual ~Store() = default;
   // Runs fn as one transaction and returns fn's error or the commit's; an exception fn throws
   // becomes a kInternal error (and its writes are undone). fn may run more than
-  // once: PostgresStore (zeus/postgres_store.h) re-runs it after a serialization failure, so fn
+  // once: PostgresStore and MysqlStore re-run it after a deadlock or conflict, so fn
   // must have no effect outside the transaction except (re)assigning its outputs. fn may run on
   // another thread than the caller's (SqliteStore runs a group of callers' fns on one of them),
   // so it must not rely on thread-local state; transact returns only after fn has finished.

@@ -53,7 +53,8 @@ Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
 inline constexpr int kPostgresStoreSchemaVersion = 2;
 
 // url with its password replaced by "***", for messages and logs (any scheme, "+driver" too:
-// "mysql+asyncmy://me:***@db:3306/Zeus").
+// "mysql+asyncmy://me:***@db:3306/Zeus"; a password holding '@' up to the authority's last '@';
+// a "password=" or "passwd=" query parameter; libpq's "password=..." keyword).
 std::string redact_database_url(const std::string& url);
 
 }  // namespace zeus

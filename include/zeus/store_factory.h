@@ -4,7 +4,9 @@
 // "sqlite://relative/bso.db" (relative to the working folder), each optionally followed by
 // "?synchronous=full" (an answered write survives power loss, not only a crash of the process)
 // and/or "&busy_timeout_s=S" (zeus/sqlite_store.h), "postgresql://..." or
-// "postgres://..." (passed to libpq as it is; see zeus/postgres_store.h). Anything else is
+// "postgres://..." (passed to libpq as it is; see zeus/postgres_store.h),
+// "mysql://user:password@host:port/db", "mariadb://..." or SQLAlchemy's "mysql+<driver>://..."
+// (MySQL or MariaDB, optionally "?unix_socket=/path"; see zeus/mysql_store.h). Anything else is
 // kInvalidArgument listing the accepted forms. Thread-safety: open_store may be called from any
 // thread; the store it returns is as thread-safe as its implementation (all are).
 // Failure: kInvalidArgument for a bad URL, otherwise the opened store's errors.
@@ -24,7 +26,7 @@
 namespace zeus {
 
 struct StoreOptions {
-  int max_connections = 8;  // PostgreSQL: connections kept open (e.g. the server's workers)
+  int max_connections = 8;  // PostgreSQL, MySQL: connections kept open (e.g. the server's workers)
 };
 
 // An sqlite:// URL taken apart: the file and the options its query names.
@@ -34,7 +36,8 @@ struct SqliteLocation {
 };
 Result<SqliteLocation> parse_sqlite_url(const std::string& url);
 
-// Opens the store that url names (creating an SQLite file or the PostgreSQL tables if needed).
+// Opens the store that url names (creating an SQLite file or the PostgreSQL or MySQL tables if
+// needed).
 Result<std::unique_ptr<Store>> open_store(const std::string& url, const StoreOptions& options = {});
 
 }  // namespace zeus

@@ -10,7 +10,8 @@ pydantic 1. The expected decisions follow the original server's rules:
   still dispatched: a crash, a preemption) is no observation: the same batch size is offered
   again, and in the bandit phase no arm is updated;
 - after the pruning rounds, Gaussian Thompson sampling over the converged batch sizes.
-The same sequence runs on SQLite and on PostgreSQL.
+The same sequence runs on SQLite, on PostgreSQL and on MariaDB (the last named as upstream's
+operators name it: ZEUS_BSO_DATABASE_URL=mysql+asyncmy://user:password@host:port/db).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import subprocess
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -114,11 +115,26 @@ def run_recurrence(url: str, job: JobParams, index: int, behaviour: str,
     return batch_size, outcome
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
 def served(request, tmp_path):
-    """`zeus serve` on a free port over a fresh SQLite file or PostgreSQL database."""
+    """`zeus serve` on a free port over a fresh SQLite file, PostgreSQL or MariaDB database."""
+    env = None
     if request.param == "sqlite":
         db = f"sqlite://{tmp_path / 'bso.db'}"
+    elif request.param == "mariadb":
+        state = os.environ.get("ZEUS_MARIADB_STATE")
+        if not state:
+            pytest.skip("ZEUS_MARIADB_STATE is unset (ctest sets it and starts the server)")
+        created = subprocess.run(
+            ["bash", str(Path(os.environ["ZEUS_SOURCE_DIR"]) / "scripts" / "mariadb_server.sh"),
+             "createdb", state, f"upstream{os.getpid()}"],
+            capture_output=True, text=True, timeout=60)
+        assert created.returncode == 0, created.stderr
+        url = created.stdout.strip().splitlines()[-1]
+        assert url.startswith("mysql://"), url
+        # Upstream's operators' setting (SQLAlchemy's form), read from the environment.
+        env = dict(os.environ, ZEUS_BSO_DATABASE_URL="mysql+asyncmy://" + url[len("mysql://"):])
+        db = None
     else:
         state = os.environ.get("ZEUS_PG_STATE")
         if not state:
@@ -129,17 +145,31 @@ def served(request, tmp_path):
             capture_output=True, text=True, timeout=60)
         assert created.returncode == 0, created.stderr
         db = created.stdout.strip().splitlines()[-1]
-    process, url = start_serve(db)
+    process, url = start_serve(db, env=env)
     yield request.param, url
     process.terminate()
     process.wait(timeout=10)
+    if request.param == "mariadb":
+        subprocess.run(
+            ["bash", str(Path(os.environ["ZEUS_SOURCE_DIR"]) / "scripts" / "mariadb_server.sh"),
+             "sql", state, f"DROP DATABASE IF EXISTS upstream{os.getpid()}"],
+            capture_output=True, timeout=60)
 
 
-def start_serve(db: str, *options: str) -> Tuple[subprocess.Popen, str]:
+def start_serve(db: Optional[str], *options: str,
+                env: Optional[Dict[str, str]] = None) -> Tuple[subprocess.Popen, str]:
+    """`zeus serve --port 0` on db (None: ZEUS_BSO_DATABASE_URL of env); its URL."""
     zeus = Path(os.environ["ZEUS_BIN"]) / "zeus"
-    process = subprocess.Popen([str(zeus), "serve", "--db", db, "--port", "0", *options],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    command = [str(zeus), "serve", "--port", "0", *options]
+    if db is not None:
+        command += ["--db", db]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, env=env)
     line = process.stdout.readline()
+    if db is None:  # first the line saying which upstream setting was used
+        assert "from ZEUS_BSO_DATABASE_URL" in line and "***@" in line, line
+        assert env["ZEUS_BSO_DATABASE_URL"].split("@")[0].split(":")[-1] not in line, line
+        line = process.stdout.readline()
     match = re.search(r"listening on (http://\S+)", line)
     assert match, line
     return process, match.group(1)

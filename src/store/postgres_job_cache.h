@@ -1,5 +1,5 @@
-// PostgresJobCache: the jobs a PostgreSQL store has read or written, with their trials and the
-// version they had (store-internal).
+// PostgresJobCache: the jobs a PostgreSQL (or MySQL: mysql_transaction.h) store has read or
+// written, with their trials and the version they had (store-internal).
 //
 // Every transaction that writes a job sets the job's `version` column to a new random value, so
 // a copy is current exactly when its version equals the row's. A transaction reads the version

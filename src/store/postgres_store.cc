@@ -251,9 +251,12 @@ Result<void> set_up(pqxx::connection& c, const std::string& url, const std::stri
 }  // namespace
 
 std::string redact_database_url(const std::string& url) {
-  static const std::regex uri_password(R"(^([A-Za-z][A-Za-z0-9+.-]*://[^:/@]*):[^@/]*@)");
+  // The userinfo ends at the authority's last '@' (a password may hold an unencoded '@').
+  static const std::regex uri_password(R"(^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*):[^/?#]*@)");
   static const std::regex keyword_password(R"((^|\s)password\s*=\s*('[^']*'|\S+))");
+  static const std::regex query_password(R"(([?&](password|passwd)=)[^&#]*)");
   std::string out = std::regex_replace(url, uri_password, "$1:***@");
+  out = std::regex_replace(out, query_password, "$1***");
   return std::regex_replace(out, keyword_password, "$1password=***");
 }
 

@@ -1,5 +1,6 @@
-// The Store contract, run against every implementation: MemoryStore, SqliteStore and
-// PostgresStore (on the test cluster, one schema per test: see test_postgres.h).
+// The Store contract, run against every implementation: MemoryStore, SqliteStore, PostgresStore
+// (on the test cluster, one schema per test: see test_postgres.h) and MysqlStore (on the MariaDB
+// test server, one database per test: see test_mysql.h).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,8 +9,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include "store/test_mysql.h"
 #include "store/test_postgres.h"
 #include "zeus/bso_store.h"
+#include "zeus/mysql_store.h"
 #include "zeus/postgres_store.h"
 #include "zeus/sqlite_store.h"
 
@@ -55,6 +58,22 @@ struct PostgresFactory {
   static void remove() {
     if (!schema.empty()) testing_pg::drop_schema(schema);
     schema.clear();
+  }
+};
+
+struct MariadbFactory {
+  static inline std::string database;
+  static std::unique_ptr<Store> open(const std::string&) {
+    if (testing_mysql::url().empty()) return nullptr;
+    database = testing_mysql::unique_database();
+    testing_mysql::create_database(database);
+    Result<std::unique_ptr<Store>> s = open_mysql_store(testing_mysql::url_of(database));
+    EXPECT_TRUE(s.has_value()) << s.error().to_string();
+    return s ? std::move(*s) : nullptr;
+  }
+  static void remove() {
+    if (!database.empty()) testing_mysql::drop_database(database);
+    database.clear();
   }
 };
 
@@ -134,12 +153,13 @@ class StoreContractTest : public ::testing::Test {
   std::unique_ptr<Store> store_;
 };
 
-using Factories = ::testing::Types<MemoryFactory, SqliteFactory, PostgresFactory>;
+using Factories = ::testing::Types<MemoryFactory, SqliteFactory, PostgresFactory, MariadbFactory>;
 class FactoryNames {
  public:
   template <typename T>
   static std::string GetName(int) {
     if (std::is_same_v<T, MemoryFactory>) return "Memory";
+    if (std::is_same_v<T, MariadbFactory>) return "Mariadb";
     return std::is_same_v<T, SqliteFactory> ? "Sqlite" : "Postgres";
   }
 };

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "store/mysql_url.h"
+#include "zeus/mysql_store.h"
 #include "zeus/postgres_store.h"
 #include "zeus/sqlite_store.h"
 
@@ -12,8 +14,9 @@ namespace zeus {
 namespace {
 
 constexpr std::string_view kAccepted =
-    "use memory://, sqlite:///absolute/path.db, sqlite://relative/path.db or "
-    "postgresql://user@host:port/database";
+    "use memory://, sqlite:///absolute/path.db, sqlite://relative/path.db, "
+    "postgresql://user@host:port/database or mysql://user:password@host:port/database "
+    "(also mariadb:// and mysql+<driver>://)";
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
@@ -87,12 +90,12 @@ Result<std::unique_ptr<Store>> open_store(const std::string& url, const StoreOpt
     pg.pool_size = options.max_connections;
     return open_postgres_store(url, pg);
   }
-  const std::string shown = redact_database_url(url);
-  if (starts_with(u, "mysql://") || starts_with(u, "mariadb://")) {
-    return fail(ErrorCode::kInvalidArgument,
-                "database URL '" + shown + "': MySQL and MariaDB are not stores of this build " +
-                    "yet; " + std::string(kAccepted));
+  if (store::is_mysql_url(url)) {
+    MysqlStoreOptions my;
+    my.pool_size = options.max_connections;
+    return open_mysql_store(url, my);
   }
+  const std::string shown = redact_database_url(url);
   return fail(ErrorCode::kInvalidArgument,
               "unknown database URL '" + shown + "'; " + std::string(kAccepted));
 }

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "store/test_mysql.h"
 #include "store/test_postgres.h"
 
 namespace zeus {
@@ -112,11 +113,47 @@ TEST_F(StoreFactoryTest, PostgresUrlsInBothSpellings) {
 
 TEST_F(StoreFactoryTest, UnknownOrEmptyUrlsAreInvalidArguments) {
   for (const std::string url : {"", "memory", "memory://x", "/tmp/bso.db", "sqlite://",
-                                "sqlite:///", "mysql://u@h/db", "SQLITE:///tmp/x.db"}) {
+                                "sqlite:///", "mysqlx://u@h/db", "SQLITE:///tmp/x.db"}) {
     Result<std::unique_ptr<Store>> s = open_store(url);
     ASSERT_FALSE(s.has_value()) << url;
     EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument) << url;
     EXPECT_NE(s.error().message.find("sqlite:///"), std::string::npos) << s.error().message;
+  }
+}
+
+// MySQL/MariaDB in every accepted spelling (SQLAlchemy's "+driver" too, so `--db
+// mysql+asyncmy://…` works as ZEUS_BSO_DATABASE_URL does), each a working store on the test
+// server; a malformed one is an invalid argument with the form named.
+TEST_F(StoreFactoryTest, MysqlUrlsInEverySpelling) {
+  const std::string url = testing_mysql::url();
+  ASSERT_FALSE(url.empty());
+  ASSERT_EQ(url.rfind("mysql://", 0), 0u) << url;
+  const std::string database = testing_mysql::unique_database();
+  testing_mysql::create_database(database);
+  const std::string rest = testing_mysql::url_of(database).substr(8);  // after "mysql://"
+  int n = 0;
+  for (const std::string scheme :
+       {"mysql", "mariadb", "mysql+asyncmy", "mariadb+mariadbconnector"}) {
+    Result<std::unique_ptr<Store>> s = open_store(scheme + "://" + rest, {.max_connections = 2});
+    ASSERT_TRUE(s.has_value()) << scheme << ": " << s.error().to_string();
+    expect_working(**s, "factory_" + std::to_string(n++));
+  }
+  Result<std::unique_ptr<Store>> bad = open_store("mysql://" + rest + "?sslmode=on");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.error().message.find("mysql://user:password@host:port/database"), std::string::npos)
+      << bad.error().message;
+  testing_mysql::drop_database(database);
+}
+
+TEST_F(StoreFactoryTest, UnreachableMysqlIsUnavailableWithoutThePassword) {
+  for (const std::string url : {"mysql://u:pw@127.0.0.1:1/db", "mariadb+x://u:pw@127.0.0.1:1/db"}) {
+    Result<std::unique_ptr<Store>> s = open_store(url);
+    ASSERT_FALSE(s.has_value()) << url;
+    EXPECT_EQ(s.error().code, ErrorCode::kUnavailable) << s.error().message;
+    EXPECT_EQ(s.error().message.find(":pw@"), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().message.find("u:***@127.0.0.1:1/db"), std::string::npos)
+        << s.error().message;
   }
 }
 

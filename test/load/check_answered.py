@@ -3,7 +3,9 @@
 
   check_answered.py --log answered.jsonl --db URL [--server http://...] [--strict]
 
-URL: postgresql://... (read with psql) or sqlite:///path (read with Python's sqlite3).
+URL: postgresql://... (read with psql), mysql://user:password@host:port/db (also mariadb:// and
+mysql+<driver>://, ?unix_socket=/path; read with the mariadb client) or sqlite:///path (read with
+Python's sqlite3).
 Checks, for every job in the log:
   - trial numbers in the database are 1..n (unique and dense);
   - every trial handed out (event "next") was handed out once and is stored with its batch size;
@@ -21,9 +23,12 @@ import argparse
 import collections
 import json
 import math
+import os
+import re
 import sqlite3
 import subprocess
 import sys
+import urllib.parse
 import urllib.request
 
 COLUMNS = ["job_id", "trial_number", "batch_size", "kind", "pruning_round", "status", "time_s",
@@ -36,6 +41,8 @@ def read_trials(url):
         db = sqlite3.connect("file:" + url[len("sqlite://"):] + "?mode=ro", uri=True)
         rows = db.execute(query).fetchall()
         db.close()
+    elif re.match(r"^(mysql|mariadb)(\+\w+)?://", url):
+        rows = read_mysql(url, query)
     else:
         out = subprocess.run(["psql", "-X", "-q", "-A", "-t", "-F", "\t", url, "-c", query],
                              check=True, capture_output=True, text=True).stdout
@@ -49,6 +56,24 @@ def read_trials(url):
             t[k] = float(t[k])
         trials[t["job_id"]].append(t)
     return trials
+
+
+def read_mysql(url, query):
+    """Rows of query on a MySQL/MariaDB URL, with the mariadb client (password in MYSQL_PWD, so
+    never on a command line)."""
+    u = urllib.parse.urlsplit(url)
+    params = urllib.parse.parse_qs(u.query)
+    command = ["mariadb", "--no-defaults", "-B", "-N", "-D", urllib.parse.unquote(u.path[1:]),
+               "-e", query]
+    if u.username:
+        command += ["-u", urllib.parse.unquote(u.username)]
+    if "unix_socket" in params:
+        command += ["--protocol=socket", "-S", params["unix_socket"][0]]
+    else:
+        command += ["--protocol=tcp", "-h", u.hostname or "localhost", "-P", str(u.port or 3306)]
+    env = dict(os.environ, MYSQL_PWD=urllib.parse.unquote(u.password or ""))
+    out = subprocess.run(command, check=True, capture_output=True, text=True, env=env).stdout
+    return [line.split("\t") for line in out.splitlines() if line]
 
 
 def close(a, b):

@@ -6,6 +6,8 @@ zeus_load="${ZEUS_BIN:?}/zeus_load"
 checker="${ZEUS_SOURCE_DIR:?}/test/load/check_answered.py"
 pg_state="${ZEUS_BUILD_DIR:?}/pg_cluster"
 pg_dbs=()
+mariadb_state="${ZEUS_BUILD_DIR:?}/mariadb_server"
+mariadb_dbs=()
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -23,6 +25,24 @@ drop_pg_databases() {
   for db in "${pg_dbs[@]}"; do
     PGOPTIONS="-c client_min_messages=warning" psql -X -q "$(cat "$pg_state/url")" \
       -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" > /dev/null 2>&1 || true
+  done
+}
+
+# A new empty database on the MariaDB test server (ctest fixture "mariadb"); prints its URL
+# (mysql://zeus:PASSWORD@127.0.0.1:PORT/NAME).
+mariadb_database() {
+  [ -f "$mariadb_state/url" ] || fail "no MariaDB test server ($mariadb_state/url is missing): run \
+this test through ctest, whose fixture 'mariadb' starts one (scripts/mariadb_server.sh), or start \
+one with 'scripts/mariadb_server.sh start $mariadb_state'"
+  mariadb_dbs+=("$1")
+  bash "$ZEUS_SOURCE_DIR/scripts/mariadb_server.sh" createdb "$mariadb_state" "$1"
+}
+
+drop_mariadb_databases() {
+  local db
+  for db in "${mariadb_dbs[@]}"; do
+    bash "$ZEUS_SOURCE_DIR/scripts/mariadb_server.sh" sql "$mariadb_state" \
+      "DROP DATABASE IF EXISTS $db" > /dev/null 2>&1 || true
   done
 }
 

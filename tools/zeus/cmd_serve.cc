@@ -141,7 +141,9 @@ void add_serve_command(CLI::App& app) {
   CLI::Option* db = cmd->add_option("--db", args->db,
                   "store URL: sqlite:///PATH (default: " + server::default_store_url() +
                       "; add ?synchronous=full to survive power loss, not only a crash), "
-                      "postgresql://..., or memory:// (lost at exit)");
+                      "postgresql://..., mysql://user:password@host:port/db (MySQL or MariaDB; "
+                      "also mariadb:// and mysql+<driver>://, ?unix_socket=/path), or memory:// "
+                      "(lost at exit)");
   cmd->add_option("--host", args->options.host, "address to listen on")->capture_default_str();
   CLI::Option* port =
       cmd->add_option("--port", args->options.port, "port to listen on (0: any free port, printed)")
@@ -150,8 +152,8 @@ void add_serve_command(CLI::App& app) {
                   "file holding a bearer token; requests that change state must send "
                   "'Authorization: Bearer <token>'");
   cmd->add_option("--workers", args->options.workers,
-                  "threads for the requests' store work (and PostgreSQL connections); open "
-                  "connections hold no thread")
+                  "threads for the requests' store work (and PostgreSQL or MySQL connections); "
+                  "open connections hold no thread")
       ->capture_default_str();
   cmd->add_option("--job-rules", args->job_rules,
                   "rules of jobs whose registration does not name them (Zeus 0.16 clients send "

@@ -1,0 +1,35 @@
+// MysqlUrl: a MySQL/MariaDB database URL taken apart for the C connector (store-internal; the
+// forms are those of open_mysql_store, zeus/mysql_store.h).
+//
+// "mysql://user:password@host:port/database?unix_socket=/path&charset=utf8mb4&connect_timeout=5",
+// also "mariadb://" and "mysql+<driver>://" (SQLAlchemy's, e.g. mysql+asyncmy). The userinfo ends
+// at the authority's last '@' (so a password may hold an unencoded '@'); user, password and
+// database are percent-decoded; a host in brackets is an IPv6 address. Nothing else is accepted:
+// a URL without a database, a bad port, an unknown parameter is kInvalidArgument naming the
+// problem with the URL redacted (redact_database_url). Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "zeus/result.h"
+
+namespace zeus::store {
+
+struct MysqlUrl {
+  std::string host;  // "" with unix_socket: the socket only
+  unsigned port = 3306;
+  std::optional<std::string> user;      // none: the client library's default (the login name)
+  std::optional<std::string> password;  // none: no password sent
+  std::string database;
+  std::string unix_socket;  // "" unless ?unix_socket= was given
+  unsigned connect_timeout_s = 10;
+  std::string shown;  // the URL as messages show it (password "***")
+};
+
+// Whether url has one of the schemes above (mysql, mariadb, with or without +driver).
+bool is_mysql_url(const std::string& url);
+
+Result<MysqlUrl> parse_mysql_url(const std::string& url);
+
+}  // namespace zeus::store
