@@ -17,9 +17,14 @@ stage "release build (programs, tests, benchmarks)" m build
 # it, on an idle machine. Its log: build/logs/asan-build.log.
 mkdir -p build/logs
 asan_start=$(date +%s)
-chrt --idle 0 nice -n 19 make --no-print-directory asan-build > build/logs/asan-build.log 2>&1 &
+# In a session of its own, so that a failing stage stops the whole build (make, cmake, ninja and
+# the compilers) at once instead of waiting for it.
+setsid chrt --idle 0 nice -n 19 make --no-print-directory asan-build > build/logs/asan-build.log 2>&1 &
 asan_pid=$!
-stop_asan_build() { kill "$asan_pid" 2> /dev/null || true; wait "$asan_pid" 2> /dev/null || true; }
+stop_asan_build() {
+  kill -TERM -- "-$asan_pid" 2> /dev/null || kill -TERM "$asan_pid" 2> /dev/null || true
+  wait "$asan_pid" 2> /dev/null || true
+}
 trap 'stop_asan_build; stages_report' EXIT
 finish_asan_build() {
   local status=0
