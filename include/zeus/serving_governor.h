@@ -8,13 +8,15 @@
 // The decision, each control period (docs/proxy.md, "Saving energy"):
 //   1. Blind (no request seen yet, or readings missing): the maximum clock.
 //   2. Predict, for each clock, the TPOT of the running batch (one decode iteration stretched by
-//      the prefill work arriving) and the TTFT of a typical prompt (its prefill, slowed by the
-//      server's utilisation), for the load smoothed over load_tau_s (one period's arrivals are
+//      the prefill work arriving, at most one prefill chunk per iteration) and the TTFT of a
+//      typical prompt (the prompt tokens queued ahead of it and its own, at the prefill
+//      throughput of chunked iterations), for the load smoothed over load_tau_s (one period's arrivals are
 //      too noisy to steer by), each times a correction: the measured quantile over the
 //      prediction at the clock in force (so the target is the measured quantile scaled by how the
 //      profile says latency changes with the clock).
 //      The target is the lowest clock whose corrected predictions sit under `headroom` x each SLO
-//      (for the queue and prompt rate, the larger of smoothed and current: a burst raises at once).
+//      (for the queue, prompt rate and prompt size, the larger of smoothed and current: a burst
+//      raises at once).
 //   3. Up at once, down slowly: a target above the clock in force is applied at once, and a
 //      measured quantile over `alarm` x its SLO raises the clock at least one step even when the
 //      prediction disagrees; a lower target must stay the target for `hold_s` before the clock
@@ -56,6 +58,7 @@ struct ServingProfile {
   double compute_w = 500;
   double memory_w = 250;
   double idle_w = 90;
+  double prefill_chunk_tokens = 2048;  // prompt tokens per iteration at most (chunked prefill)
 
   double max_clock() const { return clocks_mhz.empty() ? 0 : clocks_mhz.front(); }
   // Seconds of one iteration.

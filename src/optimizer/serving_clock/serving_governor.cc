@@ -77,23 +77,27 @@ Result<std::unique_ptr<ServingGovernor>> ServingGovernor::create(ServingProfile 
 }
 
 double ServingGovernor::predict_tpot_s(double clock_mhz, const ServingObservation& o) const {
+  const double slow = profile_.max_clock() / clock_mhz;
   const double batch = std::max(1.0, o.running);
   const double decode = profile_.iteration_s(clock_mhz, 0, batch, batch * o.mean_context_tokens);
-  const double prefill_share = o.prompt_tokens_per_s * profile_.prefill_s_per_token *
-                               profile_.max_clock() / clock_mhz;
-  return prefill_share >= 1 ? kInfinity : decode / (1 - prefill_share);
+  // Prompt tokens ride along in decode iterations, a chunk at most each: a steady share stretches
+  // every iteration by 1 / (1 - share), a backlog by one full chunk.
+  const double chunk = profile_.prefill_chunk_tokens * profile_.prefill_s_per_token * slow;
+  const double share = o.prompt_tokens_per_s * profile_.prefill_s_per_token * slow;
+  const double stretched = share < 1 ? decode / (1 - share) : kInfinity;
+  return std::min(stretched, decode + (o.waiting > 0 || share >= 1 ? chunk : chunk * share));
 }
 
 double ServingGovernor::predict_ttft_s(double clock_mhz, const ServingObservation& o) const {
   const double slow = profile_.max_clock() / clock_mhz;
   const double batch = std::max(1.0, o.running);
   const double decode = profile_.iteration_s(clock_mhz, 0, batch, batch * o.mean_context_tokens);
-  const double prefill_share = o.prompt_tokens_per_s * profile_.prefill_s_per_token * slow;
-  if (prefill_share >= 1) return kInfinity;
-  // The queue's prompts first, then this one's, iterations stretched by the prefill load.
+  // FIFO: the prompts queued ahead and this one's, a chunk per iteration of decode + chunk.
   const double prompt = std::max(1.0, o.mean_prompt_tokens);
-  const double ahead = o.waiting * prompt;
-  return (decode + (ahead + prompt) * profile_.prefill_s_per_token * slow) / (1 - prefill_share);
+  const double tokens = (o.waiting + 1) * prompt;
+  const double chunk = std::max(1.0, profile_.prefill_chunk_tokens);
+  const double per_token = (decode + chunk * profile_.prefill_s_per_token * slow) / chunk;
+  return decode + tokens * std::max(per_token, profile_.prefill_s_per_token * slow);
 }
 
 void ServingGovernor::remember(const ServingObservation& o) {
@@ -154,6 +158,7 @@ ClockDecision ServingGovernor::decide(const ServingObservation& o) {
   load.waiting = std::max(load.waiting, o.waiting);
   load.prompt_tokens_per_s = std::max(load.prompt_tokens_per_s, o.prompt_tokens_per_s);
   load.running = std::max(load.running, o.running);
+  load.mean_prompt_tokens = std::max(load.mean_prompt_tokens, o.mean_prompt_tokens);
   d.ttft_quantile_s = quantile(ttft_);
   d.tpot_quantile_s = quantile(tpot_);
   // Observed / predicted at the clock in force: what the profile gets wrong about this server.
