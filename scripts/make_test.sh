@@ -19,7 +19,7 @@ mkdir -p build/logs
 asan_start=$(date +%s)
 # In a session of its own, so that a failing stage stops the whole build (make, cmake, ninja and
 # the compilers) at once instead of waiting for it.
-setsid chrt --idle 0 nice -n 19 make --no-print-directory asan-build > build/logs/asan-build.log 2>&1 &
+setsid --wait chrt --idle 0 nice -n 19 make --no-print-directory asan-build > build/logs/asan-build.log 2>&1 &
 asan_pid=$!
 stop_asan_build() {
   kill -TERM -- "-$asan_pid" 2> /dev/null || kill -TERM "$asan_pid" 2> /dev/null || true
