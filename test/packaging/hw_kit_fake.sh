@@ -15,7 +15,17 @@ copy="$dir/hw kit"   # a path with a space, away from the build tree
 cp -a "$kit" "$copy"
 unset ZEUS_NVML_PATH ZEUS_FAKE_NVML_STATE PYTHONPATH ZEUS_BIN ZEUS_BUILD_DIR
 start=$(date +%s)
-PYTHON=/usr/bin/python3 timeout 540 "$copy/run.sh" --fake "$dir/out" || { echo "--- logs:"; tail -n 15 "$dir"/out/*.log; fail "run.sh --fake failed"; }
+show_logs() {  # a failed check's whole log (its FAIL line and traceback), the others' last lines
+  local log
+  for log in "$dir"/out/*.log; do
+    if grep -qs '"status": "pass"' "${log%.log}.json"; then
+      echo "==> $log (passed; last lines) <=="; tail -n 4 "$log"
+    else
+      echo "==> $log (whole) <=="; cat "$log"
+    fi
+  done
+}
+PYTHON=/usr/bin/python3 timeout 540 "$copy/run.sh" --fake "$dir/out" || { show_logs; fail "run.sh --fake failed"; }
 took=$(( $(date +%s) - start ))
 /usr/bin/python3 - "$dir/out" <<'PY' || fail "results"
 import json, os, sys
