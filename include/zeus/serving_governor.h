@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <string>
@@ -71,6 +72,14 @@ struct ServingProfile {
   // defaults above; docs/proxy.md says where its shape comes from.
   static ServingProfile parametric_h100();
 };
+
+// The clocks a live governor steps through, from a GPU's supported SM clocks (any order): the
+// highest, then each next one at least step_fraction x the highest below the last kept, down to
+// floor_fraction x the highest (an H100's 15 MHz steps would take minutes to walk one at a time;
+// lower clocks save little and stretch prefill a lot). Highest first.
+std::vector<double> serving_clock_ladder(const std::vector<uint32_t>& supported_mhz,
+                                         double step_fraction = 0.075,
+                                         double floor_fraction = 0.45);
 
 // What the proxy saw over the last control period.
 struct ServingObservation {

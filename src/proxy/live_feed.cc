@@ -84,6 +84,19 @@ void LiveFeed::energy(int source, double time_s, double energy_j) {
                    "power");
 }
 
+void LiveFeed::clock(int source, double time_s, double clock_mhz, double slo_attainment) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Source& s = sources_.at(source);
+  s.clock.push_back({time_s, clock_mhz, slo_attainment});
+  while (s.clock.size() > limits_.max_power_points) s.clock.pop_front();
+  if (listeners_.empty()) return;
+  broadcast_locked(dump_compact({{"source", source},
+                                 {"t", time_s},
+                                 {"mhz", clock_mhz},
+                                 {"attainment", slo_attainment}}),
+                   "clock");
+}
+
 std::string LiveFeed::snapshot_json() const {
   std::lock_guard<std::mutex> lock(mu_);
   return snapshot_locked();
@@ -96,7 +109,12 @@ std::string LiveFeed::snapshot_locked() const {
     const Source& s = sources_[i];
     json power = json::array();
     for (const PowerPoint& p : s.power) power.push_back({p.time_s, p.watts});
-    sources.push_back({{"name", s.name}, {"gpus", s.gpus}, {"power", std::move(power)}});
+    json clock = json::array();
+    for (const ClockPoint& c : s.clock) clock.push_back({c.time_s, c.mhz, c.attainment});
+    sources.push_back({{"name", s.name},
+                       {"gpus", s.gpus},
+                       {"power", std::move(power)},
+                       {"clock", std::move(clock)}});
     for (const LiveRequest& r : s.done) requests.push_back(request_json(static_cast<int>(i), r));
     for (const auto& [id, r] : s.in_flight) {
       requests.push_back(request_json(static_cast<int>(i), r));

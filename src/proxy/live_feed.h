@@ -60,6 +60,9 @@ class LiveFeed {
   void finished(int source, const LiveRequest& request);
   // A reading of the source's energy counter (J, monotone; a reset starts over).
   void energy(int source, double time_s, double energy_j);
+  // zeus proxy --govern: the SM clock chosen (MHz) and the SLO attainment (0-1) at time_s; kept
+  // like power points (the page draws the clock beside the power).
+  void clock(int source, double time_s, double clock_mhz, double slo_attainment);
 
   // Everything kept, as the "snapshot" event's JSON (also GET /zeus/state).
   std::string snapshot_json() const;
@@ -72,6 +75,9 @@ class LiveFeed {
   struct PowerPoint {
     double time_s, watts;
   };
+  struct ClockPoint {
+    double time_s, mhz, attainment;
+  };
   struct Source {
     std::string name, gpus;
     std::deque<PowerPoint> power;
@@ -79,6 +85,7 @@ class LiveFeed {
     double last_time_s = 0, last_energy_j = 0;
     std::map<uint64_t, LiveRequest> in_flight;
     std::deque<LiveRequest> done;
+    std::deque<ClockPoint> clock = {};  // --govern
   };
   struct ModelTotals {
     int64_t requests = 0;

@@ -39,6 +39,7 @@ constexpr std::string_view kLiveBody = R"html(<header><h1>zeus proxy: live</h1><
     <div class="card"><b id="in-flight">0</b><span>requests in flight</span></div>
     <div class="card"><b id="finished">0</b><span>requests finished</span></div>
     <div class="card"><b id="power-now">–</b><span>GPU power now (W)</span></div>
+    <div class="card" id="clock-card" hidden><b id="clock-now">–</b><span id="clock-what">SM clock chosen by --govern (MHz)</span></div>
   </div>
   <section><h2>GPU power and requests (up to the last 60 s)</h2>
     <svg id="chart" viewBox="0 0 900 260" width="100%" role="img" aria-label="power timeline"></svg>
@@ -140,6 +141,13 @@ function drawChart() {
   for (const s of [0, span / 2, span]) {
     svg.appendChild(el("text", {svg: 1, x: x(now - s) - 12, y: H - 4}, s === 0 ? "now" : "-" + fmt(s, 0) + " s"));
   }
+  // --govern: the SM clock chosen, dashed, on its own axis at the right (0 to the highest clock).
+  let cmax = 0;
+  for (const s of st.sources) for (const c of s.clock) cmax = Math.max(cmax, c[1]);
+  const yc = mhz => T + PH - PH * mhz / (cmax * 1.1);
+  if (cmax > 0) {
+    svg.appendChild(el("text", {svg: 1, x: W - R - 70, y: yc(cmax) - 3}, fmt(cmax, 0) + " MHz"));
+  }
   const legend = document.getElementById("legend");
   legend.replaceChildren();
   st.sources.forEach((s, i) => {
@@ -151,6 +159,12 @@ function drawChart() {
     }
     legend.appendChild(el("span", {style: "color:" + color},
                           "— power of " + (s.name === "proxy" ? "" : s.name + ": ") + s.gpus));
+    const cpts = s.clock.filter(c => c[0] >= t0).map(c => fmt(x(c[0]), 1) + "," + fmt(yc(c[1]), 1));
+    if (cpts.length > 0) {
+      svg.appendChild(el("polyline", {svg: 1, "class": "clock", points: cpts.join(" "), fill: "none",
+                                      stroke: "#bf8700", "stroke-width": 2, "stroke-dasharray": "6 3"}));
+      legend.appendChild(el("span", {style: "color:#bf8700"}, "- - SM clock chosen by --govern (MHz, right)"));
+    }
   });
   for (const name of Object.keys(st.models).sort()) {
     legend.appendChild(el("span", {style: "color:" + modelColor(name)}, "▬ " + name));
@@ -177,6 +191,14 @@ function drawChart() {
   const last = st.sources.map(s => s.power.length ? s.power[s.power.length - 1][1] : 0);
   document.getElementById("power-now").textContent =
     st.sources.length ? fmt(last.reduce((a, b) => a + b, 0), 0) : "–";
+  const governed = st.sources.find(s => s.clock.length);
+  document.getElementById("clock-card").hidden = !governed;
+  if (governed) {
+    const c = governed.clock[governed.clock.length - 1];
+    document.getElementById("clock-now").textContent = fmt(c[1], 0);
+    document.getElementById("clock-what").textContent =
+      "SM clock chosen by --govern (MHz); " + fmt(100 * c[2], 1) + " % of streamed requests within the SLOs";
+  }
 }
 let pending = false;
 function redraw() {
@@ -188,7 +210,7 @@ function connect() {
   const events = new EventSource("/zeus/events");
   events.addEventListener("snapshot", e => {
     const s = JSON.parse(e.data);
-    st.sources = s.sources.map(x => ({name: x.name, gpus: x.gpus, power: x.power}));
+    st.sources = s.sources.map(x => ({name: x.name, gpus: x.gpus, power: x.power, clock: x.clock || []}));
     st.requests = new Map(s.requests.map(r => [key(r), r]));
     st.models = Object.assign(Object.create(null), s.models);
     document.getElementById("status").textContent = "live";
@@ -201,6 +223,14 @@ function connect() {
     if (!s) return;
     s.power.push([p.t, p.w]);
     if (s.power.length > MAX_POINTS) s.power.splice(0, s.power.length - MAX_POINTS);
+    redraw();
+  });
+  events.addEventListener("clock", e => {
+    const c = JSON.parse(e.data);
+    const s = st.sources[c.source];
+    if (!s) return;
+    s.clock.push([c.t, c.mhz, c.attainment]);
+    if (s.clock.length > MAX_POINTS) s.clock.splice(0, s.clock.length - MAX_POINTS);
     redraw();
   });
   events.addEventListener("start", e => { const r = JSON.parse(e.data); st.requests.set(key(r), r); redraw(); });

@@ -62,8 +62,10 @@ void Meter::sample_locked() {
     if (!read_failed_)
       log_warning("zeus proxy: cannot read the GPUs' energy: " + each_j.error().message);
     read_failed_ = true;
+    last_read_ok_ = false;
     return;  // the interval stretches to the next good reading
   }
+  last_read_ok_ = true;
   double energy_j = 0;
   for (double j : *each_j) energy_j += j;
   const double t = now_s();
@@ -90,13 +92,14 @@ void Meter::update_power_locked(double time_s, const std::vector<double>& each_j
   power_mark_j_ = each_j;
 }
 
-RequestId Meter::begin(bool streamed, const std::string& given_model) {
+RequestId Meter::begin(bool streamed, const std::string& given_model, size_t body_bytes) {
   const std::string model = clip_label(given_model);  // client-chosen: kept at a bounded size
   std::lock_guard<std::mutex> lock(mu_);
   const RequestId id = next_id_++;
   const double t = now_s();
   ledger_.start(id, t, streamed);
   window_.begin(id, t);
+  load_.started(id, t, streamed, body_bytes);
   if (feed_) feed_->started(feed_source_, id, model, epoch_unix_s_ + t);
   return id;
 }
@@ -107,12 +110,14 @@ void Meter::tokens(RequestId id, int64_t count) {
   const double t = now_s();
   ledger_.tokens(id, t, count);
   window_.tokens(id, t, count);
+  load_.tokens(id, t, count);
 }
 
 void Meter::usage(RequestId id, int64_t prompt_tokens, int64_t completion_tokens) {
   std::lock_guard<std::mutex> lock(mu_);
   ledger_.prompt_tokens(id, prompt_tokens);
   ledger_.output_tokens(id, completion_tokens);
+  load_.prompt_tokens(id, prompt_tokens);
 }
 
 RequestEnergy Meter::end(RequestId id, const RequestRecord& given) {
@@ -127,6 +132,7 @@ RequestEnergy Meter::end(RequestId id, const RequestRecord& given) {
     const double t = now_s();
     ledger_.end(id, t);
     window_.end(id, t);
+    load_.finished(id, t);
     sample_locked();  // closes the request's last interval: its energy is settled now
     if (auto it = settled_.find(id); it != settled_.end()) {
       out = std::move(it->second);
@@ -201,6 +207,34 @@ ProxyStatus Meter::status() {
   s.gpu_indices = reader_.indices();
   s.gpu_power_w = gpu_power_w_;
   return s;
+}
+
+}  // namespace zeus::proxy
+
+namespace zeus::proxy {
+
+ServingObservation Meter::serving_observation() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ServingObservation o = load_.observe(now_s());
+  o.readings_ok = last_read_ok_;
+  return o;
+}
+
+void Meter::set_slos(double ttft_slo_s, double tpot_slo_s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  load_.set_slos(ttft_slo_s, tpot_slo_s);
+}
+
+SloAttainment Meter::attainment() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return load_.attainment();
+}
+
+void Meter::log_line(const std::string& line) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!log_.is_open()) return;
+  log_ << line << "\n";
+  log_.flush();
 }
 
 }  // namespace zeus::proxy

@@ -21,6 +21,7 @@
 #include "proxy/proxy.h"
 #include "proxy/run_report.h"
 #include "proxy/run_window.h"
+#include "proxy/serving_load.h"
 
 namespace zeus::proxy {
 
@@ -48,7 +49,8 @@ class Meter {
   // Publishes readings, starts and ends to `feed` (the live page) as its source `source`; call
   // before the first request. `feed` must outlive the meter.
   void publish_to(LiveFeed* feed, int source);
-  RequestId begin(bool streamed, const std::string& model = {});
+  // body_bytes: the request's, for the governor's prompt-token estimate (serving_load.h).
+  RequestId begin(bool streamed, const std::string& model = {}, size_t body_bytes = 0);
   void tokens(RequestId id, int64_t count);
   void usage(RequestId id, int64_t prompt_tokens, int64_t completion_tokens);
   // Ends the request and answers what it was charged.
@@ -56,6 +58,13 @@ class Meter {
   ProxySummary summary();
   ProxyStatus status();
   RunReport report();
+  // The governor's view (serving_load.h): the load now and the latencies since the last call;
+  // readings_ok false while the energy counters cannot be read.
+  ServingObservation serving_observation();
+  void set_slos(double ttft_slo_s, double tpot_slo_s);
+  SloAttainment attainment();
+  // Appends one line (a JSON object) to the JSONL log, when there is one.
+  void log_line(const std::string& line);
 
  private:
   void sample_locked();
@@ -80,6 +89,8 @@ class Meter {
   std::vector<double> gpu_power_w_;
   int64_t requests_ = 0, output_tokens_ = 0;
   bool read_failed_ = false;
+  bool last_read_ok_ = true;
+  ServingLoad load_;
   std::ofstream log_;
   std::condition_variable wake_;
   bool stopping_ = false;

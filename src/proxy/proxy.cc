@@ -7,6 +7,7 @@
 #include "http/async_client.h"
 #include "http/client.h"
 #include "http/server.h"
+#include "proxy/clock_governor.h"
 #include "proxy/error_answer.h"
 #include "proxy/live_routes.h"
 #include "proxy/meter.h"
@@ -65,13 +66,26 @@ class Proxy final : public LlmProxy {
         options_.host, options_.port);
   }
 
+  // --govern: the clock governor on `gpus`, publishing to the live page.
+  Result<void> govern(const std::vector<Gpu*>& gpus) {
+    auto loop = ClockGovernorLoop::start(gpus, *meter_, options_.govern, &feed_, 0);
+    if (!loop) return fail(loop.error());
+    governor_ = std::move(*loop);
+    return ok();
+  }
+
   int port() const override { return serving_.port(); }
   void stop() override {
     serving_.stop();
     relay_.upstream->close_idle();  // its connections belong to the stopped loop
+    if (governor_) governor_->stop();  // the clocks back to the driver's
   }
   ProxySummary summary() override { return meter_->summary(); }
-  ProxyStatus status() override { return meter_->status(); }
+  ProxyStatus status() override {
+    ProxyStatus s = meter_->status();
+    if (governor_) governor_->add_status(s);
+    return s;
+  }
   RunReport report() override { return meter_->report(); }
 
  private:
@@ -81,6 +95,7 @@ class Proxy final : public LlmProxy {
   LiveFeed feed_;  // the live page's (/zeus/); before the meter, which publishes to it
   std::unique_ptr<http::HttpClient> upstream_;  // /metrics
   std::unique_ptr<Meter> meter_;
+  std::unique_ptr<ClockGovernorLoop> governor_;  // --govern; before the meter goes
   ProxyMetrics metrics_;
   RelayContext relay_;
   Serving serving_;
@@ -96,7 +111,7 @@ HttpResponse Proxy::metrics_page() {
     text = std::move(upstream->body);
     if (!text.empty() && text.back() != '\n') text += '\n';
   }
-  text += metrics_.render(meter_->status());
+  text += metrics_.render(status());
   return HttpResponse{200, std::move(text), ProxyMetrics::kContentType, {}, false};
 }
 
@@ -118,11 +133,19 @@ Result<std::unique_ptr<LlmProxy>> LlmProxy::start(Devices& devices, ProxyOptions
   if (!path) return fail(path.error());
   Result<GpuEnergyReader> reader = GpuEnergyReader::create(devices, options.gpu_indices);
   if (!reader) return fail(reader.error());
+  const GovernOptions& govern = options.govern;
+  if (govern.enabled && (!(govern.ttft_slo_s > 0) || !(govern.tpot_slo_s > 0))) {
+    return fail(ErrorCode::kInvalidArgument,
+                "--govern needs both SLOs, e.g. --ttft-slo 2s --tpot-slo 100ms");
+  }
+  std::vector<Gpu*> governed;
+  for (int index : reader->indices()) governed.push_back(devices.gpus[static_cast<size_t>(index)].get());
   auto meter = std::make_unique<Meter>(std::move(*reader), options.sample_interval_s,
                                        options.log_path, options.steady_state_window);
   ZEUS_TRY(meter->open_log());
   auto proxy = std::make_unique<Proxy>(options, std::move(*client), std::move(*relay_client),
                                        std::move(*path), std::move(meter));
+  if (govern.enabled) ZEUS_TRY(proxy->govern(governed));
   ZEUS_TRY(proxy->listen());
   return std::unique_ptr<LlmProxy>(std::move(proxy));
 }

@@ -33,6 +33,15 @@ struct RunReport;  // run_report.h
 // The finished requests kept for the steady-state method and the report (run_window.h).
 inline constexpr size_t kDefaultSteadyStateWindow = 10000;
 
+// --govern: the SLO-aware clock governor (clock_governor.h; docs/proxy.md, "Saving energy").
+struct GovernOptions {
+  bool enabled = false;
+  double ttft_slo_s = 0;  // both required (> 0) when enabled
+  double tpot_slo_s = 0;
+  double quantile = 0.99;  // the SLOs bound this quantile of streamed requests' latencies
+  double period_s = 0.5;   // between two decisions
+};
+
 struct ProxyOptions {
   std::string upstream;  // "http://host:port"
   std::string host = "127.0.0.1";
@@ -48,6 +57,7 @@ struct ProxyOptions {
   // thread adds a hand-off per request); on a many-core host in front of a fast upstream, more
   // let the proxy keep up with many clients. Each request stays on its connection's strand.
   int io_threads = 1;
+  GovernOptions govern;
 };
 
 // The counters now (the live status line and /metrics): cheap, no device access.
@@ -58,6 +68,14 @@ struct ProxyStatus {
   double attributed_j = 0, idle_j = 0, measured_j = 0;
   std::vector<int> gpu_indices;     // the measured GPUs
   std::vector<double> gpu_power_w;  // each one's mean power over the last interval or more
+  // --govern (all zero without it):
+  bool governing = false;
+  double clock_mhz = 0, max_clock_mhz = 0;  // the SM clock chosen, and the highest
+  std::string governor_reason = {};         // why (governor_reason_name)
+  int64_t clock_changes = 0;
+  double energy_saved_j = 0;   // against the maximum clock, estimated from the serving profile
+  double slo_attainment = 1;   // share of streamed requests within both SLOs
+  int64_t slo_requests = 0;    // streamed requests counted in it
 };
 
 // A run's totals (summary on exit).

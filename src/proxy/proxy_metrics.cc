@@ -107,6 +107,27 @@ std::string ProxyMetrics::render(const ProxyStatus& status) {
     power.metric.push_back(std::move(metric));
   }
   families.push_back(std::move(power));
+  if (status.governing) {  // --govern
+    families.push_back(scalar("zeus_proxy_governor_clock_mhz",
+                              "SM clock the governor chose for the measured GPUs (MHz)",
+                              MetricType::Gauge, status.clock_mhz));
+    families.push_back(scalar("zeus_proxy_governor_max_clock_mhz",
+                              "The highest SM clock the governor may choose (MHz)",
+                              MetricType::Gauge, status.max_clock_mhz));
+    families.push_back(scalar("zeus_proxy_governor_clock_changes_total",
+                              "Clock changes the governor made", MetricType::Counter,
+                              static_cast<double>(status.clock_changes)));
+    families.push_back(scalar("zeus_proxy_governor_slo_attainment_ratio",
+                              "Share of streamed requests within both latency SLOs (0-1)",
+                              MetricType::Gauge, status.slo_attainment));
+    families.push_back(scalar("zeus_proxy_governor_slo_requests_total",
+                              "Streamed requests counted in the SLO attainment",
+                              MetricType::Counter, static_cast<double>(status.slo_requests)));
+    families.push_back(scalar("zeus_proxy_governor_energy_saved_joules_total",
+                              "GPU energy saved against the maximum clock (J), estimated from "
+                              "the serving profile",
+                              MetricType::Counter, status.energy_saved_j));
+  }
   return prometheus::TextSerializer().Serialize(families);
 }
 

@@ -47,6 +47,26 @@ TEST(ProxyMetricsTest, HistogramsByModelAndMeterCounters) {
   EXPECT_TRUE(has_line(text, "# TYPE zeus_proxy_idle_energy_joules_total counter"));
 }
 
+TEST(ProxyMetricsTest, GovernorSeriesOnlyWhenGoverning) {
+  ProxyMetrics metrics;
+  EXPECT_EQ(metrics.render(ProxyStatus{}).find("zeus_proxy_governor_"), std::string::npos);
+  ProxyStatus status;
+  status.governing = true;
+  status.clock_mhz = 1380;
+  status.max_clock_mhz = 1980;
+  status.clock_changes = 7;
+  status.slo_attainment = 0.995;
+  status.slo_requests = 200;
+  status.energy_saved_j = 1234.5;
+  const std::string text = metrics.render(status);
+  EXPECT_TRUE(has_line(text, "zeus_proxy_governor_clock_mhz 1380")) << text;
+  EXPECT_TRUE(has_line(text, "zeus_proxy_governor_max_clock_mhz 1980"));
+  EXPECT_TRUE(has_line(text, "zeus_proxy_governor_clock_changes_total 7"));
+  EXPECT_TRUE(has_line(text, "zeus_proxy_governor_slo_attainment_ratio 0.995"));
+  EXPECT_TRUE(has_line(text, "zeus_proxy_governor_slo_requests_total 200"));
+  EXPECT_TRUE(has_line(text, "zeus_proxy_governor_energy_saved_joules_total 1234.5"));
+}
+
 TEST(ProxyMetricsTest, ModelNamesBeyondTheBoundCountAsOther) {
   ProxyMetrics metrics;
   for (size_t i = 0; i < ProxyMetrics::kMaxModels + 10; ++i) {

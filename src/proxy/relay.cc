@@ -72,7 +72,7 @@ class Relay final : public std::enable_shared_from_this<Relay> {
     if (const std::string* given = request.header("x-request-id")) record_.request_id = *given;
     record_.model = std::move(fields.model);
     start_s_ = context_.meter->now_s();
-    id_ = context_.meter->begin(record_.streamed, record_.model);
+    id_ = context_.meter->begin(record_.streamed, record_.model, request.body.size());
     http::ExchangeHandlers handlers;
     auto self = shared_from_this();
     handlers.on_head = [self](const HttpResponse& head) { return self->on_head(head); };

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -67,6 +68,15 @@ void run_proxy(const proxy::ProxyOptions& options, const std::string& report_arg
   }
   const proxy::RunReport report = running->report();
   std::cout << proxy::format_summary(report.summary) << std::flush;
+  if (options.govern.enabled) {
+    const proxy::ProxyStatus s = running->status();
+    std::printf("zeus proxy --govern: %lld clock changes, last %.0f MHz (max %.0f); %.2f %% of %lld "
+                "streamed requests within the SLOs; about %.1f J saved against the maximum "
+                "clock (estimated from the serving profile); clocks restored\n",
+                static_cast<long long>(s.clock_changes), s.clock_mhz, s.max_clock_mhz,
+                100 * s.slo_attainment, static_cast<long long>(s.slo_requests), s.energy_saved_j);
+    std::fflush(stdout);
+  }
   if (!report_path.empty()) write_report(report_path, report);
 }
 
@@ -83,6 +93,7 @@ struct ProxyArgs {
 
 void run_colosseum(const ProxyArgs& args) {
   if (!args.report_path.empty()) die("--report: only the proxy (one --upstream) writes a report");
+  if (args.proxy.govern.enabled) die("--govern: only the proxy (one --upstream) governs clocks");
   proxy::ColosseumOptions options;
   for (size_t i = 0; i < 2; ++i) {
     auto named = value_or_die(parse_named_value(args.upstreams[i], "--upstream", "=http"));
@@ -220,6 +231,38 @@ void add_proxy_command(CLI::App& app) {
       "Seconds to wait for the upstream's answer to begin, and between two of its pieces "
       "(default 600); past that the client gets 502, or its stream ends cut")
       ->type_name("TIME");
+  cmd->add_flag("--govern", options->govern.enabled,
+                "Save energy: lock the GPUs' SM clock at the lowest that keeps --ttft-slo and "
+                "--tpot-slo (docs/proxy.md, \"Saving energy\"); clocks restored on exit; through "
+                "zeusd when ZEUSD_SOCK_PATH is set");
+  add_parsed_option(
+      *cmd, "--ttft-slo", options->govern.ttft_slo_s,
+      [](const std::string& text) { return parse_seconds(text, "--ttft-slo", {0.001}); },
+      "--govern: time to first token that the --slo-quantile of streamed requests must meet, "
+      "e.g. 2s")
+      ->type_name("TIME");
+  add_parsed_option(
+      *cmd, "--tpot-slo", options->govern.tpot_slo_s,
+      [](const std::string& text) { return parse_seconds(text, "--tpot-slo", {0.0001}); },
+      "--govern: time per output token after the first, e.g. 100ms")
+      ->type_name("TIME");
+  add_parsed_option(
+      *cmd, "--slo-quantile", options->govern.quantile,
+      [](const std::string& text) -> Result<double> {
+        auto q = parse_number(text, "--slo-quantile");
+        if (q && !(*q > 0.5 && *q < 1)) {
+          return fail(ErrorCode::kInvalidArgument,
+                      "--slo-quantile '" + text + "': a quantile above 0.5 and below 1, e.g. 0.99");
+        }
+        return q;
+      },
+      "--govern: the quantile the SLOs bound (default 0.99)")
+      ->type_name("Q");
+  add_parsed_option(
+      *cmd, "--govern-period", options->govern.period_s,
+      [](const std::string& text) { return parse_seconds(text, "--govern-period", {0.05}); },
+      "--govern: time between two decisions (default 0.5s)")
+      ->type_name("TIME");
   cmd->footer(
       "Answers gain X-Zeus-Energy-J and X-Zeus-Tokens (headers; HTTP trailers on streams).\n"
       "Send 'X-Zeus-Energy: 1' (or ?zeus=1) for usage.energy_j in JSON answers and a\n"
@@ -229,6 +272,8 @@ void add_proxy_command(CLI::App& app) {
       "On a terminal, stderr shows a live line: requests, tokens, J/token, W.\n"
       "Examples:\n  zeus proxy --upstream http://127.0.0.1:8000 --port 8080 --gpus 0 --log "
       "req.jsonl\n"
+      "  zeus proxy --upstream http://127.0.0.1:8000 --gpus 0 --govern --ttft-slo 2s "
+      "--tpot-slo 100ms\n"
       "  zeus proxy --upstream llama=http://127.0.0.1:8000 --gpus llama=0 \\\n"
       "             --upstream qwen=http://127.0.0.1:8001 --gpus qwen=1 --votes votes.db");
   cmd->callback([args] { run(*args); });

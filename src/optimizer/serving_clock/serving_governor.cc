@@ -36,6 +36,21 @@ ServingProfile ServingProfile::parametric_h100() {
   return p;
 }
 
+std::vector<double> serving_clock_ladder(const std::vector<uint32_t>& supported_mhz,
+                                         double step_fraction, double floor_fraction) {
+  std::vector<uint32_t> sorted = supported_mhz;
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  std::vector<double> ladder;
+  if (sorted.empty() || sorted.front() == 0) return ladder;
+  const double top = sorted.front();
+  ladder.push_back(top);
+  for (uint32_t mhz : sorted) {
+    if (mhz < floor_fraction * top) break;
+    if (ladder.back() - mhz >= step_fraction * top - 1e-9) ladder.push_back(mhz);
+  }
+  return ladder;
+}
+
 const char* governor_reason_name(GovernorReason reason) {
   switch (reason) {
     case GovernorReason::kBlind:

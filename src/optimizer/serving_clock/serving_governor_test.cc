@@ -146,5 +146,20 @@ TEST(ServingProfileTest, PrefillSlowsWithTheClockDecodeHardlyAndPowerFalls) {
   EXPECT_GT(p.iteration_w(1980, 2048, 0, 0), p.iteration_w(1980, 0, 16, 16000));
 }
 
+TEST(ServingClockLadderTest, StepsOfAtLeastAFractionDownToTheFloorFromAnyOrder) {
+  std::vector<uint32_t> h100;  // 1980 down to 210 MHz in 15 MHz steps, lowest first
+  for (uint32_t f = 210; f <= 1980; f += 15) h100.push_back(f);
+  const std::vector<double> ladder = serving_clock_ladder(h100);
+  ASSERT_GE(ladder.size(), 7u);
+  EXPECT_EQ(ladder.front(), 1980);
+  for (size_t i = 1; i < ladder.size(); ++i) {
+    EXPECT_GE(ladder[i - 1] - ladder[i], 0.075 * 1980 - 1e-9);
+    EXPECT_LT(ladder[i - 1] - ladder[i], 0.075 * 1980 + 15);  // the nearest such clock
+  }
+  EXPECT_GE(ladder.back(), 0.45 * 1980);
+  EXPECT_EQ(serving_clock_ladder({1410}), std::vector<double>{1410});
+  EXPECT_TRUE(serving_clock_ladder({}).empty());
+}
+
 }  // namespace
 }  // namespace zeus

@@ -33,13 +33,14 @@ tokens whatever max_tokens says; --duration S is the default duration_s; --w-per
 power model's slope (default 0.5).
 """
 import argparse
-import fcntl
 import json
 import os
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import fake_gpu_state
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--gpu", type=int, default=-1, help="the only device to rewrite (-1: all)")
@@ -55,28 +56,7 @@ STATE = os.environ.get("ZEUS_FAKE_NVML_STATE", "")
 
 
 def set_power(watts):
-    """Rewrites the state file: the counter brought up to now at the old power, then the new."""
-    if not STATE:
-        return
-    now_ns = time.time_ns()
-    with open(STATE + ".lock", "a") as guard:  # another fake may rewrite its own device
-        fcntl.flock(guard, fcntl.LOCK_EX)
-        with open(STATE) as f:
-            state = json.load(f)
-        mtime_ns = os.stat(STATE).st_mtime_ns
-        for index, device in enumerate(state["devices"]):
-            if ARGS.gpu >= 0 and index != ARGS.gpu:
-                continue  # another fake's: left as it is
-            since_ns = device.get("energy_time_ns") or mtime_ns
-            old_mw = min(device.get("power_draw_mw", 350000), device.get("limit_mw", 700000))
-            device["energy_mj"] = (device.get("energy_mj", 0.0) +
-                                   old_mw * (now_ns - since_ns) / 1e9)
-            device["energy_time_ns"] = now_ns
-            device["power_draw_mw"] = int(watts * 1000)
-        tmp = STATE + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(state, f)
-        os.replace(tmp, STATE)
+    fake_gpu_state.set_power(STATE, watts, ARGS.gpu)
 
 
 def chunk_bytes(model, i):

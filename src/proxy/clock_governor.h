@@ -1,0 +1,77 @@
+// ClockGovernorLoop: `zeus proxy --govern`, the I/O shell around the pure ServingGovernor
+// (zeus/serving_governor.h). Every period it takes the meter's ServingObservation (serving_load.h),
+// asks the governor for a clock and requests it from one FrequencyController per GPU (the
+// Perseus runtime's: never blocks, zeusd leases where ZEUSD_SOCK_PATH names a zeusd so a killed
+// proxy never leaves a GPU slowed; NVML otherwise; at start the power limit back to its default,
+// memory clocks locked at their maximum; SM and memory clocks unlocked on stop(), the
+// destructor, exit() and SIGINT/SIGTERM).
+// The profile is the parametric model on this GPU's clock ladder (serving_clock_ladder): the
+// governor's online correction carries what the model gets wrong about the server in front.
+// Each decision whose clock or reason differs from the one before goes to the JSONL log as
+// {"type": "governor", ...}; the chosen clock and SLO attainment to the live page (LiveFeed) and
+// /metrics (ProxyStatus). The energy saved against the maximum clock is an estimate: each
+// period's measured energy x (the profile's energy per iteration at the maximum clock over the
+// one at the clock in force, at the observed load) - 1.
+// Thread-safety: status() from any thread; stop() from one.
+// Failure: start() fails when a GPU's clocks cannot be set (PermissionDenied names the fix).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proxy/proxy.h"
+#include "zeus/device.h"
+#include "zeus/frequency_controller.h"
+#include "zeus/result.h"
+#include "zeus/serving_governor.h"
+
+namespace zeus::proxy {
+
+class Meter;
+class LiveFeed;
+
+class ClockGovernorLoop {
+ public:
+  // `gpus`, `meter` and `feed` (may be null) must outlive the loop.
+  static Result<std::unique_ptr<ClockGovernorLoop>> start(const std::vector<Gpu*>& gpus,
+                                                          Meter& meter, GovernOptions options,
+                                                          LiveFeed* feed, int feed_source);
+  ~ClockGovernorLoop();
+  // Stops deciding and restores every GPU's clocks. Idempotent.
+  void stop();
+  // Fills the governor's fields of `status`.
+  void add_status(ProxyStatus& status);
+
+ private:
+  ClockGovernorLoop(std::vector<std::unique_ptr<FrequencyController>> controllers,
+                    std::unique_ptr<ServingGovernor> governor, ServingProfile profile, Meter& meter,
+                    GovernOptions options, LiveFeed* feed, int feed_source);
+  void run();
+  void step();
+
+  std::vector<std::unique_ptr<FrequencyController>> controllers_;
+  std::unique_ptr<ServingGovernor> governor_;
+  const ServingProfile profile_;
+  Meter& meter_;
+  const GovernOptions options_;
+  LiveFeed* feed_;
+  const int feed_source_;
+
+  std::mutex mu_;  // guards what follows
+  ClockDecision last_;
+  bool decided_ = false;
+  int64_t changes_ = 0;
+  double saved_j_ = 0;
+  double measured_mark_j_ = -1;
+  bool warned_unreachable_ = false;
+  bool stopping_ = false;
+  std::condition_variable wake_;
+  std::thread thread_;
+};
+
+}  // namespace zeus::proxy
