@@ -8,7 +8,8 @@
 # and --slo-quantile 0.95. Asserts: GPU energy at least 15 % below the maximum-clock run's, the
 # client-measured p95 TTFT and TPOT within the SLOs, every answer byte-identical to the server's
 # own, the clock changed and each change logged with its reason, the governor's series on
-# /metrics, the clocks unlocked after SIGTERM.
+# /metrics, the clocks unlocked after SIGTERM; then, through a real zeusd (ZEUSD_SOCK_PATH), a
+# governed proxy killed with SIGKILL while the clock is lowered: zeusd's lease unlocks it.
 set -euo pipefail
 source "$(dirname "$0")/lib/proxy_env.sh"
 trace="$lib/../../../data/llm_traces/azure_llm_2023_conv.csv"
@@ -90,4 +91,33 @@ assert state.get("locked_sm_clocks_mhz") is None, state
 print("after SIGTERM: SM clocks unlocked")
 PY
 grep -q "zeus proxy --govern: .* clock changes" "$dir/govern.out" || fail "no governor summary"
+
+# Through zeusd: SIGKILL while the clock is lowered; the lease puts it back.
+sock="$dir/zeusd.sock"
+"$ZEUS_BIN/zeusd" --socket "$sock" --socket-mode 0600 --allow 'gpu-read=*' --log-level info \
+  > "$dir/zeusd.out" 2> "$dir/zeusd.log" &
+pids+=($!)
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+[ -S "$sock" ] || fail "zeusd did not create $sock"
+ZEUSD_SOCK_PATH="$sock" "$zeus" proxy --upstream "http://127.0.0.1:$upstream" --port 0 --gpus 0 \
+  --govern --ttft-slo "$ttft_slo" --tpot-slo "$tpot_slo" > "$dir/killed.out" 2> "$dir/killed.err" &
+killed_pid=$!
+pids+=($killed_pid)
+wait_for "$dir/killed.out" "serving"
+port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\) in front.*|\1|p' "$dir/killed.out")
+"$py" "$lib/proxy_govern_load.py" "$trace" "$port" 25 > /dev/null &
+pids+=($!)
+locked() { "$py" -c 'import json,sys; l=json.load(open(sys.argv[1]))["devices"][0].get("locked_sm_clocks_mhz"); print(l[1] if l else "none")' "$dir/state.json"; }
+lowered=""
+for _ in $(seq 250); do
+  now=$(locked)
+  if [ "$now" != none ] && [ "$now" -lt 1980 ]; then lowered=$now; break; fi
+  sleep 0.1
+done
+[ -n "$lowered" ] || fail "through zeusd the governor never lowered the clock: $(tail -5 "$dir/killed.err")"
+grep -q "locked SM clocks to $lowered-$lowered MHz" "$dir/zeusd.log" || fail "zeusd did not lock $lowered MHz"
+kill -KILL "$killed_pid"
+for _ in $(seq 100); do [ "$(locked)" = none ] && break; sleep 0.02; done
+[ "$(locked)" = none ] || fail "zeusd did not unlock the clocks after SIGKILL: $(locked) MHz"
+echo "through zeusd: SIGKILL at $lowered MHz, the lease unlocked the SM clock"
 echo "proxy --govern on the fakes: ok"
