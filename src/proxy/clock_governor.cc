@@ -24,15 +24,16 @@ double iteration_j(const ServingProfile& p, double clock_mhz, const ServingObser
 }
 
 double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
 
-Result<std::unique_ptr<ClockGovernorLoop>> ClockGovernorLoop::start(
-    const std::vector<Gpu*>& gpus, Meter& meter, GovernOptions options, LiveFeed* feed,
-    int feed_source) {
+Result<std::unique_ptr<ClockGovernorLoop>> ClockGovernorLoop::start(const std::vector<Gpu*>& gpus,
+                                                                    Meter& meter,
+                                                                    GovernOptions options,
+                                                                    LiveFeed* feed,
+                                                                    int feed_source) {
   if (gpus.empty()) return fail(ErrorCode::kInvalidArgument, "--govern: no GPU to govern");
   if (!(options.period_s > 0)) {
     return fail(ErrorCode::kInvalidArgument, "--govern: the control period must be > 0 s");
@@ -41,14 +42,22 @@ Result<std::unique_ptr<ClockGovernorLoop>> ClockGovernorLoop::start(
   for (Gpu* gpu : gpus) {
     auto controller = FrequencyController::start(*gpu, {});
     if (!controller) {
-      return fail(controller.error().code,
-                  "--govern: cannot set the clocks of GPU " +
-                      std::to_string(gpu->physical_index()) + ": " + controller.error().message);
+      return fail(controller.error().code, "--govern: cannot set the clocks of GPU " +
+                                               std::to_string(gpu->physical_index()) + ": " +
+                                               controller.error().message);
     }
     controllers.push_back(std::move(*controller));
   }
-  ServingProfile profile = ServingProfile::parametric_h100();
+  ServingProfile profile =
+      options.has_profile ? options.profile : ServingProfile::parametric_h100();
+  const double profiled_max = profile.max_clock();
   profile.clocks_mhz = serving_clock_ladder(controllers.front()->supported_sm_clocks_mhz());
+  if (options.has_profile && profiled_max != profile.max_clock()) {
+    log_warning("zeus proxy --govern: the serving profile was measured with a highest clock of " +
+                std::to_string(static_cast<int>(profiled_max)) + " MHz, this GPU's is " +
+                std::to_string(static_cast<int>(profile.max_clock())) +
+                " MHz: calibrate on this GPU (zeus proxy calibrate)");
+  }
   GovernorOptions governor_options;
   governor_options.ttft_slo_s = options.ttft_slo_s;
   governor_options.tpot_slo_s = options.tpot_slo_s;
@@ -117,8 +126,8 @@ void ClockGovernorLoop::step() {
     std::lock_guard<std::mutex> lock(mu_);
     before = last_;
     if (measured_mark_j_ >= 0 && o.running > 0 && d.clock_mhz < profile_.max_clock()) {
-      const double ratio =
-          iteration_j(profile_, profile_.max_clock(), o) / iteration_j(profile_, before.clock_mhz, o);
+      const double ratio = iteration_j(profile_, profile_.max_clock(), o) /
+                           iteration_j(profile_, before.clock_mhz, o);
       saved_j_ += std::max(0.0, measured_j - measured_mark_j_) * std::max(0.0, ratio - 1);
     }
     measured_mark_j_ = measured_j;
@@ -128,11 +137,13 @@ void ClockGovernorLoop::step() {
     decided_ = true;
     if (d.reason == GovernorReason::kSloUnreachable) {
       if (!warned_unreachable_) {
-        log_warning("zeus proxy --govern: the latencies are over their SLO even at the maximum "
-                    "clock (TTFT p" + std::to_string(static_cast<int>(options_.quantile * 100)) +
-                    " " + std::to_string(d.ttft_quantile_s) + " s, TPOT " +
-                    std::to_string(d.tpot_quantile_s) + " s): the SLOs cannot be met at this "
-                    "load; the clock stays at the maximum. Raise --ttft-slo/--tpot-slo or add GPUs.");
+        log_warning(
+            "zeus proxy --govern: the latencies are over their SLO even at the maximum "
+            "clock (TTFT p" +
+            std::to_string(static_cast<int>(options_.quantile * 100)) + " " +
+            std::to_string(d.ttft_quantile_s) + " s, TPOT " + std::to_string(d.tpot_quantile_s) +
+            " s): the SLOs cannot be met at this "
+            "load; the clock stays at the maximum. Raise --ttft-slo/--tpot-slo or add GPUs.");
       }
       warned_unreachable_ = true;
     } else if (d.reason != GovernorReason::kRaisedOnLatency) {

@@ -25,6 +25,7 @@
 
 #include "zeus/device.h"
 #include "zeus/result.h"
+#include "zeus/serving_governor.h"
 
 namespace zeus::proxy {
 
@@ -40,6 +41,10 @@ struct GovernOptions {
   double tpot_slo_s = 0;
   double quantile = 0.99;  // the SLOs bound this quantile of streamed requests' latencies
   double period_s = 0.5;   // between two decisions
+  // A calibrated profile (zeus proxy calibrate); none: the parametric model. Its coefficients
+  // are used on the GPU's own clock ladder.
+  bool has_profile = false;
+  ServingProfile profile;
 };
 
 struct ProxyOptions {

@@ -19,6 +19,7 @@
 #include "proxy/live_status.h"
 #include "proxy/proxy.h"
 #include "proxy/run_report.h"
+#include "serving_profile_file.h"
 
 namespace zeus::cli {
 namespace {
@@ -28,15 +29,9 @@ void request_proxy_stop(int) { g_proxy_stop.store(true); }
 
 // The run's report, written next to `path` and renamed into place.
 void write_report(const std::filesystem::path& path, const proxy::RunReport& report) {
-  const std::filesystem::path temp = path.string() + ".tmp-" + std::to_string(getpid());
-  {
-    std::ofstream file(temp);
-    file << proxy::run_report_json(report);
-    if (!file.flush()) die("--report: cannot write " + temp.string());
+  if (Result<void> written = write_file_replacing(path, proxy::run_report_json(report)); !written) {
+    die("--report: " + written.error().message);
   }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) die("--report: cannot write " + path.string() + ": " + ec.message());
 }
 
 Devices gpus_or_die() {
@@ -89,6 +84,7 @@ struct ProxyArgs {
   std::string duel_log_path;  // --colosseum-log
   int max_tokens = 512;
   std::string report_path;  // --report: the proxy's run as JSON, written on exit
+  std::string serving_profile;  // --serving-profile
 };
 
 void run_colosseum(const ProxyArgs& args) {
@@ -141,6 +137,15 @@ void run_colosseum(const ProxyArgs& args) {
 }
 
 void run(ProxyArgs& args) {
+  if (args.upstreams.empty()) {
+    die("--upstream is required: the inference server, e.g. --upstream http://127.0.0.1:8000 "
+        "(see zeus proxy --help)");
+  }
+  if (!args.serving_profile.empty()) {
+    if (!args.proxy.govern.enabled) die("--serving-profile: only with --govern");
+    args.proxy.govern.profile = value_or_die(read_serving_profile(args.serving_profile));
+    args.proxy.govern.has_profile = true;
+  }
   if (args.upstreams.size() == 2) return run_colosseum(args);
   if (args.upstreams.size() != 1) {
     die("--upstream: give one inference server (the proxy) or two named ones (the Colosseum), "
@@ -172,7 +177,6 @@ void add_proxy_command(CLI::App& app) {
                   "The inference server, e.g. http://127.0.0.1:8000 (a path in it goes before "
                   "every request's); twice, named (NAME=URL, NAME sent as the model), for the "
                   "Colosseum")
-      ->required()
       ->allow_extra_args(false);
   cmd->add_option("--port", options->port, "Port to listen on (default 8080; 0: any, printed)");
   cmd->add_option("--host", options->host, "Address to listen on (default 127.0.0.1)");
@@ -258,6 +262,10 @@ void add_proxy_command(CLI::App& app) {
       },
       "--govern: the quantile the SLOs bound (default 0.99)")
       ->type_name("Q");
+  cmd->add_option("--serving-profile", args->serving_profile,
+                  "--govern: start from this GPU's profile (zeus proxy calibrate --out FILE) "
+                  "instead of the parametric model")
+      ->type_name("FILE");
   add_parsed_option(
       *cmd, "--govern-period", options->govern.period_s,
       [](const std::string& text) { return parse_seconds(text, "--govern-period", {0.05}); },
@@ -276,7 +284,10 @@ void add_proxy_command(CLI::App& app) {
       "--tpot-slo 100ms\n"
       "  zeus proxy --upstream llama=http://127.0.0.1:8000 --gpus llama=0 \\\n"
       "             --upstream qwen=http://127.0.0.1:8001 --gpus qwen=1 --votes votes.db");
-  cmd->callback([args] { run(*args); });
+  CLI::App* calibrate = add_proxy_calibrate_command(*cmd);
+  cmd->callback([args, calibrate] {
+    if (!calibrate->parsed()) run(*args);
+  });
 }
 
 }  // namespace zeus::cli

@@ -32,5 +32,7 @@ void add_bso_command(CLI::App& app);
 void add_exporter_command(CLI::App& app);
 // `zeus proxy`: per-request energy in front of an OpenAI-compatible server (cmd_proxy.cc).
 void add_proxy_command(CLI::App& app);
+// `zeus proxy calibrate` under `proxy_command` (cmd_proxy_calibrate.cc); answers it.
+CLI::App* add_proxy_calibrate_command(CLI::App& proxy_command);
 
 }  // namespace zeus::cli

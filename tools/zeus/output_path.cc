@@ -1,5 +1,9 @@
 #include "output_path.h"
 
+#include <unistd.h>
+
+#include <fstream>
+
 #include "cli_parse.h"
 
 namespace zeus::cli {
@@ -116,6 +120,23 @@ Result<fs::path> output_file(const std::string& option, const fs::path& path) {
                   named + " is " + file_type_words(*type) +
                       ", not a regular file; name a file to write (nothing was written)");
   }
+}
+
+Result<void> write_file_replacing(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path temp = path.string() + ".tmp-" + std::to_string(getpid());
+  {
+    std::ofstream file(temp);
+    file << text;
+    if (!file.flush()) {
+      std::error_code ignored;
+      std::filesystem::remove(temp, ignored);
+      return fail(ErrorCode::kUnavailable, "cannot write " + temp.string());
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) return fail(ErrorCode::kUnavailable, "cannot write " + path.string() + ": " + ec.message());
+  return ok();
 }
 
 }  // namespace zeus::cli

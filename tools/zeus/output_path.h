@@ -32,4 +32,8 @@ Result<std::filesystem::path> output_folder(const std::string& option,
 Result<std::filesystem::path> output_file(const std::string& option,
                                           const std::filesystem::path& path);
 
+// Writes `text` to a temporary sibling of `path` and renames it into place (a reader never sees
+// half a file). Failure: kUnavailable naming the path.
+Result<void> write_file_replacing(const std::filesystem::path& path, const std::string& text);
+
 }  // namespace zeus::cli
