@@ -11,16 +11,20 @@
 //      the prefill work arriving, at most one prefill chunk per iteration) and the TTFT of a
 //      typical prompt (the prompt tokens queued ahead of it and its own, at the prefill
 //      throughput of chunked iterations), for the load smoothed over load_tau_s (one period's arrivals are
-//      too noisy to steer by), each times a correction: the measured quantile over the
-//      prediction at the clock in force (so the target is the measured quantile scaled by how the
-//      profile says latency changes with the clock).
+//      too noisy to steer by), each times a correction: the measured quantile of the window over
+//      the same quantile of the predictions made over that window at the clocks then in force
+//      (so a burst's tail is compared with the burst's predictions, not with a quiet moment's;
+//      the target is the measured quantile scaled by how the profile says latency changes with
+//      the clock).
 //      The target is the lowest clock whose corrected predictions sit under `headroom` x each SLO
 //      (for the queue, prompt rate and prompt size, the larger of smoothed and current: a burst
 //      raises at once).
 //   3. Up at once, down slowly: a target above the clock in force is applied at once, and a
 //      measured quantile over `alarm` x its SLO raises the clock at least one step even when the
 //      prediction disagrees; a lower target must stay the target for `hold_s` before the clock
-//      moves, and then one step at a time (hysteresis: no oscillation between neighbours).
+//      moves, and then one step at a time (hysteresis: no oscillation between neighbours);
+//      while idle (nothing running or waiting) the clock stays: a lower one saves nothing then,
+//      and the next burst would start on it.
 //   4. A measured quantile over its SLO even at the maximum clock: the maximum clock, and the
 //      reason says the SLO cannot be met.
 // Prefill-heavy load (long prompts, TTFT-bound: compute-bound, ~1/clock) keeps clocks high;
@@ -103,10 +107,10 @@ struct GovernorOptions {
   // included), which over-state a whole run's quantile. The headroom in use falls linearly to 1
   // as the share of requests over an SLO in the last budget_window_s reaches 1 - quantile (the
   // budget), and below 1 (to 0.8) beyond it: an error budget, spent where it saves most.
-  double headroom = 2.0;
+  double headroom = 1.5;
   double budget_window_s = 600.0;
-  double alarm = 1.0;         // a measured quantile over alarm x SLO raises the clock
-  double hold_s = 3.0;        // a lower target must hold this long before a step down
+  double alarm = 0.85;        // a measured quantile over alarm x SLO raises the clock
+  double hold_s = 2.0;        // a lower target must hold this long before a step down
   double window_s = 30.0;     // latencies kept for the quantiles (at most max_samples)
   double load_tau_s = 5.0;    // the load the predictions use is smoothed over about this long
   size_t max_samples = 4096;
@@ -147,19 +151,26 @@ class ServingGovernor {
  private:
   ServingGovernor(ServingProfile profile, GovernorOptions options);
   void remember(const ServingObservation& o);
-  double quantile(const std::deque<std::pair<double, double>>& samples) const;
+  double quantile(const std::deque<std::pair<double, double>>& samples) const;  // 0: too few
+  double quantile_of(const std::deque<std::pair<double, double>>& samples) const;
 
   ServingProfile profile_;
   GovernorOptions options_;
   size_t index_ = 0;            // clock in force (0: the maximum)
   bool seen_ = false;           // a request was seen
   double lower_since_s_ = -1;   // when a lower target first appeared (-1: none)
+  double idle_since_s_ = -1;    // when nothing ran or waited since (-1: busy)
   ServingObservation load_;     // the load, smoothed (exponentially, load_tau_s)
   double load_at_s_ = -1;       // when load_ was last updated (-1: never)
   double ttft_correction_ = 1;  // observed / predicted, smoothed
   double tpot_correction_ = 1;
   std::deque<std::pair<double, double>> ttft_;  // (time, seconds)
   std::deque<std::pair<double, double>> tpot_;
+  // (time, the prediction at the clock then in force), over the same window as the latencies:
+  // the correction compares a window's measured quantile with the same quantile of what the
+  // profile predicted over that window (not with the prediction now, whose load differs).
+  std::deque<std::pair<double, double>> ttft_predicted_;
+  std::deque<std::pair<double, double>> tpot_predicted_;
   std::deque<std::pair<double, bool>> outcomes_;  // (time, over an SLO) for the error budget
   double headroom_now_ = 1;                       // the headroom in use (error budget)
 };

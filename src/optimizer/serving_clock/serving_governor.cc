@@ -137,6 +137,11 @@ void ServingGovernor::remember(const ServingObservation& o) {
 
 double ServingGovernor::quantile(const std::deque<std::pair<double, double>>& samples) const {
   if (samples.size() < kMinSamples) return 0;
+  return quantile_of(samples);
+}
+
+double ServingGovernor::quantile_of(const std::deque<std::pair<double, double>>& samples) const {
+  if (samples.empty()) return 0;
   std::vector<double> values;
   values.reserve(samples.size());
   for (const auto& [when, value] : samples) values.push_back(value);
@@ -166,6 +171,8 @@ ClockDecision ServingGovernor::decide(const ServingObservation& o) {
   smooth(load_.mean_context_tokens, o.mean_context_tokens);
   smooth(load_.prompt_tokens_per_s, o.prompt_tokens_per_s);
   if (o.mean_prompt_tokens > 0) smooth(load_.mean_prompt_tokens, o.mean_prompt_tokens);
+  const double since_last_s = load_at_s_ < 0 ? 0 : std::max(0.0, o.now_s - load_at_s_);
+  if (o.running > 0 || o.waiting > 0) idle_since_s_ = -1;
   load_at_s_ = o.now_s;
   // A burst shows in the queue before it shows in any latency: the predictions take the larger
   // of the smoothed and the current queue and prompt rate (up at once, down after the hold).
@@ -185,8 +192,18 @@ ClockDecision ServingGovernor::decide(const ServingObservation& o) {
       correction = 0.5 * correction + 0.5 * std::clamp(measured / predicted, 0.1, 1000.0);
     }
   };
-  learn(ttft_correction_, d.ttft_quantile_s, predict_ttft_s(clock_mhz(), load));
-  learn(tpot_correction_, d.tpot_quantile_s, predict_tpot_s(clock_mhz(), load));
+  auto predicted = [&](std::deque<std::pair<double, double>>& history, double now_predicted) {
+    history.emplace_back(o.now_s, now_predicted);
+    while (!history.empty() && (history.size() > options_.max_samples ||
+                                history.front().first < o.now_s - options_.window_s)) {
+      history.pop_front();
+    }
+    return quantile_of(history);
+  };
+  learn(ttft_correction_, d.ttft_quantile_s,
+        predicted(ttft_predicted_, predict_ttft_s(clock_mhz(), load)));
+  learn(tpot_correction_, d.tpot_quantile_s,
+        predicted(tpot_predicted_, predict_tpot_s(clock_mhz(), load)));
 
   // The error budget: the share of recent latencies over their SLO against 1 - quantile.
   size_t over = 0;
@@ -219,7 +236,21 @@ ClockDecision ServingGovernor::decide(const ServingObservation& o) {
       // Latencies measured at the old clock say nothing about the new one.
       ttft_.clear();
       tpot_.clear();
+      ttft_predicted_.clear();
+      tpot_predicted_.clear();
     }
+  } else if (o.running == 0 && o.waiting == 0 && target > index_) {
+    // Idle: a lower clock saves nothing now, and the next burst would start on it. A hold
+    // already running is paused, not restarted (a trickle of requests with gaps still steps
+    // down, after a hold of busy time).
+    // An idle spell longer than a hold restarts it: the next burst starts from scratch.
+    if (idle_since_s_ < 0) idle_since_s_ = o.now_s;
+    if (o.now_s - idle_since_s_ > options_.hold_s) {
+      lower_since_s_ = -1;
+    } else if (lower_since_s_ >= 0) {
+      lower_since_s_ += since_last_s;
+    }
+    d.reason = GovernorReason::kHolding;
   } else if (target <= index_) {
     index_ = target;
     lower_since_s_ = -1;

@@ -146,6 +146,47 @@ TEST(ServingProfileTest, PrefillSlowsWithTheClockDecodeHardlyAndPowerFalls) {
   EXPECT_GT(p.iteration_w(1980, 2048, 0, 0), p.iteration_w(1980, 0, 16, 16000));
 }
 
+TEST_F(GovernorTest, IdleKeepsTheClockItHasForTheNextBurst) {
+  run(0, 6, [&](double t) { return heavy(t); });  // a burst: the clock went up
+  const double busy = governor_->clock_mhz();
+  const std::vector<ClockDecision> idle = run(6, 30, [&](double t) {
+    ServingObservation o;
+    o.now_s = t;
+    return o;  // nothing running, nothing waiting, no latency
+  });
+  for (const ClockDecision& d : idle) {
+    EXPECT_EQ(d.clock_mhz, busy);
+    EXPECT_EQ(d.reason, GovernorReason::kHolding);
+  }
+}
+
+TEST_F(GovernorTest, TheCorrectionComparesABurstsTailWithTheBurstsPredictionsNotAQuietMoments) {
+  // Bursts of prefill with their tail latencies, then a quiet stretch whose own latencies are
+  // small: the window's quantile still holds the burst's tail. Compared with the quiet moment's
+  // prediction (the old rule), the correction would blow up and send the next burst to the
+  // maximum clock; compared with the burst's own predictions it stays near what the profile
+  // gets wrong, and the quiet load may run low.
+  run(0, 10, [&](double t) {
+    ServingObservation o = heavy(t);
+    o.ttft_s = {0.6, 0.7};  // within the SLOs (1 s, 50 ms), under the alarm
+    o.tpot_s = {0.035, 0.04};
+    return o;
+  });
+  const std::vector<ClockDecision> quiet = run(10, 15, [&](double t) {
+    ServingObservation o = light(t);
+    o.ttft_s.clear();  // the window's latencies are still the burst's
+    o.tpot_s.clear();
+    return o;
+  });
+  const ClockDecision& last = quiet.back();
+  EXPECT_LT(last.clock_mhz, max_) << governor_reason_name(last.reason);
+  // The correction in use: the corrected prediction over the profile's own for this load (the
+  // smoothed load still holds a little of the burst, so the ratio is a little above it). The
+  // burst's tail over a quiet moment's prediction would make it about 5.
+  const double ratio = last.predicted_tpot_s / governor_->predict_tpot_s(last.clock_mhz, light(24.5));
+  EXPECT_LT(ratio, 3.0);
+}
+
 TEST(ServingClockLadderTest, StepsOfAtLeastAFractionDownToTheFloorFromAnyOrder) {
   std::vector<uint32_t> h100;  // 1980 down to 210 MHz in 15 MHz steps, lowest first
   for (uint32_t f = 210; f <= 1980; f += 15) h100.push_back(f);
