@@ -5,17 +5,8 @@
 # tokens/s), whose fit is positive, and after which the SM clock is unlocked; `zeus proxy --govern
 # --serving-profile` starts from it; bad profiles and misuse are refused with the fix named.
 set -euo pipefail
-source "$(dirname "$0")/lib/proxy_env.sh"
-"$py" - "$dir/state.json" <<'PY'
-import json, sys
-gpu = {"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 60000,
-       "graphics_clocks_mhz": list(range(1980, 209, -15)), "memory_clocks_mhz": [2619, 1593]}
-json.dump({"devices": [gpu]}, open(sys.argv[1], "w"))
-PY
-"$py" "$lib/fake_llm_server.py" > "$dir/fake.out" 2> "$dir/fake.err" &
-pids+=($!)
-wait_for "$dir/fake.out" "port"
-upstream="http://127.0.0.1:$(sed -n 's/^port //p' "$dir/fake.out")"
+source "$(dirname "$0")/lib/fake_llm_env.sh"
+upstream="http://127.0.0.1:$upstream_port"
 
 start=$SECONDS
 "$zeus" proxy calibrate --upstream "$upstream" --gpus 0 --clocks 1980,1530,1080 --concurrency 1,6 \

@@ -11,21 +11,10 @@
 # /metrics, the clocks unlocked after SIGTERM; then, through a real zeusd (ZEUSD_SOCK_PATH), a
 # governed proxy killed with SIGKILL while the clock is lowered: zeusd's lease unlocks it.
 set -euo pipefail
-source "$(dirname "$0")/lib/proxy_env.sh"
+source "$(dirname "$0")/lib/fake_llm_env.sh"
+upstream=$upstream_port
 trace="$lib/../../../data/llm_traces/azure_llm_2023_conv.csv"
 seconds=${GOVERN_TRACE_S:-40}
-
-# One H100 with its 15 MHz SM clock steps (1980 down to 210 MHz), idle at 60 W.
-"$py" - "$dir/state.json" <<'PY'
-import json, sys
-gpu = {"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 60000,
-       "graphics_clocks_mhz": list(range(1980, 209, -15)), "memory_clocks_mhz": [2619, 1593]}
-json.dump({"devices": [gpu]}, open(sys.argv[1], "w"))
-PY
-"$py" "$lib/fake_llm_server.py" > "$dir/fake.out" 2> "$dir/fake.err" &
-pids+=($!)
-wait_for "$dir/fake.out" "port"
-upstream=$(sed -n 's/^port //p' "$dir/fake.out")
 
 run() {  # NAME PROXY-ARGS...: the slice through a proxy; sets $load (the client's JSON)
   local name=$1
