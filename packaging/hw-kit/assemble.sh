@@ -22,6 +22,8 @@ for tag in cp312 cp311; do
 done
 cp "$src"/test/hw/*.sh "$out/checks/"
 cp -r "$src/test/hw/lib" "$out/checks/lib"
+cp "$src/data/llm_traces/azure_llm_2023_conv.csv" "$out/checks/lib/"  # proxy_govern_real (CC-BY 4.0)
+cp "$src/data/llm_traces/README.md" "$out/checks/lib/azure_llm_traces_README.md"  # their attribution
 cp "$src/packaging/hw-kit/run.sh" "$src/packaging/hw-kit/gpu_state.py" "$out/"
 need() { [ -f "$1" ] || { echo "assemble.sh: $1 is missing (make build)" >&2; exit 1; }; cp "$1" "$2"; }
 need "$build/bin/zeus_clock_controller_check" "$out/tree/bin/"

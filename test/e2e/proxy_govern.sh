@@ -3,7 +3,7 @@
 # (lib/fake_llm_server.py) whose iterations slow down and whose power falls with the SM clock
 # locked through the fake NVML, by a model the governor does not know; the first 40 s of Azure's
 # conversation trace (data/llm_traces/, CC-BY 4.0) replayed at its own arrival times
-# (lib/proxy_govern_load.py), once through a plain proxy (the maximum clock) and once through
+# (test/hw/lib/proxy_govern_load.py), once through a plain proxy (the maximum clock) and once through
 # `zeus proxy --govern` with SLOs at twice the first run's p95 (at least 0.25 s TTFT, 20 ms TPOT)
 # and --slo-quantile 0.95. Asserts: GPU energy at least 15 % below the maximum-clock run's, the
 # client-measured p95 TTFT and TPOT within the SLOs, every answer byte-identical to the server's
@@ -27,7 +27,7 @@ run() {  # NAME PROXY-ARGS...: the slice through a proxy; sets $load (the client
   local port
   port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\) in front.*|\1|p' "$dir/$name.out")
   ( sleep $((seconds / 2)); curl -s "http://127.0.0.1:$port/metrics" > "$dir/$name.metrics" ) &
-  load=$("$py" "$lib/proxy_govern_load.py" "$trace" "$port" "$seconds" "$upstream") \
+  load=$("$py" "$lib/../../hw/lib/proxy_govern_load.py" "$trace" "$port" "$seconds" "$upstream") \
     || fail "$name: the load failed: $(tail -5 "$dir/$name.err")"
   wait $!
   kill -TERM "$proxy_pid"
@@ -94,7 +94,7 @@ killed_pid=$!
 pids+=($killed_pid)
 wait_for "$dir/killed.out" "serving"
 port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\) in front.*|\1|p' "$dir/killed.out")
-"$py" "$lib/proxy_govern_load.py" "$trace" "$port" 25 > /dev/null &
+"$py" "$lib/../../hw/lib/proxy_govern_load.py" "$trace" "$port" 25 > /dev/null &
 pids+=($!)
 locked() { "$py" -c 'import json,sys; l=json.load(open(sys.argv[1]))["devices"][0].get("locked_sm_clocks_mhz"); print(l[1] if l else "none")' "$dir/state.json"; }
 lowered=""

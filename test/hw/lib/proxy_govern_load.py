@@ -1,10 +1,11 @@
 """Replays a slice of an Azure LLM inference trace (data/llm_traces/, CC-BY 4.0) through a proxy
 at the trace's own arrival times, streamed, and measures each request's TTFT and TPOT on the
-client; for test/e2e/proxy_govern.sh.
+client; for test/e2e/proxy_govern.sh and the GPU check test/hw/proxy_govern_real.sh.
 
     proxy_govern_load.py TRACE PORT SECONDS [DIRECT_PORT]
 
-Requests: the trace's first SECONDS of arrivals; prompts of ContextTokens / 4 tokens (the fake's
+Requests: the trace's first SECONDS x GOVERN_SPEEDUP (environment, default 1) seconds of
+arrivals, their times divided by GOVERN_SPEEDUP; prompts of ContextTokens / 4 tokens (the fake's
 tokenizer: 3 characters a token), answers of GeneratedTokens / 6 tokens (2-48): the shape of the
 trace at a size two cores serve. With DIRECT_PORT (the server itself), every answer must be
 byte-identical to the direct one (the fake's answers are deterministic). Prints one JSON object:
@@ -13,12 +14,14 @@ import csv
 import datetime
 import http.client
 import json
+import os
 import sys
 import threading
 import time
 
 trace, port, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 direct_port = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+speedup = float(os.environ.get("GOVERN_SPEEDUP", "1"))
 
 requests = []
 with open(trace) as f:
@@ -26,7 +29,7 @@ with open(trace) as f:
     for row in csv.DictReader(f):
         t = datetime.datetime.fromisoformat(row["TIMESTAMP"][:26])
         start = start or t
-        at = (t - start).total_seconds()
+        at = (t - start).total_seconds() / speedup
         if at > seconds:
             break
         prompt_tokens = max(1, int(row["ContextTokens"]) // 4)
