@@ -144,9 +144,13 @@ function drawChart() {
   // --govern: the SM clock chosen, dashed, on its own axis at the right (0 to the highest clock).
   let cmax = 0;
   for (const s of st.sources) for (const c of s.clock) cmax = Math.max(cmax, c[1]);
-  const yc = mhz => T + PH - PH * mhz / (cmax * 1.1);
+  // (its top at 80 % of the chart's height, so the clock and the power lines do not share it)
+  const yc = mhz => T + PH - PH * mhz / (cmax * 1.25);
   if (cmax > 0) {
-    svg.appendChild(el("text", {svg: 1, x: W - R - 70, y: yc(cmax) - 3}, fmt(cmax, 0) + " MHz"));
+    for (const f of [0.5, 1]) {
+      svg.appendChild(el("text", {svg: 1, x: W - R - 62, y: yc(cmax * f) - 3, style: "fill:#bf8700"},
+                         fmt(cmax * f, 0) + " MHz"));
+    }
   }
   const legend = document.getElementById("legend");
   legend.replaceChildren();
