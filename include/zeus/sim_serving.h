@@ -55,6 +55,8 @@ struct ServingSimOptions {
   double quantile = 0.99;
   double time_scale = 1.0;          // arrivals compressed by this factor (> 1: more load)
   GovernorOptions governor;         // its SLOs and quantile are set from the ones above
+  // What `profile` is, for the table's note: "parametric" or where a calibrated one came from.
+  std::string profile_source = "parametric";
 };
 
 struct ServingPolicyResult {
@@ -76,6 +78,7 @@ struct ServingExperiment {
   double duration_s = 0;
   long long output_tokens = 0;
   double ttft_slo_s = 0, tpot_slo_s = 0, quantile = 0.99;
+  std::string profile_source = "parametric";  // the options'
   std::vector<ServingPolicyResult> policies;  // max-clock, best-static, dual-loop, governor
 };
 

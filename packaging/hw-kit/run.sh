@@ -90,7 +90,7 @@ fi
 
 # --- the checks: name and time limit (s); the budget trims the last ones ---------------------
 checks=(nvml_real:90 power_domains_real:60 nvml_power_scope:75 clock_controller_real:45
-        zeusd_real_gpu:45 pfo_pipeline_real:150 proxy_torch_real:120 proxy_govern_real:150)
+        zeusd_real_gpu:45 pfo_pipeline_real:150 proxy_torch_real:120 proxy_govern_real:200)
 passed=0 failed=0
 for entry in "${checks[@]}"; do
   name=${entry%%:*} limit=${entry##*:}

@@ -35,8 +35,10 @@ std::string format_serving_table(const ServingExperiment& e) {
                   p.ttft_p99_s, p.tpot_p50_s, p.tpot_p99_s, 100 * p.slo_violation_rate, extra);
     out += line;
   }
-  out += "clock: the static clock, or ~ the time-weighted mean (MHz). The server and its power are "
-         "the parametric model (docs/proxy.md, \"Saving energy\"), not a measurement.\n";
+  out += "clock: the static clock, or ~ the time-weighted mean (MHz). The server and its power are ";
+  out += e.profile_source == "parametric"
+             ? "the parametric model (docs/proxy.md, \"Saving energy\"), not a measurement.\n"
+             : "the serving profile calibrated in " + e.profile_source + ".\n";
   return out;
 }
 

@@ -217,6 +217,7 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
   }
   ServingExperiment e;
   e.trace = trace.name;
+  e.profile_source = o.profile_source;
   e.requests = static_cast<int>(trace.requests.size());
   e.quantile = o.quantile;
   for (const ServingRequest& r : trace.requests) e.output_tokens += r.output_tokens;

@@ -12,7 +12,10 @@
 # both runs against the SLOs, the governor's SLO attainment and clock changes, the clocks it
 # walked (its log). Fails when a run fails, a request gets no token, the governed
 # proxy does not stop cleanly or its clocks are not restored; a missed SLO or a small saving is
-# a finding, printed, not a failure. The GPU kit restores every GPU setting after it anyway.
+# a finding, printed, not a failure. Then `zeus proxy calibrate` against the same server (every
+# clock of the ladder x 1 and 8 clients x 2 s), the profile printed whole (the kit's log carries it
+# back), and `zeus simulate serving` of the whole conversation trace on it. The GPU kit restores
+# every GPU setting after it anyway.
 #
 # --dry-run-fake: the same on the fake NVML with the server sleeping in place of the model (no
 # torch; the fake's power does not follow the clock, so no saving is expected), a 12 s slice.
@@ -124,6 +127,18 @@ if fake:
     assert state.get("locked_sm_clocks_mhz") is None, state
     print("fake: SM clocks unlocked")
 PY
+# The serving profile of this GPU and server (zeus proxy calibrate), printed whole so the kit's log
+# carries it back (for data/), and the trace-driven evaluation on it.
+cal_args=(--clocks 1980,1200 --concurrency 1,4 --seconds 1)
+[ "$fake" = 0 ] && cal_args=(--concurrency 1,8 --seconds 2)
+"$zeus" proxy calibrate --upstream "http://127.0.0.1:$upstream" --gpus 0 "${cal_args[@]}" \
+  --prompt-tokens 32 --output-tokens 64 --out "$dir/serving.json" > "$dir/calibrate.out" 2> "$dir/calibrate.err" \
+  || fail "zeus proxy calibrate: $(tail -5 "$dir/calibrate.err")"
+cat "$dir/calibrate.err" "$dir/calibrate.out"
+echo "--- serving profile (zeus-serving-profile/1):"
+cat "$dir/serving.json"
+"$zeus" simulate serving --trace "$trace" --serving-profile "$dir/serving.json" \
+  || fail "zeus simulate serving on the calibrated profile"
 if [ "$fake" = 0 ] && command -v nvidia-smi > /dev/null; then
   nvidia-smi -i 0 --query-gpu=clocks.sm,clocks.max.sm,power.draw --format=csv || true
 fi

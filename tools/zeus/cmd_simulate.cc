@@ -445,6 +445,10 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--slo-quantile", args->serving.quantile,
                   "serving: the quantile the governor holds under the SLOs (default 0.99)")
       ->check(CLI::Range(0.5, 0.9999));
+  cmd->add_option("--serving-profile", args->serving.serving_profile,
+                  "serving: a calibrated profile (zeus proxy calibrate --out FILE) instead of "
+                  "the parametric model")
+      ->type_name("FILE");
   cmd->add_option("--time-scale", args->serving.time_scale,
                   "serving: arrivals compressed by this factor (2: twice the load; default 1)")
       ->check(CLI::Range(0.01, 100.0));

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
+#include "serving_profile_file.h"
 #include "zeus/sim_serving.h"
 
 namespace zeus::cli {
@@ -23,6 +24,10 @@ void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, 
   options.slo_margin = args.slo_margin;
   options.quantile = args.quantile;
   options.time_scale = args.time_scale;
+  if (!args.serving_profile.empty()) {
+    options.profile = value_or_die(read_serving_profile(args.serving_profile));
+    options.profile_source = args.serving_profile;
+  }
   auto result = sim::run_serving_experiment(*trace, options);
   if (!result) die(result.error().message);
   if (!json) {
@@ -37,7 +42,10 @@ void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, 
                         {"ttft_slo_s", result->ttft_slo_s},
                         {"tpot_slo_s", result->tpot_slo_s},
                         {"slo_quantile", result->quantile},
-                        {"model", "parametric"},
+                        {"model", args.serving_profile.empty() ? "parametric" : "calibrated"},
+                        {"serving_profile", args.serving_profile.empty()
+                                                ? nlohmann::json(nullptr)
+                                                : nlohmann::json(args.serving_profile)},
                         {"policies", nlohmann::json::array()}};
   for (const sim::ServingPolicyResult& p : result->policies) {
     doc["policies"].push_back({{"name", p.name},

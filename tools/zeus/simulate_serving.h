@@ -11,6 +11,7 @@ struct ServingArgs {
   double slo_margin = 1.5;
   double quantile = 0.99;
   double time_scale = 1.0;
+  std::string serving_profile;  // a calibrated profile (zeus proxy calibrate); empty: parametric
 };
 
 // Prints the table (or with json, one JSON object) of the four policies; exits on errors.
