@@ -3,7 +3,8 @@
 # (lib/fake_llm_server.py), a sweep of 3 clocks x 2 concurrency levels x 2 s writes a serving
 # profile whose points show the fake's shape (power falls with the clock; more clients, more
 # tokens/s), whose fit is positive, and after which the SM clock is unlocked; `zeus proxy --govern
-# --serving-profile` starts from it; bad profiles and misuse are refused with the fix named.
+# --serving-profile` starts from it; SLOs no clock can meet keep the maximum clock with a warning;
+# bad profiles and misuse are refused with the fix named.
 set -euo pipefail
 source "$(dirname "$0")/lib/fake_llm_env.sh"
 upstream="http://127.0.0.1:$upstream_port"
@@ -44,6 +45,28 @@ kill -TERM "$gov_pid"
 wait "$gov_pid" || fail "the governed proxy did not stop cleanly: $(cat "$dir/gov.err")"
 grep -q "clocks restored" "$dir/gov.out" || fail "no governor summary: $(cat "$dir/gov.out")"
 ! grep -q "calibrate on this GPU" "$dir/gov.err" || fail "a warning about the profile's GPU: $(cat "$dir/gov.err")"
+
+# SLOs no clock can meet: the maximum clock, reason slo_unreachable, and a warning naming the fix.
+"$zeus" proxy --upstream "$upstream" --port 0 --gpus 0 --govern --ttft-slo 1ms --tpot-slo 0.1ms \
+  --govern-period 0.2 --log "$dir/tight.jsonl" > "$dir/tight.out" 2> "$dir/tight.err" &
+tight_pid=$!
+pids+=($tight_pid)
+wait_for "$dir/tight.out" "serving"
+tight_port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\) in front.*|\1|p' "$dir/tight.out")
+GOVERN_SPEEDUP=4 "$py" "$lib/../../hw/lib/proxy_govern_load.py" "$lib/../../../data/llm_traces/azure_llm_2023_conv.csv" \
+  "$tight_port" 4 > /dev/null || fail "the load through the tight proxy"
+for _ in $(seq 50); do grep -q "cannot be met" "$dir/tight.err" && break; sleep 0.1; done
+kill -TERM "$tight_pid"
+wait "$tight_pid" || fail "the tight proxy did not stop cleanly"
+grep -q "the SLOs cannot be met at this load; the clock stays at the maximum. Raise --ttft-slo/--tpot-slo" "$dir/tight.err" \
+  || fail "no unreachable-SLO warning: $(cat "$dir/tight.err")"
+"$py" - "$dir/tight.jsonl" <<'PY' || fail "the tight proxy's decisions"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if '"governor"' in l]
+assert any(r["reason"] == "slo_unreachable" for r in rows), rows
+assert all(r["clock_mhz"] == 1980 for r in rows), rows
+print("unreachable SLOs: %d decisions, all at 1980 MHz, slo_unreachable logged" % len(rows))
+PY
 
 # Refusals.
 expect_refusal() {  # PATTERN ARGS...
