@@ -21,6 +21,7 @@
 //   auto result = run_serving_experiment(*trace, ServingSimOptions{});
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -87,5 +88,12 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
 
 // The table `zeus simulate serving` prints.
 std::string format_serving_table(const ServingExperiment& experiment);
+
+// `zeus simulate serving --report DIR`: the table, energy and violations per policy, and the
+// clock and the load over time (serving_report.cc; ReportWriter, gnuplot as in sim_report.h:
+// "" = found on PATH, "none" = scripts only). Every caption says which profile the server is.
+Result<std::filesystem::path> write_serving_report(const ServingExperiment& experiment,
+                                                   const std::filesystem::path& dir,
+                                                   const std::string& gnuplot);
 
 }  // namespace zeus::sim

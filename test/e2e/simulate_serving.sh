@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # zeus simulate serving (issue 38): both bundled Azure traces under the four clock policies, the
-# JSON's stable keys, the governor's saving against the maximum clock, and usage errors.
+# JSON's stable keys, the governor's saving against the maximum clock, the --report folder (its
+# four figures, each caption naming the parametric model), and usage errors.
 set -euo pipefail
 ZEUS="${ZEUS_BIN:?}/zeus"
 data="${ZEUS_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}/data/llm_traces"
@@ -22,6 +23,17 @@ print(doc["trace"], "governor saves %.1f %%, +%.2f points of violations" % (100 
 '
 done
 "$ZEUS" simulate serving --trace "$data/azure_llm_2023_code.csv" | grep -q "^governor "
+report=$(mktemp -d)/report
+trap 'rm -rf "$(dirname "$report")"' EXIT
+"$ZEUS" simulate serving --trace "$data/azure_llm_2023_code.csv" --report "$report" > /dev/null
+for fig in serving_energy serving_violations serving_clock serving_load; do
+  [ -s "$report/$fig.svg" ] && [ -s "$report/$fig.csv" ] || { echo "FAIL: no $fig figure in the report"; exit 1; }
+  grep -q "parametric serving model" "$report/$fig.gp" || { echo "FAIL: $fig's title does not name the model"; exit 1; }
+done
+grep -q "governor" "$report/index.md" && grep -q "serving_clock.svg" "$report/index.html" \
+  || { echo "FAIL: the report's pages"; exit 1; }
+[ "$(head -1 "$report/serving_clock.csv")" = "time (s),max-clock,best-static,dual-loop,governor" ] \
+  || { echo "FAIL: the clock CSV's header: $(head -1 "$report/serving_clock.csv")"; exit 1; }
 set +e
 "$ZEUS" simulate headline --trace "$data/azure_llm_2023_code.csv" > /dev/null 2> /tmp/serving_usage.$$
 rc=$?

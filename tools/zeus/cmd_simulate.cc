@@ -217,7 +217,9 @@ void run_simulate(const SimulateArgs& args) {
     return;
   }
   if (args.experiment == "serving") {
-    run_simulate_serving(args.serving, args.data_dir.empty() ? default_data_dir() : args.data_dir,
+    ServingArgs serving = args.serving;
+    serving.report_dir = args.report_dir;
+    run_simulate_serving(serving, args.data_dir.empty() ? default_data_dir() : args.data_dir,
                          args.json);
     return;
   }

@@ -30,6 +30,11 @@ void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, 
   }
   auto result = sim::run_serving_experiment(*trace, options);
   if (!result) die(result.error().message);
+  if (!args.report_dir.empty()) {
+    auto written = sim::write_serving_report(*result, args.report_dir, args.gnuplot);
+    if (!written) die("--report: " + written.error().message);
+    std::cerr << "report: " << written->string() << "/index.md\n";
+  }
   if (!json) {
     std::cout << sim::format_serving_table(*result);
     return;

@@ -12,6 +12,8 @@ struct ServingArgs {
   double quantile = 0.99;
   double time_scale = 1.0;
   std::string serving_profile;  // a calibrated profile (zeus proxy calibrate); empty: parametric
+  std::string report_dir;       // --report: the report folder; empty: none
+  std::string gnuplot;          // --gnuplot
 };
 
 // Prints the table (or with json, one JSON object) of the four policies; exits on errors.
