@@ -29,21 +29,7 @@ py=${PYTHON:-python3}
 trace="$hw_lib/azure_llm_2023_conv.csv"
 [ -f "$trace" ] || trace="$here/../../data/llm_traces/azure_llm_2023_conv.csv"
 dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$dir"/*.err; do [ -s "$f" ] && { echo "--- $f" >&2; tail -20 "$f" >&2; }; done
-  exit 1
-}
-wait_for() {  # file pattern seconds
-  for _ in $(seq $(($3 * 20))); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
-  fail "no '$2' in $1 after $3 s: $(cat "$1")"
-}
+source "$hw_lib/hw_procs.sh"  # pids, fail, wait_for; $dir removed on exit
 export CUDA_VISIBLE_DEVICES=0
 seconds=${HW_GOVERN_SECONDS:-40}
 # The trace's arrivals HW_GOVERN_SPEEDUP (4) times faster: the small model answers in

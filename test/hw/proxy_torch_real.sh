@@ -24,21 +24,7 @@ ZEUS_BIN=${ZEUS_BIN:-$ZEUS_BUILD_DIR/bin}
 zeus="$ZEUS_BIN/zeus"
 py=${PYTHON:-python3}
 dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$dir"/*.err; do [ -s "$f" ] && { echo "--- $f" >&2; tail -20 "$f" >&2; }; done
-  exit 1
-}
-wait_for() {  # file pattern seconds
-  for _ in $(seq $(($3 * 20))); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
-  fail "no '$2' in $1 after $3 s: $(cat "$1")"
-}
+source "$hw_lib/hw_procs.sh"  # pids, fail, wait_for; $dir removed on exit
 export CUDA_VISIBLE_DEVICES=0  # zeus's GPU 0, cuda:0 and NVML's index 0 are the same GPU
 unset ZEUSD_SOCK_PATH
 load_s=${HW_PROXY_SECONDS:-40}
