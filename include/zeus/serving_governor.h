@@ -94,6 +94,7 @@ struct ServingObservation {
   double mean_context_tokens = 0;   // prompt + output so far, mean over the running batch
   double prompt_tokens_per_s = 0;   // prompt tokens arriving (the prefill load)
   double mean_prompt_tokens = 0;    // of the requests arriving
+  double mean_output_tokens = 0;    // of the requests finished (0: none finished)
   std::vector<double> ttft_s;   // requests whose first token came in this period
   std::vector<double> tpot_s;   // requests finished in this period (their mean TPOT)
 };
@@ -107,12 +108,12 @@ struct GovernorOptions {
   // included), which over-state a whole run's quantile. The headroom in use falls linearly to 1
   // as the share of requests over an SLO in the last budget_window_s reaches 1 - quantile (the
   // budget), and below 1 (to 0.8) beyond it: an error budget, spent where it saves most.
-  double headroom = 1.5;
+  double headroom = 2.0;
   double budget_window_s = 600.0;
-  double alarm = 0.85;        // a measured quantile over alarm x SLO raises the clock
-  double hold_s = 2.0;        // a lower target must hold this long before a step down
+  double alarm = 0.9;         // a measured quantile over alarm x SLO raises the clock
+  double hold_s = 1.5;        // a lower target must hold this long before a step down
   double window_s = 30.0;     // latencies kept for the quantiles (at most max_samples)
-  double load_tau_s = 5.0;    // the load the predictions use is smoothed over about this long
+  double load_tau_s = 3.0;    // the load the predictions use is smoothed over about this long
   size_t max_samples = 4096;
 };
 

@@ -51,6 +51,10 @@ void ServingLoad::finished(uint64_t id, double time_s) {
   if (it == in_flight_.end()) return;
   const Request r = it->second;
   in_flight_.erase(it);
+  if (r.output_tokens > 0) {  // the answers' length: a request's TPOT is a mean over it
+    finished_output_tokens_ += static_cast<double>(r.output_tokens);
+    ++finished_answers_;
+  }
   if (!r.streamed || r.first_s < 0) return;
   const double ttft = r.first_s - r.start_s;
   double tpot = -1;
@@ -82,12 +86,15 @@ ServingObservation ServingLoad::observe(double now_s) {
   const double period = last_observed_s_ < 0 ? 0 : now_s - last_observed_s_;
   o.prompt_tokens_per_s = period > 0 ? arrived_prompt_tokens_ / period : 0;
   o.mean_prompt_tokens = arrived_ > 0 ? arrived_prompt_tokens_ / arrived_ : 0;
+  o.mean_output_tokens = finished_answers_ > 0 ? finished_output_tokens_ / finished_answers_ : 0;
   o.ttft_s = std::move(ttft_s_);
   o.tpot_s = std::move(tpot_s_);
   ttft_s_.clear();
   tpot_s_.clear();
   arrived_prompt_tokens_ = 0;
   arrived_ = 0;
+  finished_output_tokens_ = 0;
+  finished_answers_ = 0;
   last_observed_s_ = now_s;
   return o;
 }

@@ -1,8 +1,8 @@
 // ServingLoad: what the clock governor (zeus/serving_governor.h) observes of an inference server,
 // kept from the requests the proxy relays: requests waiting for their first token and running
-// (producing tokens), their context, the prompt tokens arriving, and the TTFT and TPOT of the
-// streamed requests that got a first token or finished since the last observation; and the run's
-// SLO attainment.
+// (producing tokens), their context, the prompt tokens arriving, the mean length of the answers
+// finished, and the TTFT and TPOT of the streamed requests that got a first token or finished
+// since the last observation; and the run's SLO attainment.
 // Prompt tokens are not counted by the proxy (it never parses a prompt): a request's are
 // estimated from its body's bytes at `tokens_per_byte` (0.25 to start: about 4 bytes a token in
 // English JSON), a ratio corrected online whenever an answer's usage reports the real count.
@@ -68,6 +68,8 @@ class ServingLoad {
   double last_observed_s_ = -1;
   double arrived_prompt_tokens_ = 0;  // since the last observation
   int64_t arrived_ = 0;
+  double finished_output_tokens_ = 0;  // of the answers finished since the last observation
+  int64_t finished_answers_ = 0;
   std::vector<double> ttft_s_, tpot_s_;
   SloAttainment attainment_;
 };

@@ -54,6 +54,8 @@ TEST(ServingLoadTest, TpotOverTheTokensAfterTheFirstAndAttainmentAgainstTheSlos)
   EXPECT_EQ(a.tpot_over, 1);
   EXPECT_NEAR(a.rate(), 1.0 / 3, 1e-12);
   EXPECT_EQ(o.running + o.waiting, 0);  // finished requests leave the load
+  EXPECT_NEAR(o.mean_output_tokens, (11 + 3 + 1) / 3.0, 1e-12);  // the answers' mean length
+  EXPECT_EQ(load.observe(6).mean_output_tokens, 0);  // none finished since: unknown
 }
 
 TEST(ServingLoadTest, WholeAnswersCountInTheLoadButGiveNoLatencies) {
@@ -66,6 +68,7 @@ TEST(ServingLoadTest, WholeAnswersCountInTheLoadButGiveNoLatencies) {
   EXPECT_TRUE(o.ttft_s.empty());
   EXPECT_TRUE(o.tpot_s.empty());
   EXPECT_EQ(load.attainment().finished, 0);
+  EXPECT_EQ(o.mean_output_tokens, 50);  // its length still counts
 }
 
 TEST(ServingLoadTest, UsageCorrectsTheBytesToTokensRatioWithinBounds) {

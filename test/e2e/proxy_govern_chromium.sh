@@ -11,7 +11,7 @@ command -v chromium > /dev/null || fail "chromium is not installed; install the 
 trace="$lib/../../../data/llm_traces/azure_llm_2023_conv.csv"
 
 "$zeus" proxy --upstream "http://127.0.0.1:$upstream_port" --port 0 --gpus 0 --interval 0.05 \
-  --govern --ttft-slo 1s --tpot-slo 50ms --govern-period 0.25 > "$dir/proxy.out" 2> "$dir/proxy.err" &
+  --govern --ttft-slo 5s --tpot-slo 200ms --govern-period 0.25 > "$dir/proxy.out" 2> "$dir/proxy.err" &
 pids+=($!)
 wait_for "$dir/proxy.out" "serving"
 port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\) in front.*|\1|p' "$dir/proxy.out")

@@ -95,12 +95,20 @@ double ServingGovernor::predict_tpot_s(double clock_mhz, const ServingObservatio
   const double slow = profile_.max_clock() / clock_mhz;
   const double batch = std::max(1.0, o.running);
   const double decode = profile_.iteration_s(clock_mhz, 0, batch, batch * o.mean_context_tokens);
-  // Prompt tokens ride along in decode iterations, a chunk at most each: a steady share stretches
-  // every iteration by 1 / (1 - share), a backlog by one full chunk.
-  const double chunk = profile_.prefill_chunk_tokens * profile_.prefill_s_per_token * slow;
-  const double share = o.prompt_tokens_per_s * profile_.prefill_s_per_token * slow;
-  const double stretched = share < 1 ? decode / (1 - share) : kInfinity;
-  return std::min(stretched, decode + (o.waiting > 0 || share >= 1 ? chunk : chunk * share));
+  // Prompt tokens ride along in decode iterations, a chunk at most each. A request's TPOT is the
+  // mean over its n output tokens: the prompts queued now are spread over those n iterations and
+  // the prompts arriving meanwhile stretch each by 1 / (1 - share), up to a full chunk in every
+  // one (a long queue of long prompts). With no n known yet, a queue counts as a full chunk.
+  const double per_token = profile_.prefill_s_per_token * slow;
+  const double full = decode + profile_.prefill_chunk_tokens * per_token;
+  const double share = o.prompt_tokens_per_s * per_token;
+  if (share >= 1) return full;
+  if (o.mean_output_tokens > 1) {
+    const double backlog = o.waiting * std::max(1.0, o.mean_prompt_tokens);
+    return std::min(full, (decode + per_token * backlog / o.mean_output_tokens) / (1 - share));
+  }
+  if (o.waiting > 0) return full;
+  return std::min(decode / (1 - share), decode + (full - decode) * share);
 }
 
 double ServingGovernor::predict_ttft_s(double clock_mhz, const ServingObservation& o) const {
@@ -171,6 +179,14 @@ ClockDecision ServingGovernor::decide(const ServingObservation& o) {
   smooth(load_.mean_context_tokens, o.mean_context_tokens);
   smooth(load_.prompt_tokens_per_s, o.prompt_tokens_per_s);
   if (o.mean_prompt_tokens > 0) smooth(load_.mean_prompt_tokens, o.mean_prompt_tokens);
+  if (o.mean_output_tokens > 0) {
+    // The first finished requests set it; later ones are smoothed in.
+    if (load_.mean_output_tokens > 0) {
+      smooth(load_.mean_output_tokens, o.mean_output_tokens);
+    } else {
+      load_.mean_output_tokens = o.mean_output_tokens;
+    }
+  }
   const double since_last_s = load_at_s_ < 0 ? 0 : std::max(0.0, o.now_s - load_at_s_);
   if (o.running > 0 || o.waiting > 0) idle_since_s_ = -1;
   load_at_s_ = o.now_s;
@@ -217,8 +233,13 @@ ClockDecision ServingGovernor::decide(const ServingObservation& o) {
   size_t target = 0;
   for (size_t i = 0; i < profile_.clocks_mhz.size(); ++i) {
     const double f = profile_.clocks_mhz[i];
-    if (ttft_correction_ * predict_ttft_s(f, load) > headroom_now_ * options_.ttft_slo_s ||
-        tpot_correction_ * predict_tpot_s(f, load) > headroom_now_ * options_.tpot_slo_s) {
+    // The headroom is for the tail the correction carries; the profile's own TPOT must meet the
+    // SLO (a queue of long prompts behind short answers puts a full prefill chunk in every
+    // iteration: that has no tail to discount).
+    const double tpot = predict_tpot_s(f, load);
+    if (tpot > options_.tpot_slo_s ||
+        ttft_correction_ * predict_ttft_s(f, load) > headroom_now_ * options_.ttft_slo_s ||
+        tpot_correction_ * tpot > headroom_now_ * options_.tpot_slo_s) {
       break;
     }
     target = i;
