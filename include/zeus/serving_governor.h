@@ -7,8 +7,9 @@
 //
 // The decision, each control period (docs/proxy.md, "Saving energy"):
 //   1. Blind (no request seen yet, or readings missing): the maximum clock.
-//   2. Predict, for each clock, the TPOT of the running batch (one decode iteration stretched by
-//      the prefill work arriving, at most one prefill chunk per iteration) and the TTFT of a
+//   2. Predict, for each clock, the TPOT of the running batch (a mean over an answer's length:
+//      one decode iteration plus the queued prompts spread over the answers' mean length,
+//      stretched by the prefill work arriving, at most one prefill chunk per iteration) and the TTFT of a
 //      typical prompt (the prompt tokens queued ahead of it and its own, at the prefill
 //      throughput of chunked iterations), for the load smoothed over load_tau_s (one period's arrivals are
 //      too noisy to steer by), each times a correction: the measured quantile of the window over
@@ -17,8 +18,9 @@
 //      the target is the measured quantile scaled by how the profile says latency changes with
 //      the clock).
 //      The target is the lowest clock whose corrected predictions sit under `headroom` x each SLO
-//      (for the queue, prompt rate and prompt size, the larger of smoothed and current: a burst
-//      raises at once).
+//      and whose uncorrected TPOT meets its SLO (the headroom discounts the correction's tail; a
+//      queue of long prompts behind short answers has none) (for the queue, prompt rate and
+//      prompt size, the larger of smoothed and current: a burst raises at once).
 //   3. Up at once, down slowly: a target above the clock in force is applied at once, and a
 //      measured quantile over `alarm` x its SLO raises the clock at least one step even when the
 //      prediction disagrees; a lower target must stay the target for `hold_s` before the clock
