@@ -53,22 +53,34 @@ for m in setuptools pkg_resources _distutils_hack wheel setuptools-*.egg-info wh
 done
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+repairs=()
+trap 'kill "${repairs[@]}" 2> /dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$out"
+# pip wheel runs one Python at a time (setup.py drives CMake on the one build tree); each wheel's
+# repair (unpack, bundle, repack: about 11 s) runs in the background beside the next pip wheel.
 for py in "${pythons[@]}"; do
   tag=$("$py" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
   pypath=""
   "$py" -c 'import setuptools, wheel' 2>/dev/null || pypath=$shim
   # From a copy of python/, so pip's in-tree build/ and egg-info stay out of the source tree.
-  rm -rf "$work/pkg" "$work/raw" && mkdir -p "$work/pkg" "$work/raw"
+  rm -rf "$work/pkg" && mkdir -p "$work/pkg" "$work/raw-$tag"
   cp -r "$src/python/setup.py" "$src/python/zeus_cpp" "$work/pkg/"
   if ! PYTHONPATH=$pypath PIP_NO_CACHE_DIR=1 ZEUS_SOURCE_DIR="$src" ZEUS_CMAKE_BUILD_DIR="$build" \
       ZEUS_BUILD_JOBS="${JOBS:-$(nproc)}" "$py" -m pip wheel --no-build-isolation --no-deps \
-      --no-index --disable-pip-version-check -w "$work/raw" "$work/pkg" > "$work/pip-$tag.log" 2>&1; then
+      --no-index --disable-pip-version-check -w "$work/raw-$tag" "$work/pkg" > "$work/pip-$tag.log" 2>&1; then
     tail -30 "$work/pip-$tag.log"; echo "build.sh: pip wheel failed for $py" >&2; exit 1
   fi
   rm -f "$out"/zeus_cpp-*-"$tag"-"$tag"-*.whl
-  /usr/bin/python3 "$src/packaging/wheel/repair.py" "$work"/raw/*.whl --out "$out"
+  /usr/bin/python3 "$src/packaging/wheel/repair.py" "$work/raw-$tag"/*.whl --out "$out" \
+    > "$work/repair-$tag.log" 2>&1 &
+  repairs+=($!)
 done
+failed=0
+for i in "${!repairs[@]}"; do
+  wait "${repairs[$i]}" || { failed=1; echo "build.sh: repair.py failed for ${pythons[$i]}:" >&2; }
+done
+cat "$work"/repair-*.log
+[ $failed = 0 ] || exit 1
+repairs=()
 echo "== $(ls "$out"/*.whl | wc -l) wheels in $out ($(( $(date +%s) - start )) s):"
 ls -l "$out"/*.whl | awk '{printf "   %s  %.1f MiB\n", $NF, $5 / 1048576}'
