@@ -34,7 +34,7 @@ PidfdWatcher::PidfdWatcher() : wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) 
   ZEUS_CHECK(wake_fd_ >= 0, std::string("eventfd failed: ") + std::strerror(errno));
 }
 
-PidfdWatcher::~PidfdWatcher() {
+void PidfdWatcher::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -42,6 +42,10 @@ PidfdWatcher::~PidfdWatcher() {
   const uint64_t one = 1;
   [[maybe_unused]] ssize_t written = write(wake_fd_, &one, sizeof(one));
   if (thread_.joinable()) thread_.join();
+}
+
+PidfdWatcher::~PidfdWatcher() {
+  stop();
   for (const auto& [pid, fd] : pidfds_) {
     if (fd >= 0) close(fd);
   }

@@ -51,6 +51,9 @@ class PidfdWatcher final : public ProcessWatcher {
 
   // Starts the thread that calls `on_exit(pid)` once per watched process that exits.
   Result<void> start(ExitCallback on_exit);
+  // Stops that thread (waits for a callback under way; none after it returns). Call it before
+  // whatever the callback uses goes away; idempotent, and the destructor calls it.
+  void stop();
   Result<void> watch(int pid) override;
   // Processes watched now.
   size_t watched_count() const;

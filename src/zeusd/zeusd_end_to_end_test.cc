@@ -177,6 +177,7 @@ class ZeusdEndToEnd : public ::testing::Test {
     int signal_number = 0;
     sigwait(&term, &signal_number);
     (*server)->stop();
+    watcher.stop();  // before the service it calls into goes away
     service.restore_all();
     return 0;
   }
