@@ -102,13 +102,11 @@ double ServingGovernor::predict_tpot_s(double clock_mhz, const ServingObservatio
   const double per_token = profile_.prefill_s_per_token * slow;
   const double full = decode + profile_.prefill_chunk_tokens * per_token;
   const double share = o.prompt_tokens_per_s * per_token;
-  if (share >= 1) return full;
-  if (o.mean_output_tokens > 1) {
-    const double backlog = o.waiting * std::max(1.0, o.mean_prompt_tokens);
-    return std::min(full, (decode + per_token * backlog / o.mean_output_tokens) / (1 - share));
-  }
-  if (o.waiting > 0) return full;
-  return std::min(decode / (1 - share), decode + (full - decode) * share);
+  const bool length_known = o.mean_output_tokens > 1;
+  if (share >= 1 || (o.waiting > 0 && !length_known)) return full;
+  const double backlog = length_known ? o.waiting * std::max(1.0, o.mean_prompt_tokens) : 0;
+  const double spread = backlog / std::max(1.0, o.mean_output_tokens);  // tokens per iteration
+  return std::min(full, (decode + per_token * spread) / (1 - share));
 }
 
 double ServingGovernor::predict_ttft_s(double clock_mhz, const ServingObservation& o) const {
