@@ -19,7 +19,7 @@ TEST_PACKAGES := libgtest-dev libgmock-dev googletest libbenchmark-dev sqlite3 p
   mariadb-server pybind11-dev python3-dev openssl python3-pytest python3-numpy python3-torch \
   libtorch-dev chromium clang libclang-rt-14-dev python3-httpx python3-pydantic python3-scipy \
   prometheus prometheus-pushgateway curl python3-venv python3-pip python3-setuptools python3-wheel \
-  patchelf binutils mmdebstrap help2man
+  patchelf binutils mmdebstrap help2man lld
 DEB_PACKAGES := $(RUN_PACKAGES) $(TEST_PACKAGES)
 
 FUZZ_BUILD := $(ASAN_BUILD)
