@@ -18,11 +18,9 @@ stage "Debian packages and npm (all)" m deps
 mkdir -p build/logs
 asan_start=$(date +%s)
 # In a session of its own, so that a failing stage stops the whole build (make, cmake, ninja and
-# the compilers) at once instead of waiting for it.
-# A session of its own is also an autogroup of its own where the kernel groups by session
-# (sched_autogroup_enabled, Debian's default): the scheduler shares the CPU between the groups
-# first, and SCHED_IDLE and nice inside one group would still get it half the machine (measured:
-# 50 % beside the release build). So the new session puts its own group at nice 19 first.
+# the compilers) at once. A session is also a scheduling group of its own (autogroups, Debian's
+# default), shared with the others first, so SCHED_IDLE and nice inside it alone would still get
+# it half the machine (measured: 50 % beside the release build): it sets its group to nice 19.
 setsid --wait bash -c 'echo 19 > /proc/self/autogroup 2> /dev/null; exec chrt --idle 0 nice -n 19 make --no-print-directory asan-build' > build/logs/asan-build.log 2>&1 &
 asan_pid=$!
 stop_asan_build() {
