@@ -13,8 +13,7 @@ stage "Debian packages and npm (all)" m deps
 # the release build, the wheels, the packages and the release tests: a build leaves a core idle
 # whenever Ninja waits on one long step, and the tests wait on servers, sleeps and subprocesses
 # for much of their time (measured: the release tests use about 45 % of two cores); the
-# sanitizer's compilers take only the CPU the others leave. The tests labelled "timing"
-# (wall-clock bounds) run after it, on an idle machine. Its log: build/logs/asan-build.log.
+# sanitizer's compilers take only the CPU the others leave. Its log: build/logs/asan-build.log.
 mkdir -p build/logs
 asan_start=$(date +%s)
 # In a session of its own, so that a failing stage stops the whole build (make, cmake, ninja and
@@ -42,7 +41,34 @@ stage "wheels (every CPython 3.10-3.13 found)" m wheel
 stage "GPU check kit (build/hw-kit)" ./packaging/hw-kit/assemble.sh build/release dist build/hw-kit
 stage "Debian package (dist/zeus_*.deb)" m deb
 stage "release tests (ctest; the sanitizer build beside them)" ctest --test-dir build/release --output-on-failure -j "$jobs" -LE 'hw|timing'
+
+# The tests labelled "timing" (wall-clock bounds: real sleeps, threads a few ms apart) use little
+# CPU; they run beside the rest of the sanitizer build, which takes only the CPU they leave. Any
+# that fails there runs again alone once the build is done, and that run decides.
+timing_failed=0
+timing_tests() {
+  ctest --test-dir build/release --output-on-failure -j "$jobs" -L timing -LE hw && return 0
+  timing_failed=1
+  echo "(failed beside the sanitizer build: run again alone after it, below)"
+}
+stage "release tests labelled timing (beside the sanitizer build)" timing_tests
 stage "sanitizer build (what was left after the release tests)" finish_asan_build
-stage "release tests labelled timing (alone)" ctest --test-dir build/release --output-on-failure -j "$jobs" -L timing -LE hw
-stage "ASan+UBSan tests" ctest --preset asan -j "$jobs"
-stage "fuzz run (${FUZZ_SECONDS:-60} s per target)" ./scripts/run_fuzzers.sh build/asan "${FUZZ_SECONDS:-60}" "$jobs"
+if [ $timing_failed = 1 ]; then
+  stage "timing tests that failed beside the build, again alone" \
+    ctest --test-dir build/release --output-on-failure -j "$jobs" --rerun-failed
+fi
+
+# The ASan+UBSan unit tests and the fuzzers in one ctest pool (preset asan-and-fuzz): each fuzzer
+# keeps a core for all of its seconds, started first, and the unit tests fill the other core and
+# the gaps (the fuzzers alone would leave one idle for the last odd target's run).
+fuzz_seconds=${FUZZ_SECONDS:-60}
+asan_and_fuzz() {
+  local status=0
+  FUZZ_SECONDS=$fuzz_seconds ctest --preset asan-and-fuzz -j "$jobs" || status=$?
+  local log
+  for log in build/asan/*_fuzz.log; do
+    [ -f "$log" ] && echo "== $(basename "$log" .log): $(tail -1 "$log")"
+  done
+  return $status
+}
+stage "ASan+UBSan tests and the fuzz run ($(ls fuzz/*_fuzz.cc | wc -l) targets, ${fuzz_seconds} s each)" asan_and_fuzz

@@ -7,11 +7,15 @@
 # directory).
 # Exit status: non-zero when any target found a crash, a leak or undefined behaviour; its log's
 # last lines are printed.
-#   scripts/run_fuzzers.sh BUILD SECONDS JOBS
+#   scripts/run_fuzzers.sh BUILD SECONDS JOBS [NAME...]     (NAME: only these targets, e.g.
+#                                                            uri_fuzz; each is also a ctest test
+#                                                            fuzz.NAME in BUILD, run for
+#                                                            FUZZ_SECONDS, default 60)
 set -euo pipefail
-build=${1:?usage: run_fuzzers.sh BUILD SECONDS JOBS}
+build=${1:?usage: run_fuzzers.sh BUILD SECONDS JOBS [NAME...]}
 seconds=${2:-60}
 jobs=${3:-2}
+names=("${@:4}")
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 
 run_one() {
@@ -33,9 +37,16 @@ export -f run_one
 export build seconds source_dir
 
 targets=()
-for f in "$build"/fuzz/*_fuzz; do
-  [ -x "$f" ] && targets+=("$f")
-done
+if [ ${#names[@]} -gt 0 ]; then
+  for name in "${names[@]}"; do
+    [ -x "$build/fuzz/$name" ] || { echo "run_fuzzers.sh: no fuzz target $build/fuzz/$name (build the zeus_fuzzers target first)" >&2; exit 1; }
+    targets+=("$build/fuzz/$name")
+  done
+else
+  for f in "$build"/fuzz/*_fuzz; do
+    [ -x "$f" ] && targets+=("$f")
+  done
+fi
 if [ ${#targets[@]} -eq 0 ]; then
   echo "run_fuzzers.sh: no fuzz targets in $build/fuzz (build the zeus_fuzzers target first)" >&2
   exit 1
