@@ -44,7 +44,9 @@ def test_power_limit_optimizer_profiles_through_the_trainer_hooks(fake_nvml):
         monitor, optimum_selector=Energy(), wait_steps=0, warmup_steps=1, profile_steps=2, pl_step=100
     )
     assert isinstance(callback.optimizer, GlobalPowerLimitOptimizer)
-    trainer = StandInTrainer([callback], steps_per_epoch=12, step=lambda: time.sleep(0.005),
+    # Steps of 25 ms: a profile window (two steps) is 50 ms, so a busy machine's scheduling delays
+    # of a few ms cannot make the lowest limit's window the costlier one (with 5 ms steps they did).
+    trainer = StandInTrainer([callback], steps_per_epoch=12, step=lambda: time.sleep(0.025),
                              args=TrainingArguments(num_train_epochs=2))
     trainer.train()
     assert callback.optimizer.power_limits == [300, 200, 100]

@@ -1,6 +1,7 @@
 #include "http/client.h"
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <vector>
 
 namespace zeus::http {
 namespace {
@@ -31,13 +33,11 @@ Clock::time_point deadline_in(double s) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
-// The three kinds of connection: what the client speaks over (Stream) and how it reaches it.
-struct UnixTransport {
-  using Protocol = asio::local::stream_protocol;
-  using Stream = Protocol::socket;
-};
-struct TcpTransport {
-  using Protocol = asio::ip::tcp;
+// The two kinds of connection: what the client speaks over (Stream) and its socket's protocol.
+// Plain HTTP over TCP and over a Unix socket share one: Asio's generic stream socket connects to
+// either endpoint, so Beast's reads and writes are compiled once for both.
+struct PlainTransport {
+  using Protocol = asio::generic::stream_protocol;
   using Stream = Protocol::socket;
 };
 struct TlsTransport {
@@ -86,8 +86,6 @@ template <class Transport>
 class Client final : public HttpClient {
  public:
   using Conn = Connection<Transport>;
-  using Protocol = typename Transport::Protocol;
-  using Endpoint = typename Protocol::endpoint;
 
   Client(std::string host, int port, std::string path, ClientOptions options,
          std::shared_ptr<asio::ssl::context> tls = nullptr)
@@ -109,11 +107,8 @@ class Client final : public HttpClient {
   }
 
   std::string where() const override {
-    if constexpr (std::is_same_v<Protocol, asio::local::stream_protocol>) {
-      return "unix:" + path_;
-    } else {
-      return detail::server_url(kIsTls<Transport>, host_, port_);
-    }
+    if (unix_socket()) return "unix:" + path_;
+    return detail::server_url(kIsTls<Transport>, host_, port_);
   }
 
  private:
@@ -246,18 +241,24 @@ class Client final : public HttpClient {
       conn = std::make_unique<Conn>();
     }
     error_code ec;
-    if constexpr (std::is_same_v<Protocol, asio::local::stream_protocol>) {
-      ec = conn->run(deadline, [&](auto handler) {
-        conn->socket().async_connect(Endpoint(path_), handler);
-      });
+    if (unix_socket()) {
+      if constexpr (!kIsTls<Transport>) {
+        ec = conn->run(deadline, [&](auto handler) {
+          conn->socket().async_connect(asio::local::stream_protocol::endpoint(path_), handler);
+        });
+      }
     } else {
       asio::ip::tcp::resolver resolver(conn->io);
       auto endpoints = resolver.resolve(host_, std::to_string(port_), ec);
       if (ec) {
         return fail(ErrorCode::kUnavailable, "cannot resolve '" + host_ + "': " + ec.message());
       }
+      // The generic socket connects to generic endpoints: the resolved ones, converted.
+      using Socket = typename Transport::Protocol::socket;
+      std::vector<typename Socket::endpoint_type> targets;
+      for (const auto& entry : endpoints) targets.emplace_back(entry.endpoint());
       ec = conn->run(deadline, [&](auto handler) {
-        asio::async_connect(conn->socket(), endpoints, handler);
+        asio::async_connect(conn->socket(), targets, handler);
       });
       if (!ec) conn->socket().set_option(asio::ip::tcp::no_delay(true), ec);
     }
@@ -285,6 +286,8 @@ class Client final : public HttpClient {
     return tl::unexpected<Error>(detail::untrusted_answer(where(), problem));
   }
 
+  bool unix_socket() const { return !path_.empty(); }
+
   std::unique_ptr<Conn> take() {
     return idle_.take([](const Conn&) { return true; });
   }
@@ -305,7 +308,7 @@ Result<std::unique_ptr<HttpClient>> HttpClient::tcp(std::string host, int port,
   ZEUS_TRY(detail::check_client_options(options));
   ZEUS_TRY(detail::check_host_port(host, port));
   return std::unique_ptr<HttpClient>(
-      std::make_unique<Client<TcpTransport>>(std::move(host), port, "", std::move(options)));
+      std::make_unique<Client<PlainTransport>>(std::move(host), port, "", std::move(options)));
 }
 
 Result<std::unique_ptr<HttpClient>> HttpClient::tls(std::string host, int port,
@@ -335,6 +338,6 @@ Result<std::unique_ptr<HttpClient>> HttpClient::unix_socket(std::string path, Cl
     return fail(ErrorCode::kInvalidArgument, "socket path too long (at most 107 bytes): " + path);
   }
   return std::unique_ptr<HttpClient>(
-      std::make_unique<Client<UnixTransport>>("", 0, std::move(path), std::move(options)));
+      std::make_unique<Client<PlainTransport>>("", 0, std::move(path), std::move(options)));
 }
 }  // namespace zeus::http

@@ -3,6 +3,7 @@
 // deadline) with Boost.Beast's parser under the limits, hand it to the handler with a Reply, write
 // the answer (write deadline), then the next request; or an event stream. A deadline cancels the
 // pending read or write (the answer is 408 where one can still be written); errors close.
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
@@ -34,11 +35,13 @@ std::chrono::steady_clock::duration seconds(double s) {
       std::chrono::duration<double>(std::clamp(s, 0.0, 1e7)));
 }
 
-template <class Protocol>
-class Session final : public SessionHandle,
-                      public std::enable_shared_from_this<Session<Protocol>> {
+// One class for TCP and Unix-socket connections alike: Asio's generic stream socket takes either
+// (moved in, the descriptor unchanged), so Beast's reads and writes are compiled once, not once per
+// protocol. With the client's same change, the HTTP layer's largest unity batch compiles in 96 s
+// instead of 120 with clang and the sanitizers, 49 instead of 54 with GCC -O2.
+class Session final : public SessionHandle, public std::enable_shared_from_this<Session> {
  public:
-  using Socket = typename Protocol::socket;
+  using Socket = asio::generic::stream_protocol::socket;
 
   Session(ServerCore& core, Socket socket, std::shared_ptr<const Peer> peer)
       : core_(core), socket_(std::move(socket)), timer_(socket_.get_executor()),
@@ -46,7 +49,7 @@ class Session final : public SessionHandle,
         buffer_(core.options.limits.max_header_bytes + core.options.limits.max_body_bytes + 4096) {}
 
   void run() {
-    asio::post(executor(), [self = this->shared_from_this()] { self->wait_for_request(); });
+    asio::post(executor(), [self = shared_from_this()] { self->wait_for_request(); });
   }
 
   void refuse(const std::string& why) {
@@ -58,11 +61,11 @@ class Session final : public SessionHandle,
   asio::any_io_executor executor() override { return socket_.get_executor(); }
 
   void close_now() override {
-    asio::post(executor(), [self = this->shared_from_this()] { self->close(); });
+    asio::post(executor(), [self = shared_from_this()] { self->close(); });
   }
 
   void close_when_idle() override {
-    asio::post(executor(), [self = this->shared_from_this()] {
+    asio::post(executor(), [self = shared_from_this()] {
       const SessionState s = self->state.load();
       if (s == SessionState::kIdle || s == SessionState::kReading) self->close();
       if (s == SessionState::kStreaming && self->stream_ && self->stream_events_) {
@@ -110,7 +113,7 @@ class Session final : public SessionHandle,
     stream_writing_ = true;
     arm(core_.options.write_timeout_s);
     bhttp::async_write_header(socket_, *serializer,
-                              [self = this->shared_from_this(), header, serializer](
+                              [self = shared_from_this(), header, serializer](
                                   const error_code& ec, size_t) {
                                 self->disarm();
                                 self->stream_writing_ = false;
@@ -135,7 +138,7 @@ class Session final : public SessionHandle,
     stream_writing_ = true;
     arm(core_.options.write_timeout_s);
     asio::async_write(socket_, asio::buffer(chunk_),
-                      [self = this->shared_from_this()](const error_code& ec, size_t) {
+                      [self = shared_from_this()](const error_code& ec, size_t) {
                         self->disarm();
                         self->stream_writing_ = false;
                         if (ec) return self->close();
@@ -164,7 +167,7 @@ class Session final : public SessionHandle,
     timer_at_ = at;
     const uint64_t wait = ++timer_wait_;
     timer_.expires_at(at);  // a pending wait ends with operation_aborted
-    timer_.async_wait([self = this->shared_from_this(), wait](const error_code& ec) {
+    timer_.async_wait([self = shared_from_this(), wait](const error_code& ec) {
       if (ec || wait != self->timer_wait_) return;  // cancelled or replaced by an earlier one
       self->timer_at_ = kNoDeadline;
       if (self->deadline_ == kNoDeadline || self->state.load() == SessionState::kClosed) return;
@@ -186,7 +189,7 @@ class Session final : public SessionHandle,
     error_code available_error;
     if (socket_.available(available_error) > 0) return read_header();  // already here: no wait
     arm(core_.options.idle_timeout_s);
-    socket_.async_wait(Socket::wait_read, [self = this->shared_from_this()](const error_code& ec) {
+    socket_.async_wait(Socket::wait_read, [self = shared_from_this()](const error_code& ec) {
       self->disarm();
       if (ec || self->timed_out_) return self->close();
       self->read_header();
@@ -199,7 +202,7 @@ class Session final : public SessionHandle,
     apply_limits(core_.options.limits, &*parser_);
     arm(core_.options.header_timeout_s);
     bhttp::async_read_header(socket_, buffer_, *parser_,
-                             [self = this->shared_from_this()](const error_code& ec, size_t) {
+                             [self = shared_from_this()](const error_code& ec, size_t) {
                                self->on_header(ec);
                              });
   }
@@ -218,7 +221,7 @@ class Session final : public SessionHandle,
       static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       arm(core_.options.write_timeout_s);
       asio::async_write(socket_, asio::buffer(kContinue),
-                        [self = this->shared_from_this()](const error_code& ec, size_t) {
+                        [self = shared_from_this()](const error_code& ec, size_t) {
                           if (ec) return self->close();
                           self->read_body();
                         });
@@ -230,7 +233,7 @@ class Session final : public SessionHandle,
   void read_body() {
     arm(core_.options.body_timeout_s);
     bhttp::async_read(socket_, buffer_, *parser_,
-                      [self = this->shared_from_this()](const error_code& ec, size_t) {
+                      [self = shared_from_this()](const error_code& ec, size_t) {
                         if (ec) return self->fail_read(ec, "body", self->core_.options.body_timeout_s);
                         self->dispatch();
                       });
@@ -274,7 +277,7 @@ class Session final : public SessionHandle,
     watch_for_hangup();
     const bool inline_request =
         core_.options.inline_request && core_.options.inline_request(request);
-    auto reply = std::make_shared<ReplyImpl>(core_, this->shared_from_this(), peer_,
+    auto reply = std::make_shared<ReplyImpl>(core_, shared_from_this(), peer_,
                                              std::move(request), inline_request);
     try {
       core_.handler(reply->request(), reply->peer(), reply);
@@ -288,7 +291,7 @@ class Session final : public SessionHandle,
   // up. The connection stays until the answer is written (a client that only closed its sending
   // side still reads it), but the Reply reports client_gone(), so a waiter can be forgotten.
   void watch_for_hangup() {
-    socket_.async_wait(Socket::wait_read, [self = this->shared_from_this()](const error_code& ec) {
+    socket_.async_wait(Socket::wait_read, [self = shared_from_this()](const error_code& ec) {
       if (ec || self->state.load() != SessionState::kHandling) return;
       char byte;
       const ssize_t n = ::recv(self->socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -310,7 +313,7 @@ class Session final : public SessionHandle,
     auto message = std::make_shared<BeastResponse>(std::move(response));
     arm(core_.options.write_timeout_s);
     bhttp::async_write(socket_, *message,
-                       [self = this->shared_from_this(), message](const error_code& ec, size_t) {
+                       [self = shared_from_this(), message](const error_code& ec, size_t) {
                          self->disarm();
                          if (ec) return self->close();
                          if (!message->keep_alive()) return self->shutdown_and_close();
@@ -331,7 +334,7 @@ class Session final : public SessionHandle,
   void drain() {
     drain_buffer_.resize(16 * 1024);
     socket_.async_read_some(asio::buffer(drain_buffer_),
-                            [self = this->shared_from_this()](const error_code& ec, size_t n) {
+                            [self = shared_from_this()](const error_code& ec, size_t n) {
                               self->drained_ += n;
                               if (ec || self->timed_out_ || self->drained_ > kMaxDrainBytes) {
                                 return self->close();
@@ -376,11 +379,10 @@ class Session final : public SessionHandle,
   size_t drained_ = 0;
 };
 
-template <class Protocol>
-void start(ServerCore& core, typename Protocol::socket socket, Peer peer) {
+void start(ServerCore& core, Session::Socket socket, Peer peer) {
   const std::string key = peer.key;
   const bool privileged = peer.privileged;
-  auto session = std::make_shared<Session<Protocol>>(
+  auto session = std::make_shared<Session>(
       core, std::move(socket), std::make_shared<const Peer>(std::move(peer)));
   session->id = core.next_id.fetch_add(1);
   session->peer_key = key;
@@ -394,11 +396,11 @@ void start(ServerCore& core, typename Protocol::socket socket, Peer peer) {
 }  // namespace
 
 void start_session(ServerCore& core, asio::ip::tcp::socket socket, Peer peer) {
-  start<asio::ip::tcp>(core, std::move(socket), std::move(peer));
+  start(core, Session::Socket(std::move(socket)), std::move(peer));
 }
 
 void start_session(ServerCore& core, asio::local::stream_protocol::socket socket, Peer peer) {
-  start<asio::local::stream_protocol>(core, std::move(socket), std::move(peer));
+  start(core, Session::Socket(std::move(socket)), std::move(peer));
 }
 
 }  // namespace zeus::http::detail

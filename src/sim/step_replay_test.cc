@@ -12,7 +12,7 @@
 namespace zeus::sim {
 namespace {
 
-std::filesystem::path bundled_data() {
+std::filesystem::path replay_data_dir() {
   return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "data";
 }
 
@@ -53,7 +53,7 @@ TEST(StepFidelity, TheRealProfilerPicksTheClosedFormsLimitInTheFirstEpoch) {
 }
 
 TEST(StepFidelity, BothFidelitiesAgreeWithinOnePercentOnEveryWorkload) {
-  auto traces = load_workload_traces(bundled_data(), "v100", {});
+  auto traces = load_workload_traces(replay_data_dir(), "v100", {});
   ASSERT_TRUE(traces.has_value()) << traces.error().to_string();
   // Ours (predictive early stop, round-2 skip), Zeus 0.16's stop, and the original's rules.
   for (const char* rules : {"zeus", "zeus,early_stop=after-crossing", "upstream"}) {

@@ -11,8 +11,8 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kKey = "gate-test-key";
-constexpr int64_t kNow = 1'800'000'000;
+const std::string kGateKey = "gate-test-key";
+constexpr int64_t kGateNow = 1'800'000'000;
 
 http::HttpRequest request(std::string method, std::string path,
                           std::vector<std::string> authorization = {}) {
@@ -24,12 +24,12 @@ http::HttpRequest request(std::string method, std::string path,
 }
 
 std::string bearer(std::vector<Capability> scopes, std::optional<int64_t> exp = std::nullopt) {
-  return "Bearer " + *issue_token(kKey, TokenIdentity{"alice", std::move(scopes), exp});
+  return "Bearer " + *issue_token(kGateKey, TokenIdentity{"alice", std::move(scopes), exp});
 }
 
 AccessPolicy with_key() {
   AccessPolicy policy;
-  policy.signing_key = kKey;
+  policy.signing_key = kGateKey;
   return policy;
 }
 
@@ -63,7 +63,7 @@ TEST(RequestGate, GroupOfEachPath) {
 }
 
 TEST(RequestGate, WithoutKeyEverythingPassesToTheRoutes) {
-  GateDecision d = check_access(request("POST", "/gpu/set_power_limit"), AccessPolicy{}, kNow);
+  GateDecision d = check_access(request("POST", "/gpu/set_power_limit"), AccessPolicy{}, kGateNow);
   EXPECT_FALSE(d.refusal);
   EXPECT_FALSE(d.token);
 }
@@ -72,16 +72,16 @@ TEST(RequestGate, DisabledGroupIs404BeforeAuthentication) {
   AccessPolicy policy = with_key();
   policy.enabled = {false, true, false};  // gpu-read only
   for (const char* path : {"/cpu/get_power", "/cpu/0/energy"}) {
-    GateDecision d = check_access(request("GET", path), policy, kNow);  // no token at all
+    GateDecision d = check_access(request("GET", path), policy, kGateNow);  // no token at all
     ASSERT_TRUE(d.refusal) << path;
     EXPECT_EQ(d.refusal->status, 404);
     EXPECT_EQ(error_of(*d.refusal), "API group 'cpu-read' is not enabled on this server.");
   }
-  GateDecision control = check_access(request("POST", "/gpu/set_power_limit"), policy, kNow);
+  GateDecision control = check_access(request("POST", "/gpu/set_power_limit"), policy, kGateNow);
   ASSERT_TRUE(control.refusal);
   EXPECT_EQ(control.refusal->status, 404);
   // An enabled group still needs the token.
-  GateDecision read = check_access(request("GET", "/gpu/get_power"), policy, kNow);
+  GateDecision read = check_access(request("GET", "/gpu/get_power"), policy, kGateNow);
   ASSERT_TRUE(read.refusal);
   EXPECT_EQ(read.refusal->status, 401);
   EXPECT_EQ(policy.enabled_names(), std::vector<std::string>{"gpu-read"});
@@ -89,7 +89,7 @@ TEST(RequestGate, DisabledGroupIs404BeforeAuthentication) {
 
 TEST(RequestGate, DiscoverAndTimeAreOpen) {
   for (const char* path : {"/discover", "/time"}) {
-    EXPECT_FALSE(check_access(request("GET", path), with_key(), kNow).refusal) << path;
+    EXPECT_FALSE(check_access(request("GET", path), with_key(), kGateNow).refusal) << path;
   }
 }
 
@@ -105,20 +105,20 @@ TEST(RequestGate, MissingOrMalformedHeaderIs401WithChallenge) {
       {good, good},  // two headers: ambiguous
   };
   for (const auto& headers : cases) {
-    GateDecision d = check_access(request("GET", "/gpu/get_power", headers), with_key(), kNow);
+    GateDecision d = check_access(request("GET", "/gpu/get_power", headers), with_key(), kGateNow);
     ASSERT_TRUE(d.refusal) << (headers.empty() ? "none" : headers[0]);
     EXPECT_EQ(d.refusal->status, 401);
     EXPECT_TRUE(has_challenge(*d.refusal));
     EXPECT_FALSE(error_of(*d.refusal).empty());
   }
   // Unknown paths need a token too (then the router answers 404).
-  EXPECT_EQ(check_access(request("GET", "/nowhere"), with_key(), kNow).refusal->status, 401);
+  EXPECT_EQ(check_access(request("GET", "/nowhere"), with_key(), kGateNow).refusal->status, 401);
 }
 
 TEST(RequestGate, ExpiredTokenIs401) {
   GateDecision d = check_access(
-      request("GET", "/gpu/get_power", {bearer({Capability::kGpuRead}, kNow - 61)}), with_key(),
-      kNow);
+      request("GET", "/gpu/get_power", {bearer({Capability::kGpuRead}, kGateNow - 61)}), with_key(),
+      kGateNow);
   ASSERT_TRUE(d.refusal);
   EXPECT_EQ(d.refusal->status, 401);
   EXPECT_EQ(error_of(*d.refusal), "Token has expired.");
@@ -127,7 +127,7 @@ TEST(RequestGate, ExpiredTokenIs401) {
 TEST(RequestGate, MissingScopeIs403NamingIt) {
   GateDecision d =
       check_access(request("POST", "/gpu/set_power_limit", {bearer({Capability::kGpuRead})}),
-                   with_key(), kNow);
+                   with_key(), kGateNow);
   ASSERT_TRUE(d.refusal);
   EXPECT_EQ(d.refusal->status, 403);
   EXPECT_EQ(error_of(*d.refusal),
@@ -138,12 +138,12 @@ TEST(RequestGate, MissingScopeIs403NamingIt) {
 
 TEST(RequestGate, GoodTokenPassesWithItsIdentity) {
   GateDecision d = check_access(
-      request("GET", "/auth/whoami", {bearer({Capability::kCpuRead}, kNow + 10)}), with_key(),
-      kNow);
+      request("GET", "/auth/whoami", {bearer({Capability::kCpuRead}, kGateNow + 10)}), with_key(),
+      kGateNow);
   ASSERT_FALSE(d.refusal);
   ASSERT_TRUE(d.token);
   EXPECT_EQ(d.token->subject, "alice");
-  EXPECT_EQ(d.token->expires_unix_s, kNow + 10);
+  EXPECT_EQ(d.token->expires_unix_s, kGateNow + 10);
 }
 
 TEST(RequestGate, EnabledGroupsParsing) {

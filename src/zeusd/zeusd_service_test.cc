@@ -29,7 +29,7 @@ class RecordingWatcher final : public ProcessWatcher {
 
 constexpr uint32_t kController = 1000;
 constexpr uint32_t kReaderGroup = 2000;
-constexpr uint32_t kStranger = 3000;
+constexpr uint32_t kStrangerUid = 3000;
 
 Peer peer(uint32_t uid, int pid, std::vector<uint32_t> groups = {}) {
   Peer p;
@@ -90,7 +90,7 @@ class ZeusdServiceTest : public ::testing::Test {
 };
 
 TEST_F(ZeusdServiceTest, DiscoverListsDevicesAndTheCallersRights) {
-  HttpResponse response = call(peer(kStranger, 10, {kReaderGroup}), "GET", "/discover");
+  HttpResponse response = call(peer(kStrangerUid, 10, {kReaderGroup}), "GET", "/discover");
   ASSERT_EQ(response.status, 200) << response.body;
   json answer = body_of(response);
   ASSERT_EQ(answer["gpus"].size(), 2u);
@@ -129,7 +129,7 @@ TEST_F(ZeusdServiceTest, AllowedUserSetsLimitAndTakesALease) {
 }
 
 TEST_F(ZeusdServiceTest, UserNotOnTheAllowListGets403AndNothingChanges) {
-  HttpResponse response = call(peer(kStranger, 43, {kReaderGroup}), "POST", "/gpu/0/power_limit",
+  HttpResponse response = call(peer(kStrangerUid, 43, {kReaderGroup}), "POST", "/gpu/0/power_limit",
                                R"({"power_limit_mw": 150000})");
   EXPECT_EQ(response.status, 403);
   EXPECT_NE(body_of(response)["message"].get<std::string>().find("gpu-control allow-list"),
@@ -137,9 +137,9 @@ TEST_F(ZeusdServiceTest, UserNotOnTheAllowListGets403AndNothingChanges) {
   EXPECT_EQ(limit_mw(0), 300000u);
   EXPECT_TRUE(watcher_.watched.empty());
   // Reads: the group grants gpu-read; without it, 403.
-  EXPECT_EQ(call(peer(kStranger, 43, {kReaderGroup}), "GET", "/gpu/0/power_limit").status, 200);
-  EXPECT_EQ(call(peer(kStranger, 43), "GET", "/gpu/0/power_limit").status, 403);
-  EXPECT_EQ(call(peer(kStranger, 43), "GET", "/leases").status, 403);
+  EXPECT_EQ(call(peer(kStrangerUid, 43, {kReaderGroup}), "GET", "/gpu/0/power_limit").status, 200);
+  EXPECT_EQ(call(peer(kStrangerUid, 43), "GET", "/gpu/0/power_limit").status, 403);
+  EXPECT_EQ(call(peer(kStrangerUid, 43), "GET", "/leases").status, 403);
   // Root needs no entry.
   EXPECT_EQ(call(peer(0, 1), "GET", "/gpu/0/energy").status, 200);
 }
@@ -325,7 +325,7 @@ TEST_F(ZeusdServiceTest, ChangesNeedAProcessToTieTheLeaseTo) {
 
 TEST_F(ZeusdServiceTest, C7_TcpPeerRefusedGpuControlIsToldTcpIsReadOnlyNotToGetAllowed) {
   // uid 3000 is on no allow-list; over TCP no --allow entry could ever grant a change.
-  Peer tcp = peer(kStranger, -1, {kReaderGroup});
+  Peer tcp = peer(kStrangerUid, -1, {kReaderGroup});
   tcp.unix_socket = false;
   for (const char* method : {"POST", "DELETE"}) {
     HttpResponse response =
@@ -351,7 +351,7 @@ TEST_F(ZeusdServiceTest, DeviceErrorsMapToStatuses) {
 }
 
 TEST_F(ZeusdServiceTest, ReadsMatchTheDevices) {
-  const Peer reader = peer(kStranger, 100, {kReaderGroup});
+  const Peer reader = peer(kStrangerUid, 100, {kReaderGroup});
   clock_.advance_s(2.0);
   json energy = body_of(call(reader, "GET", "/gpu/0/energy"));
   EXPECT_EQ(energy["total_energy_mj"], 500000);  // 250 W x 2 s
