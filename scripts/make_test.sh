@@ -12,7 +12,7 @@ stage "Debian packages and npm (all)" m deps
 # The sanitizer tree builds from here on at the lowest CPU priority (SCHED_IDLE, nice 19), beside
 # the release build, the wheels, the packages and the release tests: a build leaves a core idle
 # whenever Ninja waits on one long step, and the tests wait on servers, sleeps and subprocesses
-# for much of their time (measured: the release tests use about 45 % of two cores); the
+# for much of their time (measured alone: the release tests keep two cores 55 % busy); the
 # sanitizer's compilers take only the CPU the others leave. Its log: build/logs/asan-build.log.
 mkdir -p build/logs
 asan_start=$(date +%s)
