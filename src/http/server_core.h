@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -94,10 +95,11 @@ struct ServerCore {
   std::unique_ptr<boost::asio::thread_pool> workers;
 };
 
-// Serves an accepted connection (session.cc); the socket's executor is its strand. Admission
+// Serves an accepted connection, TCP or Unix socket (either converts to the generic stream
+// socket, the descriptor unchanged) (session.cc); the socket's executor is its strand. Admission
 // (ServerCore::admit) is done inside: a refused connection gets 503 and is closed.
-void start_session(ServerCore& core, boost::asio::ip::tcp::socket socket, Peer peer);
-void start_session(ServerCore& core, boost::asio::local::stream_protocol::socket socket, Peer peer);
+void start_session(ServerCore& core, boost::asio::generic::stream_protocol::socket socket,
+                   Peer peer);
 
 // Writes a short answer on a connection being refused, without waiting, and closes it.
 void refuse_connection(const ServerCore& core, int fd, int status, const std::string& message);

@@ -3,7 +3,6 @@
 // deadline) with Boost.Beast's parser under the limits, hand it to the handler with a Reply, write
 // the answer (write deadline), then the next request; or an event stream. A deadline cancels the
 // pending read or write (the answer is 408 where one can still be written); errors close.
-#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
@@ -379,7 +378,9 @@ class Session final : public SessionHandle, public std::enable_shared_from_this<
   size_t drained_ = 0;
 };
 
-void start(ServerCore& core, Session::Socket socket, Peer peer) {
+}  // namespace
+
+void start_session(ServerCore& core, Session::Socket socket, Peer peer) {
   const std::string key = peer.key;
   const bool privileged = peer.privileged;
   auto session = std::make_shared<Session>(
@@ -391,16 +392,6 @@ void start(ServerCore& core, Session::Socket socket, Peer peer) {
   std::string why;
   if (!core.admit(session, &why)) return session->refuse(why);
   session->run();
-}
-
-}  // namespace
-
-void start_session(ServerCore& core, asio::ip::tcp::socket socket, Peer peer) {
-  start(core, Session::Socket(std::move(socket)), std::move(peer));
-}
-
-void start_session(ServerCore& core, asio::local::stream_protocol::socket socket, Peer peer) {
-  start(core, Session::Socket(std::move(socket)), std::move(peer));
 }
 
 }  // namespace zeus::http::detail
