@@ -90,7 +90,9 @@ Setup& setup() {
   static Setup s = [] {
     Setup out;
     ::unsetenv("ZEUS_FAKE_NVML_STATE");  // one fake H100, its state in memory
-    auto gpus = zeus::open_nvml_gpus(ZEUS_FAKE_NVML_PATH);
+    // PROXY_BENCH_FAKE_NVML: the fake's path where the build tree is not (the GPU check kit).
+    const char* fake = std::getenv("PROXY_BENCH_FAKE_NVML");
+    auto gpus = zeus::open_nvml_gpus(fake != nullptr && *fake != '\0' ? fake : ZEUS_FAKE_NVML_PATH);
     if (!gpus) die(gpus.error().message);
     out.devices.gpus = std::move(*gpus);
     zeus::http::ServerOptions options;

@@ -57,6 +57,7 @@ json device_to_json(const FakeNvmlDevice& device, int64_t now_ns) {
       {"memory_power_mw", device.memory_power_mw ? json(*device.memory_power_mw) : json(nullptr)},
       {"temperature_c", device.temperature_c},
       {"power_update_ms", device.power_update_ms},
+      {"energy_update_ms", device.energy_update_ms},
       {"power_scopes", device.power_scopes},
       {"module_cpu_power_mw", device.module_cpu_power_mw},
   };
@@ -94,6 +95,7 @@ FakeNvmlDevice device_from_json(const json& in, size_t index, int64_t now_ns, in
       memory.is_number() ? std::optional<uint32_t>(memory.get<uint32_t>()) : std::nullopt;
   device.temperature_c = in.value("temperature_c", device.temperature_c);
   device.power_update_ms = in.value("power_update_ms", device.power_update_ms);
+  device.energy_update_ms = in.value("energy_update_ms", device.energy_update_ms);
   device.power_scopes = in.value("power_scopes", device.power_scopes);
   device.module_cpu_power_mw = in.value("module_cpu_power_mw", device.module_cpu_power_mw);
   if (const auto after = in.find("fail_after_calls"); after != in.end() && after->is_object()) {

@@ -41,6 +41,8 @@
 //       "power_update_ms": 0,           // > 0: power readings step every so many ms (a driver
 //                                       // counter's update period; the energy counter is
 //                                       unchanged)
+//       "energy_update_ms": 0,          // > 0: the energy counter publishes in steps of so many
+//                                       // ms (an H200's ~100 ms): reads between steps repeat
 //       // The first `calls` calls of a function (per process, since
 //       // nvmlInit) on this device succeed, later ones
 //       // answer `error` (e.g. the GPU is lost after the job's first reading):
@@ -102,6 +104,7 @@ struct FakeNvmlDevice {
   uint32_t module_cpu_power_mw = 0;
   // > 0: the power readings change every so many milliseconds (see the format above).
   uint32_t power_update_ms = 0;
+  uint32_t energy_update_ms = 0;
   // Function name -> the first `calls` calls (per process) succeed, later ones answer `error`.
   struct FailAfter {
     long calls = 0;

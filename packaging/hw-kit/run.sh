@@ -17,7 +17,8 @@
 # --fake runs the same kit on the fake NVML it carries (fakes/libnvidia-ml.so.1) with the
 # checks' --dry-run-fake modes: `make test` runs it so the kit is known to work before it first
 # meets a GPU. PYTHON chooses the interpreter (default: the first python3 for which the kit has a
-# wheel, preferring one that imports torch).
+# wheel, preferring one that imports torch). KIT_CHECKS (names, space or comma separated) runs
+# only those checks, e.g. a rerun of the ones that failed.
 set -uo pipefail
 kit=$(cd "$(dirname "$0")" && pwd)
 fake=0
@@ -91,6 +92,14 @@ fi
 # --- the checks: name and time limit (s); the budget trims the last ones ---------------------
 checks=(nvml_real:90 power_domains_real:60 nvml_power_scope:75 clock_controller_real:45
         zeusd_real_gpu:45 pfo_pipeline_real:150 proxy_torch_real:120 proxy_govern_real:200)
+if [ -n "${KIT_CHECKS:-}" ]; then  # a rerun of some of them: KIT_CHECKS="pfo_pipeline_real ..."
+  chosen=()
+  for entry in "${checks[@]}"; do
+    [[ " ${KIT_CHECKS//,/ } " == *" ${entry%%:*} "* ]] && chosen+=("$entry")
+  done
+  [ ${#chosen[@]} -gt 0 ] || { say "KIT_CHECKS names none of: ${checks[*]%%:*}"; exit 2; }
+  checks=("${chosen[@]}")
+fi
 passed=0 failed=0
 for entry in "${checks[@]}"; do
   name=${entry%%:*} limit=${entry##*:}

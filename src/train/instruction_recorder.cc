@@ -1,6 +1,9 @@
 #include "train/instruction_recorder.h"
 
+#include <algorithm>
 #include <utility>
+
+#include "zeus/log.h"
 
 namespace zeus::pfo {
 namespace {
@@ -16,9 +19,23 @@ double gpu_energy_j(const Measurement& measurement) {
 }  // namespace
 
 InstructionRecorder::InstructionRecorder(EnergyMonitor& monitor, int rank,
-                                         std::function<void()> sync)
-    : monitor_(monitor), sync_(std::move(sync)) {
+                                         std::function<void()> sync, EnergyCounter counter)
+    : monitor_(monitor), sync_(std::move(sync)), counter_(std::move(counter)) {
   result_.rank = rank;
+  if (counter_.clock == nullptr) counter_.read_j = nullptr;
+}
+
+double InstructionRecorder::read_counter() {
+  const double now_s = counter_.clock->now_s();
+  Result<double> energy_j = counter_.read_j();
+  if (energy_j) {
+    timeline_.observe(now_s, *energy_j);
+  } else if (!read_failed_) {
+    read_failed_ = true;
+    log_warning("pfo: cannot read the GPU's energy counter (" + energy_j.error().message +
+                "); instructions keep the energy estimated so far");
+  }
+  return now_s;
 }
 
 std::string InstructionRecorder::window_name(std::string_view instruction) {
@@ -31,6 +48,7 @@ Result<void> InstructionRecorder::on_step_begin() {
   }
   if (sync_) sync_();
   ZEUS_TRY(monitor_.begin_window(kIterationWindow, /*sync=*/false));
+  if (counting()) read_counter();
   in_step_ = true;
   step_.clear();
   return ok();
@@ -47,7 +65,11 @@ Result<void> InstructionRecorder::on_instruction_begin(std::string_view name) {
                                                  "' had not ended");
   }
   if (sync_) sync_();
-  ZEUS_TRY(monitor_.begin_window(window_name(name), /*sync=*/false));
+  if (counting()) {
+    open_begin_s_ = read_counter();
+  } else {
+    ZEUS_TRY(monitor_.begin_window(window_name(name), /*sync=*/false));
+  }
   open_instruction_ = std::string(name);
   return ok();
 }
@@ -60,10 +82,19 @@ Result<void> InstructionRecorder::on_instruction_end(std::string_view name) {
                     " had begun");
   }
   if (sync_) sync_();
-  auto measured = monitor_.end_window(window_name(name), /*sync=*/false);
-  if (!measured) return fail(measured.error());
+  Instance instance;
+  if (counting()) {
+    instance.begin_s = open_begin_s_;
+    instance.end_s = read_counter();
+    instance.time_s = instance.end_s - instance.begin_s;
+  } else {
+    auto measured = monitor_.end_window(window_name(name), /*sync=*/false);
+    if (!measured) return fail(measured.error());
+    instance.time_s = measured->time_s;
+    instance.energy_j = gpu_energy_j(*measured);
+  }
   open_instruction_.reset();
-  step_[std::string(name)].emplace_back(measured->time_s, gpu_energy_j(*measured));
+  step_[std::string(name)].push_back(instance);
   return ok();
 }
 
@@ -76,6 +107,7 @@ Result<void> InstructionRecorder::on_step_end() {
   if (sync_) sync_();
   auto measured = monitor_.end_window(kIterationWindow, /*sync=*/false);
   if (!measured) return fail(measured.error());
+  if (counting()) read_counter();
   in_step_ = false;
   const size_t before = result_.iter_time.size();
   result_.iter_time.push_back(measured->time_s);
@@ -89,9 +121,13 @@ Result<void> InstructionRecorder::on_step_end() {
     std::vector<double>& times = per_iteration.emplace_back();
     std::vector<double>& energies = result_.energy_breakdown[name].emplace_back();
     if (auto found = step_.find(name); found != step_.end()) {
-      for (const auto& [time_s, energy_j] : found->second) {
-        times.push_back(time_s);
-        energies.push_back(energy_j);
+      for (const Instance& instance : found->second) {
+        if (counting()) {
+          unsettled_.push_back(
+              {name, before, energies.size(), instance.begin_s, instance.end_s});
+        }
+        times.push_back(instance.time_s);
+        energies.push_back(instance.energy_j);
       }
     }
   }
@@ -100,16 +136,42 @@ Result<void> InstructionRecorder::on_step_end() {
 }
 
 void InstructionRecorder::abandon_step() {
-  if (open_instruction_) {
+  if (open_instruction_ && !counting()) {
     (void)monitor_.end_window(window_name(*open_instruction_), false, /*cancel=*/true);
-    open_instruction_.reset();
   }
+  open_instruction_.reset();
   if (in_step_) (void)monitor_.end_window(kIterationWindow, false, /*cancel=*/true);
   in_step_ = false;
   step_.clear();
 }
 
+void InstructionRecorder::settle_instructions() {
+  if (unsettled_.empty()) return;
+  double last_end_s = 0;
+  for (const Unsettled& u : unsettled_) last_end_s = std::max(last_end_s, u.end_s);
+  // Wait for the counter to publish a value after the last instruction (~one update period).
+  const double deadline_s = counter_.clock->now_s() + counter_.wait_s;
+  while (!read_failed_ && timeline_.last_change_s().value_or(-1) < last_end_s &&
+         counter_.clock->now_s() < deadline_s) {
+    counter_.clock->sleep_until_s(counter_.clock->now_s() + counter_.poll_s);
+    read_counter();
+  }
+  for (const Unsettled& u : unsettled_) {
+    std::optional<double> begin_j = timeline_.at(u.begin_s);
+    std::optional<double> end_j = timeline_.at(u.end_s);
+    if (!begin_j || !end_j) {
+      begin_j = timeline_.estimate(u.begin_s);
+      end_j = timeline_.estimate(u.end_s);
+    }
+    if (!begin_j || !end_j) continue;
+    result_.energy_breakdown[u.name][u.iteration][u.index] = std::max(0.0, *end_j - *begin_j);
+  }
+  unsettled_.clear();
+  timeline_.forget_before(last_end_s);
+}
+
 ProfilingResult InstructionRecorder::take() {
+  if (counting()) settle_instructions();
   ProfilingResult taken = std::move(result_);
   result_ = ProfilingResult{};
   result_.rank = taken.rank;

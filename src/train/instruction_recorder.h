@@ -7,6 +7,13 @@
 // GPU's queued work, as Zeus's sync_execution does, so the time covers the instruction's kernels),
 // then the monitor reads its counters without syncing again. Energy is the sum over the monitor's
 // GPUs (the rank's GPU); CPU energy is not part of a ProfilingResult.
+// With an EnergyCounter (what PipelineFrequencyOptimizer gives it: the rank's GPU's energy
+// counter), instructions are timed on its clock and their energy is the counter interpolated
+// between its published values (counter_timeline.h): a GPU that publishes its counter every
+// ~100 ms (an H200) would read 0 J for most 20 ms instructions otherwise. The counter is read at
+// every edge; take() waits (at most wait_s) for a value published after the last instruction,
+// then settles every instruction of the result; one it cannot settle (before the counter's first
+// change, or no change within wait_s) gets the counter's extrapolated estimate.
 // Shape: every breakdown holds one list per recorded iteration (empty where the name did not
 // run in that iteration), so time_breakdown[name][i] lines up with iter_time[i].
 // Units: seconds and joules. Thread-safety: one thread (the training loop), like the monitor.
@@ -27,16 +34,27 @@
 #include <string_view>
 #include <vector>
 
+#include "zeus/clock.h"
+#include "zeus/counter_timeline.h"
 #include "zeus/energy_monitor.h"
 #include "zeus/pfo_runtime_types.h"
 #include "zeus/result.h"
 
 namespace zeus::pfo {
 
+// The rank's GPU energy counter, read directly (J) on `clock` (both outlive the recorder).
+struct EnergyCounter {
+  Clock* clock = nullptr;
+  std::function<Result<double>()> read_j;  // empty: instructions use monitor windows
+  double wait_s = 1.0;    // take()'s longest wait for a value published after the last instruction
+  double poll_s = 0.001;  // its reads' spacing
+};
+
 class InstructionRecorder {
  public:
   // `monitor` must outlive the recorder; `sync` may be empty (nothing to wait for).
-  InstructionRecorder(EnergyMonitor& monitor, int rank, std::function<void()> sync);
+  InstructionRecorder(EnergyMonitor& monitor, int rank, std::function<void()> sync,
+                      EnergyCounter counter = {});
 
   Result<void> on_step_begin();
   Result<void> on_instruction_begin(std::string_view name);
@@ -53,14 +71,36 @@ class InstructionRecorder {
 
  private:
   static std::string window_name(std::string_view instruction);
+  bool counting() const { return static_cast<bool>(counter_.read_j); }
+  double read_counter();  // reads the counter into the timeline; answers the time read
+  void settle_instructions();
+
+  struct Instance {
+    double time_s = 0;
+    double energy_j = 0;
+    double begin_s = 0;  // on the counter's clock (with an EnergyCounter)
+    double end_s = 0;
+  };
+  // An instruction of result_ whose energy take() settles from the timeline.
+  struct Unsettled {
+    std::string name;
+    size_t iteration = 0;
+    size_t index = 0;
+    double begin_s = 0;
+    double end_s = 0;
+  };
 
   EnergyMonitor& monitor_;
   std::function<void()> sync_;
+  EnergyCounter counter_;
+  CounterTimeline timeline_;
   ProfilingResult result_;
   bool in_step_ = false;
-  // The open step's instances per name: (time_s, energy_j).
-  std::map<std::string, std::vector<std::pair<double, double>>> step_;
+  std::map<std::string, std::vector<Instance>> step_;  // the open step's instances per name
   std::optional<std::string> open_instruction_;
+  double open_begin_s_ = 0;
+  std::vector<Unsettled> unsettled_;
+  bool read_failed_ = false;
 };
 
 }  // namespace zeus::pfo

@@ -52,11 +52,12 @@ Result<void> check_options(const PipelineFrequencyOptimizerOptions& o, const Dev
 class PipelineFrequencyOptimizer::Impl {
  public:
   Impl(std::unique_ptr<PipelineFrequencyService> service, PipelineFrequencyOptimizerOptions options,
-       std::unique_ptr<EnergyMonitor> monitor, std::unique_ptr<FrequencyController> controller)
+       std::unique_ptr<EnergyMonitor> monitor, std::unique_ptr<FrequencyController> controller,
+       pfo::EnergyCounter counter)
       : service_(std::move(service)),
         options_(std::move(options)),
         monitor_(std::move(monitor)),
-        recorder_(*monitor_, options_.rank, options_.sync),
+        recorder_(*monitor_, options_.rank, options_.sync, std::move(counter)),
         controller_(std::move(controller)),
         cursor_(pfo::FrequencySchedule{}) {}
 
@@ -214,8 +215,19 @@ Result<std::unique_ptr<PipelineFrequencyOptimizer>> PipelineFrequencyOptimizer::
                                              service->where() + " (its own error says why); rank " +
                                              std::to_string(options.rank) + " has no job to join");
   }
+  // Instructions are shorter than many GPUs' energy counter steps: they are measured on the
+  // counter interpolated between its published values (instruction_recorder.h).
+  pfo::EnergyCounter counter;
+  if (Gpu* gpu = devices.gpus[gpu_index].get(); gpu->has_energy_counter()) {
+    counter.clock = &clock;
+    counter.read_j = [gpu]() -> Result<double> {
+      Result<uint64_t> mj = gpu->total_energy_mj();
+      if (!mj) return fail(mj.error());
+      return static_cast<double>(*mj) / 1000.0;
+    };
+  }
   auto impl = std::make_unique<Impl>(std::move(service), std::move(options), std::move(*monitor),
-                                     std::move(*controller));
+                                     std::move(*controller), std::move(counter));
   ZEUS_TRY(impl->join(std::move(job_id)));
   return std::unique_ptr<PipelineFrequencyOptimizer>(
       new PipelineFrequencyOptimizer(std::move(impl)));

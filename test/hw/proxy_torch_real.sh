@@ -29,7 +29,9 @@ export CUDA_VISIBLE_DEVICES=0  # zeus's GPU 0, cuda:0 and NVML's index 0 are the
 unset ZEUSD_SOCK_PATH
 load_s=${HW_PROXY_SECONDS:-40}
 if [ "${1:-}" = "--dry-run-fake" ]; then
-  echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 300000}]}' > "$dir/state.json"
+  # The counter publishes every 100 ms, as an H200's does: short requests between two publishes
+  # must still be charged (the proxy interpolates between publishes).
+  echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 300000, "energy_update_ms": 100}]}' > "$dir/state.json"
   export ZEUS_FAKE_NVML_STATE="$dir/state.json"
   export ZEUS_NVML_PATH="$ZEUS_BUILD_DIR/fakes/libnvidia-ml.so.1"
   export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/none"
@@ -185,9 +187,11 @@ bench="$ZEUS_BUILD_DIR/bench/proxy_bench"
 if [ -z "${HW_FAKE:-}" ] && [ -x "$bench" ]; then
   for threads in 1 4; do
     echo "--- bench/proxy_bench on this machine ($(nproc) CPUs), the proxy on $threads loop(s):"
-    PROXY_BENCH_IO_THREADS=$threads "$bench" --benchmark_filter='BM_Request|BM_Stream|BM_Clients' \
-      --benchmark_min_time=1 2>&1 |
-      grep -aE '^(one request|one stream|[0-9]+ clients)' || echo "(proxy_bench printed no summary)"
+    PROXY_BENCH_IO_THREADS=$threads PROXY_BENCH_FAKE_NVML="$ZEUS_BUILD_DIR/fakes/libnvidia-ml.so.1" \
+      "$bench" --benchmark_filter='BM_Request|BM_Stream|BM_Clients' --benchmark_min_time=1 \
+      > "$dir/bench.out" 2>&1 || true
+    grep -aE '^(one request|one stream|[0-9]+ clients)' "$dir/bench.out" ||
+      { echo "(proxy_bench printed no summary; its last lines:)"; tail -5 "$dir/bench.out"; }
   done
 fi
 echo "hw proxy torch ok"

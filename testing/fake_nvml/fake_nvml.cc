@@ -259,7 +259,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d
     });
   }
   *energy_mj = static_cast<unsigned long long>(
-      FakeState::energy_mj_at(g_state.device(index), zeus::fake_nvml::realtime_ns()));
+      FakeState::published_energy_mj(g_state.device(index), zeus::fake_nvml::realtime_ns()));
   return kNvmlSuccess;
 }
 

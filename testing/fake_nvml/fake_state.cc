@@ -103,6 +103,7 @@ void FakeState::normalise(json& state, int64_t epoch_ns, const json& previous) {
     set_default(device, "module_cpu_power_mw", 0);
     set_default(device, "temperature_c", 45);
     set_default(device, "power_update_ms", 0);
+    set_default(device, "energy_update_ms", 0);
     set_default(device, "fail_after_calls", json::object());
     set_default(device, "energy_reset_after_calls", nullptr);
   }
@@ -243,6 +244,13 @@ double FakeState::energy_mj_at(const json& device, int64_t now_ns) {
   const double power =
       power_mw(device) + (module_only ? device["module_cpu_power_mw"].get<double>() : 0.0);
   return device["energy_mj"].get<double>() + power * elapsed_s;
+}
+
+double FakeState::published_energy_mj(const json& device, int64_t now_ns) {
+  const int64_t period_ms = device["energy_update_ms"].get<int64_t>();
+  if (period_ms <= 0) return energy_mj_at(device, now_ns);
+  const int64_t period_ns = period_ms * 1000000;
+  return energy_mj_at(device, now_ns / period_ns * period_ns);
 }
 
 void FakeState::bring_energy_up_to_date(json& device) {

@@ -67,6 +67,10 @@ class FakeState {
   // Energy in mJ at `now_ns` (module power when the device answers only the module scope: a
   // superchip's counter covers its CPU too).
   static double energy_mj_at(const nlohmann::json& device, int64_t now_ns);
+  // What the energy counter reads at now_ns: energy_mj_at(now_ns), or with "energy_update_ms" > 0
+  // its value at the last multiple of that period (a driver that publishes the counter in steps,
+  // ~100 ms on an H200), never below the value last stored in the file.
+  static double published_energy_mj(const nlohmann::json& device, int64_t now_ns);
   // Brings the device's energy up to now (call before changing its power).
   static void bring_energy_up_to_date(nlohmann::json& device);
 
