@@ -78,6 +78,10 @@ struct PipelineFrequencyOptimizerOptions {
   uint32_t steps_per_round = 5;
   // The controller restores the clocks on SIGINT/SIGTERM (zeus/frequency_controller.h).
   bool handle_signals = true;
+  // How often a background thread reads the GPU's energy counter during steps, so that a counter
+  // published in steps (~100 ms on an H200) is placed to within a few ms however sparse the
+  // instructions' edges are (docs/perseus.md); 0: read at the edges only.
+  double counter_poll_s = 0.005;
 };
 
 class PipelineFrequencyOptimizer {

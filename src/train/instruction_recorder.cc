@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "zeus/log.h"
 
 namespace zeus::pfo {
 namespace {
@@ -22,20 +21,10 @@ InstructionRecorder::InstructionRecorder(EnergyMonitor& monitor, int rank,
                                          std::function<void()> sync, EnergyCounter counter)
     : monitor_(monitor), sync_(std::move(sync)), counter_(std::move(counter)) {
   result_.rank = rank;
-  if (counter_.clock == nullptr) counter_.read_j = nullptr;
-}
-
-double InstructionRecorder::read_counter() {
-  const double now_s = counter_.clock->now_s();
-  Result<double> energy_j = counter_.read_j();
-  if (energy_j) {
-    timeline_.observe(now_s, *energy_j);
-  } else if (!read_failed_) {
-    read_failed_ = true;
-    log_warning("pfo: cannot read the GPU's energy counter (" + energy_j.error().message +
-                "); instructions keep the energy estimated so far");
+  if (counter_.clock != nullptr && counter_.read_j) {
+    poller_ = std::make_unique<CounterPoller>(*counter_.clock, counter_.read_j,
+                                              counter_.background_s);
   }
-  return now_s;
 }
 
 std::string InstructionRecorder::window_name(std::string_view instruction) {
@@ -48,7 +37,10 @@ Result<void> InstructionRecorder::on_step_begin() {
   }
   if (sync_) sync_();
   ZEUS_TRY(monitor_.begin_window(kIterationWindow, /*sync=*/false));
-  if (counting()) read_counter();
+  if (counting()) {
+    poller_->set_active(true);
+    poller_->read();
+  }
   in_step_ = true;
   step_.clear();
   return ok();
@@ -66,7 +58,7 @@ Result<void> InstructionRecorder::on_instruction_begin(std::string_view name) {
   }
   if (sync_) sync_();
   if (counting()) {
-    open_begin_s_ = read_counter();
+    open_begin_s_ = poller_->read();
   } else {
     ZEUS_TRY(monitor_.begin_window(window_name(name), /*sync=*/false));
   }
@@ -85,7 +77,7 @@ Result<void> InstructionRecorder::on_instruction_end(std::string_view name) {
   Instance instance;
   if (counting()) {
     instance.begin_s = open_begin_s_;
-    instance.end_s = read_counter();
+    instance.end_s = poller_->read();
     instance.time_s = instance.end_s - instance.begin_s;
   } else {
     auto measured = monitor_.end_window(window_name(name), /*sync=*/false);
@@ -107,7 +99,7 @@ Result<void> InstructionRecorder::on_step_end() {
   if (sync_) sync_();
   auto measured = monitor_.end_window(kIterationWindow, /*sync=*/false);
   if (!measured) return fail(measured.error());
-  if (counting()) read_counter();
+  if (counting()) poller_->read();
   in_step_ = false;
   const size_t before = result_.iter_time.size();
   result_.iter_time.push_back(measured->time_s);
@@ -150,24 +142,26 @@ void InstructionRecorder::settle_instructions() {
   double last_end_s = 0;
   for (const Unsettled& u : unsettled_) last_end_s = std::max(last_end_s, u.end_s);
   // Wait for the counter to publish a value after the last instruction (~one update period).
-  const double deadline_s = counter_.clock->now_s() + counter_.wait_s;
-  while (!read_failed_ && timeline_.last_change_s().value_or(-1) < last_end_s &&
-         counter_.clock->now_s() < deadline_s) {
-    counter_.clock->sleep_until_s(counter_.clock->now_s() + counter_.poll_s);
-    read_counter();
+  Clock& clock = *counter_.clock;
+  const double deadline_s = clock.now_s() + counter_.wait_s;
+  while (!poller_->failed() && poller_->last_change_s().value_or(-1) < last_end_s &&
+         clock.now_s() < deadline_s) {
+    clock.sleep_until_s(clock.now_s() + counter_.poll_s);
+    poller_->read();
   }
   for (const Unsettled& u : unsettled_) {
-    std::optional<double> begin_j = timeline_.at(u.begin_s);
-    std::optional<double> end_j = timeline_.at(u.end_s);
+    std::optional<double> begin_j = poller_->at(u.begin_s);
+    std::optional<double> end_j = poller_->at(u.end_s);
     if (!begin_j || !end_j) {
-      begin_j = timeline_.estimate(u.begin_s);
-      end_j = timeline_.estimate(u.end_s);
+      begin_j = poller_->estimate(u.begin_s);
+      end_j = poller_->estimate(u.end_s);
     }
     if (!begin_j || !end_j) continue;
     result_.energy_breakdown[u.name][u.iteration][u.index] = std::max(0.0, *end_j - *begin_j);
   }
   unsettled_.clear();
-  timeline_.forget_before(last_end_s);
+  poller_->forget_before(last_end_s);
+  if (!in_step_) poller_->set_active(false);
 }
 
 ProfilingResult InstructionRecorder::take() {

@@ -11,7 +11,8 @@
 // counter), instructions are timed on its clock and their energy is the counter interpolated
 // between its published values (counter_timeline.h): a GPU that publishes its counter every
 // ~100 ms (an H200) would read 0 J for most 20 ms instructions otherwise. The counter is read at
-// every edge; take() waits (at most wait_s) for a value published after the last instruction,
+// every edge and, with background_s, by a thread during steps (counter_poller.h); take() waits
+// (at most wait_s) for a value published after the last instruction,
 // then settles every instruction of the result; one it cannot settle (before the counter's first
 // change, or no change within wait_s) gets the counter's extrapolated estimate.
 // Shape: every breakdown holds one list per recorded iteration (empty where the name did not
@@ -29,13 +30,14 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "train/counter_poller.h"
 #include "zeus/clock.h"
-#include "zeus/counter_timeline.h"
 #include "zeus/energy_monitor.h"
 #include "zeus/pfo_runtime_types.h"
 #include "zeus/result.h"
@@ -48,6 +50,7 @@ struct EnergyCounter {
   std::function<Result<double>()> read_j;  // empty: instructions use monitor windows
   double wait_s = 1.0;    // take()'s longest wait for a value published after the last instruction
   double poll_s = 0.001;  // its reads' spacing
+  double background_s = 0;  // > 0: a thread also reads it this often during steps (counter_poller.h)
 };
 
 class InstructionRecorder {
@@ -71,8 +74,7 @@ class InstructionRecorder {
 
  private:
   static std::string window_name(std::string_view instruction);
-  bool counting() const { return static_cast<bool>(counter_.read_j); }
-  double read_counter();  // reads the counter into the timeline; answers the time read
+  bool counting() const { return poller_ != nullptr; }
   void settle_instructions();
 
   struct Instance {
@@ -93,14 +95,13 @@ class InstructionRecorder {
   EnergyMonitor& monitor_;
   std::function<void()> sync_;
   EnergyCounter counter_;
-  CounterTimeline timeline_;
+  std::unique_ptr<CounterPoller> poller_;
   ProfilingResult result_;
   bool in_step_ = false;
   std::map<std::string, std::vector<Instance>> step_;  // the open step's instances per name
   std::optional<std::string> open_instruction_;
   double open_begin_s_ = 0;
   std::vector<Unsettled> unsettled_;
-  bool read_failed_ = false;
 };
 
 }  // namespace zeus::pfo

@@ -39,6 +39,11 @@ Result<void> check_options(const PipelineFrequencyOptimizerOptions& o, const Dev
   ZEUS_TRY(in_range("dp rank", o.dp_rank, o.dp_degree));
   ZEUS_TRY(in_range("pp rank", o.pp_rank, o.pp_degree));
   ZEUS_TRY(in_range("tp rank", o.tp_rank, o.tp_degree));
+  if (!(o.counter_poll_s >= 0 && o.counter_poll_s <= 1)) {
+    return bad("counter_poll_s must be between 0 (edges only) and 1 s (got " +
+               std::to_string(o.counter_poll_s) + "); 0.005 reads a counter published every "
+               "~100 ms to within a few ms");
+  }
   if (o.world_size > 1 && !o.broadcast) {
     return bad("a job of " + std::to_string(o.world_size) +
                " ranks needs a broadcast to hand rank 0's job id to the others (e.g. "
@@ -220,6 +225,7 @@ Result<std::unique_ptr<PipelineFrequencyOptimizer>> PipelineFrequencyOptimizer::
   pfo::EnergyCounter counter;
   if (Gpu* gpu = devices.gpus[gpu_index].get(); gpu->has_energy_counter()) {
     counter.clock = &clock;
+    counter.background_s = options.counter_poll_s;
     counter.read_j = [gpu]() -> Result<double> {
       Result<uint64_t> mj = gpu->total_energy_mj();
       if (!mj) return fail(mj.error());

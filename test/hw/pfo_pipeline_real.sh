@@ -155,8 +155,10 @@ if [ "$fake" = 0 ]; then
     || fail "$py: torch sees no CUDA GPU"
 fi
 if [ "$fake" = 1 ]; then  # two fake H100s whose power follows the locked SM clock
-  # energy_update_ms: while profiling, the counter publishes every 100 ms, as an H200's does
-  # (instructions of a few ms read 0 J from the raw counter: the profile must interpolate).
+  # energy_update_ms: while profiling, the counter publishes every 100 ms, as an H200's does:
+  # instructions of 6-50 ms mostly read 0 J from the raw counter, so the profile must interpolate
+  # (with the optimizer's background reads: from the edges alone, a loaded machine's sparse edges
+  # misplaced the publishes and the profile was now and then unplannable).
   "$py" - "$dir/state.json" <<'PY'
 import json, sys
 clocks = list(range(1980, 929, -150))
