@@ -132,6 +132,7 @@ void InstructionRecorder::abandon_step() {
     (void)monitor_.end_window(window_name(*open_instruction_), false, /*cancel=*/true);
   }
   open_instruction_.reset();
+  if (counting()) poller_->set_active(false);  // the next step wakes it
   if (in_step_) (void)monitor_.end_window(kIterationWindow, false, /*cancel=*/true);
   in_step_ = false;
   step_.clear();

@@ -111,6 +111,7 @@ class PipelineFrequencyOptimizer::Impl {
 
   Result<void> stop() {
     stopped_ = true;
+    recorder_.abandon_step();  // an open step is not reported; the counter's reads stop
     return controller_->stop();
   }
 
