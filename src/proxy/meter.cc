@@ -67,7 +67,7 @@ void Meter::sample_locked() {
   }
   last_read_ok_ = true;
   const double t = now_s();
-  const std::vector<double>& fed = smooth_locked(t, *each_j);
+  const std::vector<double>& fed = follower_.follow(t, *each_j);  // counter_follower.h
   double energy_j = 0;
   for (double j : fed) energy_j += j;
   ledger_.sample(t, energy_j);
@@ -75,39 +75,6 @@ void Meter::sample_locked() {
   if (feed_) feed_->energy(feed_source_, epoch_unix_s_ + t, energy_j);
   update_power_locked(t, fed);
   for (RequestEnergy& r : ledger_.take_finished()) settled_[r.id] = std::move(r);
-}
-
-// A GPU may publish its counter only every ~100 ms (an H200): raw readings between two publishes
-// repeat, so a request that lived between them would be charged 0 J and the one in flight at the
-// next publish the whole step. Each GPU's readings go through a CounterTimeline, and what the
-// ledger sees is its estimate now (interpolated between publishes, extrapolated past the last at
-// the last step's rate). What it gives follows the estimate at between half and twice the
-// counter's rate: when the estimate falls below it (the power dropped, the extrapolation
-// overshot) no stretch of time is charged 0 J for the error, and when a publish lands above it
-// the difference is not all charged to the requests of one interval; it meets the estimate again
-// within a few steps. A counter that restarted (read lower than before) restarts it.
-const std::vector<double>& Meter::smooth_locked(double time_s, const std::vector<double>& raw_j) {
-  if (timelines_.size() != raw_j.size()) {
-    timelines_.assign(raw_j.size(), CounterTimeline(kTimelineChanges));
-    raw_j_ = raw_j;
-    fed_j_ = raw_j;
-    fed_s_ = time_s;
-  }
-  const double dt = std::max(0.0, time_s - fed_s_);
-  for (size_t i = 0; i < raw_j.size(); ++i) {
-    const bool restarted = raw_j[i] < raw_j_[i];
-    CounterTimeline& timeline = timelines_[i];
-    timeline.observe(time_s, raw_j[i]);
-    timeline.forget_before(time_s - 1.0);
-    const double estimate = timeline.estimate(time_s).value_or(raw_j[i]);
-    const double rate = std::max(0.0, timeline.rate().value_or(0));
-    const double floor_j = fed_j_[i] + 0.5 * rate * dt;
-    const double ceiling_j = rate > 0 ? fed_j_[i] + 2 * rate * dt : estimate;
-    fed_j_[i] = restarted ? estimate : std::clamp(estimate, floor_j, std::max(floor_j, ceiling_j));
-    raw_j_[i] = raw_j[i];
-  }
-  fed_s_ = time_s;
-  return fed_j_;
 }
 
 // Each GPU's mean power since the last mark, a mark at least one interval old (readings at

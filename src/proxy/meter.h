@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "proxy/attribution.h"
+#include "proxy/counter_follower.h"
 #include "proxy/energy_reader.h"
 #include "proxy/live_feed.h"
 #include "proxy/proxy.h"
 #include "proxy/run_report.h"
 #include "proxy/run_window.h"
 #include "proxy/serving_load.h"
-#include "zeus/counter_timeline.h"
 
 namespace zeus::proxy {
 
@@ -70,7 +70,6 @@ class Meter {
  private:
   void sample_locked();
   void update_power_locked(double time_s, const std::vector<double>& each_j);
-  const std::vector<double>& smooth_locked(double time_s, const std::vector<double>& raw_j);
   void run();
 
   GpuEnergyReader reader_;
@@ -88,13 +87,7 @@ class Meter {
   RunWindow window_;
   double power_mark_s_ = -1;  // per-GPU power: the counters at the last mark
   std::vector<double> power_mark_j_;
-  // Each GPU's counter between its publishes (smooth_locked), the last raw reading, and what the
-  // ledger was given. A second of changes is kept (forget_before), at most kTimelineChanges.
-  static constexpr size_t kTimelineChanges = 4096;
-  std::vector<CounterTimeline> timelines_;
-  std::vector<double> raw_j_;
-  std::vector<double> fed_j_;
-  double fed_s_ = 0;
+  CounterFollower follower_;  // each GPU's counter between its publishes
   std::vector<double> gpu_power_w_;
   int64_t requests_ = 0, output_tokens_ = 0;
   bool read_failed_ = false;
