@@ -89,7 +89,8 @@ struct PerseusEmulationOptions {
   double a100_unit_s = 0.001;
   // The planner's Pareto filter (kMeasured reproduces the published numbers).
   pfo::ParetoEnergy pareto = pfo::ParetoEnergy::kMeasured;
-  // Called after each configuration: (done, total).
+  // The configurations are evaluated on every core; this is called on the caller's thread as
+  // they finish: (done, total).
   std::function<void(int, int)> progress;
 };
 

@@ -3,11 +3,14 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "common/csv_table.h"
+#include "sim/parallel.h"
 #include "zeus/pfo_plan_choice.h"
 #include "zeus/pfo_straggler_policy.h"
 #include "zeus/sim_perseus.h"
@@ -227,10 +230,16 @@ Result<PerseusEmulationResult> run_perseus_emulation(const PerseusEmulationOptio
   }
   auto envpipe = load_envpipe(options.data_dir);
   if (!envpipe) return fail(envpipe.error());
-  PerseusEmulationResult result;
-  const int total =
-      static_cast<int>(options.models.size() * options.gpus.size() * options.microbatches.size());
-  int done = 0;
+  // The profiles are read here, in order (the first unreadable one is the error); the
+  // configurations are independent and are evaluated on every core, each into its own slot.
+  struct Job {
+    std::size_t profile;  // in `profiles`
+    std::string model, gpu;
+    int microbatches;
+    std::pair<double, double> envpipe;
+  };
+  std::vector<pfo::StageProfile> profiles;
+  std::vector<Job> jobs;
   for (const std::string& model : options.models) {
     for (const std::string& gpu : options.gpus) {
       ZEUS_TRY(gpu_constants(gpu, options));
@@ -239,16 +248,30 @@ Result<PerseusEmulationResult> run_perseus_emulation(const PerseusEmulationOptio
       if (!text) return fail(text.error());
       auto profile = pfo::parse_stage_profile(*text, name + ".csv");
       if (!profile) return fail(profile.error());
+      profiles.push_back(std::move(*profile));
       for (int mb : options.microbatches) {
         auto it = envpipe->find({model, gpu, mb});
-        const std::pair<double, double> env =
-            it == envpipe->end() ? std::pair{0.0, 0.0} : it->second;
-        auto config = evaluate(*profile, model, gpu, mb, options, env, now_s);
-        if (!config) return fail(config.error());
-        result.configs.push_back(std::move(*config));
-        if (options.progress) options.progress(++done, total);
+        jobs.push_back({profiles.size() - 1, model, gpu, mb,
+                        it == envpipe->end() ? std::pair{0.0, 0.0} : it->second});
       }
     }
+  }
+  std::vector<std::optional<Result<PerseusConfigResult>>> slots(jobs.size());
+  const int total = static_cast<int>(jobs.size());
+  parallel_for(
+      total, 0,
+      [&](int i) {
+        const Job& job = jobs[static_cast<std::size_t>(i)];
+        slots[static_cast<std::size_t>(i)] =
+            evaluate(profiles[job.profile], job.model, job.gpu, job.microbatches, options,
+                     job.envpipe, now_s);
+      },
+      options.progress, 0, total);
+  PerseusEmulationResult result;
+  for (auto& slot : slots) {
+    Result<PerseusConfigResult>& config = *slot;
+    if (!config) return fail(config.error());
+    result.configs.push_back(std::move(*config));
   }
   return result;
 }
