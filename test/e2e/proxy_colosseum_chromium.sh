@@ -52,10 +52,15 @@ check "energies shown with tokens" 'all(" J, " in e and "tokens" in e for e in s
 check "the reveal sentence" 's["reveal"].startswith("That answer used ") and "% more energy" in s["reveal"]'
 # The percentage is the one of the two energies it names (about 118 %: 220 J vs 100 J; each answer
 # streams for its 1 s, longer on a loaded machine, so the energies are checked in wide bands).
-check "the reveal's percentage from its energies (about 220 J vs 100 J)" '(lambda m: m is not None
-  and abs(int(m[1]) - round(100 * (float(m[2]) / float(m[3]) - 1))) <= 1
-  and 190 <= float(m[2]) <= 330 and 85 <= float(m[3]) <= 165)(__import__("re").search(
-  r"used (\d+) % more energy \(([\d.]+) J vs ([\d.]+) J\)", s["reveal"]))'
+"$py" - "$seen" <<'PY' || fail "the reveal's percentage and energies (about 220 J vs 100 J): $seen"
+import json, re, sys
+reveal = json.loads(sys.argv[1])["reveal"]
+m = re.search(r"used (\d+) % more energy \(([\d.]+) J vs ([\d.]+) J\)", reveal)
+assert m, reveal
+percent, big, small = int(m[1]), float(m[2]), float(m[3])
+assert abs(percent - round(100 * (big / small - 1))) <= 1, reveal
+assert 190 <= big <= 330 and 85 <= small <= 165, reveal
+PY
 check "the state machine" 's["state"] == "chose_more_energy_response" and s["worth_shown"]'
 check "the leaderboard" 's["leaderboard"][0][:3] == ["big", "1", "100 %"] and s["leaderboard"][0][5] == "100 % of 1" and s["leaderboard"][1][:3] == ["small", "1", "0 %"]'
 check "no error on the page" 's["error"] == "" and s["error_after_answers"] == "" and s["live_error"] == ""'
