@@ -10,29 +10,50 @@ m() { make --no-print-directory "$@"; }
 stage "Debian packages and npm (all)" m deps
 
 # The sanitizer tree builds from here on at the lowest CPU priority (SCHED_IDLE, nice 19), beside
-# the release build, the wheels, the packages and the release tests: a build leaves a core idle
-# whenever Ninja waits on one long step, and the tests wait on servers, sleeps and subprocesses
-# for much of their time (measured alone: the release tests keep two cores 55 % busy); the
-# sanitizer's compilers take only the CPU the others leave. Its log: build/logs/asan-build.log.
+# the release build, the wheels, the packages and the release tests, and its unit tests run the
+# moment it is built, still beside them: a build leaves a core idle whenever Ninja waits on one
+# long step, and the tests wait on servers, sleeps and subprocesses for much of their time
+# (measured alone: the release tests keep two cores 55 % busy); the sanitizer tree's compilers and
+# tests take only the CPU the others leave. Logs: build/logs/asan-build.log, asan-tests.log.
 mkdir -p build/logs
 asan_start=$(date +%s)
-# In a session of its own, so that a failing stage stops the whole build (make, cmake, ninja and
-# the compilers) at once. A session is also a scheduling group of its own (autogroups, Debian's
-# default), shared with the others first, so SCHED_IDLE and nice inside it alone would still get
-# it half the machine (measured: 50 % beside the release build): it sets its group to nice 19.
-setsid --wait bash -c 'echo 19 > /proc/self/autogroup 2> /dev/null; exec chrt --idle 0 nice -n 19 make --no-print-directory asan-build' > build/logs/asan-build.log 2>&1 &
+rm -f build/logs/asan-build.end
+# In a session of its own, so that a failing stage stops all of it at once (make, cmake, ninja,
+# the compilers, ctest and its tests). A session is also a scheduling group of its own
+# (autogroups, Debian's default), shared with the others first, so SCHED_IDLE and nice inside it
+# alone would still get it half the machine (measured: 50 % beside the release build): it sets
+# its group to nice 19. Exit 10: the build failed; otherwise ctest's status. The unit tests
+# labelled unit-pool wait for the fuzzers' pool (the last stage).
+asan_beside='make --no-print-directory asan-build > build/logs/asan-build.log 2>&1 || exit 10
+date +%s > build/logs/asan-build.end
+exec ctest --preset asan -j "$1" -LE unit-pool > build/logs/asan-tests.log 2>&1'
+setsid --wait bash -c "echo 19 > /proc/self/autogroup 2> /dev/null; exec chrt --idle 0 nice -n 19 bash -c '$asan_beside' asan $jobs" &
 asan_pid=$!
 stop_asan_build() {
   kill -TERM -- "-$asan_pid" 2> /dev/null || kill -TERM "$asan_pid" 2> /dev/null || true
   wait "$asan_pid" 2> /dev/null || true
 }
 trap 'stop_asan_build; stages_report' EXIT
-finish_asan_build() {
+finish_asan() {
   local status=0
   wait "$asan_pid" || status=$?
-  echo "sanitizer build: $(( $(date +%s) - asan_start )) s in all, beside the stages above" \
-    "(log: build/logs/asan-build.log)"
-  if [ $status -ne 0 ]; then tail -40 build/logs/asan-build.log; fi
+  local now=$(date +%s) built
+  built=$(cat build/logs/asan-build.end 2> /dev/null || echo "")
+  if [ -n "$built" ]; then
+    echo "sanitizer build: $(( built - asan_start )) s, its unit tests: $(( now - built )) s," \
+      "all beside the stages above (logs: build/logs/asan-build.log, asan-tests.log)"
+  fi
+  if [ $status -eq 10 ] || [ -z "$built" ]; then
+    tail -40 build/logs/asan-build.log
+    return 1
+  fi
+  if [ $status -ne 0 ]; then
+    # What ctest printed of each failed test (--output-on-failure), then its list of failures.
+    awk '/Test +#[0-9]+:/ { p = /\*\*\*(Failed|Exception|Timeout)/ } p' \
+      build/logs/asan-tests.log | head -400
+    sed -n '/tests passed, .* tests failed/,$p' build/logs/asan-tests.log
+  fi
+  tail -3 build/logs/asan-tests.log
   return $status
 }
 
@@ -55,24 +76,24 @@ timing_tests() {
   echo "(failed beside the sanitizer build: run again alone after it, below)"
 }
 stage "release tests labelled timing (beside the sanitizer build)" timing_tests
-stage "release tests (ctest; the sanitizer build beside them)" ctest --test-dir build/release --output-on-failure -j "$jobs" -LE 'hw|timing'
-stage "sanitizer build (what was left after the release tests)" finish_asan_build
+stage "release tests (ctest; the sanitizer build and its tests beside them)" ctest --test-dir build/release --output-on-failure -j "$jobs" -LE 'hw|timing'
+stage "sanitizer build and its unit tests (the rest after the release tests)" finish_asan
 if [ -n "$timing_failed" ]; then
   stage "timing tests that failed beside the build, again alone" \
     ctest --test-dir build/release --output-on-failure -j "$jobs" -R "^($timing_failed)\$"
 fi
 
-# The ASan+UBSan unit tests and the fuzzers in one ctest pool (preset asan-and-fuzz): each fuzzer
-# keeps a core for all of its seconds, started first, and the unit tests fill the other core and
-# the gaps (the fuzzers alone would leave one idle for the last odd target's run).
+# The fuzzers and the unit tests labelled unit-pool in one ctest pool (preset asan-and-fuzz): each
+# fuzzer keeps a core for all of its seconds, started first, and those unit tests fill the core
+# the eleventh fuzzer leaves (the fuzzers alone would leave one idle for the last one's run).
 fuzz_seconds=${FUZZ_SECONDS:-60}
 asan_and_fuzz() {
   local status=0
-  FUZZ_SECONDS=$fuzz_seconds ctest --preset asan-and-fuzz -j "$jobs" || status=$?
+  FUZZ_SECONDS=$fuzz_seconds ctest --preset asan-and-fuzz -j "$jobs" -L '^(unit-pool|fuzz)$' || status=$?
   local log
   for log in build/asan/*_fuzz.log; do
     [ -f "$log" ] && echo "== $(basename "$log" .log): $(tail -1 "$log")"
   done
   return $status
 }
-stage "ASan+UBSan tests and the fuzz run ($(ls fuzz/*_fuzz.cc | wc -l) targets, ${fuzz_seconds} s each)" asan_and_fuzz
+stage "fuzz run ($(ls fuzz/*_fuzz.cc | wc -l) targets, ${fuzz_seconds} s each) and the unit tests labelled unit-pool" asan_and_fuzz
