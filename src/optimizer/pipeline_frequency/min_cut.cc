@@ -35,6 +35,11 @@ bool BoundedMinCut::levels_from(int source, int sink) {
   level_[static_cast<std::size_t>(source)] = 0;
   for (std::size_t head = 0; head < queue_.size(); ++head) {
     const int node = queue_[head];
+    // Nodes at the sink's level or beyond lead nowhere in this phase (a path climbs one level per
+    // arc and ends at the sink): left unlabelled, the blocking flow never walks into them. The
+    // flow it pushes, and its order, are those of the full labelling.
+    const int sink_level = level_[static_cast<std::size_t>(sink)];
+    if (sink_level >= 0 && level_[static_cast<std::size_t>(node)] >= sink_level) break;
     for (const Residual& edge : adjacency_[static_cast<std::size_t>(node)]) {
       if (edge.capacity > kAugmentEpsilon && level_[static_cast<std::size_t>(edge.to)] < 0) {
         level_[static_cast<std::size_t>(edge.to)] = level_[static_cast<std::size_t>(node)] + 1;
