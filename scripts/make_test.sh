@@ -76,8 +76,8 @@ timing_tests() {
   echo "(failed beside the sanitizer build: run again alone after it, below)"
 }
 stage "release tests labelled timing (beside the sanitizer build)" timing_tests
-stage "release tests (ctest; the sanitizer build and its tests beside them)" ctest --test-dir build/release --output-on-failure -j "$jobs" -LE 'hw|timing'
-stage "sanitizer build and its unit tests (the rest after the release tests)" finish_asan
+stage "release tests (the sanitizer build and its tests beside)" ctest --test-dir build/release --output-on-failure -j "$jobs" -LE 'hw|timing'
+stage "rest of the sanitizer build and its unit tests" finish_asan
 if [ -n "$timing_failed" ]; then
   stage "timing tests that failed beside the build, again alone" \
     ctest --test-dir build/release --output-on-failure -j "$jobs" -R "^($timing_failed)\$"
@@ -96,4 +96,4 @@ asan_and_fuzz() {
   done
   return $status
 }
-stage "fuzz run ($(ls fuzz/*_fuzz.cc | wc -l) targets, ${fuzz_seconds} s each) and the unit tests labelled unit-pool" asan_and_fuzz
+stage "fuzz run ($(ls fuzz/*_fuzz.cc | wc -l) targets, ${fuzz_seconds} s each) + unit-pool tests" asan_and_fuzz
