@@ -33,7 +33,16 @@ stop_asan_build() {
   kill -TERM -- "-$asan_pid" 2> /dev/null || kill -TERM "$asan_pid" 2> /dev/null || true
   wait "$asan_pid" 2> /dev/null || true
 }
-trap 'stop_asan_build; stages_report' EXIT
+# A ctest stopped before its end leaves its database fixtures running (their cleanup tests never
+# run): stop those of both trees on the way out (nothing to do when their cleanup ran).
+stop_test_databases() {
+  local tree
+  for tree in build/release build/asan; do
+    bash scripts/pg_cluster.sh stop "$tree/pg_cluster" > /dev/null 2>&1 || true
+    bash scripts/mariadb_server.sh stop "$tree/mariadb_server" > /dev/null 2>&1 || true
+  done
+}
+trap 'stop_asan_build; stop_test_databases; stages_report' EXIT
 finish_asan() {
   local status=0
   wait "$asan_pid" || status=$?
