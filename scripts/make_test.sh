@@ -56,13 +56,22 @@ finish_asan() {
     tail -40 build/logs/asan-build.log
     return 1
   fi
+  tail -3 build/logs/asan-tests.log
   if [ $status -ne 0 ]; then
     # What ctest printed of each failed test (--output-on-failure), then its list of failures.
     awk '/Test +#[0-9]+:/ { p = /\*\*\*(Failed|Exception|Timeout)/ } p' \
       build/logs/asan-tests.log | head -400
     sed -n '/tests passed, .* tests failed/,$p' build/logs/asan-tests.log
+    # At idle priority beside the release tests, a test with a wall-clock bound may be starved
+    # (a warm run: PowerMonitorTest.InfersThePeriodWhenNoneIsGiven measured a 42 ms period for
+    # 50): those that failed run again alone, by number, and that run decides.
+    local failed
+    failed=$(sed -n 's/^\([0-9]*\):.*/\1/p' build/asan/Testing/Temporary/LastTestsFailed.log 2> /dev/null | paste -sd ,)
+    [ -n "$failed" ] || return $status
+    echo "(failed beside the release tests: run again alone, and that run decides)"
+    status=0
+    ctest --preset asan -I "0,0,0,$failed" || status=$?
   fi
-  tail -3 build/logs/asan-tests.log
   return $status
 }
 
