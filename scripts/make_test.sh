@@ -33,6 +33,11 @@ stop_asan_build() {
   kill -TERM -- "-$asan_pid" 2> /dev/null || kill -TERM "$asan_pid" 2> /dev/null || true
   wait "$asan_pid" 2> /dev/null || true
 }
+# The numbers of the tests a tree's last ctest run failed, comma-separated for `ctest -I 0,0,0,...`
+# (numbers, not names: a parameterised test's name is no regular expression).
+failed_tests() {
+  sed -n 's/^\([0-9]*\):.*/\1/p' "$1/Testing/Temporary/LastTestsFailed.log" 2> /dev/null | paste -sd ,; true
+}
 # A ctest stopped before its end leaves its database fixtures running (their cleanup tests never
 # run): stop those of both trees on the way out (nothing to do when their cleanup ran).
 stop_test_databases() {
@@ -66,7 +71,7 @@ finish_asan() {
     # (a warm run: PowerMonitorTest.InfersThePeriodWhenNoneIsGiven measured a 42 ms period for
     # 50): those that failed run again alone, by number, and that run decides.
     local failed
-    failed=$(sed -n 's/^\([0-9]*\):.*/\1/p' build/asan/Testing/Temporary/LastTestsFailed.log 2> /dev/null | paste -sd ,)
+    failed=$(failed_tests build/asan)
     [ -n "$failed" ] || return $status
     echo "(failed beside the release tests: run again alone, and that run decides)"
     status=0
@@ -89,7 +94,7 @@ timing_failed=""
 timing_tests() {
   ctest --test-dir build/release --output-on-failure -j "$jobs" -L timing -LE hw && return 0
   # The names, kept now: the release tests' ctest below writes its own list of failures.
-  timing_failed=$(sed 's/^[0-9]*://; s/[.]/[.]/g' build/release/Testing/Temporary/LastTestsFailed.log | paste -sd '|')
+  timing_failed=$(failed_tests build/release)
   [ -n "$timing_failed" ] || return 1  # ctest failed without naming a test: nothing to rerun
   echo "(failed beside the sanitizer build: run again alone after it, below)"
 }
@@ -98,7 +103,7 @@ stage "release tests (the sanitizer build and its tests beside)" ctest --test-di
 stage "rest of the sanitizer build and its unit tests" finish_asan
 if [ -n "$timing_failed" ]; then
   stage "timing tests that failed beside the build, again alone" \
-    ctest --test-dir build/release --output-on-failure -j "$jobs" -R "^($timing_failed)\$"
+    ctest --test-dir build/release --output-on-failure -j "$jobs" -I "0,0,0,$timing_failed"
 fi
 
 # The fuzzers and the unit tests labelled unit-pool in one ctest pool (preset asan-and-fuzz): each
