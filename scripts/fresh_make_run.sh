@@ -7,6 +7,10 @@
 #   scripts/fresh_make_run.sh [KEEP_DIR]     (KEEP_DIR: where to leave the root file system)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
+# In a private mount namespace: the chroot's mounts vanish with it, and the folder is removed
+# only when nothing is mounted below it (scripts/lib/private_mounts.sh).
+source "$src/scripts/lib/private_mounts.sh"
+private_mounts "$0" "$@"
 cache="$src/build/rootfs-bookworm.tar"
 [ -s "$cache" ] || { echo "fresh_make_run.sh: no $cache (run test/packaging/rootfs_install.sh once)" >&2; exit 1; }
 keep=${1:-}
@@ -14,7 +18,7 @@ dir=${keep:-$(mktemp -d)}
 root="$dir/root"
 cleanup() {
   for m in proc dev/pts dev; do mountpoint -q "$root/$m" 2>/dev/null && umount -l "$root/$m"; done
-  [ -n "$keep" ] || rm -rf "$dir"
+  [ -n "$keep" ] || remove_tree "$dir" || { echo "fresh_make_run.sh: left $dir in place" >&2; exit 1; }
 }
 trap cleanup EXIT
 mkdir -p "$root"

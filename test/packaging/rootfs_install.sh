@@ -8,9 +8,14 @@
 #   2. apt-get install ./zeus_*.deb (its Depends: from the mirror); zeus devices, zeusd serve on a
 #      socket in a temporary folder answering /discover; the unit, the man pages, the group;
 #   3. dpkg -r zeus leaves none of the package's files, and keeps the operator's own file.
-# Needs root (chroot, mount) and the Debian mirror (as make deps does).
+# Needs root (chroot, mount) and the Debian mirror (as make deps does). The whole script runs in a
+# private mount namespace (scripts/lib/private_mounts.sh): the chroot's /proc and the host's /dev
+# bound there vanish with it, whatever ends the script, and its folder is removed only when
+# nothing is mounted below it (rm -rf through a bound /dev would delete the host's device nodes).
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "rootfs_install: needs root (chroot)" >&2; exit 1; }
+source "$(dirname "$0")/../../scripts/lib/private_mounts.sh"
+private_mounts "$0" "$@"
 src=${ZEUS_SOURCE_DIR:?}
 dist=${ZEUS_DIST_DIR:?}
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -41,7 +46,7 @@ dir=$(mktemp -d)
 root="$dir/root"
 cleanup() {
   for m in proc dev/pts dev sys; do mountpoint -q "$root/$m" 2>/dev/null && umount -l "$root/$m"; done
-  rm -rf "$dir"
+  remove_tree "$dir" || { echo "rootfs_install: left $dir in place" >&2; exit 1; }
 }
 trap cleanup EXIT
 mkdir "$root"
