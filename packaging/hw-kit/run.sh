@@ -9,14 +9,18 @@
 # 2. records every GPU's power limit, then runs each check in turn, each under its own time limit
 #    within a total of KIT_BUDGET_S (default 480 s), writing OUT_DIR/<check>.log (what it printed:
 #    the numbers it compared) and OUT_DIR/<check>.json (status, exit code, seconds, last lines);
-# 3. after each check and on any exit (a trap: errors, Ctrl-C, SIGTERM) resets locked SM and
-#    memory clocks and puts every power limit back (gpu_state.py, straight through NVML);
+# 3. after each check, and when it ends for any reason but SIGKILL (an error; Ctrl-C, SIGTERM,
+#    SIGHUP, SIGQUIT: these stop the running check's whole process group at once, TERM, then
+#    KILL after KIT_GRACE_S, default 3 s, and exit 128+signal), resets locked SM and memory
+#    clocks and puts every power limit back (gpu_state.py, straight through NVML), then removes
+#    its temporary work folder (the checks' own temporary folders are inside it);
 # 4. writes OUT_DIR/summary.json (GPU, driver, Python, torch, every check) and exits 0 only when
 #    every check passed.
 #
 # --fake runs the same kit on the fake NVML it carries (fakes/libnvidia-ml.so.1) with the
 # checks' --dry-run-fake modes: `make test` runs it so the kit is known to work before it first
-# meets a GPU. PYTHON chooses the interpreter (default: the first python3 for which the kit has a
+# meets a GPU. The fake GPU's state is one file, OUT_DIR/fake-nvml/state.json, that every check
+# uses (HW_KIT_FAKE_STATE) and the guard restores, so a guard that restores nothing is caught. PYTHON chooses the interpreter (default: the first python3 for which the kit has a
 # wheel, preferring one that imports torch). KIT_CHECKS (names, space or comma separated) runs
 # only those checks, e.g. a rerun of the ones that failed.
 set -uo pipefail
@@ -52,22 +56,53 @@ done
 [ -n "$py" ] || { echo "run.sh: no Python here matches a wheel in $kit/wheels ($(ls "$kit/wheels" | tr '\n' ' ')); set PYTHON" >&2; exit 2; }
 
 work=$(mktemp -d)
-export ZEUS_BUILD_DIR="$work/tree" ZEUS_BIN="$work/tree/bin" PYTHON="$py"
+# The checks' temporary folders go inside it (TMPDIR), so a check stopped by SIGKILL leaves none;
+# searchable by others (0711, not listable) because zeusd_real_gpu's user nobody must reach its
+# socket there.
+mkdir -m 0711 "$work/tmp" && chmod 0711 "$work"
+export ZEUS_BUILD_DIR="$work/tree" ZEUS_BIN="$work/tree/bin" PYTHON="$py" TMPDIR="$work/tmp"
 saved="$work/gpu-state.json"
 restore_gpus() {
   [ -f "$saved" ] || return 0
   "$py" "$kit/gpu_state.py" restore "$saved" >> "$out/gpu-restore.log" 2>&1 \
     || say "WARNING: restoring the GPUs failed, see $out/gpu-restore.log"
 }
+# The running check: run in the background (a trapped signal interrupts `wait`, where a
+# foreground job would defer it until the check ended) under timeout, which leads a process group
+# of its own that holds the check and everything it started.
+check_pid=""
+grace=${KIT_GRACE_S:-3}
+stop_check() {  # TERM to the check's whole group, KILL to what is left after $grace seconds
+  local pid=$check_pid tenths=0
+  [ -n "$pid" ] || return 0
+  check_pid=""
+  # (the pid alone too: in the instant before timeout makes its group there is none)
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+  while { kill -0 -- "-$pid" || kill -0 "$pid"; } 2>/dev/null && [ $tenths -lt $((grace * 10)) ]; do
+    sleep 0.1; tenths=$((tenths + 1))
+  done
+  kill -KILL -- "-$pid" 2>/dev/null; kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+}
 finish() {
   local status=$?
-  trap - EXIT INT TERM
+  trap - EXIT
+  trap '' INT TERM HUP QUIT
+  stop_check
   restore_gpus
   rm -rf "$work"
   exit $status
 }
+on_signal() {  # every signal a terminal or a supervisor sends: stop, restore, clean up, 128+n
+  trap '' INT TERM HUP QUIT PIPE  # once; and a closed terminal or pipe must not stop the restore
+  say "SIG$1: stopping${check_pid:+ the running check (process group $check_pid)}, restoring the GPUs"
+  exit $((128 + $2))  # finish (the EXIT trap) does it
+}
 trap finish EXIT
-trap 'say "interrupted"; exit 130' INT TERM
+trap 'on_signal INT 2' INT
+trap 'on_signal TERM 15' TERM
+trap 'on_signal HUP 1' HUP
+trap 'on_signal QUIT 3' QUIT
 
 say "installing $(basename "$wheel") for $py"
 "$py" -m pip install --no-index --no-deps --disable-pip-version-check --target "$work/site" "$wheel" \
@@ -81,10 +116,11 @@ for lib in "$work/site/zeus_cpp.libs"/*; do  # the helpers' libraries that the w
   [ -e "$work/tree/lib/${lib##*/}" ] || ln -s "$lib" "$work/tree/lib/"
 done
 export PYTHONPATH="$work/site${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1
-if [ "$fake" = 1 ]; then
+if [ "$fake" = 1 ]; then  # one fake GPU state for the guard and every check (HW_KIT_FAKE_STATE)
   export ZEUS_NVML_PATH="$work/tree/fakes/libnvidia-ml.so.1" HW_FAKE=1
-  echo '{"devices": [{"power_draw_mw": 200000}]}' > "$work/fake-state.json"
-  export ZEUS_FAKE_NVML_STATE="$work/fake-state.json"
+  mkdir -p "$out/fake-nvml"
+  echo '{"devices": [{"power_draw_mw": 200000}]}' > "$out/fake-nvml/state.json"
+  export ZEUS_FAKE_NVML_STATE="$out/fake-nvml/state.json" HW_KIT_FAKE_STATE="$out/fake-nvml/state.json"
 fi
 "$py" "$kit/gpu_state.py" save "$saved" || { say "cannot read the GPUs through NVML"; exit 1; }
 "$ZEUS_BIN/zeus" devices --json > "$out/devices.json" 2> "$out/devices.log" || say "zeus devices failed: $(cat "$out/devices.log")"
@@ -111,8 +147,11 @@ for entry in "${checks[@]}"; do
   else
     say "$name (up to ${limit}s)"
     args=(); [ "$fake" = 1 ] && args=(--dry-run-fake)
-    (cd "$work" && timeout -k 5 "$limit" bash "$kit/checks/$name.sh" "${args[@]}") > "$out/$name.log" 2>&1
+    (cd "$work" && exec timeout -k 5 "$limit" bash "$kit/checks/$name.sh" "${args[@]}") > "$out/$name.log" 2>&1 &
+    check_pid=$!
+    wait "$check_pid"
     rc=$?
+    check_pid=""
   fi
   restore_gpus
   seconds=$(( ($(date +%s%N) - t0) / 1000000 ))

@@ -12,7 +12,7 @@ out=$("$ZEUS_BIN/zeus_clock_controller_check" --changes 200)
 echo "clock controller: $out"
 echo "$out" | $py -c 'import json,sys; d=json.load(sys.stdin); assert d["applied"]==200 and d["failed"]==0, d'
 if [ $fake = 1 ]; then
-  $py - "$dir/state.json" <<'PY'
+  $py - "$state" <<'PY'
 import json, sys
 state = json.load(open(sys.argv[1]))
 device, log = state["devices"][0], state.get("sm_clock_log", [])

@@ -32,10 +32,11 @@ export CUDA_VISIBLE_DEVICES=0  # zeus's GPU 0, cuda:0 and NVML's index 0 are the
 unset ZEUSD_SOCK_PATH
 if [ "${1:-}" = "--dry-run-fake" ]; then
   scopes=${HW_FAKE_SCOPES:-'["gpu"]'}
+  state=${HW_KIT_FAKE_STATE:-$dir/state.json}  # the kit's guard's file under run.sh --fake
   echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 420000,
     "memory_power_mw": 70000, "module_cpu_power_mw": 90000, "power_scopes": '"$scopes"'}]}' \
-    > "$dir/state.json"
-  export ZEUS_FAKE_NVML_STATE="$dir/state.json"
+    > "$state"
+  export ZEUS_FAKE_NVML_STATE="$state"
   export ZEUS_NVML_PATH="$ZEUS_BUILD_DIR/fakes/libnvidia-ml.so.1"
   export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/none"
   export HW_NVML_LIB="$ZEUS_NVML_PATH"

@@ -119,7 +119,8 @@ unit=${PFO_HW_UNIT:-0.00025}  # planning unit (s): stage 1's forward (~7 ms) mus
 # times its fit needs.
 fractions=${PFO_HW_CLOCK_FRACTIONS:-1 0.8 0.7 0.6 0.5 0.4}
 if [ "$fake" = 1 ]; then
-  export ZEUS_FAKE_NVML_STATE="$dir/state.json"
+  state=${HW_KIT_FAKE_STATE:-$dir/state.json}  # the kit's guard's file under run.sh --fake
+  export ZEUS_FAKE_NVML_STATE="$state"
   export ZEUS_NVML_PATH="$ZEUS_BUILD_DIR/fakes/libnvidia-ml.so.1"
   export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/no-powercap"
   export HW_FAKE=1
@@ -159,7 +160,7 @@ if [ "$fake" = 1 ]; then  # two fake H100s whose power follows the locked SM clo
   # instructions of 6-50 ms mostly read 0 J from the raw counter, so the profile must interpolate
   # (with the optimizer's background reads: from the edges alone, a loaded machine's sparse edges
   # misplaced the publishes and the profile was now and then unplannable).
-  "$py" - "$dir/state.json" <<'PY'
+  "$py" - "$state" <<'PY'
 import json, sys
 clocks = list(range(1980, 929, -150))
 gpu = {"name": "NVIDIA H100 80GB HBM3", "architecture": 9, "memory_clocks_mhz": [2619, 1593],
@@ -281,7 +282,7 @@ for s in (0, 1):
 PY
 
 if [ "$fake" = 1 ]; then  # the plan runs measure instructions' own energy on the raw counter:
-  "$py" - "$dir/state.json" <<'PY'  # from here on it is continuous again
+  "$py" - "$state" <<'PY'  # from here on it is continuous again
 import json, sys
 state = json.load(open(sys.argv[1]))
 for device in state["devices"]:

@@ -22,9 +22,10 @@ export PYTHONPATH="$ZEUS_BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH}"
 export CUDA_VISIBLE_DEVICES=0  # zeus_cpp's GPU 0, cuda:0 and NVML's index 0 are the same GPU
 unset ZEUSD_SOCK_PATH
 if [ "${1:-}" = "--dry-run-fake" ]; then
+  state=${HW_KIT_FAKE_STATE:-$dir/state.json}  # the kit's guard's file under run.sh --fake
   echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 310000,
-    "memory_power_mw": 62000, "temperature_c": 47, "power_update_ms": 20}]}' > "$dir/state.json"
-  export ZEUS_FAKE_NVML_STATE="$dir/state.json"
+    "memory_power_mw": 62000, "temperature_c": 47, "power_update_ms": 20}]}' > "$state"
+  export ZEUS_FAKE_NVML_STATE="$state"
   export ZEUS_NVML_PATH="$ZEUS_BUILD_DIR/fakes/libnvidia-ml.so.1"
   export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/none"
   export HW_WORK_S=${HW_WORK_S:-6} HW_FAKE=1

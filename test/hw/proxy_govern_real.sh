@@ -38,8 +38,9 @@ export GOVERN_SPEEDUP=${HW_GOVERN_SPEEDUP:-4}
 fake=0
 if [ "${1:-}" = "--dry-run-fake" ]; then
   fake=1
-  echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 300000}]}' > "$dir/state.json"
-  export ZEUS_FAKE_NVML_STATE="$dir/state.json"
+  state=${HW_KIT_FAKE_STATE:-$dir/state.json}  # the kit's guard's file under run.sh --fake
+  echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 300000}]}' > "$state"
+  export ZEUS_FAKE_NVML_STATE="$state"
   export ZEUS_NVML_PATH="$ZEUS_BUILD_DIR/fakes/libnvidia-ml.so.1"
   export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/none"
   export HW_FAKE=1
@@ -91,7 +92,7 @@ cat "$dir/govern.out"
 grep -q "clocks restored" "$dir/govern.out" || fail "the governed proxy said nothing of its clocks"
 
 $py - "$dir" "$ttft_slo" "$tpot_slo" "$fake" <<'PY' || fail "the governed run"
-import json, re, sys
+import json, os, re, sys
 d, ttft_slo, tpot_slo, fake = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"
 def joules(name):
     return float(re.search(r"([0-9.]+) J measured", open(f"{d}/{name}.out").read()).group(1))
@@ -109,7 +110,7 @@ print("clocks walked: %s MHz; %d decisions logged (%s)" % (" ".join(map(str, clo
       len(decisions), ", ".join(sorted({r["reason"] for r in decisions}))))
 assert decisions, "no decision logged"
 if fake:
-    state = json.load(open(d + "/state.json"))["devices"][0]
+    state = json.load(open(os.environ["ZEUS_FAKE_NVML_STATE"]))["devices"][0]
     assert state.get("locked_sm_clocks_mhz") is None, state
     print("fake: SM clocks unlocked")
 PY

@@ -31,8 +31,9 @@ load_s=${HW_PROXY_SECONDS:-40}
 if [ "${1:-}" = "--dry-run-fake" ]; then
   # The counter publishes every 100 ms, as an H200's does: short requests between two publishes
   # must still be charged (the proxy interpolates between publishes).
-  echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 300000, "energy_update_ms": 100}]}' > "$dir/state.json"
-  export ZEUS_FAKE_NVML_STATE="$dir/state.json"
+  state=${HW_KIT_FAKE_STATE:-$dir/state.json}  # the kit's guard's file under run.sh --fake
+  echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 300000, "energy_update_ms": 100}]}' > "$state"
+  export ZEUS_FAKE_NVML_STATE="$state"
   export ZEUS_NVML_PATH="$ZEUS_BUILD_DIR/fakes/libnvidia-ml.so.1"
   export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/none"
   export HW_FAKE=1 HW_NVML_LIB="$ZEUS_NVML_PATH"

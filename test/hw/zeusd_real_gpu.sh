@@ -25,9 +25,10 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; tail -20 "$dir/zeusd.log" >&2 || true; exit 1; }
 unset CUDA_VISIBLE_DEVICES
 if [ $fake = 1 ]; then
-  echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3"}]}' > "$dir/state.json"
-  chmod 666 "$dir/state.json"
-  export ZEUS_FAKE_NVML_STATE="$dir/state.json"
+  state=${HW_KIT_FAKE_STATE:-$dir/state.json}  # the kit's guard's file under run.sh --fake
+  echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3"}]}' > "$state"
+  chmod 666 "$state"
+  export ZEUS_FAKE_NVML_STATE="$state"
   export ZEUS_NVML_PATH="$ZEUS_BUILD_DIR/fakes/libnvidia-ml.so.1"
 else
   unset ZEUS_NVML_PATH ZEUS_FAKE_NVML_STATE
