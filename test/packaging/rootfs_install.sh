@@ -6,8 +6,11 @@
 #   1. the cp311 wheel into a new venv with pip install --no-index; zeus devices, zeus measure --
 #      sleep 1 and a ZeusMonitor window on the fake NVML (copied in: no GPU here);
 #   2. apt-get install ./zeus_*.deb (its Depends: from the mirror); zeus devices, zeusd serve on a
-#      socket in a temporary folder answering /discover; the unit, the man pages, the group;
-#   3. dpkg -r zeus leaves none of the package's files, and keeps the operator's own file.
+#      socket in a temporary folder answering /discover; the units (zeusd, zeus-exporter, naming
+#      /usr/bin), the man pages, the group; gnuplot-nox suggested, not recommended;
+#   3. with a zeusd running: the package installed again (an upgrade) leaves it running and says
+#      so (no systemd here); dpkg -r zeus stops it with SIGTERM (prerm), leaves none of the
+#      package's files, and keeps the operator's own file.
 # Needs root (chroot, mount) and the Debian mirror (as make deps does). The whole script runs in a
 # private mount namespace (scripts/lib/private_mounts.sh): the chroot's /proc and the host's /dev
 # bound there vanish with it, whatever ends the script, and its folder is removed only when
@@ -26,6 +29,12 @@ deb=$(ls "$dist"/zeus_*_amd64.deb 2>/dev/null | head -1)
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
 grep -q -- '-dev\b' <<< "$depends" && fail "the package depends on a -dev package: $depends"
+suggests=$(dpkg-deb -f "$deb" Suggests) recommends=$(dpkg-deb -f "$deb" Recommends)
+echo "Suggests: $suggests; Recommends: ${recommends:-(none)}"
+grep -q 'gnuplot-nox' <<< "$suggests" || fail "gnuplot-nox is not suggested: '$suggests'"
+if grep -q 'gnuplot' <<< "$recommends"; then fail "gnuplot is recommended: $recommends"; fi
+scripts=$(dpkg-deb -I "$deb" | grep -oE '\b(prerm|postinst|postrm)\b' | sort -u | tr '\n' ' ')
+[ "$scripts" = "postinst postrm prerm " ] || fail "maintainer scripts: $scripts"
 
 cache="$src/build/rootfs-bookworm.tar"
 if [ ! -s "$cache" ]; then
@@ -44,7 +53,9 @@ fi
 
 dir=$(mktemp -d)
 root="$dir/root"
+zeusd_pid=""
 cleanup() {
+  [ -z "$zeusd_pid" ] || kill -TERM "$zeusd_pid" 2>/dev/null || true
   for m in proc dev/pts dev sys; do mountpoint -q "$root/$m" 2>/dev/null && umount -l "$root/$m"; done
   remove_tree "$dir" || { echo "rootfs_install: left $dir in place" >&2; exit 1; }
 }
@@ -94,6 +105,8 @@ export ZEUS_NVML_PATH=/opt/zeus-test/libnvidia-ml.so.1 ZEUS_FAKE_NVML_STATE=/opt
 [ "$(command -v zeus)" = /usr/bin/zeus ] && [ "$(command -v zeusd)" = /usr/bin/zeusd ]
 zeus devices | grep -q "GPU 0"
 grep -q "^ExecStart=/usr/bin/zeusd serve" /lib/systemd/system/zeusd.service
+grep -q "^ExecStart=/usr/bin/zeus exporter" /lib/systemd/system/zeus-exporter.service
+if grep -n "^ExecStart=/usr/local" /lib/systemd/system/zeusd.service /lib/systemd/system/zeus-exporter.service; then exit 1; fi
 getent group zeus > /dev/null
 zcat /usr/share/man/man1/zeus.1.gz | grep -q "^\.TH ZEUS"
 zcat /usr/share/man/man1/zeusd.1.gz | grep -q "^\.TH ZEUSD"
@@ -116,8 +129,29 @@ kill -TERM $pid; wait $pid
 mkdir -p /etc/zeusd && echo operator > /etc/zeusd/notes.txt
 ' || fail "the installed package"
 
-echo "--- 3. dpkg -r"
+echo "--- 3. a running zeusd across an upgrade and dpkg -r"
+# Started in the chroot and left running (a daemon started by hand: no systemd here).
+zeusd_pid=$(in_root /bin/bash -euo pipefail -c '
+export ZEUS_NVML_PATH=/opt/zeus-test/libnvidia-ml.so.1 ZEUS_FAKE_NVML_STATE=/opt/zeus-test/state.json
+sock=$(mktemp -d)/zeusd.sock
+/usr/bin/zeusd serve --socket-path "$sock" --allow "gpu-read=*" > /opt/zeus-test/zeusd-running.log 2>&1 < /dev/null &
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+[ -S "$sock" ] && echo $!') || fail "zeusd did not start: $(cat "$root/opt/zeus-test/zeusd-running.log")"
+alive() { [ -e "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+alive "$zeusd_pid" || fail "zeusd (pid $zeusd_pid) is not running"
+in_root dpkg -i "/opt/zeus-test/$(basename "$deb")" > "$dir/upgrade.log" 2>&1 || { cat "$dir/upgrade.log"; fail "dpkg -i again (upgrade)"; }
+alive "$zeusd_pid" || fail "the upgrade stopped zeusd: $(cat "$dir/upgrade.log")"
+grep -q "a zeusd started before this upgrade still runs the old program" "$dir/upgrade.log" \
+  || fail "postinst said nothing of the running zeusd: $(cat "$dir/upgrade.log")"
+echo "upgrade: zeusd (pid $zeusd_pid) still runs, and postinst says so"
 in_root dpkg -r zeus > "$dir/remove.log" 2>&1 || { cat "$dir/remove.log"; fail "dpkg -r zeus"; }
+for _ in $(seq 20); do alive "$zeusd_pid" || break; sleep 0.1; done
+alive "$zeusd_pid" && fail "dpkg -r left zeusd (pid $zeusd_pid) running: $(cat "$dir/remove.log")"
+grep -q "stopping on signal 15" "$root/opt/zeus-test/zeusd-running.log" \
+  || fail "zeusd did not stop on SIGTERM: $(tail -3 "$root/opt/zeus-test/zeusd-running.log")"
+grep -q "Stopping zeusd" "$dir/remove.log" || fail "prerm said nothing: $(cat "$dir/remove.log")"
+zeusd_pid=""
+echo "dpkg -r: prerm stopped zeusd with SIGTERM ($(grep -o 'stopping on signal 15.*' "$root/opt/zeus-test/zeusd-running.log"))"
 left=()
 while read -r f; do
   [ -e "$root$f" ] && [ ! -d "$root$f" ] && left+=("$f")
