@@ -114,8 +114,10 @@ class PowerLimitOptimizer {
 
   // Training-loop callbacks. All counting happens at step begin and epoch end; on_step_end and
   // on_epoch_begin do nothing today (kept so loops can call all four). Errors come from the
-  // monitor or the devices; a failed transition is retried at the next step, and a failed
-  // measurement is dropped and its setting re-profiled.
+  // monitor, the devices or the selector; a failed transition is retried at the next step, and
+  // a failed measurement is dropped and its setting re-profiled. A selector that fails once every
+  // setting is measured (a custom one raised, or chose an unmeasured setting) leaves the devices
+  // at the maximum, and the selection is retried at each later step begin.
   Result<void> on_step_begin();
   Result<void> on_step_end();
   Result<void> on_epoch_begin();

@@ -10,6 +10,10 @@
 // Thread-safety: immutable values; const methods may be called from any thread.
 // Failure: InvalidArgument for eta outside [0, 1], factor < 1 or NaN, an unknown spelling,
 // and for empty, duplicate or non-finite measurements.
+// Custom selectors (custom()): a caller-supplied function picks the setting (the Python
+// bindings' OptimumSelector subclasses); select() refuses a setting that was not measured, and
+// passes the function's own error on. They have no cost (costs() answers NotSupported) and no
+// CLI spelling (parse(name()) does not give them back).
 //
 //   auto selector = zeus::PowerLimitSelector::parse("zeus", /*eta=*/0.5);
 //   std::vector<zeus::KnobMeasurement> m = {{300, 2900.0, 10.5}, {250, 2700.0, 11.2}};
@@ -17,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,7 +46,10 @@ double default_max_power_w(std::span<const KnobMeasurement> measurements, uint32
 
 class PowerLimitSelector {
  public:
-  enum class Kind { kEnergy, kTime, kZeusCost, kMaxSlowdown };
+  enum class Kind { kEnergy, kTime, kZeusCost, kMaxSlowdown, kCustom };
+  // A custom selector's choice from validated measurements (and MaxPower, as for the zeus cost).
+  using CustomSelect = std::function<Result<uint32_t>(std::span<const KnobMeasurement> measurements,
+                                                      double max_power_w)>;
 
   // Argmin energy.
   static PowerLimitSelector min_energy();
@@ -54,19 +62,26 @@ class PowerLimitSelector {
   // The CLI spelling: "zeus" (uses `eta`), "zeus:<eta>", "energy", "time",
   // "slowdown:<factor>" (e.g. "slowdown:1.1"). InvalidArgument naming the accepted spellings.
   static Result<PowerLimitSelector> parse(std::string_view spec, double eta = 0.5);
+  // A selector whose choice is `select`'s (it may be called from any thread that calls
+  // select(), and must be safe to copy); `name` is what name() answers. InvalidArgument for an
+  // empty `select` or `name`.
+  static Result<PowerLimitSelector> custom(std::string name, CustomSelect select);
 
   Kind kind() const { return kind_; }
   // eta for kZeusCost, the factor for kMaxSlowdown, 0 otherwise.
   double parameter() const { return parameter_; }
   // "zeus:0.5", "energy", "time" or "slowdown:1.1"; parse(name()) gives this selector back.
+  // A custom selector's name as given.
   std::string name() const;
 
   // The quantity this selector minimises, one per measurement (same order): energy J, time s,
   // zeus cost (J), or for max slowdown the slowdown T / T(highest setting). max_power_w is used
-  // by the zeus cost only (must be > 0 there).
+  // by the zeus cost only (must be > 0 there). NotSupported for a custom selector.
   Result<std::vector<double>> costs(std::span<const KnobMeasurement> measurements,
                                     double max_power_w) const;
   // The chosen setting. Measurements may come in any order; ties go to the higher setting.
+  // A custom selector's error is passed on; a setting it returns that is not among the
+  // measurements is InvalidArgument naming the measured ones.
   Result<uint32_t> select(std::span<const KnobMeasurement> measurements,
                           double max_power_w) const;
 
@@ -74,6 +89,8 @@ class PowerLimitSelector {
   PowerLimitSelector(Kind kind, double parameter) : kind_(kind), parameter_(parameter) {}
   Kind kind_;
   double parameter_;
+  std::string custom_name_;  // kCustom only
+  CustomSelect custom_;      // kCustom only
 };
 
 }  // namespace zeus

@@ -2,6 +2,7 @@
 // builds GlobalPowerLimitOptimizer, Energy, Time, ZeusCost and MaxSlowdownConstraint on them).
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -64,6 +65,39 @@ RankAllReduce make_all_reduce(py::object function) {
   };
 }
 
+// Wraps a Python select(measurements, max_power_w) -> setting (zeus_cpp.optimizer.power_limit
+// turns an OptimumSelector subclass into one): (setting, energy_j, time_s) tuples in, an int out.
+// A Python exception it raises is parked (re-raised by without_gil) and fails the selection.
+PowerLimitSelector make_custom_selector(std::string name, py::object function) {
+  if (!PyCallable_Check(function.ptr())) throw py::type_error("select must be a callable");
+  PythonCallable callable(std::move(function));
+  PowerLimitSelector::CustomSelect select =
+      [callable, name](std::span<const KnobMeasurement> measurements,
+                       double max_power_w) -> Result<uint32_t> {
+    py::gil_scoped_acquire gil;  // before `chosen`, so that it is dropped with the GIL held
+    py::object chosen;
+    const std::vector<KnobMeasurement> copied(measurements.begin(), measurements.end());
+    if (!callable.call(&chosen, to_tuples(copied), max_power_w)) {
+      return fail(ErrorCode::kInternal, "the custom selector " + name + " raised an exception");
+    }
+    try {
+      return chosen.cast<uint32_t>();
+    } catch (const py::cast_error&) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "the custom selector " + name + " must return a power limit in W (an int), not " +
+                      std::string(py::str(py::repr(chosen))));
+    }
+  };
+  return unwrap(PowerLimitSelector::custom(std::move(name), std::move(select)));
+}
+
+// Raises a Python exception a custom selector parked, then the Result's error.
+template <typename T>
+T unwrap_selected(Result<T> result) {
+  if (PyErr_Occurred() != nullptr) throw py::error_already_set();
+  return unwrap(std::move(result));
+}
+
 std::shared_ptr<OptimizerSession> make_plo_session(std::shared_ptr<MonitorSession> monitor,
                                                  const PowerLimitSelector& selector,
                                                  int64_t wait_steps, int64_t warmup_steps,
@@ -115,6 +149,9 @@ void bind_power_limit(py::module_& m) {
       .def_static("max_slowdown",
                   [](double factor) { return unwrap(PowerLimitSelector::max_slowdown(factor)); },
                   py::arg("factor"))
+      .def_static("custom", &make_custom_selector, py::arg("name"), py::arg("select"),
+                  "A selector whose choice is select([(setting, energy_j, time_s)], max_power_w) "
+                  "-> setting; a setting that was not measured is refused.")
       .def_static("parse",
                   [](const std::string& spec, double eta) {
                     return unwrap(PowerLimitSelector::parse(spec, eta));
@@ -126,7 +163,7 @@ void bind_power_limit(py::module_& m) {
           "select",
           [](const PowerLimitSelector& s, const std::vector<PlMeasurementTuple>& measurements,
              double max_power_w) {
-            return unwrap(s.select(to_measurements(measurements), max_power_w));
+            return unwrap_selected(s.select(to_measurements(measurements), max_power_w));
           },
           py::arg("measurements"), py::arg("max_power_w"),
           "The chosen setting from (setting, energy_j, time_s) tuples.")
@@ -134,7 +171,7 @@ void bind_power_limit(py::module_& m) {
           "costs",
           [](const PowerLimitSelector& s, const std::vector<PlMeasurementTuple>& measurements,
              double max_power_w) {
-            return unwrap(s.costs(to_measurements(measurements), max_power_w));
+            return unwrap_selected(s.costs(to_measurements(measurements), max_power_w));
           },
           py::arg("measurements"), py::arg("max_power_w"));
 

@@ -23,7 +23,7 @@ from zeus_cpp import ZeusError, _zeus_cpp
 from zeus_cpp.monitor.energy import ZeusMonitor
 from zeus_cpp.optimizer.batch_size.client import connect, gpu_fields
 from zeus_cpp.optimizer.batch_size.common import JobSpec
-from zeus_cpp.optimizer.power_limit import OptimumSelector, ZeusCost
+from zeus_cpp.optimizer.power_limit import OptimumSelector, ZeusCost, core_selector
 
 
 @dataclass
@@ -86,7 +86,7 @@ class ZeusDataLoader:
             self.monitor._monitor,
             spec,
             optimize_power_limit=optimize_power_limit,
-            selector=optimum_selector._selector,
+            selector=core_selector(optimum_selector),
             warmup_steps=warmup_steps,
             profile_steps=profile_steps,
             pl_step_w=pl_step,

@@ -20,9 +20,10 @@ upstream's fields (power limits in mW, as upstream), e.g. `isinstance(plo.state,
 from __future__ import annotations
 
 import atexit
+import numbers
 import os
 import weakref
-from abc import ABC
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import List, Optional, Tuple, Union
 
@@ -140,7 +141,36 @@ def _to_tuples(measurements: List[PowerLimitMeasurement]):
 
 
 class OptimumSelector(ABC):
-    """Base class of the optimum power-limit selectors (the C++ PowerLimitSelector core)."""
+    """Base class of the optimum power-limit selectors (upstream's extension point).
+
+    Subclass it and define `select` to choose the power limit yourself::
+
+        class LowestWithin5Percent(OptimumSelector):
+            def select(self, measurements: list[PowerLimitMeasurement]) -> int:
+                fastest = min(m.time for m in measurements)
+                return min(m.power_limit for m in measurements if m.time <= 1.05 * fastest)
+
+        plo = GlobalPowerLimitOptimizer(monitor, optimum_selector=LowestWithin5Percent())
+
+    `select` gets one `PowerLimitMeasurement` per profiled limit (W, J summed over the GPUs and
+    ranks, s) once every limit is profiled, and returns one of their `power_limit`s in W. It runs
+    inside `on_step_begin` (or at construction, for a loaded profile) and must not call back into
+    the optimizer. If it raises, or returns a limit that was not profiled, the GPUs go back to the
+    maximum limit, the error reaches the caller of `on_step_begin`, and the selection is tried
+    again at the next step begin. The built-in `Energy`, `Time`, `ZeusCost` and
+    `MaxSlowdownConstraint` run in the C++ core.
+    """
+
+    @abstractmethod
+    def select(self, measurements: List[PowerLimitMeasurement]) -> int:
+        """The optimal power limit (W) among `measurements`."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class _CoreSelector(OptimumSelector):
+    """A selector of the C++ core (zeus::PowerLimitSelector): the built-ins."""
 
     _selector: "_zeus_cpp.PowerLimitSelector"
 
@@ -155,21 +185,58 @@ class OptimumSelector(ABC):
         return f"{type(self).__name__}({self._selector.name})"
 
 
-class Energy(OptimumSelector):
+def _custom_select(selector: OptimumSelector):
+    """The function the C++ core calls for a Python `select`: tuples in, a limit in W out."""
+    name = type(selector).__name__
+
+    def select(tuples, max_power_w: float) -> int:
+        del max_power_w  # upstream's select sees the measurements only
+        measurements = [PowerLimitMeasurement(p, e, t) for p, e, t in tuples]
+        try:
+            chosen = selector.select(measurements)
+        except Exception as error:
+            if hasattr(error, "add_note"):  # Python 3.11+
+                error.add_note(f"zeus_cpp: raised by {name}.select; the GPUs are back at the maximum "
+                               "power limit and the selection is tried again at the next step")
+            raise
+        if isinstance(chosen, float) and chosen.is_integer():
+            chosen = int(chosen)
+        if isinstance(chosen, bool) or not isinstance(chosen, numbers.Integral):
+            raise TypeError(f"{name}.select returned {chosen!r}; it must return one of the measured "
+                            f"power limits in W (an int): {sorted((m.power_limit for m in measurements), reverse=True)}")
+        return int(chosen)
+
+    return select
+
+
+def core_selector(selector: OptimumSelector) -> "_zeus_cpp.PowerLimitSelector":
+    """The C++ core's selector for `selector`: a built-in's own, or one that calls a subclass's
+    `select` (with the GIL) when the optimizer selects."""
+    if not isinstance(selector, OptimumSelector):
+        raise TypeError(
+            "optimum_selector must be Energy(), Time(), ZeusCost(...), MaxSlowdownConstraint(...) or "
+            f"an OptimumSelector subclass that defines select(), not {type(selector).__name__}"
+        )
+    if type(selector).select is _CoreSelector.select:
+        return selector._selector  # type: ignore[attr-defined]
+    return _zeus_cpp.PowerLimitSelector.custom(f"custom:{type(selector).__name__}", _custom_select(selector))
+
+
+class Energy(_CoreSelector):
     """Selects the power limit that minimises energy."""
 
     def __init__(self) -> None:
         self._selector = _zeus_cpp.PowerLimitSelector.min_energy()
 
 
-class Time(OptimumSelector):
+class Time(_CoreSelector):
     """Selects the power limit that minimises time."""
 
     def __init__(self) -> None:
         self._selector = _zeus_cpp.PowerLimitSelector.min_time()
 
 
-class ZeusCost(OptimumSelector):
+class ZeusCost(_CoreSelector):
     r"""Minimises eta * Energy + (1 - eta) * MaxPower * Time.
 
     MaxPower is the largest profiled limit times the number of GPUs; inside the optimizer the
@@ -193,7 +260,7 @@ class ZeusCost(OptimumSelector):
         return _zeus_cpp.default_max_power_w(_to_tuples(measurements), self.world_size)
 
 
-class MaxSlowdownConstraint(OptimumSelector):
+class MaxSlowdownConstraint(_CoreSelector):
     """Selects the lowest power limit whose time is at most factor x the time at the maximum."""
 
     def __init__(self, factor: float) -> None:
@@ -249,8 +316,9 @@ class GlobalPowerLimitOptimizer(Callback):
 
         Args:
             monitor: the ZeusMonitor whose GPUs are profiled and controlled.
-            optimum_selector: Energy(), Time(), ZeusCost(eta_knob) or MaxSlowdownConstraint(factor);
-                default ZeusCost(eta_knob=0.5).
+            optimum_selector: Energy(), Time(), ZeusCost(eta_knob), MaxSlowdownConstraint(factor)
+                or your own OptimumSelector subclass (see its docstring); default
+                ZeusCost(eta_knob=0.5).
             wait_steps: steps to let pass before anything is done (warm-up of the first limit
                 starts at step begin wait_steps + 1, as upstream).
             warmup_steps: steps at a limit before its window opens.
@@ -269,11 +337,7 @@ class GlobalPowerLimitOptimizer(Callback):
             raise TypeError(f"monitor must be a ZeusMonitor, not {type(monitor).__name__}")
         if optimum_selector is None:
             optimum_selector = ZeusCost(eta_knob=0.5, world_size=len(monitor.gpu_indices))
-        if not isinstance(optimum_selector, OptimumSelector):
-            raise TypeError(
-                "optimum_selector must be Energy(), Time(), ZeusCost(...) or "
-                f"MaxSlowdownConstraint(...), not {type(optimum_selector).__name__}"
-            )
+        core = core_selector(optimum_selector)  # TypeError for anything else
         for name, value in (("wait_steps", wait_steps), ("warmup_steps", warmup_steps),
                             ("profile_steps", profile_steps), ("pl_step", pl_step)):
             if isinstance(value, bool) or not isinstance(value, int):
@@ -290,7 +354,7 @@ class GlobalPowerLimitOptimizer(Callback):
         self.profile_path = None if profile_path is None else os.fspath(profile_path)
         self._optimizer = _zeus_cpp.PowerLimitOptimizer(
             monitor._monitor,
-            optimum_selector._selector,
+            core,
             # The core counts the step begin that starts the warm-up among its wait steps;
             # upstream lets wait_steps pass first (Ready(steps=wait_steps + 1)).
             wait_steps=wait_steps + 1,

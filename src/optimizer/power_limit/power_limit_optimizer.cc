@@ -81,6 +81,7 @@ class PowerLimitOptimizer::Impl {
   Result<void> on_step_begin() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopped_) return ok();
+    if (selection_pending_) return finish();  // the selector failed at the last step: again
     switch (state_) {
       case State::kReady:
         if (steps_left_ > 1) {
@@ -100,7 +101,10 @@ class PowerLimitOptimizer::Impl {
 
   Result<void> on_epoch_end() {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopped_ || (state_ != State::kWarmup && state_ != State::kProfiling)) return ok();
+    if (stopped_ || selection_pending_ ||
+        (state_ != State::kWarmup && state_ != State::kProfiling)) {
+      return ok();
+    }
     log_info(std::string(state_name(state_)) + " of " + setting_text() +
              " interrupted by the end of an epoch; it restarts at the next step");
     if (state_ == State::kProfiling) {
@@ -241,12 +245,12 @@ class PowerLimitOptimizer::Impl {
       steps_left_ = 1;
       return start_warmup();
     }
-    ZEUS_TRY(finish());
+    // Saved before selecting: a selector that fails (and is retried) does not lose the profile.
     if (!options_.profile_path.empty()) {
       auto saved = save_power_profile(options_.profile_path, profile_locked());
       if (!saved) log_warning("could not save the power profile: " + saved.error().to_string());
     }
-    return ok();
+    return finish();
   }
 
   // A measurement failed: drop it like an epoch interruption (the setting is re-warmed and
@@ -262,10 +266,23 @@ class PowerLimitOptimizer::Impl {
     return fail(std::move(error));
   }
 
-  // Selects from measurements_ and sets the optimum (the maximum in observer mode).
+  // Selects from measurements_ and sets the optimum (the maximum in observer mode). When the
+  // selector fails (a custom one raised, or chose a setting that was not measured) the devices
+  // go back to the maximum and the selection is retried at the next step begin.
   Result<void> finish() {
     auto optimal = selector_.select(measurements_, max_power_w());
-    if (!optimal) return fail(optimal.error());
+    if (!optimal) {
+      selection_pending_ = true;
+      auto restored = control_.apply_maximum();
+      if (!restored) log_warning("restoring the maximum failed: " + restored.error().to_string());
+      Error error = optimal.error();
+      error.message = "selecting the optimum with " + selector_.name() + " failed: " +
+                      error.message +
+                      "; the GPUs are at the maximum and the selection is tried again at the "
+                      "next step";
+      return fail(std::move(error));
+    }
+    selection_pending_ = false;
     optimal_ = *optimal;
     state_ = State::kDone;
     const std::string unit = control_.knob() == OptimizerKnob::kPowerLimit ? " W" : " MHz";
@@ -298,6 +315,7 @@ class PowerLimitOptimizer::Impl {
   std::optional<uint32_t> optimal_;
   uint32_t total_gpu_count_;
   bool stopped_ = false;
+  bool selection_pending_ = false;  // every setting is measured; the selector failed
   bool registered_ = false;
   uint64_t restorer_id_ = 0;
   pid_t owner_pid_ = 0;  // the process that created the optimizer

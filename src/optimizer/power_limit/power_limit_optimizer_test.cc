@@ -206,6 +206,53 @@ TEST_F(OptimizerTest, EpochEndDuringProfilingCancelsRestoresAndReprofiles) {
   EXPECT_EQ(history_w(), before);
 }
 
+TEST_F(OptimizerTest, FailingCustomSelectorLeavesTheMaximumAndIsRetriedAtTheNextStep) {
+  add_gpus(1);
+  int calls = 0;
+  uint32_t answer = 123;  // not measured: refused
+  PowerLimitOptimizerOptions options;
+  options.selector = *PowerLimitSelector::custom(
+      "custom:Flaky", [&](std::span<const KnobMeasurement>, double) -> Result<uint32_t> {
+        ++calls;
+        if (calls == 1) return fail(ErrorCode::kUnavailable, "raised");
+        return answer;
+      });
+  auto plo = make(options);
+  ASSERT_TRUE(plo.has_value());
+  // 1 + 9 x 50 step begins measure every limit; the last one selects, and the selector fails.
+  for (int i = 0; i < 1 + 9 * 50 - 1; ++i) step(**plo);
+  EXPECT_EQ(*devices_.gpus[0]->power_limit_mw(), 100'000u);  // profiling the last limit
+  auto raised = (*plo)->on_step_begin();
+  ASSERT_FALSE(raised.has_value());
+  EXPECT_EQ(raised.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(raised.error().message.find("custom:Flaky failed: raised; the GPUs are at the maximum"),
+            std::string::npos) << raised.error().message;
+  EXPECT_EQ(*devices_.gpus[0]->power_limit_mw(), 300'000u);
+  EXPECT_NE((*plo)->state(), State::kDone);
+  EXPECT_EQ((*plo)->optimal_setting(), std::nullopt);
+  ASSERT_EQ((*plo)->measurements().size(), 9u);
+  // An epoch end while the selection is pending changes nothing.
+  ASSERT_TRUE((*plo)->on_epoch_end().has_value());
+  EXPECT_EQ(*devices_.gpus[0]->power_limit_mw(), 300'000u);
+  // Retried at the next step: a setting that was not measured is refused, GPUs at the maximum.
+  auto refused = (*plo)->on_step_begin();
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("chose 123, which is not a measured setting"),
+            std::string::npos) << refused.error().message;
+  EXPECT_EQ(*devices_.gpus[0]->power_limit_mw(), 300'000u);
+  // A measured one is set, and the measurements were not taken again.
+  answer = 175;
+  ASSERT_TRUE((*plo)->on_step_begin().has_value());
+  EXPECT_EQ((*plo)->state(), State::kDone);
+  EXPECT_EQ((*plo)->optimal_setting(), 175u);
+  EXPECT_EQ(*devices_.gpus[0]->power_limit_mw(), 175'000u);
+  EXPECT_EQ((*plo)->measurements().size(), 9u);
+  EXPECT_EQ(calls, 3);
+  step(**plo);
+  EXPECT_EQ(calls, 3);
+}
+
 TEST_F(OptimizerTest, MultiGpuSameLimitEnergySummed) {
   add_gpus(2);
   auto plo = make({});

@@ -52,6 +52,16 @@ const KnobMeasurement& highest_setting(std::span<const KnobMeasurement> measurem
       [](const KnobMeasurement& a, const KnobMeasurement& b) { return a.setting < b.setting; });
 }
 
+// The measured settings, highest first, for messages ("300, 275, 250").
+std::string settings_text(std::span<const KnobMeasurement> measurements) {
+  std::vector<uint32_t> settings;
+  for (const KnobMeasurement& m : measurements) settings.push_back(m.setting);
+  std::sort(settings.rbegin(), settings.rend());
+  std::string text;
+  for (uint32_t s : settings) text += (text.empty() ? "" : ", ") + std::to_string(s);
+  return text;
+}
+
 }  // namespace
 
 double default_max_power_w(std::span<const KnobMeasurement> measurements, uint32_t gpu_count) {
@@ -80,6 +90,15 @@ Result<PowerLimitSelector> PowerLimitSelector::max_slowdown(double factor) {
                     (std::isfinite(factor) ? format_number(factor) : std::string("a non-finite value")));
   }
   return PowerLimitSelector(Kind::kMaxSlowdown, factor);
+}
+
+Result<PowerLimitSelector> PowerLimitSelector::custom(std::string name, CustomSelect select) {
+  if (!select) return fail(ErrorCode::kInvalidArgument, "a custom selector needs a function");
+  if (name.empty()) return fail(ErrorCode::kInvalidArgument, "a custom selector needs a name");
+  PowerLimitSelector selector(Kind::kCustom, 0.0);
+  selector.custom_name_ = std::move(name);
+  selector.custom_ = std::move(select);
+  return selector;
 }
 
 Result<PowerLimitSelector> PowerLimitSelector::parse(std::string_view spec, double eta) {
@@ -113,6 +132,8 @@ std::string PowerLimitSelector::name() const {
       return "zeus:" + format_number(parameter_);
     case Kind::kMaxSlowdown:
       return "slowdown:" + format_number(parameter_);
+    case Kind::kCustom:
+      return custom_name_;
   }
   return "?";
 }
@@ -120,6 +141,10 @@ std::string PowerLimitSelector::name() const {
 Result<std::vector<double>> PowerLimitSelector::costs(
     std::span<const KnobMeasurement> measurements, double max_power_w) const {
   ZEUS_TRY(validate(measurements));
+  if (kind_ == Kind::kCustom) {
+    return fail(ErrorCode::kNotSupported,
+                "the custom selector " + custom_name_ + " has no cost, only a choice (select())");
+  }
   if (kind_ == Kind::kZeusCost && !(max_power_w > 0.0 && std::isfinite(max_power_w))) {
     return fail(ErrorCode::kInvalidArgument,
                 "the zeus cost needs MaxPower > 0 W (the largest power limit x number of GPUs)");
@@ -141,6 +166,8 @@ Result<std::vector<double>> PowerLimitSelector::costs(
       case Kind::kMaxSlowdown:
         costs.push_back(m.time_s / reference_time_s);
         break;
+      case Kind::kCustom:
+        break;  // answered above
     }
   }
   return costs;
@@ -148,6 +175,18 @@ Result<std::vector<double>> PowerLimitSelector::costs(
 
 Result<uint32_t> PowerLimitSelector::select(std::span<const KnobMeasurement> measurements,
                                             double max_power_w) const {
+  if (kind_ == Kind::kCustom) {
+    ZEUS_TRY(validate(measurements));
+    auto chosen = custom_(measurements, max_power_w);
+    if (!chosen) return fail(chosen.error());
+    for (const KnobMeasurement& m : measurements) {
+      if (m.setting == *chosen) return *chosen;
+    }
+    return fail(ErrorCode::kInvalidArgument,
+                "the custom selector " + custom_name_ + " chose " + std::to_string(*chosen) +
+                    ", which is not a measured setting (it must return one of " +
+                    settings_text(measurements) + ")");
+  }
   auto costs_or = costs(measurements, max_power_w);
   if (!costs_or) return fail(costs_or.error());
   const std::vector<double>& c = *costs_or;

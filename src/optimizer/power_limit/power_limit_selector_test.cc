@@ -113,5 +113,50 @@ TEST(PowerLimitSelectorTest, ParsesCliSpellingsAndRoundTripsNames) {
   EXPECT_NE(unknown.error().message.find("slowdown:<factor>"), std::string::npos);
 }
 
+
+TEST(PowerLimitSelectorTest, CustomSelectorChoosesAndIsRefusedAnUnmeasuredSetting) {
+  double seen_max_power_w = 0;
+  auto second_lowest = PowerLimitSelector::custom(
+      "custom:SecondLowest",
+      [&](std::span<const KnobMeasurement> m, double max_power_w) -> Result<uint32_t> {
+        seen_max_power_w = max_power_w;
+        return m[m.size() - 2].setting;
+      });
+  ASSERT_TRUE(second_lowest.has_value());
+  EXPECT_EQ(second_lowest->kind(), PowerLimitSelector::Kind::kCustom);
+  EXPECT_EQ(second_lowest->name(), "custom:SecondLowest");
+  EXPECT_EQ(*second_lowest->select(kProfile, 300), 200u);
+  EXPECT_EQ(seen_max_power_w, 300.0);
+  EXPECT_EQ(second_lowest->costs(kProfile, 300).error().code, ErrorCode::kNotSupported);
+  // Measurements are validated before the function sees them.
+  std::vector<KnobMeasurement> duplicate = {{300, 1, 1}, {300, 2, 2}};
+  EXPECT_EQ(second_lowest->select(duplicate, 300).error().code, ErrorCode::kInvalidArgument);
+
+  auto unmeasured = PowerLimitSelector::custom(
+      "custom:Off", [](std::span<const KnobMeasurement>, double) -> Result<uint32_t> { return 123; });
+  auto refused = unmeasured->select(kProfile, 300);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("chose 123, which is not a measured setting"),
+            std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("300, 250, 200, 150"), std::string::npos);
+
+  auto failing = PowerLimitSelector::custom(
+      "custom:Raises", [](std::span<const KnobMeasurement>, double) -> Result<uint32_t> {
+        return fail(ErrorCode::kUnavailable, "the user's function failed");
+      });
+  auto error = failing->select(kProfile, 300);
+  ASSERT_FALSE(error.has_value());
+  EXPECT_EQ(error.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(error.error().message, "the user's function failed");
+
+  EXPECT_EQ(PowerLimitSelector::custom("x", nullptr).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(PowerLimitSelector::custom("", [](std::span<const KnobMeasurement>, double)
+                                               -> Result<uint32_t> { return 1; })
+                .error()
+                .code,
+            ErrorCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace zeus
