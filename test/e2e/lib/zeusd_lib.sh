@@ -14,7 +14,16 @@ zeusd_lib_cleanup() {
   rm -rf "$dir"
 }
 trap zeusd_lib_cleanup EXIT
-fail() { echo "FAIL: $*" >&2; [ -f "$dir/zeusd.log" ] && tail -20 "$dir/zeusd.log" >&2; exit 1; }
+fail() {
+  echo "FAIL: $*" >&2
+  if [ -s "$dir/zeusd.log" ]; then
+    echo "--- the last 20 lines of zeusd's log ($dir/zeusd.log):" >&2
+    tail -20 "$dir/zeusd.log" >&2
+  else
+    echo "--- zeusd's log ($dir/zeusd.log) is empty or missing" >&2
+  fi
+  exit 1
+}
 
 # fake_gpus JSON: the fake NVML's state (its "devices" list); the environment points at the fakes
 # only (no ROCm, no powercap, every GPU visible, no zeusd socket inherited).
@@ -50,7 +59,11 @@ fake_rapl() {
 }
 
 # start_zeusd ARGS...: zeusd in the background (stderr in $dir/zeusd.log), until it serves.
+# The log is emptied here, before the fork: the background job's own redirection happens later,
+# in the child, and on a loaded machine the loop below would read the previous zeusd's log (its
+# "zeusd: serving" line, and whatever warnings it printed).
 start_zeusd() {
+  : > "$dir/zeusd.log"
   "$zeusd" "$@" > /dev/null 2> "$dir/zeusd.log" &
   zeusd_pid=$!
   for _ in $(seq 200); do
