@@ -29,7 +29,7 @@
 // retry_timeout_s, kNotSupported for a newer schema or a non-InnoDB table, kInvalidArgument for a
 // job id over 1024 bytes or a non-finite double, kNotFound as the Store contract says, kInternal
 // for other database errors (with the server's message). A password never appears in a message
-// (redact_database_url, zeus/postgres_store.h).
+// (redact_url, zeus/redact_url.h).
 //
 //   zeus::Result<std::unique_ptr<zeus::Store>> store =
 //       zeus::open_mysql_store("mysql://zeus:secret@db.internal:3306/zeus");

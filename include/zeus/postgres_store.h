@@ -52,9 +52,5 @@ Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
 // The schema version this build writes and reads (table zeus_schema).
 inline constexpr int kPostgresStoreSchemaVersion = 2;
 
-// url with its password replaced by "***", for messages and logs (any scheme, "+driver" too:
-// "mysql+asyncmy://me:***@db:3306/Zeus"; a password holding '@' up to the authority's last '@';
-// a "password=" or "passwd=" query parameter; libpq's "password=..." keyword).
-std::string redact_database_url(const std::string& url);
 
 }  // namespace zeus

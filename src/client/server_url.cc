@@ -4,12 +4,14 @@
 #include <cctype>
 
 #include "http/url.h"
+#include "zeus/redact_url.h"
 
 namespace zeus::client {
 namespace {
 
 tl::unexpected<Error> bad_url(std::string_view url, const std::string& why) {
-  return fail(ErrorCode::kInvalidArgument, "server URL '" + std::string(url) + "' " + why +
+  return fail(ErrorCode::kInvalidArgument, "server URL '" + redact_url(std::string(url)) + "' " +
+                                               why +
                                                "; expected http://HOST:PORT, e.g. "
                                                "http://127.0.0.1:8000");
 }

@@ -4,6 +4,7 @@
 #include "http/client.h"
 #include "http/uri.h"
 #include "http/url.h"
+#include "zeus/redact_url.h"
 
 namespace zeus::exporter {
 namespace {
@@ -19,8 +20,8 @@ Result<std::unique_ptr<Pushgateway>> Pushgateway::connect(const std::string& url
                                                           const Grouping& grouping,
                                                           const std::string& what,
                                                           double timeout_s) {
-  const std::string invalid =
-      what + " '" + url + "' is not a Pushgateway URL like http://host:9091 (or https://)";
+  const std::string invalid = what + " '" + redact_url(url) +
+                              "' is not a Pushgateway URL like http://host:9091 (or https://)";
   Result<http::HttpUrl> u = http::parse_http_url(url);
   if (!u) return fail(ErrorCode::kInvalidArgument, invalid + " (it " + u.error().message + ")");
   if ((u->scheme != "http" && u->scheme != "https") || (!u->path.empty() && u->path != "/")) {

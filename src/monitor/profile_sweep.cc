@@ -5,7 +5,7 @@
 namespace zeus {
 namespace {
 
-Result<void> invalid(const std::string& message) {
+Result<void> invalid_sweep(const std::string& message) {
   return fail(ErrorCode::kInvalidArgument, message);
 }
 
@@ -61,10 +61,10 @@ Result<std::vector<double>> sweep_range(const std::optional<std::vector<double>>
 
 Result<void> check_sweep_parameters(int num_trials, int num_warmup_trials,
                                     double trial_stddev_threshold_j) {
-  if (num_trials < 1) return invalid("num_trials must be >= 1");
-  if (num_warmup_trials < 0) return invalid("num_warmup_trials must be >= 0");
+  if (num_trials < 1) return invalid_sweep("num_trials must be >= 1");
+  if (num_warmup_trials < 0) return invalid_sweep("num_warmup_trials must be >= 0");
   if (!(std::isfinite(trial_stddev_threshold_j) && trial_stddev_threshold_j >= 0)) {
-    return invalid("trial_stddev_threshold must be a non-negative number of joules");
+    return invalid_sweep("trial_stddev_threshold must be a non-negative number of joules");
   }
   return ok();
 }

@@ -5,6 +5,7 @@
 
 #include "http/uri.h"
 #include "http/url.h"
+#include "zeus/redact_url.h"
 
 namespace zeus::proxy {
 namespace {
@@ -18,7 +19,8 @@ Result<UpstreamAt> read_upstream(const std::string& url, double timeout_s, const
                                  size_t max_idle_connections) {
   Result<http::HttpUrl> parsed = http::parse_http_url(url);
   if (!parsed) {
-    return fail(ErrorCode::kInvalidArgument, what + " '" + url + "': " + parsed.error().message);
+    return fail(ErrorCode::kInvalidArgument,
+                what + " '" + redact_url(url) + "': " + parsed.error().message);
   }
   UpstreamAt at{std::move(*parsed), {}};
   at.options.timeout_s = timeout_s;
@@ -49,7 +51,8 @@ Result<std::shared_ptr<http::AsyncHttpClient>> async_upstream_client(
 Result<std::string> upstream_path(const std::string& url, const std::string& what) {
   Result<http::HttpUrl> parsed = http::parse_http_url(url);
   if (!parsed) {
-    return fail(ErrorCode::kInvalidArgument, what + " '" + url + "': " + parsed.error().message);
+    return fail(ErrorCode::kInvalidArgument,
+                what + " '" + redact_url(url) + "': " + parsed.error().message);
   }
   std::string path = parsed->path;
   while (!path.empty() && path.back() == '/') path.pop_back();
@@ -59,7 +62,7 @@ Result<std::string> upstream_path(const std::string& url, const std::string& wha
   });
   if (!plain) {
     return fail(ErrorCode::kInvalidArgument,
-                what + " '" + url + "': its path '" + parsed->path +
+                what + " '" + redact_url(url) + "': its path '" + parsed->path +
                     "' has characters a request target cannot carry as they are; write it "
                     "with letters, digits and - . _ ~ / only");
   }

@@ -2,6 +2,7 @@
 #include "server/api.h"
 
 #include <chrono>
+#include <regex>
 #include <nlohmann/json.hpp>
 
 #include "server/dashboard.h"
@@ -25,6 +26,15 @@ ApiResponse error_answer(int status, const std::string& message) {
   return json_answer(status, error_json(message));
 }
 
+// What a client is told when the store cannot be reached: the store's message with every URL
+// taken out (a database URL names its user and host, and its password when redaction could not
+// tell it apart). The log keeps the whole message.
+std::string unavailable_text(const std::string& message) {
+  static const std::regex url(R"([A-Za-z][A-Za-z0-9+.-]*://\S*[^\s:,;)])");
+  return "the store is unavailable (" + std::regex_replace(message, url, "<database URL>") +
+         "); retry later, and see the server's log";
+}
+
 // The HTTP status of an error of the optimizer, the store or the decoder.
 ApiResponse from_error(const Error& error) {
   switch (error.code) {
@@ -34,7 +44,7 @@ ApiResponse from_error(const Error& error) {
       return error_answer(404, error.message);
     case ErrorCode::kUnavailable:
       log_warning("bso service: store unavailable: " + error.message);
-      return error_answer(503, error.message + " (the store is unavailable; retry later)");
+      return error_answer(503, unavailable_text(error.message));
     default:
       log_error("bso service: internal error: " + error.message);
       return error_answer(500, error.message);
@@ -168,7 +178,7 @@ ApiResponse Api::dispatch(const ApiRequest& request, std::string_view route) {
   if (route == "/healthz") {
     Result<void> alive = options_.health ? options_.health() : store_.ping();
     if (!alive) {
-      return error_answer(503, "store unavailable: " + alive.error().message);
+      return error_answer(503, unavailable_text(alive.error().message));
     }
     return json_answer(200, R"({"status":"ok"})");
   }

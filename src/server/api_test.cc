@@ -11,13 +11,15 @@ namespace {
 // A store whose every transaction fails with one error code.
 class FailingStore final : public Store {
  public:
-  explicit FailingStore(ErrorCode code) : code_(code) {}
+  explicit FailingStore(ErrorCode code, std::string message = "disk on fire")
+      : code_(code), message_(std::move(message)) {}
   Result<void> transact(const std::function<Result<void>(StoreTransaction&)>&) override {
-    return fail(code_, "disk on fire");
+    return fail(code_, message_);
   }
 
  private:
   ErrorCode code_;
+  std::string message_;
 };
 
 const std::string kSpec =
@@ -43,6 +45,28 @@ TEST(ApiTest, StoreFailuresAre500AndUnavailableIs503) {
   EXPECT_EQ(api2.handle({"GET", "/healthz", {}, "", ""}).status, 503);
   EXPECT_EQ(api2.handle({"GET", "/jobs/batch_size", {{"job_id", "p1"}}, "", ""}).status, 503);
   EXPECT_EQ(api2.handle({"GET", "/metrics", {}, "", ""}).status, 503);
+}
+
+// A store that cannot be reached names its URL in its message (for the server's log); what any
+// client gets from /healthz or a route holds no URL: neither user, host nor a password.
+TEST(ApiTest, UnavailableAnswersNeverQuoteADatabaseUrl) {
+  FailingStore down(ErrorCode::kUnavailable,
+                    "mysql store: cannot connect to mysql://zeus:S3cr#tPw@db.internal:3306/zeus: "
+                    "Can't connect to server on 'db.internal' (111)");
+  BatchSizeOptimizer bso(down);
+  Api api(down, bso, nullptr, {});
+  for (const ApiRequest& request :
+       {ApiRequest{"GET", "/healthz", {}, "", ""},
+        ApiRequest{"GET", "/jobs/batch_size", {{"job_id", "p1"}}, "", ""},
+        ApiRequest{"GET", "/metrics", {}, "", ""}}) {
+    const ApiResponse r = api.handle(request);
+    EXPECT_EQ(r.status, 503) << request.path;
+    EXPECT_EQ(r.body.find("S3cr"), std::string::npos) << r.body;
+    EXPECT_EQ(r.body.find("://"), std::string::npos) << r.body;
+    EXPECT_EQ(r.body.find("zeus:"), std::string::npos) << r.body;
+    EXPECT_NE(message_of(r).find("Can't connect to server"), std::string::npos) << r.body;
+    EXPECT_NE(message_of(r).find("retry later"), std::string::npos) << r.body;
+  }
 }
 
 TEST(ApiTest, RouteLabelsAreBoundedTemplates) {

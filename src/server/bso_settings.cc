@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "zeus/postgres_store.h"
+#include "zeus/redact_url.h"
 
 namespace zeus::server {
 namespace {
@@ -110,7 +111,7 @@ Result<std::string> store_url_from_sqlalchemy(const std::string& url) {
   const size_t colon = url.find("://");
   auto bad = [&](const std::string& why) {
     return fail(ErrorCode::kInvalidArgument,
-                "database URL '" + redact_database_url(url) + "': " + why +
+                "database URL '" + redact_url(url) + "': " + why +
                     "; upstream's forms are sqlite[+aiosqlite]:///relative.db (////absolute), "
                     "postgresql[+asyncpg]://user:password@host:port/db and "
                     "mysql[+asyncmy]://user:password@host:port/db");
@@ -144,8 +145,8 @@ Result<BsoSettings> resolve_bso_settings(const BsoSettingsInput& in) {
         return fail(ErrorCode::kInvalidArgument,
                     url->origin + ": " + translated.error().message);
       }
-      const std::string original = redact_database_url(url->value);
-      const std::string ours = redact_database_url(*translated);
+      const std::string original = redact_url(url->value);
+      const std::string ours = redact_url(*translated);
       out.database_url = BsoSetting{
           *translated, url->origin, original == ours ? ours : original + ", here " + ours};
     }

@@ -5,7 +5,7 @@
 // SQLAlchemy's: `sqlite+aiosqlite:///relative.db` (four slashes: absolute),
 // `postgresql+asyncpg://...`, `mysql+asyncmy://...`; they are translated to the store factory's
 // form (zeus/store_factory.h). Every URL shown has its password replaced by "***"
-// (redact_database_url).
+// (redact_url).
 // Pure: the caller reads the environment and the file. Failure: kInvalidArgument naming the
 // setting, its origin and what is accepted.
 //

@@ -15,6 +15,7 @@
 #include "store/mysql_transaction.h"
 #include "zeus/mysql_store.h"
 #include "zeus/postgres_store.h"
+#include "zeus/redact_url.h"
 
 namespace zeus {
 namespace {
@@ -382,16 +383,27 @@ TEST_F(MysqlStoreTest, RejectsBadOptionsAndUrls) {
 }
 
 TEST(RedactDatabaseUrl, MysqlForms) {
-  EXPECT_EQ(redact_database_url("mysql://u:p@h:3306/db"), "mysql://u:***@h:3306/db");
-  EXPECT_EQ(redact_database_url("mariadb://u:p%40ss@h/db?unix_socket=/s"),
+  EXPECT_EQ(redact_url("mysql://u:p@h:3306/db"), "mysql://u:***@h:3306/db");
+  EXPECT_EQ(redact_url("mariadb://u:p%40ss@h/db?unix_socket=/s"),
             "mariadb://u:***@h/db?unix_socket=/s");
   // An unencoded '@' in the password: the userinfo ends at the authority's last '@'.
-  EXPECT_EQ(redact_database_url("mysql://u:p@ss@h/db"), "mysql://u:***@h/db");
-  EXPECT_EQ(redact_database_url("mysql://u:pw@/db?unix_socket=/run/a@b.sock"),
+  EXPECT_EQ(redact_url("mysql://u:p@ss@h/db"), "mysql://u:***@h/db");
+  EXPECT_EQ(redact_url("mysql://u:pw@/db?unix_socket=/run/a@b.sock"),
             "mysql://u:***@/db?unix_socket=/run/a@b.sock");
-  EXPECT_EQ(redact_database_url("mysql://u@h/db?password=secret&x=1"),
+  EXPECT_EQ(redact_url("mysql://u@h/db?password=secret&x=1"),
             "mysql://u@h/db?password=***&x=1");
-  EXPECT_EQ(redact_database_url("mysql://h:3306/db"), "mysql://h:3306/db");
+  EXPECT_EQ(redact_url("mysql://h:3306/db"), "mysql://h:3306/db");
+}
+
+// A password is hidden whatever it holds: '#', '/', '?' end no part of it early.
+TEST(RedactDatabaseUrl, PasswordsWithUrlCharactersAreHiddenWhole) {
+  for (const std::string pw : {"S3cr#tPw", "Ab/cd+ef==", "wh?at", "a/b?c#d@e", "p:w"}) {
+    for (const std::string scheme : {"mysql", "mysql+asyncmy", "postgresql", "https"}) {
+      const std::string shown = redact_url(scheme + "://zeus:" + pw + "@db.internal:5/zeus");
+      EXPECT_EQ(shown, scheme + "://zeus:***@db.internal:5/zeus") << pw;
+    }
+    EXPECT_EQ(redact_url("http://u:" + pw + "@h"), "http://u:***@h") << pw;
+  }
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <string_view>
 
-#include "zeus/postgres_store.h"  // redact_database_url
+#include "zeus/redact_url.h"
 
 namespace zeus::store {
 namespace {
@@ -62,7 +62,7 @@ bool is_mysql_url(const std::string& url) { return mysql_scheme_length(url) > 0;
 
 Result<MysqlUrl> parse_mysql_url(const std::string& url) {
   MysqlUrl out;
-  out.shown = redact_database_url(url);
+  out.shown = redact_url(url);
   auto bad = [&](const std::string& why) {
     return fail(ErrorCode::kInvalidArgument, "database URL '" + out.shown + "': " + why +
                                                  "; the form is " + std::string(kMysqlForm));
@@ -70,6 +70,15 @@ Result<MysqlUrl> parse_mysql_url(const std::string& url) {
   const size_t scheme = mysql_scheme_length(url);
   if (scheme == 0) return bad("not a MySQL or MariaDB URL");
   std::string_view rest = std::string_view(url).substr(scheme + 3);
+  // The userinfo first (url_userinfo_end): its password may hold '/', '?', '#' and '@' unencoded,
+  // as SQLAlchemy's URLs and base64 passwords do.
+  std::string_view userinfo;
+  const size_t at = url_userinfo_end(rest);
+  const bool has_userinfo = at != std::string_view::npos;
+  if (has_userinfo) {
+    userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+  }
   std::string_view query;
   if (const size_t q = rest.find('?'); q != std::string_view::npos) {
     query = rest.substr(q + 1);
@@ -84,9 +93,10 @@ Result<MysqlUrl> parse_mysql_url(const std::string& url) {
       out.database.find('/') != std::string::npos) {
     return bad("the database name '" + std::string(rest.substr(slash + 1)) + "' is not valid");
   }
-  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    const std::string_view userinfo = authority.substr(0, at);
-    authority = authority.substr(at + 1);
+  if (authority.find('@') != std::string_view::npos) {
+    return bad("the host holds an '@' (write one in a user name as %40)");
+  }
+  if (has_userinfo) {
     const size_t colon = userinfo.find(':');
     std::string decoded;
     if (!percent_decode(userinfo.substr(0, colon), &decoded)) {

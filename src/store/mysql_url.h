@@ -2,11 +2,12 @@
 // forms are those of open_mysql_store, zeus/mysql_store.h).
 //
 // "mysql://user:password@host:port/database?unix_socket=/path&charset=utf8mb4&connect_timeout=5",
-// also "mariadb://" and "mysql+<driver>://" (SQLAlchemy's, e.g. mysql+asyncmy). The userinfo ends
-// at the authority's last '@' (so a password may hold an unencoded '@'); user, password and
+// also "mariadb://" and "mysql+<driver>://" (SQLAlchemy's, e.g. mysql+asyncmy). As SQLAlchemy
+// reads it, the password runs from the user name's ':' to the URL's last '@' (so it may hold '/',
+// '?', '#' and '@' unencoded); user, password and
 // database are percent-decoded; a host in brackets is an IPv6 address. Nothing else is accepted:
 // a URL without a database, a bad port, an unknown parameter is kInvalidArgument naming the
-// problem with the URL redacted (redact_database_url). Thread-safety: pure functions.
+// problem with the URL redacted (redact_url). Thread-safety: pure functions.
 #pragma once
 
 #include <optional>

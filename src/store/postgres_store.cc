@@ -16,6 +16,7 @@
 #include "store/postgres_transaction.h"
 #include "zeus/bso_json.h"
 #include "zeus/log.h"
+#include "zeus/redact_url.h"
 
 namespace zeus {
 namespace {
@@ -53,7 +54,7 @@ CREATE TABLE IF NOT EXISTS trials (
 // The error of a connection that cannot be opened, the same at open and later.
 tl::unexpected<Error> cannot_connect(const std::string& url, const std::exception& e) {
   return fail(ErrorCode::kUnavailable,
-              "postgres store: cannot connect to " + redact_database_url(url) + ": " +
+              "postgres store: cannot connect to " + redact_url(url) + ": " +
                   store::database_message(e) + "; check that the server runs and the URL is right");
 }
 
@@ -72,7 +73,7 @@ class PostgresStore final : public Store {
  public:
   PostgresStore(std::string url, PostgresStoreOptions options)
       : url_(std::move(url)),
-        where_(redact_database_url(url_)),
+        where_(redact_url(url_)),
         options_(std::move(options)),
         random_(std::random_device{}()) {}
 
@@ -236,7 +237,7 @@ Result<void> set_up(pqxx::connection& c, const std::string& url, const std::stri
     tx.exec("INSERT INTO zeus_schema (version) VALUES (" +
             std::to_string(kPostgresStoreSchemaVersion) + ")");
   } else if (const int found = version[0][0].as<int>(); found > kPostgresStoreSchemaVersion) {
-    return fail(ErrorCode::kNotSupported, "postgres store: " + redact_database_url(url) +
+    return fail(ErrorCode::kNotSupported, "postgres store: " + redact_url(url) +
                                               " has schema version " + std::to_string(found) +
                                               ", newer than this build's " +
                                               std::to_string(kPostgresStoreSchemaVersion) +
@@ -249,16 +250,6 @@ Result<void> set_up(pqxx::connection& c, const std::string& url, const std::stri
 }
 
 }  // namespace
-
-std::string redact_database_url(const std::string& url) {
-  // The userinfo ends at the authority's last '@' (a password may hold an unencoded '@').
-  static const std::regex uri_password(R"(^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*):[^/?#]*@)");
-  static const std::regex keyword_password(R"((^|\s)password\s*=\s*('[^']*'|\S+))");
-  static const std::regex query_password(R"(([?&](password|passwd)=)[^&#]*)");
-  std::string out = std::regex_replace(url, uri_password, "$1:***@");
-  out = std::regex_replace(out, query_password, "$1***");
-  return std::regex_replace(out, keyword_password, "$1password=***");
-}
 
 Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
                                                    const PostgresStoreOptions& options) {
@@ -279,7 +270,7 @@ Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
     return cannot_connect(url, e);
   } catch (const std::exception& e) {
     return fail(ErrorCode::kInternal, "postgres store: setting up the schema in " +
-                                          redact_database_url(url) + ": " +
+                                          redact_url(url) + ": " +
                                           store::database_message(e));
   }
   auto store = std::make_unique<PostgresStore>(url, options);

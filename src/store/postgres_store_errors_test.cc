@@ -13,6 +13,7 @@
 #include "store/postgres_store_fixture.h"
 #include "store/postgres_transaction.h"
 #include "zeus/postgres_store.h"
+#include "zeus/redact_url.h"
 
 namespace zeus {
 namespace {
@@ -338,15 +339,15 @@ TEST_F(PostgresStoreTest, RejectsBadOptions) {
 }
 
 TEST(RedactDatabaseUrl, HidesOnlyThePassword) {
-  EXPECT_EQ(redact_database_url("postgresql://u:p@h:5/db"), "postgresql://u:***@h:5/db");
-  EXPECT_EQ(redact_database_url("postgres://u@h/db?x=1"), "postgres://u@h/db?x=1");
-  EXPECT_EQ(redact_database_url("postgresql://h:5432/db"), "postgresql://h:5432/db");
+  EXPECT_EQ(redact_url("postgresql://u:p@h:5/db"), "postgresql://u:***@h:5/db");
+  EXPECT_EQ(redact_url("postgres://u@h/db?x=1"), "postgres://u@h/db?x=1");
+  EXPECT_EQ(redact_url("postgresql://h:5432/db"), "postgresql://h:5432/db");
   // Upstream's SQLAlchemy URLs carry a driver after '+' (issue 37).
-  EXPECT_EQ(redact_database_url("mysql+asyncmy://me:secret@db:3306/Zeus"),
+  EXPECT_EQ(redact_url("mysql+asyncmy://me:secret@db:3306/Zeus"),
             "mysql+asyncmy://me:***@db:3306/Zeus");
-  EXPECT_EQ(redact_database_url("postgresql+asyncpg://u:p@h/d"), "postgresql+asyncpg://u:***@h/d");
-  EXPECT_EQ(redact_database_url("host=h password=secret dbname=d"), "host=h password=*** dbname=d");
-  EXPECT_EQ(redact_database_url("password='a b' host=h"), "password=*** host=h");
+  EXPECT_EQ(redact_url("postgresql+asyncpg://u:p@h/d"), "postgresql+asyncpg://u:***@h/d");
+  EXPECT_EQ(redact_url("host=h password=secret dbname=d"), "host=h password=*** dbname=d");
+  EXPECT_EQ(redact_url("password='a b' host=h"), "password=*** host=h");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "store/mysql_url.h"
 #include "zeus/mysql_store.h"
 #include "zeus/postgres_store.h"
+#include "zeus/redact_url.h"
 #include "zeus/sqlite_store.h"
 
 namespace zeus {
@@ -36,7 +37,7 @@ Result<void> parse_sqlite_options(const std::string& url, std::string_view query
     const std::string_view name = pair.substr(0, eq);
     const std::string_view value = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
     auto bad = [&] {
-      return fail(ErrorCode::kInvalidArgument, "database URL '" + url + "': option '" +
+      return fail(ErrorCode::kInvalidArgument, "database URL '" + redact_url(url) + "': option '" +
                                                    std::string(pair) + "' is not one of " +
                                                    std::string(kKnown));
     };
@@ -62,7 +63,7 @@ Result<void> parse_sqlite_options(const std::string& url, std::string_view query
 Result<SqliteLocation> parse_sqlite_url(const std::string& url) {
   const std::string_view u(url);
   if (!starts_with(u, "sqlite://")) {
-    return fail(ErrorCode::kInvalidArgument, "'" + url + "' is not an sqlite:// URL");
+    return fail(ErrorCode::kInvalidArgument, "'" + redact_url(url) + "' is not an sqlite:// URL");
   }
   SqliteLocation out;
   out.path = std::string(u.substr(std::string_view("sqlite://").size()));
@@ -72,7 +73,7 @@ Result<SqliteLocation> parse_sqlite_url(const std::string& url) {
   }
   if (out.path.empty() || out.path == "/") {
     return fail(ErrorCode::kInvalidArgument,
-                "database URL '" + url + "' names no file; " + std::string(kAccepted));
+                "database URL '" + redact_url(url) + "' names no file; " + std::string(kAccepted));
   }
   return out;
 }
@@ -95,7 +96,7 @@ Result<std::unique_ptr<Store>> open_store(const std::string& url, const StoreOpt
     my.pool_size = options.max_connections;
     return open_mysql_store(url, my);
   }
-  const std::string shown = redact_database_url(url);
+  const std::string shown = redact_url(url);
   return fail(ErrorCode::kInvalidArgument,
               "unknown database URL '" + shown + "'; " + std::string(kAccepted));
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Probe item C4: with its PostgreSQL server stopped, `zeus serve` answers /healthz — and every
-# other route that needs the store — 503 with the same clear message, "cannot connect to <URL>:
-# …; check that the server runs …", never an empty job name ("reading job ''") or libpqxx's
+# other route that needs the store — 503 with the same clear message, "cannot connect to
+# <database URL>: …; check that the server runs …" (the URL itself only in the server's log: an
+# HTTP answer names none), never an empty job name ("reading job ''") or libpqxx's
 # internal wording ("Could not obtain client encoding: not connected"). The server is stopped
 # while the pool holds connections it then finds closed. Needs PostgreSQL (a private cluster of
 # its own, stopped by the test; scripts/pg_cluster.sh).
@@ -30,8 +31,9 @@ check() {  # check METHOD PATH [BODY]: 503 with the clear message
   local got
   got=$(answer "$@")
   [[ $got == 503* ]] || fail "$1 $2 with the server stopped: expected 503, got: $got"
-  [[ $got == *"cannot connect to ${db}"*"check that the server runs"* ]] ||
+  [[ $got == *"cannot connect to <database URL>"*"check that the server runs"* ]] ||
     fail "$1 $2 with the server stopped: not the clear message: $got"
+  [[ $got != *"$db"* && $got != *"://"* ]] || fail "$1 $2: the answer quotes a URL: $got"
   for bad in "job ''" "client encoding" "not connected."; do
     [[ $got != *"$bad"* ]] || fail "$1 $2 with the server stopped says \"$bad\": $got"
   done

@@ -18,12 +18,14 @@
 #include "zeus/bso_server.h"
 #include "zeus/log.h"
 #include "zeus/postgres_store.h"
+#include "zeus/redact_url.h"
 
 namespace zeus::cli {
 namespace {
 
 struct ServeArgs {
   std::string db;
+  std::string db_file;
   std::string token_file;
   std::string job_rules = "zeus";
   BsoServerOptions options;
@@ -91,7 +93,7 @@ void run_serve(ServeArgs args) {
   options.upstream_rules = args.job_rules == "upstream";
   if (!args.token_file.empty()) options.token = read_token_file_or_die(args.token_file);
   const std::string url = args.db.empty() ? server::default_store_url() : args.db;
-  const std::string shown_url = redact_database_url(url);
+  const std::string shown_url = redact_url(url);
   std::unique_ptr<Store> store =
       value_or_die(server::open_store_url(url, options.workers), "opening " + shown_url);
 
@@ -143,7 +145,14 @@ void add_serve_command(CLI::App& app) {
                       "; add ?synchronous=full to survive power loss, not only a crash), "
                       "postgresql://..., mysql://user:password@host:port/db (MySQL or MariaDB; "
                       "also mariadb:// and mysql+<driver>://, ?unix_socket=/path), or memory:// "
-                      "(lost at exit)");
+                      "(lost at exit). A URL with a password is visible to every local user on the "
+                      "command line (ps): give it with --db-file or ZEUS_BSO_DATABASE_URL instead");
+  CLI::Option* db_file =
+      cmd->add_option("--db-file", args->db_file,
+                      "file holding the store URL on one line (mode 0600; e.g. a systemd "
+                      "credential: LoadCredential=db-url:/etc/zeus/db-url and --db-file "
+                      "${CREDENTIALS_DIRECTORY}/db-url): the password stays off the command line")
+          ->excludes(db);
   cmd->add_option("--host", args->options.host, "address to listen on")->capture_default_str();
   CLI::Option* port =
       cmd->add_option("--port", args->options.port, "port to listen on (0: any free port, printed)")
@@ -182,8 +191,11 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--idle-timeout", args->options.idle_timeout_s,
                   "seconds a kept-alive connection may stay idle before it is closed")
       ->capture_default_str();
-  cmd->callback([args, db, port] {
-    args->db_given = db->count() > 0;
+  cmd->callback([args, db, db_file, port] {
+    if (db_file->count() > 0) {
+      args->db = read_secret_file_or_die(args->db_file, "the database URL file", "database URL");
+    }
+    args->db_given = db->count() > 0 || db_file->count() > 0;
     args->port_given = port->count() > 0;
     run_serve(*args);
   });

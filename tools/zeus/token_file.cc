@@ -10,31 +10,36 @@
 
 namespace zeus::cli {
 
-std::string read_token_file_or_die(const std::string& path) {
+std::string read_secret_file_or_die(const std::string& path, const std::string& what,
+                                   const std::string& secret) {
   // A directory opens as a stream that reads nothing: say what it is (probe item C1).
-  die_if_directory(path, "the token file", "give the file that holds the token");
+  die_if_directory(path, what, "give the file that holds the " + secret);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    die("cannot read the token file '" + echo_value(path) + "' (check the path and permissions)");
+    die("cannot read " + what + " '" + echo_value(path) + "' (check the path and permissions)");
   }
   std::ostringstream content;
   content << in.rdbuf();
-  std::string token = content.str();
-  const size_t begin = token.find_first_not_of(" \t\r\n");
+  std::string text = content.str();
+  const size_t begin = text.find_first_not_of(" \t\r\n");
   if (begin == std::string::npos) {
-    die("the token file '" + echo_value(path) + "' is empty; put a token in it");
+    die(what + " '" + echo_value(path) + "' is empty; put the " + secret + " in it");
   }
-  const size_t end = token.find_last_not_of(" \t\r\n");
-  token = token.substr(begin, end - begin + 1);
-  if (token.find_first_of("\r\n") != std::string::npos) {
-    die("the token file '" + echo_value(path) +
-        "' holds more than one line; put only the token in it");
+  const size_t end = text.find_last_not_of(" \t\r\n");
+  text = text.substr(begin, end - begin + 1);
+  if (text.find_first_of("\r\n") != std::string::npos) {
+    die(what + " '" + echo_value(path) + "' holds more than one line; put only the " + secret +
+        " in it");
   }
   struct stat st {};
   if (stat(path.c_str(), &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    log_warning("token file '" + echo_value(path) + "' is readable by others; chmod 600 it");
+    log_warning(what + " '" + echo_value(path) + "' is readable by others; chmod 600 it");
   }
-  return token;
+  return text;
+}
+
+std::string read_token_file_or_die(const std::string& path) {
+  return read_secret_file_or_die(path, "the token file", "token");
 }
 
 }  // namespace zeus::cli
