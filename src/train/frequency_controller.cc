@@ -245,6 +245,18 @@ Result<std::unique_ptr<FrequencyController>> FrequencyController::start(
     Gpu& gpu, FrequencyControllerOptions options) {
   auto impl = std::make_unique<Impl>(gpu, options);
   ZEUS_TRY(impl->start());  // on failure, ~Impl undoes what start() changed
+  // Every catchable signal restores the clocks (ExitRestorer); SIGKILL and a crash cannot, unless
+  // zeusd holds the change as a lease. Said once per process.
+  static std::once_flag told;
+  if (gpu.backend().find("via zeusd") == std::string::npos && gpu.backend() != "replay") {
+    std::call_once(told, [&] {
+      log_warning("GPU " + std::to_string(gpu.physical_index()) + ": clocks are locked through " +
+                  gpu.backend() +
+                  " directly; every signal that ends this process unlocks them, but a SIGKILL or a "
+                  "crash leaves them locked until `nvidia-smi -rgc -rmc` (run zeusd and set "
+                  "ZEUSD_SOCK_PATH: its leases restore them in every case)");
+    });
+  }
   return std::unique_ptr<FrequencyController>(new FrequencyController(std::move(impl)));
 }
 

@@ -15,17 +15,32 @@
 namespace zeus {
 namespace {
 
-constexpr int kSignals[] = {SIGINT, SIGTERM};
+// Every signal whose default action ends the process and that a user, a terminal, a supervisor
+// or the kernel sends to a process in the normal course of things (SIGHUP: the terminal or SSH
+// session closed; SIGUSR1/2, SIGALRM: scripts, timers; SIGXCPU/SIGXFSZ: rlimits; SIGPIPE: a
+// closed pipe on stdout). SIGINT and SIGTERM come first: a handler installed before ours (e.g.
+// Python's KeyboardInterrupt) is chained to after the restore. The others are taken only while
+// their disposition is the default, i.e. while they would kill the process: a program with its
+// own handler (a checkpoint on SIGUSR1) goes on running, and its GPUs stay as they are.
+constexpr int kSignals[] = {SIGINT,  SIGTERM, SIGHUP,    SIGQUIT, SIGUSR1, SIGUSR2,
+                            SIGALRM, SIGXCPU, SIGVTALRM, SIGPROF, SIGXFSZ, SIGPIPE};
+constexpr int kSignalCount = sizeof(kSignals) / sizeof(kSignals[0]);
+constexpr int kChainedSignals = 2;  // SIGINT, SIGTERM
 
 // State the signal handler touches: lock-free atomics only.
 std::atomic<int> g_pipe_write_fd{-1};
 // The disposition before ours, per entry of kSignals; valid where g_installed[i].
-struct sigaction g_previous[2];
-std::atomic<bool> g_installed[2];
+struct sigaction g_previous[kSignalCount];
+std::atomic<bool> g_installed[kSignalCount];
 // The process that owns the current pipe and watcher (a forked child must make its own).
 pid_t g_owner_pid = 0;
 
-int signal_slot(int signo) { return signo == SIGINT ? 0 : 1; }
+int signal_slot(int signo) {
+  for (int i = 0; i < kSignalCount; ++i) {
+    if (kSignals[i] == signo) return i;
+  }
+  return 0;  // not reached: only kSignals are handled
+}
 
 void on_signal(int signo) {
   const int saved_errno = errno;
@@ -94,7 +109,7 @@ void ExitRestorer::ensure_handlers_locked() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     log_warning(
-        "cannot create the pipe for SIGINT/SIGTERM handling; GPU settings are restored "
+        "cannot create the pipe for signal handling; GPU settings are restored "
         "only on normal exit");
     g_pipe_write_fd.store(-1);
     return;
@@ -113,6 +128,11 @@ void ExitRestorer::ensure_handlers_locked() {
     ::sigaction(signo, nullptr, &current);
     if (current.sa_handler == &on_signal) continue;  // inherited over fork; keep the previous
     if (current.sa_handler == SIG_IGN) continue;     // the process ignores it: leave it so
+    // Beyond SIGINT/SIGTERM, only a signal that would kill the process (see kSignals).
+    if (slot >= kChainedSignals &&
+        ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL)) {
+      continue;
+    }
     struct sigaction ours {};
     ours.sa_handler = &on_signal;
     sigemptyset(&ours.sa_mask);

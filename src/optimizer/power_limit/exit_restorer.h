@@ -1,5 +1,7 @@
-// ExitRestorer: runs registered "put the GPUs back" actions when the process is stopped by
-// SIGINT or SIGTERM, or leaves through exit() without destroying their owners.
+// ExitRestorer: runs registered "put the GPUs back" actions when the process is stopped by a
+// signal (SIGINT, SIGTERM, and SIGHUP, SIGQUIT, SIGUSR1/2, SIGALRM, SIGXCPU, SIGVTALRM, SIGPROF,
+// SIGXFSZ, SIGPIPE while their disposition is the default: every signal that would otherwise end
+// the process with its GPUs changed), or leaves through exit() without destroying their owners.
 //
 // Signal dispositions are process-wide, so this is the one process-wide registry of the
 // optimizer layer (everything else is passed explicitly). Design, chosen for async-signal-safety:
@@ -36,8 +38,8 @@ class ExitRestorer {
   // The process's registry (never destroyed, so it is usable from atexit and during shutdown).
   static ExitRestorer& instance();
 
-  // Registers `action`; the first registration in a process installs the SIGINT/SIGTERM
-  // handlers and starts the watcher. Returns an id for remove(). When `install_handlers` is
+  // Registers `action`; the first registration in a process installs the signal handlers (see
+  // above) and starts the watcher. Returns an id for remove(). When `install_handlers` is
   // false, the action runs only from the atexit hook.
   uint64_t add(Action action, bool install_handlers = true);
   // Unregisters; blocks while the action is running. Unknown ids are ignored.
