@@ -444,7 +444,7 @@ Handler HttpServer::on_workers(Handler handler) {
   auto shared = std::make_shared<Handler>(std::move(handler));
   return [shared](const HttpRequest&, const Peer&, std::shared_ptr<Reply> reply) {
     auto& impl = static_cast<detail::ReplyImpl&>(*reply);
-    impl.run_on_workers([shared, reply = std::move(reply)]() mutable {
+    auto job = [shared, reply = std::move(reply)]() mutable {
       auto& r = static_cast<detail::ReplyImpl&>(*reply);
       try {
         (*shared)(r.request(), r.peer(), reply);
@@ -452,7 +452,14 @@ Handler HttpServer::on_workers(Handler handler) {
         log_error("http: handler failed: " + std::string(e.what()));
         reply->send(r.error_answer(500, std::string("internal error: ") + e.what()));
       }
-    });
+    };
+    // ServerOptions::inline_request holds here as in blocking(): such a request never waits
+    // for a worker that every other request may be holding.
+    if (impl.inline_request()) {
+      job();
+    } else {
+      impl.run_on_workers(std::move(job));
+    }
   };
 }
 

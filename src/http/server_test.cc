@@ -220,6 +220,40 @@ TEST(HttpServerTest, InlineRequestsAreAnsweredWhileEveryWorkerIsBusy) {
   slow.join();
 }
 
+// The same for handlers that answer through their Reply on the workers (on_workers: the
+// Colosseum, the proxy): an inline request is answered while every worker is held.
+TEST(HttpServerTest, InlineRequestsOfWorkerHandlersAreAnsweredWhileEveryWorkerIsBusy) {
+  ServerOptions options;
+  options.workers = 2;
+  options.inline_request = [](const HttpRequest& q) { return q.path != "/slow"; };
+  std::atomic<bool> release{false};
+  std::atomic<int> held{0};
+  Running r = start(options, HttpServer::on_workers([&](const HttpRequest& q, const Peer&,
+                                                        std::shared_ptr<Reply> reply) {
+    if (q.path == "/slow") {
+      ++held;
+      while (!release.load()) std::this_thread::sleep_for(1ms);
+    }
+    reply->send(HttpResponse{200, "done", "text/plain", {}, false});
+  }));
+  std::vector<std::thread> slow;
+  for (int i = 0; i < 4; ++i) {  // more than the workers: every worker held, two queued
+    slow.emplace_back([&] {
+      auto client = std::move(*HttpClient::tcp("127.0.0.1", r.port, {}));
+      (void)client->request("GET", "/slow");
+    });
+  }
+  for (int i = 0; i < 2000 && held.load() < 2; ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(held.load(), 2);
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<HttpResponse> health = r.client->request("GET", "/health");
+  ASSERT_TRUE(health.has_value()) << health.error().message;
+  EXPECT_EQ(health->status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+  release = true;
+  for (std::thread& t : slow) t.join();
+}
+
 TEST(HttpServerTest, LongPollsWaitWithoutThreadsAndAllCompleteWhenReleased) {
   std::mutex mu;
   std::vector<std::shared_ptr<Reply>> waiting;

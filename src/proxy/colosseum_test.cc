@@ -5,7 +5,11 @@
 // 3 s.
 #include "proxy/colosseum.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -13,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "device/nvml/nvml_gpu.h"
 #include "http/client.h"
@@ -95,6 +100,75 @@ TEST(ColosseumTest, Colosseum_A6_AnswersInProgressHoldUpNoOtherRouteAndAreCapped
                                  R"({"request_id": "duel-1", "prompt": "hi", "model_index": 1})");
   ASSERT_TRUE(third.has_value());
   EXPECT_EQ(third->status, 200) << third->body;
+  (*arena)->stop();
+  upstream->stop();
+}
+
+// A POST /prompt sent from the loopback address `source` (127.0.0.N: another client address),
+// left open while its answer streams. Returns the socket (closed by the caller).
+int prompt_from(const char* source, int port, const std::string& body) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &from.sin_addr);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)), 0) << source;
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)), 0) << source;
+  const std::string request = "POST /prompt HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                              std::to_string(body.size()) + "\r\n\r\n" + body;
+  EXPECT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  return fd;
+}
+
+// The per-address cap alone hid the blocking (probe round 5, A3): from as many addresses as
+// there are workers, every worker holds an answer in progress, and the page, /health, the
+// leaderboard, /models and a vote are still answered at once.
+TEST(ColosseumTest, OtherRoutesAreAnsweredWhileAnswersFromManyAddressesHoldEveryWorker) {
+  ::unsetenv("ZEUS_FAKE_NVML_STATE");
+  auto gpus = open_nvml_gpus(ZEUS_FAKE_NVML_PATH);
+  ASSERT_TRUE(gpus.has_value()) << gpus.error().message;
+  Devices devices;
+  devices.gpus = std::move(*gpus);
+  int upstream_port = 0;
+  auto upstream = slow_upstream(&upstream_port);
+  const std::string url = "http://127.0.0.1:" + std::to_string(upstream_port);
+  ColosseumOptions options;
+  options.sides = {ColosseumSide{"small", url, {0}}, ColosseumSide{"big", url, {0}}};
+  options.port = 0;
+  options.workers = 4;
+  auto arena = Colosseum::start(devices, options);
+  ASSERT_TRUE(arena.has_value()) << arena.error().message;
+  const int port = (*arena)->port();
+  std::vector<int> held;
+  const char* sources[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.6",
+                           "127.0.0.7"};
+  for (int i = 0; i < 6; ++i) {  // 4 hold the workers, 2 wait for one
+    held.push_back(prompt_from(sources[i], port,
+                               R"({"request_id": "hog-)" + std::to_string(i) +
+                                   R"(", "prompt": "hi", "model_index": 0})"));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  http::ClientOptions o;
+  o.timeout_s = 20;
+  auto client = std::move(*http::HttpClient::tcp("127.0.0.1", port, o));
+  for (const char* path : {"/health", "/zeus/colosseum", "/zeus/leaderboard", "/models"}) {
+    const auto start = Clock::now();
+    auto answer = client->request("GET", path);
+    ASSERT_TRUE(answer.has_value()) << path;
+    EXPECT_EQ(answer->status, 200) << path;
+    EXPECT_LT(seconds_since(start), 0.5) << path << " waited for a worker";
+  }
+  const auto start = Clock::now();
+  auto vote = client->request("POST", "/response_vote",
+                              R"({"request_id": "no-such-duel", "victory_index": 0})");
+  ASSERT_TRUE(vote.has_value());
+  EXPECT_NE(vote->status, 200);  // no such duel, but answered at once
+  EXPECT_LT(seconds_since(start), 0.5) << "the vote waited for a worker";
+  for (int fd : held) ::close(fd);
   (*arena)->stop();
   upstream->stop();
 }
