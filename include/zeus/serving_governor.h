@@ -74,6 +74,11 @@ struct ServingProfile {
   // Watts during that iteration.
   double iteration_w(double clock_mhz, double prefill_tokens, double batch,
                      double context_tokens) const;
+  // Whether this could be a GPU's profile, naming the field when not: 1 to 1,024 clocks, each
+  // from 10 to 10,000 MHz and distinct, highest first; coefficients finite and >= 0; powers
+  // (idle_w, base_w, compute_w, memory_w) at most 10,000 W; a chunk of 1 to 10^6 whole tokens;
+  // and one iteration at the highest clock (a full prefill chunk beside one sequence) under 60 s.
+  Result<void> validate() const;
   // The parametric model of an 8B-class model on an H100 (SM clocks 1980 down to 930 MHz): the
   // defaults above; docs/proxy.md says where its shape comes from.
   static ServingProfile parametric_h100();

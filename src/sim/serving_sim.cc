@@ -19,12 +19,35 @@ struct RequestOutcome {
   double tpot_s = -1;  // -1: one output token, no TPOT
 };
 
+// Points of a timeline (a chart's), at most 2 x kMaxTimelinePoints: past that, every other point
+// is dropped and from then on only every `stride`-th is kept (a month of busy periods stays a
+// few hundred kB).
+constexpr size_t kMaxTimelinePoints = 20000;
+struct Timeline {
+  std::vector<std::pair<double, double>> points;
+  size_t stride = 1, seen = 0;
+  void push(double t, double value) {
+    if (seen++ % stride != 0) return;
+    points.emplace_back(t, value);
+    if (points.size() < 2 * kMaxTimelinePoints) return;
+    for (size_t i = 0; 2 * i < points.size(); ++i) points[i] = points[2 * i];
+    points.resize((points.size() + 1) / 2);
+    stride *= 2;
+  }
+};
+
+// Idle control periods in which the policy's clock stayed the same before the rest of an idle
+// gap is skipped in one step (the policy then sees no period until the next arrival): 60 s at
+// the default period, longer than any gap of the bundled traces, so their results are those of
+// a replay tick by tick; a trace whose requests are a year apart costs a few ticks.
+constexpr int kSettledIdleTicks = 120;
+
 struct Run {
   double energy_j = 0;
   double clock_integral = 0;  // MHz x s
   double end_s = 0;
   std::vector<RequestOutcome> outcomes;
-  std::vector<std::pair<double, double>> clocks, load;
+  Timeline clocks, load;
 };
 
 struct Active {
@@ -46,7 +69,7 @@ Run replay(const ServingTrace& trace, const ServingSimOptions& o, const ClockPol
   double now = reqs.front().arrival_s / o.time_scale;
   double clock = p.max_clock();
   double next_tick = now + o.control_period_s;
-  run.clocks.emplace_back(now, clock);
+  run.clocks.push(now, clock);
   // What happened since the last control tick.
   ServingObservation period;
   double period_prompt_tokens = 0, period_arrivals = 0;
@@ -63,9 +86,9 @@ Run replay(const ServingTrace& trace, const ServingSimOptions& o, const ClockPol
     period.mean_prompt_tokens = period_arrivals > 0 ? period_prompt_tokens / period_arrivals : 0;
     period.mean_output_tokens = period_finished > 0 ? period_output_tokens / period_finished : 0;
     const double chosen = policy(period);
-    if (chosen != clock) run.clocks.emplace_back(at, chosen);
+    if (chosen != clock) run.clocks.push(at, chosen);
     clock = chosen;
-    run.load.emplace_back(at, period.running + period.waiting);
+    run.load.push(at, period.running + period.waiting);
     period = ServingObservation{};
     period_prompt_tokens = period_arrivals = 0;
     period_output_tokens = period_finished = 0;
@@ -91,7 +114,24 @@ Run replay(const ServingTrace& trace, const ServingSimOptions& o, const ClockPol
       ++next;
     }
     if (waiting.empty() && running.empty()) {
-      advance(reqs[next].arrival_s / o.time_scale, p.idle_w);  // idle until the next arrival
+      // Idle until the next arrival: tick by tick while the policy still moves the clock, then
+      // the rest of the gap in one step (kSettledIdleTicks).
+      const double arrival = reqs[next].arrival_s / o.time_scale;
+      int settled = 0;
+      while (next_tick <= arrival && settled < kSettledIdleTicks) {
+        const double before = clock;
+        advance(next_tick, p.idle_w);
+        settled = clock == before ? settled + 1 : 0;
+      }
+      if (next_tick <= arrival) {
+        const double skipped = std::floor((arrival - next_tick) / o.control_period_s) + 1;
+        run.energy_j += p.idle_w * (arrival - now);
+        run.clock_integral += clock * (arrival - now);
+        now = arrival;
+        next_tick += skipped * o.control_period_s;
+      } else {
+        advance(arrival, p.idle_w);
+      }
       continue;
     }
     // One iteration: a token for each running request, prompt chunks for the waiting ones.
@@ -177,8 +217,8 @@ ServingPolicyResult summarise(const std::string& name, const Run& run, const Ser
   out.tpot_p99_s = quantile(tpot, 0.99);
   out.slo_violation_rate = run.outcomes.empty() ? 0 : static_cast<double>(violations) / run.outcomes.size();
   out.mean_clock_mhz = run.end_s > start_s ? run.clock_integral / (run.end_s - start_s) : 0;
-  out.clock_timeline = run.clocks;
-  out.load_timeline = run.load;
+  out.clock_timeline = run.clocks.points;
+  out.load_timeline = run.load.points;
   return out;
 }
 
@@ -225,6 +265,23 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
     return fail(ErrorCode::kInvalidArgument,
                 "control period, batch, prefill chunk, time scale and SLO margin must be positive");
   }
+  if (Result<void> valid = o.profile.validate(); !valid) {
+    return fail(ErrorCode::kInvalidArgument, "the serving profile: " + valid.error().message);
+  }
+  // What a replay steps through is bounded: a month of simulated time at most.
+  const double span_s =
+      (trace.requests.back().arrival_s - trace.requests.front().arrival_s) / o.time_scale;
+  constexpr double kMaxSpanS = 31 * 86400.0;
+  if (!(span_s <= kMaxSpanS)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "the trace's arrivals span " + std::to_string(span_s / 86400) +
+                    " days of simulated time (first at " +
+                    std::to_string(trace.requests.front().arrival_s) + " s, last at " +
+                    std::to_string(trace.requests.back().arrival_s) + " s" +
+                    (o.time_scale != 1 ? ", stretched by --time-scale" : "") +
+                    "); the simulator replays at most 31 days: cut the trace, or raise "
+                    "--time-scale");
+  }
   ServingExperiment e;
   e.trace = trace.name;
   e.profile_source = o.profile_source;
@@ -243,6 +300,11 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
   }
   e.ttft_slo_s = o.ttft_slo_s > 0 ? o.ttft_slo_s : o.slo_margin * quantile(ttft, 0.99);
   e.tpot_slo_s = o.tpot_slo_s > 0 ? o.tpot_slo_s : o.slo_margin * quantile(tpot, 0.99);
+  if (tpot.empty() && !(o.tpot_slo_s > 0)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "no request in the trace has a TPOT (every GeneratedTokens is 1 or less), so "
+                "no TPOT SLO can be derived from it: give --tpot-slo");
+  }
   const ServingPolicyResult max_result = summarise("max-clock", at_max, e, start);
 
   // The best static clock: the least energy within one point of the maximum's violations.

@@ -73,10 +73,14 @@ Result<ServingTrace> load_serving_trace(const std::string& path) {
     Result<double> output_cell = table.number(row, columns[2], "GeneratedTokens");
     if (!output_cell) return fail(output_cell.error());
     const double prompt = *prompt_cell, output = *output_cell;
-    if (prompt < 0 || output < 0 || prompt > 1e7 || output > 1e7) {
+    if (prompt < 0 || output < 0 || prompt > 1e7 || output > 1e7 || prompt != std::floor(prompt) ||
+        output != std::floor(output)) {
       return fail(ErrorCode::kInvalidArgument,
                   path + " line " + std::to_string(table.line_of(row)) +
-                      ": token counts must be whole numbers from 0 to 10,000,000");
+                      ": token counts must be whole numbers from 0 to 10,000,000 (ContextTokens " +
+                      std::string(table.cell(row, columns[1]).substr(0, 40)) +
+                      ", GeneratedTokens " +
+                      std::string(table.cell(row, columns[2]).substr(0, 40)) + ")");
     }
     unix_s.push_back(t);
     // A request that generated nothing still returns one (empty) answer: one output token.

@@ -1,5 +1,6 @@
 // zeus: measure GPU/CPU energy and optimise training jobs from the command line.
 #include <iostream>
+#include <new>
 
 #include "child_process.h"
 #include "cli_util.h"
@@ -49,6 +50,12 @@ int main(int argc, char** argv) {
                                           zeus::cli::kMaxErrorBytes)
               << " (see zeus " << (argc > 1 ? std::string(argv[1]) + " " : "") << "--help)\n";
     return zeus::cli::kUsageErrorExit;
+  } catch (const std::bad_alloc&) {
+    // No input may end zeus with an abort and a core dump: say what happened (every GPU change
+    // is put back by its owner's destructor or the exit hooks on the way out).
+    std::cerr << "zeus: out of memory: the input asks for more than this machine can hold "
+                 "(a trace or profile far larger than a real one?); nothing was written\n";
+    return 1;
   }
   return zeus::cli::report_lost_stdout() ? kOutputLostExit : 0;
 }

@@ -1,5 +1,7 @@
 #include "serving_profile_file.h"
 
+#include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -84,14 +86,10 @@ Result<ServingProfile> read_serving_profile(const std::filesystem::path& path) {
   } catch (const json::exception& error) {
     return fail(ErrorCode::kInvalidArgument, where + ": " + error.what());
   }
-  for (double v : {profile.prefill_s_per_token, profile.decode_s_per_seq, profile.memory_s,
-                   profile.kv_s_per_token, profile.base_w, profile.compute_w, profile.memory_w}) {
-    if (!(v >= 0) || !std::isfinite(v)) {
-      return fail(ErrorCode::kInvalidArgument, where + ": a coefficient is negative or not finite");
-    }
-  }
-  if (profile.clocks_mhz.empty() || !(profile.prefill_chunk_tokens >= 1)) {
-    return fail(ErrorCode::kInvalidArgument, where + ": no clock, or a chunk under one token");
+  // Highest first, as the profile's users read it (a hand-written one may list them ascending).
+  std::sort(profile.clocks_mhz.begin(), profile.clocks_mhz.end(), std::greater<double>());
+  if (Result<void> valid = profile.validate(); !valid) {
+    return fail(ErrorCode::kInvalidArgument, where + ": " + valid.error().message);
   }
   return profile;
 }

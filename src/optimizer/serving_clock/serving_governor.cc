@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <limits>
 
 namespace zeus {
@@ -28,6 +29,53 @@ double ServingProfile::iteration_w(double clock_mhz, double prefill_tokens, doub
   const double ratio = clock_mhz / max_clock();
   return base_w + compute_w * std::pow(ratio, 3) * share +
          memory_w * std::pow(ratio, 1.5) * (1 - share);
+}
+
+Result<void> ServingProfile::validate() const {
+  auto bad = [](const std::string& why) { return fail(ErrorCode::kInvalidArgument, why); };
+  if (clocks_mhz.empty() || clocks_mhz.size() > 1024) {
+    return bad("clocks_mhz lists " + std::to_string(clocks_mhz.size()) +
+               " clocks; a GPU has 1 to a few hundred");
+  }
+  for (size_t i = 0; i < clocks_mhz.size(); ++i) {
+    const double f = clocks_mhz[i];
+    if (!std::isfinite(f) || !(f >= 10) || f > 10000) {
+      return bad("clocks_mhz[" + std::to_string(i) + "] is " + std::to_string(f) +
+                 " MHz; a GPU's clocks are from 10 to 10,000 MHz");
+    }
+    if (i > 0 && !(f < clocks_mhz[i - 1])) {
+      return bad("clocks_mhz[" + std::to_string(i) + "] (" + std::to_string(f) +
+                 " MHz) is not below the clock before it: list distinct clocks, highest first");
+    }
+  }
+  const std::pair<const char*, double> coefficients[] = {
+      {"prefill_s_per_token", prefill_s_per_token}, {"decode_s_per_seq", decode_s_per_seq},
+      {"memory_s", memory_s}, {"kv_s_per_token", kv_s_per_token}, {"base_w", base_w},
+      {"compute_w", compute_w}, {"memory_w", memory_w}, {"idle_w", idle_w}};
+  for (const auto& [name, v] : coefficients) {
+    if (!std::isfinite(v) || !(v >= 0)) {
+      return bad(std::string(name) + " is " + std::to_string(v) + "; it must be finite and >= 0");
+    }
+  }
+  for (const auto& [name, v] : {std::pair<const char*, double>{"idle_w", idle_w},
+                                {"base_w", base_w}, {"compute_w", compute_w},
+                                {"memory_w", memory_w}}) {
+    if (v > 10000) {
+      return bad(std::string(name) + " is " + std::to_string(v) +
+                 " W; no GPU draws more than 10,000 W");
+    }
+  }
+  if (!(prefill_chunk_tokens >= 1 && prefill_chunk_tokens <= 1e6) ||
+      prefill_chunk_tokens != std::floor(prefill_chunk_tokens)) {
+    return bad("prefill_chunk_tokens must be a whole number of tokens from 1 to 1,000,000");
+  }
+  const double longest = iteration_s(max_clock(), prefill_chunk_tokens, 1, 0);
+  if (!(longest < 60)) {
+    return bad("one iteration at the highest clock would take " + std::to_string(longest) +
+               " s (prefill_s_per_token, decode_s_per_seq, memory_s); no GPU is that slow: "
+               "calibrate again (zeus proxy calibrate)");
+  }
+  return ok();
 }
 
 ServingProfile ServingProfile::parametric_h100() {
