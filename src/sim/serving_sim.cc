@@ -36,12 +36,6 @@ struct Timeline {
   }
 };
 
-// Idle control periods in which the policy's clock stayed the same before the rest of an idle
-// gap is skipped in one step (the policy then sees no period until the next arrival): 60 s at
-// the default period, longer than any gap of the bundled traces, so their results are those of
-// a replay tick by tick; a trace whose requests are a year apart costs a few ticks.
-constexpr int kSettledIdleTicks = 120;
-
 struct Run {
   double energy_j = 0;
   double clock_integral = 0;  // MHz x s
@@ -114,24 +108,7 @@ Run replay(const ServingTrace& trace, const ServingSimOptions& o, const ClockPol
       ++next;
     }
     if (waiting.empty() && running.empty()) {
-      // Idle until the next arrival: tick by tick while the policy still moves the clock, then
-      // the rest of the gap in one step (kSettledIdleTicks).
-      const double arrival = reqs[next].arrival_s / o.time_scale;
-      int settled = 0;
-      while (next_tick <= arrival && settled < kSettledIdleTicks) {
-        const double before = clock;
-        advance(next_tick, p.idle_w);
-        settled = clock == before ? settled + 1 : 0;
-      }
-      if (next_tick <= arrival) {
-        const double skipped = std::floor((arrival - next_tick) / o.control_period_s) + 1;
-        run.energy_j += p.idle_w * (arrival - now);
-        run.clock_integral += clock * (arrival - now);
-        now = arrival;
-        next_tick += skipped * o.control_period_s;
-      } else {
-        advance(arrival, p.idle_w);
-      }
+      advance(reqs[next].arrival_s / o.time_scale, p.idle_w);  // idle until the next arrival
       continue;
     }
     // One iteration: a token for each running request, prompt chunks for the waiting ones.
@@ -268,7 +245,9 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
   if (Result<void> valid = o.profile.validate(); !valid) {
     return fail(ErrorCode::kInvalidArgument, "the serving profile: " + valid.error().message);
   }
-  // What a replay steps through is bounded: a month of simulated time at most.
+  // What a replay steps through is bounded: a month of simulated time at most (every control
+  // period is a tick of the policy, idle or not, so that a gap replays as a server would live
+  // it: about 0.1 us a tick, a few seconds for a month's replays; the timelines are bounded).
   const double span_s =
       (trace.requests.back().arrival_s - trace.requests.front().arrival_s) / o.time_scale;
   constexpr double kMaxSpanS = 31 * 86400.0;
