@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# zeus simulate serving never aborts on a small hostile input: a trace whose two requests are a
-# weeks apart replays in bounded time and memory (every control period is still a tick, but
-# the timelines are bounded) and one spanning a year, past a month, is refused naming the span; a profile's clocks, powers
-# and coefficients are validated with the field named (an ascending clock list is sorted, so the
-# "max-clock" row runs at the highest clock); a trace without a TPOT names --tpot-slo; fractional
-# token counts are refused. Every run under a 2 GB address-space limit, with a one-line error.
+# zeus simulate serving never aborts on a small hostile input: a trace whose two requests are
+# weeks apart replays in bounded time and memory (every control period is still a tick, but the
+# timelines are bounded), and one spanning a year, past a month, is refused naming the span; a
+# profile's clocks, powers and coefficients are validated with the field named (an ascending
+# clock list is sorted, so the "max-clock" row runs at the highest clock); a trace without a
+# TPOT names --tpot-slo; fractional token counts are refused. Every run under a 2 GB
+# address-space limit, with a one-line error.
 set -euo pipefail
 ZEUS="${ZEUS_BIN:?}/zeus"
 dir=$(mktemp -d)
