@@ -125,12 +125,25 @@ void ClockGovernorLoop::step() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     before = last_;
+    const auto now = std::chrono::steady_clock::now();
     if (measured_mark_j_ >= 0 && o.running > 0 && d.clock_mhz < profile_.max_clock()) {
       const double ratio = iteration_j(profile_, profile_.max_clock(), o) /
                            iteration_j(profile_, before.clock_mhz, o);
       saved_j_ += std::max(0.0, measured_j - measured_mark_j_) * std::max(0.0, ratio - 1);
     }
+    if (measured_mark_j_ >= 0 && o.running > 0 && decided_) {
+      const double joules = std::max(0.0, measured_j - measured_mark_j_);
+      const double seconds = std::chrono::duration<double>(now - mark_time_).count();
+      if (before.clock_mhz >= profile_.max_clock()) {
+        busy_j_max_ += joules;
+        busy_s_max_ += seconds;
+      } else if (before.clock_mhz <= 0.9 * profile_.max_clock()) {
+        busy_j_low_ += joules;
+        busy_s_low_ += seconds;
+      }
+    }
     measured_mark_j_ = measured_j;
+    mark_time_ = now;
     if (d.clock_mhz != before.clock_mhz) ++changes_;
     log_it = !decided_ || d.clock_mhz != before.clock_mhz || d.reason != before.reason;
     last_ = d;
@@ -178,6 +191,13 @@ void ClockGovernorLoop::add_status(ProxyStatus& status) {
   status.governor_reason = decided_ ? governor_reason_name(last_.reason) : "blind";
   status.clock_changes = changes_;
   status.energy_saved_j = saved_j_;
+  status.energy_saved_source =
+      options_.has_profile
+          ? "the serving profile " + options_.profile_source + " (zeus proxy calibrate)"
+          : "the built-in parametric model of an 8B model on an H100 (no --serving-profile; "
+            "not this server)";
+  status.busy_w_at_max = busy_s_max_ >= 2 ? busy_j_max_ / busy_s_max_ : 0;
+  status.busy_w_lowered = busy_s_low_ >= 2 ? busy_j_low_ / busy_s_low_ : 0;
   status.slo_attainment = attainment.rate();
   status.slo_requests = attainment.finished;
 }

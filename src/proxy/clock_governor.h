@@ -9,14 +9,17 @@
 // governor's online correction carries what the model gets wrong about the server in front.
 // Each decision whose clock or reason differs from the one before goes to the JSONL log as
 // {"type": "governor", ...}; the chosen clock and SLO attainment to the live page (LiveFeed) and
-// /metrics (ProxyStatus). The energy saved against the maximum clock is an estimate: each
-// period's measured energy x (the profile's energy per iteration at the maximum clock over the
-// one at the clock in force, at the observed load) - 1.
+// /metrics (ProxyStatus). The energy saved against the maximum clock is an ESTIMATE, never shown
+// as a measurement: each period's measured energy x (the profile's energy per iteration at the
+// maximum clock over the one at the clock in force, at the observed load) - 1. Beside it, the
+// busy periods' measured power at the maximum clock and at lowered clocks, so that a clock that
+// moved no power (a server on another GPU, a clock-blind fake) is told, not counted as saved.
 // Thread-safety: status() from any thread; stop() from one.
 // Failure: start() fails when a GPU's clocks cannot be set (PermissionDenied names the fix).
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -68,6 +71,10 @@ class ClockGovernorLoop {
   int64_t changes_ = 0;
   double saved_j_ = 0;
   double measured_mark_j_ = -1;
+  std::chrono::steady_clock::time_point mark_time_{};
+  // Busy periods' measured energy and seconds at the maximum clock and at lowered clocks: whether
+  // the GPU's power moved with the clock at all (ProxyStatus::busy_w_*).
+  double busy_j_max_ = 0, busy_s_max_ = 0, busy_j_low_ = 0, busy_s_low_ = 0;
   bool warned_unreachable_ = false;
   bool stopping_ = false;
   std::condition_variable wake_;

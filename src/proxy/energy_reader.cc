@@ -1,5 +1,7 @@
 #include "proxy/energy_reader.h"
 
+#include <set>
+
 namespace zeus::proxy {
 
 Result<GpuEnergyReader> GpuEnergyReader::create(Devices& devices, const std::vector<int>& indices) {
@@ -9,7 +11,13 @@ Result<GpuEnergyReader> GpuEnergyReader::create(Devices& devices, const std::vec
     for (size_t i = 0; i < devices.gpus.size(); ++i) chosen.push_back(static_cast<int>(i));
   }
   if (chosen.empty()) return fail(ErrorCode::kNotFound, "no GPU to measure");
+  std::set<int> seen;
   for (int index : chosen) {
+    // Listed twice, a GPU's energy would count twice, and two clock controllers would drive it.
+    if (!seen.insert(index).second) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "GPU index " + std::to_string(index) + " is listed twice in --gpus");
+    }
     if (index < 0 || static_cast<size_t>(index) >= devices.gpus.size()) {
       return fail(ErrorCode::kNotFound, "no GPU " + std::to_string(index) + " (there are " +
                                             std::to_string(devices.gpus.size()) + ")");

@@ -45,6 +45,7 @@ struct GovernOptions {
   // are used on the GPU's own clock ladder.
   bool has_profile = false;
   ServingProfile profile;
+  std::string profile_source;  // where `profile` came from (a file's path), for the summary
 };
 
 struct ProxyOptions {
@@ -78,7 +79,11 @@ struct ProxyStatus {
   double clock_mhz = 0, max_clock_mhz = 0;  // the SM clock chosen, and the highest
   std::string governor_reason = {};         // why (governor_reason_name)
   int64_t clock_changes = 0;
-  double energy_saved_j = 0;   // against the maximum clock, estimated from the serving profile
+  double energy_saved_j = 0;   // against the maximum clock: an ESTIMATE from the serving profile
+  std::string energy_saved_source = {};  // what the estimate rests on, in words
+  // Mean measured power of the busy periods (a request running) at the maximum clock and at
+  // clocks <= 90 % of it; 0 where fewer than 2 s of such periods were seen.
+  double busy_w_at_max = 0, busy_w_lowered = 0;
   double slo_attainment = 1;   // share of streamed requests within both SLOs
   int64_t slo_requests = 0;    // streamed requests counted in it
 };

@@ -124,8 +124,10 @@ std::string ProxyMetrics::render(const ProxyStatus& status) {
                               "Streamed requests counted in the SLO attainment",
                               MetricType::Counter, static_cast<double>(status.slo_requests)));
     families.push_back(scalar("zeus_proxy_governor_energy_saved_joules_total",
-                              "GPU energy saved against the maximum clock (J), estimated from "
-                              "the serving profile",
+                              "An ESTIMATE, not a measurement: GPU energy (J) the maximum clock "
+                              "would have spent beyond what was measured, from the serving "
+                              "profile (or the parametric model); measure a run without --govern "
+                              "to know",
                               MetricType::Counter, status.energy_saved_j));
   }
   return prometheus::TextSerializer().Serialize(families);

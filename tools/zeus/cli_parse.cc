@@ -120,6 +120,13 @@ Result<double> parse_seconds(std::string_view text, std::string_view option, Sec
     return usage(quoted(option, text) + " is too short: at least " + buffer + " s" +
                  (rule.zero_allowed ? " (or 0)" : ""));
   }
+  const double most = std::min(rule.max_s, 366 * 86400.0);
+  if (seconds > most) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), "%g", most);
+    return usage(quoted(option, text) + " is too long: at most " + buffer + " s" +
+                 (most == 86400.0 ? " (a day)" : ""));
+  }
   return seconds;
 }
 

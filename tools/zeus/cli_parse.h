@@ -45,6 +45,10 @@ Result<uint64_t> parse_count(std::string_view text, std::string_view option, uin
 struct SecondsRule {
   double min_s = 0.0;         // smallest accepted value other than 0
   bool zero_allowed = false;  // whether "0" is accepted (e.g. "0 = until Ctrl-C")
+  // Largest accepted value: a day by default (an interval, a period, a timeout); a duration of
+  // work may allow more. Never past a year: waits convert to nanoseconds, which overflow at
+  // about 9.2e9 s (a wait that overflows spins).
+  double max_s = 86400.0;
 };
 
 // A duration: a finite number of seconds, optionally with a unit (ms, s, m, h): "10", "2.5s",

@@ -44,6 +44,20 @@ TEST(CliParse, B10_DurationsAreFiniteWithUnits) {
             std::string::npos);
 }
 
+// A wait converts to nanoseconds, which overflow near 9.2e9 s, and the loop then spins: every
+// duration has an upper bound (a day by default, a year for a duration of work), named.
+TEST(CliParse, DurationsHaveAnUpperBoundBelowTheWaitOverflow) {
+  EXPECT_DOUBLE_EQ(*parse_seconds("24h", "--interval", {0.001}), 86400.0);
+  for (const char* long_ : {"86401", "1e10s", "1e12s", "9.3e9", "25h"}) {
+    auto r = parse_seconds(long_, "--interval", {0.001});
+    ASSERT_FALSE(r) << long_;
+    EXPECT_NE(message_of(r).find("too long: at most 86400 s (a day)"), std::string::npos)
+        << message_of(r);
+  }
+  EXPECT_DOUBLE_EQ(*parse_seconds("720h", "--duration", {0.01, true, 366 * 86400.0}), 2592000.0);
+  EXPECT_FALSE(parse_seconds("1e10", "--duration", {0.01, true, 1e12}));  // capped at a year
+}
+
 // Probe item C8: '' is no list (it used to mean "all GPUs"), and the message names the items.
 TEST(CliParse, C8_ListsNameTheirItemsAndRejectEmpty) {
   EXPECT_EQ(*parse_int_list("0,2", "--gpus", "GPU indices like 0,1"), (std::vector<int>{0, 2}));

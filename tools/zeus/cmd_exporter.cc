@@ -89,7 +89,7 @@ void add_exporter_command(CLI::App& app) {
   add_parsed_option(
       *cmd, "--duration", args->duration_s,
       [](const std::string& text) {
-        return parse_seconds(text, "--duration", {0.01, true});
+        return parse_seconds(text, "--duration", {0.01, true, 366 * 86400.0});
       },
       "Stop after this time: seconds, or 500ms, 2m, 1h. 0 (the default): until Ctrl-C")
       ->type_name("TIME");

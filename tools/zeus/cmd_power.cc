@@ -352,7 +352,7 @@ void add_power_command(CLI::App& app) {
   add_parsed_option(
       *cmd, "--duration", args->duration_s,
       [](const std::string& text) {
-        return parse_seconds(text, "--duration", {0.01, true});
+        return parse_seconds(text, "--duration", {0.01, true, 366 * 86400.0});
       },
       "Stop after this time: seconds, or 500ms, 2m, 1h; the last reading and the totals are "
       "taken at that time, even when --interval is longer. 0 (the default): until Ctrl-C")

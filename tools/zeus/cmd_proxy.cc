@@ -20,6 +20,7 @@
 #include "proxy/proxy.h"
 #include "proxy/run_report.h"
 #include "serving_profile_file.h"
+#include "zeus/log.h"
 
 namespace zeus::cli {
 namespace {
@@ -49,6 +50,45 @@ void serve_until_signal(const std::string& serving) {
   while (!g_proxy_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
+// The governor's exit lines: what it did (measured), then the saving, which is an estimate
+// and says so, from what, and how to measure it; void when the clock moved no power.
+void print_governor_summary(const proxy::ProxyStatus& s, const proxy::ProxySummary& summary) {
+  std::printf(
+      "zeus proxy --govern: %lld clock changes, last %.0f MHz (max %.0f); %.2f %% of %lld "
+      "streamed requests within the SLOs; clocks restored\n",
+      static_cast<long long>(s.clock_changes), s.clock_mhz, s.max_clock_mhz, 100 * s.slo_attainment,
+      static_cast<long long>(s.slo_requests));
+  const bool flat =
+      s.busy_w_at_max > 0 && s.busy_w_lowered > 0 && s.busy_w_lowered >= 0.97 * s.busy_w_at_max;
+  if (flat) {
+    std::printf(
+        "zeus proxy --govern: no saving is claimed: the GPUs drew %.0f W while busy at the "
+        "maximum clock and %.0f W at lowered clocks, so the clock did not move their "
+        "power (is the server on --gpus? does its speed depend on the clock?)\n",
+        s.busy_w_at_max, s.busy_w_lowered);
+    log_warning(
+        "zeus proxy --govern: lowering the clock changed nothing the GPUs measured: check "
+        "that --gpus names the GPUs the server runs on");
+  } else if (s.clock_changes > 0) {
+    const double share = summary.measured_j > 0
+                             ? 100 * s.energy_saved_j / (summary.measured_j + s.energy_saved_j)
+                             : 0;
+    std::printf(
+        "zeus proxy --govern: estimated saving against the maximum clock: about %.0f J "
+        "(%.1f %%), an ESTIMATE from %s, not a measurement%s. To measure it, replay the same "
+        "load without --govern and compare the two \"J measured\" lines "
+        "(docs/proxy.md, \"Measuring what --govern saves\")\n",
+        s.energy_saved_j, share, s.energy_saved_source.c_str(),
+        s.busy_w_at_max > 0 && s.busy_w_lowered > 0
+            ? (" (measured busy power: " + format_fixed(s.busy_w_at_max, 0) +
+               " W at the maximum clock, " + format_fixed(s.busy_w_lowered, 0) +
+               " W at lowered clocks)")
+                  .c_str()
+            : "");
+  }
+  std::fflush(stdout);
+}
+
 // The proxy; on a terminal, stderr shows a live line while it serves.
 void run_proxy(const proxy::ProxyOptions& options, const std::string& report_arg) {
   std::filesystem::path report_path;
@@ -63,15 +103,7 @@ void run_proxy(const proxy::ProxyOptions& options, const std::string& report_arg
   }
   const proxy::RunReport report = running->report();
   std::cout << proxy::format_summary(report.summary) << std::flush;
-  if (options.govern.enabled) {
-    const proxy::ProxyStatus s = running->status();
-    std::printf("zeus proxy --govern: %lld clock changes, last %.0f MHz (max %.0f); %.2f %% of %lld "
-                "streamed requests within the SLOs; about %.1f J saved against the maximum "
-                "clock (estimated from the serving profile); clocks restored\n",
-                static_cast<long long>(s.clock_changes), s.clock_mhz, s.max_clock_mhz,
-                100 * s.slo_attainment, static_cast<long long>(s.slo_requests), s.energy_saved_j);
-    std::fflush(stdout);
-  }
+  if (options.govern.enabled) print_governor_summary(running->status(), report.summary);
   if (!report_path.empty()) write_report(report_path, report);
 }
 
@@ -85,6 +117,7 @@ struct ProxyArgs {
   int max_tokens = 512;
   std::string report_path;  // --report: the proxy's run as JSON, written on exit
   std::string serving_profile;  // --serving-profile
+  std::vector<CLI::Option*> govern_only;  // the governor's options: refused without --govern
 };
 
 void run_colosseum(const ProxyArgs& args) {
@@ -141,10 +174,19 @@ void run(ProxyArgs& args) {
     die("--upstream is required: the inference server, e.g. --upstream http://127.0.0.1:8000 "
         "(see zeus proxy --help)");
   }
+  if (!args.proxy.govern.enabled) {
+    for (const CLI::Option* option : args.govern_only) {
+      if (option->count() > 0) {
+        die(option->get_name() +
+            ": only with --govern (without it the proxy measures and never moves the clock)");
+      }
+    }
+  }
   if (!args.serving_profile.empty()) {
     if (!args.proxy.govern.enabled) die("--serving-profile: only with --govern");
     args.proxy.govern.profile = value_or_die(read_serving_profile(args.serving_profile));
     args.proxy.govern.has_profile = true;
+    args.proxy.govern.profile_source = args.serving_profile;
   }
   if (args.upstreams.size() == 2) return run_colosseum(args);
   if (args.upstreams.size() != 1) {
@@ -239,38 +281,43 @@ void add_proxy_command(CLI::App& app) {
                 "Save energy: lock the GPUs' SM clock at the lowest that keeps --ttft-slo and "
                 "--tpot-slo (docs/proxy.md, \"Saving energy\"); clocks restored on exit; through "
                 "zeusd when ZEUSD_SOCK_PATH is set");
-  add_parsed_option(
-      *cmd, "--ttft-slo", options->govern.ttft_slo_s,
-      [](const std::string& text) { return parse_seconds(text, "--ttft-slo", {0.001}); },
-      "--govern: time to first token that the --slo-quantile of streamed requests must meet, "
-      "e.g. 2s")
-      ->type_name("TIME");
-  add_parsed_option(
-      *cmd, "--tpot-slo", options->govern.tpot_slo_s,
-      [](const std::string& text) { return parse_seconds(text, "--tpot-slo", {0.0001}); },
-      "--govern: time per output token after the first, e.g. 100ms")
-      ->type_name("TIME");
-  add_parsed_option(
-      *cmd, "--slo-quantile", options->govern.quantile,
-      [](const std::string& text) -> Result<double> {
-        auto q = parse_number(text, "--slo-quantile");
-        if (q && !(*q > 0.5 && *q < 1)) {
-          return fail(ErrorCode::kInvalidArgument,
-                      "--slo-quantile '" + text + "': a quantile above 0.5 and below 1, e.g. 0.99");
-        }
-        return q;
-      },
-      "--govern: the quantile the SLOs bound (default 0.99)")
-      ->type_name("Q");
+  args->govern_only.push_back(
+      add_parsed_option(
+          *cmd, "--ttft-slo", options->govern.ttft_slo_s,
+          [](const std::string& text) { return parse_seconds(text, "--ttft-slo", {0.001}); },
+          "--govern: time to first token that the --slo-quantile of streamed requests must meet, "
+          "e.g. 2s")
+          ->type_name("TIME"));
+  args->govern_only.push_back(
+      add_parsed_option(
+          *cmd, "--tpot-slo", options->govern.tpot_slo_s,
+          [](const std::string& text) { return parse_seconds(text, "--tpot-slo", {0.0001}); },
+          "--govern: time per output token after the first, e.g. 100ms")
+          ->type_name("TIME"));
+  args->govern_only.push_back(add_parsed_option(
+                                  *cmd, "--slo-quantile", options->govern.quantile,
+                                  [](const std::string& text) -> Result<double> {
+                                    auto q = parse_number(text, "--slo-quantile");
+                                    if (q && !(*q > 0.5 && *q < 1)) {
+                                      return fail(
+                                          ErrorCode::kInvalidArgument,
+                                          "--slo-quantile '" + text +
+                                              "': a quantile above 0.5 and below 1, e.g. 0.99");
+                                    }
+                                    return q;
+                                  },
+                                  "--govern: the quantile the SLOs bound (default 0.99)")
+                                  ->type_name("Q"));
   cmd->add_option("--serving-profile", args->serving_profile,
                   "--govern: start from this GPU's profile (zeus proxy calibrate --out FILE) "
                   "instead of the parametric model")
       ->type_name("FILE");
-  add_parsed_option(
-      *cmd, "--govern-period", options->govern.period_s,
-      [](const std::string& text) { return parse_seconds(text, "--govern-period", {0.05}); },
-      "--govern: time between two decisions (default 0.5s)")
-      ->type_name("TIME");
+  args->govern_only.push_back(
+      add_parsed_option(
+          *cmd, "--govern-period", options->govern.period_s,
+          [](const std::string& text) { return parse_seconds(text, "--govern-period", {0.05}); },
+          "--govern: time between two decisions (default 0.5s)")
+          ->type_name("TIME"));
   cmd->footer(
       "Answers gain X-Zeus-Energy-J and X-Zeus-Tokens (headers; HTTP trailers on streams).\n"
       "Send 'X-Zeus-Energy: 1' (or ?zeus=1) for usage.energy_j in JSON answers and a\n"

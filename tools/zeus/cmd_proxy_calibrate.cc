@@ -1,5 +1,6 @@
 // zeus proxy calibrate: the serving profile of this GPU and server for `zeus proxy --govern
 // --serving-profile` (src/proxy/calibrate.h; the fit in zeus/serving_calibration.h).
+#include <nlohmann/json.hpp>
 #include <iostream>
 #include <memory>
 
@@ -46,9 +47,22 @@ void run_calibrate(CalibrateArgs& args) {
       proxy::run_calibration(devices, args.options,
                              [](const std::string& line) { std::cerr << line << std::endl; }),
       "zeus proxy calibrate");
-  auto profile =
-      value_or_die(fit_serving_profile(run.points, args.options.prompt_tokens, run.idle_w),
-                   "zeus proxy calibrate: the fit");
+  Result<ServingProfile> fitted =
+      fit_serving_profile(run.points, args.options.prompt_tokens, run.idle_w);
+  if (!fitted) {
+    // Minutes of locked-clock measurements are not thrown away: the points go beside --out.
+    nlohmann::json points = nlohmann::json::parse(
+        serving_profile_json(run, args.options, ServingProfile::parametric_h100()));
+    points.erase("profile");
+    points["format"] = "zeus-serving-points/1";
+    points["fit_error"] = fitted.error().message;
+    const std::string kept = out.string() + ".points.json";
+    const bool saved = write_file_replacing(kept, points.dump(2) + "\n").has_value();
+    die("zeus proxy calibrate: the fit: " + fitted.error().message +
+        (saved ? "; the " + std::to_string(run.points.size()) + " measured points are in " + kept
+               : ""));
+  }
+  const ServingProfile& profile = *fitted;
   const std::string text = serving_profile_json(run, args.options, profile);
   if (Result<void> written = write_file_replacing(out, text); !written) {
     die("--out: " + written.error().message);
