@@ -51,6 +51,9 @@ struct PfoServerOptions {
   size_t max_total_ranks = 1 << 17;
   size_t max_jobs = 1024;
   double max_registering_idle_s = 3600;
+  // A job none of whose ranks registered within this is forgotten, and such jobs together hold
+  // at most half of max_total_ranks (JobManagerOptions::unclaimed_idle_s).
+  double unclaimed_job_idle_s = 60;
   const Clock* clock = nullptr;      // timeouts, eviction, job ids; default: the system clock
 };
 

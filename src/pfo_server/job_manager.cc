@@ -72,6 +72,20 @@ Step<std::string> JobManager::register_job(JobInfo info) {
                  " s (or " + std::to_string(static_cast<long long>(options_.max_registering_idle_s)) +
                  " s while its ranks register): try again later"});
   }
+  size_t unclaimed = 0;
+  for (const auto& [id, entry] : jobs_) {
+    if (entry->job.registered() == 0)
+      unclaimed += static_cast<size_t>(entry->job.info().world_size);
+  }
+  if (unclaimed > 0 && unclaimed + world > options_.max_total_ranks / 2) {
+    return tl::unexpected(Refusal{
+        503, "jobs none of whose ranks has registered yet hold " + std::to_string(unclaimed) +
+                 " ranks, and " + std::to_string(world) + " more would pass half the server's " +
+                 std::to_string(options_.max_total_ranks) +
+                 " ranks (such a job is forgotten after " +
+                 std::to_string(static_cast<long long>(options_.unclaimed_idle_s)) +
+                 " s without a rank): register the earlier jobs' ranks, or try again"});
+  }
   if (total_ranks_ + world > options_.max_total_ranks) {
     return tl::unexpected(Refusal{
         503, "the server's live jobs hold " + std::to_string(total_ranks_) + " ranks, and " +
@@ -165,9 +179,9 @@ void JobManager::sweep() {
     settle(entry, entry.job.expire(now, options_.rank_timeout_s));
     const double idle = now - entry.job.last_active_s();
     const bool registering = entry.job.registered() < entry.job.info().world_size;
-    const double limit = registering ? std::min(options_.max_registering_idle_s,
-                                                options_.max_job_idle_s)
-                                     : options_.max_job_idle_s;
+    double limit = registering ? std::min(options_.max_registering_idle_s, options_.max_job_idle_s)
+                               : options_.max_job_idle_s;
+    if (entry.job.registered() == 0) limit = std::min(limit, options_.unclaimed_idle_s);
     if (idle > limit) {
       const std::string why =
           "no request for more than " + std::to_string(static_cast<long long>(limit)) + " s" +

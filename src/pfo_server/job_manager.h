@@ -45,6 +45,12 @@ struct JobManagerOptions {
   size_t max_total_ranks = 1 << 17;
   size_t max_jobs = 1024;
   double max_registering_idle_s = 3600;
+  // A job none of whose ranks has registered (unclaimed: a real job's rank 0 registers itself
+  // right after the job) holds its world from the budget on nobody's behalf: unclaimed jobs
+  // together may hold at most half of max_total_ranks (one job of any size alone), and one is
+  // evicted after unclaimed_idle_s without a rank. So a client that only posts /register_job
+  // cannot take the budget every real job needs.
+  double unclaimed_idle_s = 60;
 };
 
 class JobManager {

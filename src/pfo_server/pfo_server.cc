@@ -213,7 +213,8 @@ Result<std::unique_ptr<PfoServer>> PfoServer::start(PfoServerOptions options) {
                               options.rank_timeout_s,
                               options.max_total_ranks,
                               options.max_jobs,
-                              options.max_registering_idle_s};
+                              options.max_registering_idle_s,
+                              options.unclaimed_job_idle_s};
   auto server = std::make_unique<HttpPfoServer>(std::move(options), std::move(jobs));
   ZEUS_TRY(server->bind_and_serve());
   return std::unique_ptr<PfoServer>(std::move(server));

@@ -78,7 +78,9 @@ TEST_F(PfoBoundsTest, PfoJobs_A3_LiveJobsAndTheirRanksAreBounded) {
   o.max_jobs = 3;
   o.max_total_ranks = 1000;
   start(o);
-  EXPECT_EQ(register_job(600).status, 200);
+  const http::HttpResponse first = register_job(600);
+  ASSERT_EQ(first.status, 200);
+  ASSERT_EQ(register_rank(json::parse(first.body).get<std::string>(), 0).status, 200);
   const http::HttpResponse too_many_ranks = register_job(600);
   EXPECT_EQ(too_many_ranks.status, 503) << too_many_ranks.body;
   EXPECT_NE(too_many_ranks.body.find("hold 600 ranks"), std::string::npos) << too_many_ranks.body;
@@ -90,6 +92,35 @@ TEST_F(PfoBoundsTest, PfoJobs_A3_LiveJobsAndTheirRanksAreBounded) {
   const json info = json::parse(client_->request("GET", "/info")->body);
   EXPECT_EQ(info["max_jobs"], 3);
   EXPECT_EQ(info["max_total_ranks"], 1000);
+}
+
+// Registrations alone, none of whose ranks ever come, cannot take the rank budget that real jobs
+// need (probe round 5, A4: 13 requests held it for an hour): together they hold at most half of
+// it, a real job still registers beside them, and they are forgotten after a minute.
+TEST_F(PfoBoundsTest, JobsWhoseRanksNeverRegisterHoldAtMostHalfTheBudgetForAMinute) {
+  FakeClock clock;
+  PfoServerOptions o;
+  o.clock = &clock;
+  o.max_total_ranks = 1000;
+  start(o);
+  ASSERT_EQ(register_job(400).status, 200);
+  const http::HttpResponse junk = register_job(400);
+  EXPECT_EQ(junk.status, 503) << junk.body;
+  EXPECT_NE(junk.body.find("none of whose ranks has registered yet hold 400 ranks"),
+            std::string::npos)
+      << junk.body;
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(register_job(4).status, 200) << i;  // 480 of 500
+  EXPECT_EQ(register_job(40).status, 503);
+  // A real job: it registers, then its ranks do; the budget's other half is there for it.
+  const http::HttpResponse real = register_job(2);
+  ASSERT_EQ(real.status, 200) << real.body;
+  const std::string id = json::parse(real.body).get<std::string>();
+  EXPECT_EQ(register_rank(id, 0).status, 200);
+  EXPECT_EQ(register_rank(id, 1).status, 200);
+  clock.advance_s(61);
+  server_->sweep_now();
+  EXPECT_EQ(register_job(400).status, 200) << "the unclaimed jobs outlived a minute";
+  server_->stop();  // before `clock` goes: the sweep reads it
 }
 
 TEST_F(PfoBoundsTest, PfoJobs_A3_RegistrationsThatNeverCompleteGoAfterAnHourNotAWeek) {
