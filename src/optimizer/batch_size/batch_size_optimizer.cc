@@ -213,6 +213,16 @@ Result<ReportDecision> BatchSizeOptimizer::report(const TrialReport& report) {
     const bso::StopRule rule = bso::stop_rule_of(spec, trial.kind);
     bso::EpochCostEvidence evidence;
     evidence.cost_j = bso::zeus_cost(report.energy_j, report.time_s, rule.eta, rule.max_power_w);
+    // Finite time and energy may still give an infinite cost (1.5e308 J and s): refused here,
+    // whatever the store, rather than stored as inf (SQLite) or refused as "not finite" (MySQL).
+    if (!std::isfinite(evidence.cost_j)) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "report for trial " + std::to_string(report.trial_number) + " of job '" +
+                      report.job_id + "': time " + fmt(report.time_s) + " s and energy " +
+                      fmt(report.energy_j) +
+                      " J give a cost that is not finite (eta x energy + (1 - eta) x max_power "
+                      "x time overflows): report the epoch's real time (s) and energy (J)");
+    }
     evidence.epochs = report.current_epoch;
     evidence.previous_cost_j = trial.cost;  // the trial's previous report (0, 0 before one)
     evidence.previous_epochs = trial.epochs;

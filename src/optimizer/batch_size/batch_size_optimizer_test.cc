@@ -188,6 +188,24 @@ TEST_F(BatchSizeOptimizerTest, BadReportsAreClearErrorsAndChangeNothing) {
   EXPECT_EQ(snapshot("job-a").trials, before.trials);
 }
 
+// Time and energy each finite, their cost not (1.5e308 s and J at eta 0.5): refused naming both,
+// on every store alike, and nothing stored (SQLite kept cost inf and lost the job's min_cost).
+TEST_F(BatchSizeOptimizerTest, AReportWhoseCostOverflowsIsRefusedAndChangesNothing) {
+  JobSpec spec = spec3();
+  spec.eta_knob = 0.5;
+  ASSERT_TRUE(bso_.register_job(spec).has_value());
+  TrialId t = *bso_.next_batch_size("job-a");
+  const JobSnapshot before = snapshot("job-a");
+  Result<ReportDecision> d = bso_.report({"job-a", 32, t.trial_number, 1.5e308, 1.5e308, 0.95, 1});
+  ASSERT_FALSE(d.has_value());
+  EXPECT_EQ(d.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(d.error().message.find("cost that is not finite"), std::string::npos)
+      << d.error().message;
+  EXPECT_EQ(snapshot("job-a").trials, before.trials);
+  // The trial is still open: a real report is taken.
+  EXPECT_TRUE(bso_.report({"job-a", 32, t.trial_number, 10, 100, 0.95, 1}).has_value());
+}
+
 TEST_F(BatchSizeOptimizerTest, ReportForAnEndedTrialAnswersTheStoredOutcome) {
   ASSERT_TRUE(bso_.register_job(spec3()).has_value());
   TrialId t = run("job-a", 100);
