@@ -291,6 +291,15 @@ Decoded<RankInfo> decode_rank_info(std::string_view body) {
   }
   Decoded<std::vector<int>> clocks = f.integers("available_frequencies", 0);
   if (!clocks) return pass(clocks);
+  // What a rank makes the server keep is bounded in bytes as well as entries: a GPU has at most
+  // a few hundred SM clocks (an H100 119, in 15 MHz steps).
+  if (clocks->size() > kMaxRankClocks) {
+    return wrong({"body", "available_frequencies"},
+                 "ensure this value has at most " + std::to_string(kMaxRankClocks) +
+                     " items (a GPU has at most a few hundred clocks; this list has " +
+                     std::to_string(clocks->size()) + ")",
+                 "value_error.list.max_items");
+  }
   rank.available_frequencies = std::move(*clocks);
   return rank;
 }

@@ -14,6 +14,7 @@
 //   if (!job) return HttpResponse{422, validation_error_body(job.error())};
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,7 +44,10 @@ using Decoded = tl::expected<T, WireError>;
 // POST /register_job: job_id must be "" or absent (the server makes it); degrees and world size
 // >= 1 with world_size = pp_degree · dp_degree · tp_degree (at most kMaxWorldSize).
 Decoded<JobInfo> decode_job_info(std::string_view body);
-// POST /register_rank/{job_id}: ranks >= 0, clocks >= 0 MHz.
+// A rank's available_frequencies hold at most this many clocks (422 beyond): a GPU has a few
+// hundred at most, and every rank's list is kept while its job lives.
+inline constexpr size_t kMaxRankClocks = 512;
+// POST /register_rank/{job_id}: ranks >= 0, clocks >= 0 MHz, at most kMaxRankClocks of them.
 Decoded<RankInfo> decode_rank_info(std::string_view body);
 // GET /schedule answer (what a client reads): rank >= 0, [[name, MHz >= 0], ...].
 Decoded<FrequencySchedule> decode_frequency_schedule(std::string_view body);
