@@ -27,6 +27,11 @@ struct Limits {
   size_t max_header_bytes = 16 * 1024;  // request line plus headers
   size_t max_headers = 100;             // header fields
   size_t max_body_bytes = 64 * 1024;
+  // The request bodies being received at once, all connections together (each counts its
+  // Content-Length, or max_body_bytes when chunked, from its headers until it is handled): a new
+  // body beyond it is answered 503 before any of it is read, so clients holding bodies open
+  // cannot grow the server's memory without a total bound. 0: max(256 MiB, 4 x max_body_bytes).
+  size_t max_total_body_bytes = 0;
 };
 
 struct HttpRequest {

@@ -3,6 +3,7 @@
 // and per-peer caps, eviction of idle and slow connections) and graceful shutdown work on.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -81,6 +82,12 @@ struct ServerCore {
   Handler handler;
   std::atomic<bool> stopping{false};
   std::atomic<size_t> evicted{0}, refused{0}, timeouts{0};
+  // Bytes of request bodies being received (Limits::max_total_body_bytes), reserved by sessions.
+  std::atomic<size_t> body_bytes_reserved{0};
+  size_t total_body_budget() const {
+    const size_t given = options.limits.max_total_body_bytes;
+    return given > 0 ? given : std::max<size_t>(size_t{256} << 20, 4 * options.limits.max_body_bytes);
+  }
   std::atomic<uint64_t> next_id{1};
 
   std::mutex mu;  // guards the two maps and the throttles

@@ -254,6 +254,38 @@ TEST(HttpServerTest, InlineRequestsOfWorkerHandlersAreAnsweredWhileEveryWorkerIs
   for (std::thread& t : slow) t.join();
 }
 
+// Bodies held open by their clients are bounded in total, not only each (probe round 5: 20 held
+// bodies of 15 MiB took 300 MB): past the budget a new body is refused 503 before any of it is
+// read; a held body that ends gives its share back.
+TEST(HttpServerTest, RequestBodiesBeingReceivedAreBoundedInTotal) {
+  ServerOptions options;
+  options.limits.max_body_bytes = 1 << 20;
+  options.limits.max_total_body_bytes = 2 << 20;
+  Running r = start(options, HttpServer::blocking([](const HttpRequest& q, const Peer&) {
+    return HttpResponse{200, std::to_string(q.body.size()), "text/plain", {}, false};
+  }));
+  auto head = [](size_t length) {
+    return "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(length) +
+           "\r\n\r\n";
+  };
+  RawSocket first = RawSocket::tcp(r.port), second = RawSocket::tcp(r.port);
+  ASSERT_TRUE(first.send(head(1 << 20) + std::string(1000, 'a')));  // held: 1 MiB reserved
+  ASSERT_TRUE(second.send(head(1 << 20) + std::string(1000, 'b')));  // held: 2 MiB reserved
+  std::this_thread::sleep_for(200ms);
+  RawSocket third = RawSocket::tcp(r.port);
+  ASSERT_TRUE(third.send(head(1000)));
+  const std::string refused = third.read(3, "\r\n\r\n");
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+  // The first body ends: its share is free again, and a small body is taken.
+  ASSERT_TRUE(first.send(std::string((1 << 20) - 1000, 'a')));
+  const std::string answered = first.read(5, "\r\n\r\n");
+  EXPECT_EQ(answered.rfind("HTTP/1.1 200", 0), 0u) << answered.substr(0, 80);
+  Result<HttpResponse> small = r.client->request("POST", "/upload", std::string(1000, 'c'));
+  ASSERT_TRUE(small.has_value()) << small.error().message;
+  EXPECT_EQ(small->status, 200);
+  EXPECT_EQ(small->body, "1000");
+}
+
 TEST(HttpServerTest, LongPollsWaitWithoutThreadsAndAllCompleteWhenReleased) {
   std::mutex mu;
   std::vector<std::shared_ptr<Reply>> waiting;

@@ -47,6 +47,8 @@ class Session final : public SessionHandle, public std::enable_shared_from_this<
         peer_(std::move(peer)),
         buffer_(core.options.limits.max_header_bytes + core.options.limits.max_body_bytes + 4096) {}
 
+  ~Session() override { release_body(); }
+
   void run() {
     asio::post(executor(), [self = shared_from_this()] { self->wait_for_request(); });
   }
@@ -214,6 +216,12 @@ class Session final : public SessionHandle, public std::enable_shared_from_this<
       return answer_and_close(problem->status, problem->why);
     }
     if (parser_->is_done()) return dispatch();
+    if (!reserve_body()) {
+      return answer_and_close(
+          503, "the server is receiving " +
+                   std::to_string(core_.body_bytes_reserved.load() >> 20) +
+                   " MiB of request bodies at once, its most: retry in a moment");
+    }
     if (bhttp::token_list{request[bhttp::field::expect]}.exists("100-continue") &&
         request.version() == 11) {
       // curl and others wait for this before sending a large body.
@@ -239,6 +247,7 @@ class Session final : public SessionHandle, public std::enable_shared_from_this<
   }
 
   void fail_read(const error_code& ec, const char* part, double limit_s) {
+    release_body();
     if (timed_out_) {
       return answer_and_close(408, std::string("the request's ") + part + " did not arrive within " +
                                        std::to_string(static_cast<int>(limit_s)) + " s");
@@ -255,7 +264,30 @@ class Session final : public SessionHandle, public std::enable_shared_from_this<
     answer_and_close(status, message);
   }
 
+  // Reserves this request's body (its Content-Length, or the most a chunked one may hold) from
+  // the server's total; false when it does not fit.
+  bool reserve_body() {
+    const auto length = parser_->content_length();
+    const size_t want = length ? static_cast<size_t>(*length) : core_.options.limits.max_body_bytes;
+    const size_t budget = core_.total_body_budget();
+    size_t now = core_.body_bytes_reserved.load();
+    do {
+      if (now + want > budget) return false;
+    } while (!core_.body_bytes_reserved.compare_exchange_weak(now, now + want));
+    body_reserved_ = want;
+    return true;
+  }
+
+  void release_body() {
+    if (body_reserved_ == 0) return;
+    core_.body_bytes_reserved.fetch_sub(body_reserved_);
+    body_reserved_ = 0;
+  }
+
   void dispatch() {
+    release_body();
+    // A large body's buffer is not kept for the rest of a kept-alive connection.
+    if (buffer_.size() == 0 && buffer_.capacity() > 64 * 1024) buffer_.shrink_to_fit();
     disarm();
     auto& parsed = parser_->get();
     head_ = parsed.method() == bhttp::verb::head;
@@ -343,6 +375,7 @@ class Session final : public SessionHandle, public std::enable_shared_from_this<
   }
 
   void close() {
+    release_body();
     if (state.load() == SessionState::kClosed) return;
     set_state(SessionState::kClosed);
     disarm();
@@ -366,6 +399,7 @@ class Session final : public SessionHandle, public std::enable_shared_from_this<
   std::shared_ptr<const Peer> peer_;
   boost::beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  size_t body_reserved_ = 0;  // of ServerCore::body_bytes_reserved, while a body is received
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool head_ = false;
