@@ -27,6 +27,7 @@ constexpr std::string_view kLiveStyle = R"css(
           min-width: 150px; }
   .card b { display: block; font-size: 22px; font-variant-numeric: tabular-nums; }
   .card span { color: #516070; font-size: 12px; }
+  .card b.waiting { font-size: 15px; font-weight: 400; color: #7d8790; line-height: 29px; }
   svg text { font-size: 11px; fill: #516070; }
   .legend span { margin-right: 14px; font-size: 12px; }
 )css";
@@ -36,13 +37,13 @@ constexpr std::string_view kLiveBody = R"html(<header><h1>zeus proxy: live</h1><
 <main>
   <div id="error"></div>
   <div class="cards">
-    <div class="card"><b id="in-flight">0</b><span>requests in flight</span></div>
-    <div class="card"><b id="finished">0</b><span>requests finished</span></div>
-    <div class="card"><b id="power-now">–</b><span>GPU power now (W)</span></div>
+    <div class="card"><b id="in-flight" class="waiting">connecting…</b><span>requests in flight</span></div>
+    <div class="card"><b id="finished" class="waiting">connecting…</b><span>requests finished</span></div>
+    <div class="card"><b id="power-now" class="waiting">connecting…</b><span>GPU power now (W)</span></div>
     <div class="card" id="clock-card" hidden><b id="clock-now">–</b><span id="clock-what">SM clock chosen by --govern (MHz)</span></div>
   </div>
   <section><h2>GPU power and requests (up to the last 60 s)</h2>
-    <svg id="chart" viewBox="0 0 900 260" width="100%" role="img" aria-label="power timeline"></svg>
+    <svg id="chart" viewBox="0 0 900 260" width="100%" role="img" aria-label="power timeline"><text id="chart-waiting" x="450" y="100" text-anchor="middle">connecting… (no data from the proxy yet)</text></svg>
     <div class="legend" id="legend"></div>
   </section>
   <section><h2>Energy by model</h2>
@@ -60,7 +61,9 @@ const WINDOW_S = 60, MAX_POINTS = 3000, MAX_REQUESTS = 500;
 const COLORS = ["#1f6feb", "#d9480f", "#1a7f37", "#8250df", "#bf8700", "#0a7ea4"];
 // Models by name in objects without a prototype: a model named "toString" or "__proto__" is a
 // model like any other.
-const st = { sources: [], requests: new Map(), models: Object.create(null) };
+// Until the first snapshot arrives the page has no data: it says "connecting…" (the first paint,
+// in the HTML above) rather than draw zeros that read as an idle proxy.
+const st = { sources: [], requests: new Map(), models: Object.create(null), snapshot: false };
 const key = r => r.source + ":" + r.id;
 const fmt = (x, d) => Number(x).toFixed(d);
 function el(tag, attrs, text) {
@@ -85,10 +88,15 @@ function trim() {
     .sort((a, b) => a.end_s - b.end_s);
   for (let i = 0; i < done.length - MAX_REQUESTS; ++i) st.requests.delete(key(done[i]));
 }
+function counter(id, text) {
+  const b = document.getElementById(id);
+  b.textContent = text;
+  b.classList.remove("waiting");
+}
 function drawTables() {
   const all = [...st.requests.values()];
   const flying = all.filter(r => r.end_s < 0);
-  document.getElementById("in-flight").textContent = flying.length;
+  counter("in-flight", flying.length);
   let finished = 0;
   const mb = document.querySelector("#models tbody");
   mb.replaceChildren();
@@ -100,7 +108,7 @@ function drawTables() {
                         m.tokens > 0 ? fmt(m.energy_j / m.tokens, 4) : "–"],
                        {"class": "model", "data-model": name}));
   }
-  document.getElementById("finished").textContent = finished;
+  counter("finished", finished);
   const rb = document.querySelector("#requests tbody");
   rb.replaceChildren();
   const latest = all.sort((a, b) => (b.end_s < 0 ? 1e18 : b.end_s) - (a.end_s < 0 ? 1e18 : a.end_s))
@@ -118,7 +126,10 @@ function drawTables() {
 function drawChart() {
   const svg = document.getElementById("chart");
   svg.replaceChildren();
-  const W = 900, H = 260, L = 50, R = 10, T = 10, PH = 170, LANE = 8;
+  // --govern: the SM clock chosen has its own axis at the right, with room for its ticks.
+  let cmax = 0;
+  for (const s of st.sources) for (const c of s.clock) cmax = Math.max(cmax, c[1]);
+  const W = 900, H = 260, L = 50, R = cmax > 0 ? 64 : 10, T = 10, PH = 170, LANE = 8;
   // The server's clock: the newest power point (the browser's clock may differ).
   let now = 0;
   for (const s of st.sources) if (s.power.length) now = Math.max(now, s.power[s.power.length - 1][0]);
@@ -141,16 +152,25 @@ function drawChart() {
   for (const s of [0, span / 2, span]) {
     svg.appendChild(el("text", {svg: 1, x: x(now - s) - 12, y: H - 4}, s === 0 ? "now" : "-" + fmt(s, 0) + " s"));
   }
-  // --govern: the SM clock chosen, dashed, on its own axis at the right (0 to the highest clock).
-  let cmax = 0;
-  for (const s of st.sources) for (const c of s.clock) cmax = Math.max(cmax, c[1]);
-  // (its top at 80 % of the chart's height, so the clock and the power lines do not share it)
-  const yc = mhz => T + PH - PH * mhz / (cmax * 1.25);
+  // The clock's axis: 0 to 1.25 x the highest clock (the line's top at 80 % of the chart's height,
+  // so the clock and the power lines do not share it), ticks at round MHz, titled; the clock in
+  // force is labelled at the line's end ("now 900 MHz"), so no tick reads as the current clock.
+  const ctop = cmax * 1.25;
+  const yc = mhz => T + PH - PH * mhz / ctop;
   if (cmax > 0) {
-    for (const f of [0.5, 1]) {
-      svg.appendChild(el("text", {svg: 1, x: W - R - 62, y: yc(cmax * f) - 3, style: "fill:#bf8700"},
-                         fmt(cmax * f, 0) + " MHz"));
+    const amber = "fill:#bf8700";
+    svg.appendChild(el("line", {svg: 1, "class": "clock-axis", x1: W - R, y1: T, x2: W - R, y2: T + PH,
+                                stroke: "#bf8700"}));
+    const tick = [100, 200, 250, 500, 1000, 2000].find(t => ctop / t <= 5) || 5000;
+    for (let m = 0; m <= ctop; m += tick) {
+      svg.appendChild(el("line", {svg: 1, x1: W - R, y1: yc(m), x2: W - R + 4, y2: yc(m), stroke: "#bf8700"}));
+      svg.appendChild(el("text", {svg: 1, "class": "clock-tick", x: W - R + 6, y: yc(m) + 4, style: amber},
+                         fmt(m, 0)));
     }
+    const tx = W - 6, ty = T + PH / 2;
+    svg.appendChild(el("text", {svg: 1, "class": "clock-axis-title", x: tx, y: ty, style: amber,
+                                "text-anchor": "middle", transform: "rotate(-90 " + tx + " " + ty + ")"},
+                       "SM clock, MHz"));
   }
   const legend = document.getElementById("legend");
   legend.replaceChildren();
@@ -167,7 +187,12 @@ function drawChart() {
     if (cpts.length > 0) {
       svg.appendChild(el("polyline", {svg: 1, "class": "clock", points: cpts.join(" "), fill: "none",
                                       stroke: "#bf8700", "stroke-width": 2, "stroke-dasharray": "6 3"}));
-      legend.appendChild(el("span", {style: "color:#bf8700"}, "- - SM clock chosen by --govern (MHz, right)"));
+      legend.appendChild(el("span", {style: "color:#bf8700"}, "- - SM clock chosen by --govern (MHz, right axis)"));
+      const c = s.clock[s.clock.length - 1];
+      svg.appendChild(el("text", {svg: 1, "class": "clock-now", x: W - R - 4, y: yc(c[1]) - 5,
+                                  "text-anchor": "end",
+                                  style: "fill:#bf8700;font-weight:600;paint-order:stroke;stroke:#fff;stroke-width:4px"},
+                         "now " + fmt(c[1], 0) + " MHz"));
     }
   });
   for (const name of Object.keys(st.models).sort()) {
@@ -193,8 +218,7 @@ function drawChart() {
     svg.appendChild(rect);
   }
   const last = st.sources.map(s => s.power.length ? s.power[s.power.length - 1][1] : 0);
-  document.getElementById("power-now").textContent =
-    st.sources.length ? fmt(last.reduce((a, b) => a + b, 0), 0) : "–";
+  counter("power-now", st.sources.length ? fmt(last.reduce((a, b) => a + b, 0), 0) : "–");
   const governed = st.sources.find(s => s.clock.length);
   document.getElementById("clock-card").hidden = !governed;
   if (governed) {
@@ -206,7 +230,7 @@ function drawChart() {
 }
 let pending = false;
 function redraw() {
-  if (pending) return;
+  if (pending || !st.snapshot) return;
   pending = true;
   setTimeout(() => { pending = false; drawTables(); drawChart(); }, 200);
 }
@@ -217,6 +241,7 @@ function connect() {
     st.sources = s.sources.map(x => ({name: x.name, gpus: x.gpus, power: x.power, clock: x.clock || []}));
     st.requests = new Map(s.requests.map(r => [key(r), r]));
     st.models = Object.assign(Object.create(null), s.models);
+    st.snapshot = true;
     document.getElementById("status").textContent = "live";
     document.getElementById("error").textContent = "";
     redraw();
@@ -248,7 +273,8 @@ function connect() {
     redraw();
   });
   events.onerror = () => {
-    document.getElementById("status").textContent = "reconnecting…";
+    document.getElementById("status").textContent =
+      st.snapshot ? "reconnecting…" : "connecting… (no answer from /zeus/events yet; retrying)";
   };
 }
 connect();

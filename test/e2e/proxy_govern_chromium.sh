@@ -3,7 +3,8 @@
 # the clock-aware fake batching server (lib/fake_llm_env.sh) while 20 s of the conversation trace
 # (twice as fast) go through it; headless Chromium (lib/cdp_browser.py) opens /zeus/ and must show
 # the SM clock card with a clock below the maximum and the SLO attainment, the dashed clock line
-# over the power and its legend. A screenshot goes to
+# over the power and its legend, the right axis titled "SM clock, MHz" with round ticks, and the
+# clock in force labelled at the line's end. A screenshot goes to
 # $ZEUS_BUILD_DIR/test-output/proxy_govern_live.png. A plain proxy's page shows no clock card.
 set -euo pipefail
 source "$(dirname "$0")/lib/fake_llm_env.sh"
@@ -38,6 +39,14 @@ with Browser() as b:
     seen["dashed"] = b.evaluate("document.querySelector('#chart polyline.clock').getAttribute('stroke-dasharray')")
     seen["points"] = b.evaluate("document.querySelector('#chart polyline.clock').getAttribute('points').split(' ').length")
     seen["error"] = b.evaluate("document.getElementById('error').textContent")
+    # One evaluation, so the card and the chart are of the same redraw.
+    seen["axis"] = b.evaluate("""({
+      title: [...document.querySelectorAll('#chart text.clock-axis-title')].map(t => t.textContent),
+      ticks: [...document.querySelectorAll('#chart text.clock-tick')].map(t => t.textContent),
+      now: [...document.querySelectorAll('#chart text.clock-now')].map(t => t.textContent),
+      card: document.getElementById('clock-now').textContent,
+      mhz: [...document.querySelectorAll('#chart text')].map(t => t.textContent).filter(t => /[0-9] MHz$/.test(t)),
+    })""")
     b.screenshot(png)
 print(json.dumps(seen))
 PY
@@ -50,6 +59,12 @@ assert 900 <= int(s["clock"]) < 1980, s
 assert "within the SLOs" in s["what"] and "%" in s["what"], s
 assert any("SM clock chosen by --govern" in t for t in s["legend"]), s
 assert s["dashed"] and s["points"] >= 5 and s["error"] == "", s
+# Newcomer round 4f166e8, 3.6: the right axis is titled with round ticks, and the one clock label
+# in MHz is the clock in force, at the line's end ("990 MHz" at the edge read as the clock).
+a = s["axis"]
+assert a["title"] == ["SM clock, MHz"], a
+assert a["ticks"][:2] == ["0", "500"] and all(t.isdigit() for t in a["ticks"]), a
+assert a["now"] == ["now " + a["card"] + " MHz"] and a["mhz"] == a["now"], a
 PY
 [ "$(head -c 4 "$out/proxy_govern_live.png" | od -An -c | tr -d ' ')" = '211PNG' ] || fail "no PNG"
 

@@ -127,6 +127,13 @@ class Browser:
                           "mobile": False})
         self.command("Page.navigate", {"url": url})
 
+    def block(self, patterns):
+        """Fails the page's requests to URLs matching `patterns` ("*" matches anything) as network
+        errors from now on; an empty list lets everything through again. Call open("about:blank")
+        first to block what a page asks for as it loads."""
+        self.command("Network.enable")
+        self.command("Network.setBlockedURLs", {"urls": list(patterns)})
+
     def evaluate(self, expression):
         result = self.command("Runtime.evaluate", {"expression": expression,
                                                    "returnByValue": True, "awaitPromise": True})
