@@ -44,10 +44,17 @@ EnergyComparison compare_energy(double chosen_j, double other_j) {
     std::snprintf(text, sizeof(text), "%.*f J", std::fabs(j) < 1 ? 3 : std::fabs(j) < 10 ? 2 : 1, j);
     return std::string(text);
   };
+  // At twice the other's energy or more, a ratio: "503 % more" is hard to picture, "6.0x the
+  // energy" is not. Small differences stay percentages ("37 % more"); less energy is always one
+  // (at most 100 %).
   char text[96];
-  std::snprintf(text, sizeof(text), out.less ? "That answer also used %.0f %% less energy"
-                                             : "That answer used %.0f %% more energy",
-                out.percent);
+  if (!out.less && other_j > 0 && chosen_j >= 2 * other_j) {
+    std::snprintf(text, sizeof(text), "That answer used %.1f× the energy", chosen_j / other_j);
+  } else {
+    std::snprintf(text, sizeof(text), out.less ? "That answer also used %.0f %% less energy"
+                                               : "That answer used %.0f %% more energy",
+                  out.percent);
+  }
   out.sentence = std::string(text) + " (" + joules(chosen_j) + " vs " + joules(other_j) + ").";
   return out;
 }

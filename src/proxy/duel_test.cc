@@ -98,7 +98,7 @@ TEST(DuelBookTest, TheRevealSentenceComparesWithTheOtherAnswer) {
   const EnergyComparison more = compare_energy(20, 10);
   EXPECT_FALSE(more.less);
   EXPECT_NEAR(more.percent, 100, 1e-9);
-  EXPECT_EQ(more.sentence, "That answer used 100 % more energy (20.0 J vs 10.0 J).");
+  EXPECT_EQ(more.sentence, "That answer used 2.0× the energy (20.0 J vs 10.0 J).");
   // Probe round 4, C9: small energies keep the digits that tell them apart.
   EXPECT_EQ(compare_energy(0.812, 0.915).sentence,
             "That answer also used 11 % less energy (0.812 J vs 0.915 J).");
@@ -106,6 +106,22 @@ TEST(DuelBookTest, TheRevealSentenceComparesWithTheOtherAnswer) {
             "That answer also used 23 % less energy (2.50 J vs 3.25 J).");
   EXPECT_EQ(compare_energy(0, 0).percent, 0);
   EXPECT_EQ(compare_energy(5, 0).percent, 100);
+}
+
+// Newcomer round 4f166e8, 3.3: "503 % more energy" is hard to picture; from twice the other's
+// energy on, the sentence is a ratio. Smaller differences, and less energy, stay percentages.
+TEST(DuelBookTest, ALargeDifferenceReadsAsARatioASmallOneAsAPercentage) {
+  const EnergyComparison large = compare_energy(436.1, 72.4);
+  EXPECT_FALSE(large.less);
+  EXPECT_NEAR(large.percent, 502.3, 0.1);  // the field keeps the percentage
+  EXPECT_EQ(large.sentence, "That answer used 6.0× the energy (436.1 J vs 72.4 J).");
+  EXPECT_EQ(compare_energy(19.9, 10).sentence,
+            "That answer used 99 % more energy (19.9 J vs 10.0 J).");
+  EXPECT_EQ(compare_energy(12, 10).sentence, "That answer used 20 % more energy (12.0 J vs 10.0 J).");
+  EXPECT_EQ(compare_energy(72.4, 436.1).sentence,
+            "That answer also used 83 % less energy (72.4 J vs 436.1 J).");
+  // No ratio against nothing: 5 J against 0 J stays "100 % more".
+  EXPECT_EQ(compare_energy(5, 0).sentence, "That answer used 100 % more energy (5.00 J vs 0.000 J).");
 }
 
 }  // namespace

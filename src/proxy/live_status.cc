@@ -17,9 +17,10 @@ std::string format_status(const ProxyStatus& s) {
   }
   char line[256];
   std::snprintf(line, sizeof(line),
-                "zeus proxy: %lld requests (%lld in flight), %lld tokens, %s J/token, %.1f W",
-                static_cast<long long>(s.requests), static_cast<long long>(s.in_flight),
-                static_cast<long long>(s.output_tokens), per_token, watts);
+                "zeus proxy: %lld %s (%lld in flight), %lld %s, %s J/token, %.1f W",
+                static_cast<long long>(s.requests), s.requests == 1 ? "request" : "requests",
+                static_cast<long long>(s.in_flight), static_cast<long long>(s.output_tokens),
+                s.output_tokens == 1 ? "token" : "tokens", per_token, watts);
   return line;
 }
 

@@ -160,7 +160,12 @@ std::string format_summary(const ProxySummary& s) {
   std::ostringstream out;
   // The Colosseum prints one summary per side: each names its model(s).
   const std::string who = s.source.empty() ? "zeus proxy: " : "zeus proxy (" + s.source + "): ";
-  out << who << s.requests << " requests, " << s.output_tokens << " output tokens; "
+  // "1 request, 1 output token", "2 requests, 0 output tokens".
+  const auto count = [](int64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  out << who << count(s.requests, "request", "requests") << ", "
+      << count(s.output_tokens, "output token", "output tokens") << "; "
       << format_joules(s.measured_j) << " J measured = " << format_joules(s.attributed_j)
       << " J attributed + " << format_joules(s.idle_j) << " J idle";
   if (s.measured_j - s.attributed_j - s.idle_j > 1e-6) {

@@ -127,7 +127,7 @@ pids+=($script_pid)
 wait_for "$dir/tty.out" "serving"
 tty_port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\) in front.*|\1|p' "$dir/tty.out" | tr -d '\r')
 curl -s -X POST -d '{"max_tokens": 5}' "http://127.0.0.1:$tty_port/v1/completions" > /dev/null
-for _ in $(seq 40); do grep -q "1 requests" "$dir/tty.out" && break; sleep 0.05; done
+for _ in $(seq 40); do grep -q "1 request " "$dir/tty.out" && break; sleep 0.05; done
 tty_zeus=$(pgrep -P "$script_pid")
 kill -TERM "$tty_zeus"
 wait "$script_pid" || fail "the proxy on a terminal did not stop cleanly: $(cat "$dir/tty.out")"
@@ -135,7 +135,7 @@ wait "$script_pid" || fail "the proxy on a terminal did not stop cleanly: $(cat 
 import sys
 text = open(sys.argv[1], "rb").read().decode()
 assert "\rzeus proxy: 0 requests (0 in flight), 0 tokens, - J/token" in text, text
-assert "\rzeus proxy: 1 requests (0 in flight), 5 tokens, " in text, text
+assert "\rzeus proxy: 1 request (0 in flight), 5 tokens, " in text, text
 assert "\x1b[K" in text, text
 PY
 echo "PASS"
