@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # zeus simulate serving (issue 38): both bundled Azure traces under the four clock policies, the
 # JSON's stable keys, the governor's saving against the maximum clock, the --report folder (its
-# four figures, each caption naming the parametric model), and usage errors.
+# four figures, each caption naming the parametric model; for the hour-long conversation trace the
+# clock as bounded steps and its busiest 5 minutes zoomed in), and usage errors.
 set -euo pipefail
 ZEUS="${ZEUS_BIN:?}/zeus"
 data="${ZEUS_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}/data/llm_traces"
@@ -34,6 +35,32 @@ grep -q "governor" "$report/index.md" && grep -q "serving_clock.svg" "$report/in
   || { echo "FAIL: the report's pages"; exit 1; }
 [ "$(head -1 "$report/serving_clock.csv")" = "time (s),max-clock,best-static,dual-loop,governor" ] \
   || { echo "FAIL: the clock CSV's header: $(head -1 "$report/serving_clock.csv")"; exit 1; }
+# An hour-long trace's clock chart is readable (newcomer round 4f166e8, 3.8: drawn point by point
+# it was a red and green hairball): the whole hour as steps of a bounded number of means, and the
+# busiest 5 minutes zoomed in (2 s steps), each captioned as the model, not a measurement.
+conv=$(dirname "$report")/conv
+"$ZEUS" simulate serving --trace "$data/azure_llm_2023_conv.csv" --report "$conv" > /dev/null
+for fig in serving_clock serving_clock_busiest; do
+  [ -s "$conv/$fig.svg" ] && [ -s "$conv/$fig.csv" ] || { echo "FAIL: no $fig figure in the conv report"; exit 1; }
+  grep -q "parametric serving model" "$conv/$fig.gp" && grep -q "not a measurement" "$conv/$fig.gp" \
+    || { echo "FAIL: $fig's title does not say it is the model, not a measurement"; exit 1; }
+  grep -q "with steps" "$conv/$fig.gp" || { echo "FAIL: $fig is not a step plot"; exit 1; }
+done
+rows=$(($(wc -l < "$conv/serving_clock.csv") - 1))
+[ "$rows" -le 121 ] || { echo "FAIL: the hour's clock chart has $rows points per policy (at most 121)"; exit 1; }
+zoom=$(($(wc -l < "$conv/serving_clock_busiest.csv") - 1))
+[ "$zoom" -le 151 ] && [ "$zoom" -ge 100 ] || { echo "FAIL: the busiest 5 minutes have $zoom points (100-151)"; exit 1; }
+grep -q "busiest 5 minutes, [0-9]*-[0-9]* s" "$conv/index.md" || { echo "FAIL: the zoom's caption names no window"; exit 1; }
+[ "$(head -1 "$conv/serving_clock_busiest.csv")" = "time (s),max-clock,best-static,dual-loop,governor,running or waiting (governor)" ] \
+  || { echo "FAIL: the zoom CSV's header: $(head -1 "$conv/serving_clock_busiest.csv")"; exit 1; }
+/usr/bin/python3 - "$conv/serving_clock_busiest.csv" <<'PY' || { echo "FAIL: the zoom's window"; exit 1; }
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))[1:]
+t = [float(r[0]) for r in rows]
+assert t[-1] - t[0] == 300 and all(b - a == 2 for a, b in zip(t, t[1:])), t[:3]
+assert all(930 <= float(v) <= 1980 for r in rows for v in r[1:5]), rows[:3]
+assert max(float(r[5]) for r in rows) > 1, "the busiest window has no load"
+PY
 set +e
 "$ZEUS" simulate headline --trace "$data/azure_llm_2023_code.csv" > /dev/null 2> /tmp/serving_usage.$$
 rc=$?
