@@ -3,6 +3,8 @@
 // ZeusdClient (upstream's typed client). request() answers a 2xx body as text and raises the
 // ZeusError subclass of any other answer (zeus/zeusd_client.h: 401/403 PermissionDeniedError,
 // 400 InvalidArgumentError, 404 NotFoundError, 409/503 UnavailableError) with zeusd's message.
+// Over TCP, ensure_lease_session() opens the lease session that makes this process's changes
+// restorable (zeus/zeusd_client.h); the client's destructor closes it.
 #include <memory>
 #include <string>
 
@@ -36,7 +38,23 @@ void bind_zeusd_client(py::module_& m) {
             return without_gil([&] { return c.request(method, target, body); });
           },
           py::arg("method"), py::arg("target"), py::arg("body") = "",
-          "The 2xx answer's body (JSON text); a ZeusError subclass for any other answer.");
+          "The 2xx answer's body (JSON text); a ZeusError subclass for any other answer.")
+      .def(
+          "ensure_lease_session",
+          [](ZeusdClient& c) { without_gil([&] { return c.ensure_lease_session(); }); },
+          "Over TCP: opens this process's lease session unless one is open (later requests name "
+          "it, a background thread heart-beats it), so zeusd restores this process's changes "
+          "when it stops. Nothing on the Unix socket.")
+      .def_property_readonly(
+          "lease_session", [](const ZeusdClient& c) { return c.lease_session(); },
+          "The open lease session's id (\"\" when none).")
+      .def(
+          "close_lease_session",
+          [](ZeusdClient& c) {
+            py::gil_scoped_release release;
+            c.close_lease_session();
+          },
+          "Closes the lease session: zeusd restores its changes now.");
 }
 
 }  // namespace zeus::python

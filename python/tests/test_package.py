@@ -19,6 +19,10 @@ PUBLIC_MODULES = [
     "zeus_cpp.monitor.energy",
     "zeus_cpp.monitor.power",
     "zeus_cpp.device",
+    "zeus_cpp.device.exception",
+    "zeus_cpp.device.gpu",
+    "zeus_cpp.device.gpu.common",
+    "zeus_cpp.exception",
     "zeus_cpp.optimizer.power_limit",
     "zeus_cpp.optimizer.batch_size",
     "zeus_cpp.optimizer.batch_size.client",
@@ -26,6 +30,8 @@ PUBLIC_MODULES = [
     "zeus_cpp.optimizer.batch_size.exceptions",
     "zeus_cpp.run",
     "zeus_cpp.utils.framework",
+    "zeus_cpp.utils.logging",
+    "zeus_cpp.utils.zeusd",
 ]
 
 

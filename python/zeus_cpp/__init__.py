@@ -8,7 +8,10 @@ Change the import line, keep the code::
 Errors raised by the library are subclasses of `ZeusError`, one class per error code:
 `NotSupportedError`, `PermissionDeniedError` (also a PermissionError), `NotFoundError` (also a
 KeyError and a ValueError), `InvalidArgumentError` (also a ValueError), `UnavailableError` and
-`InternalError` (both RuntimeErrors). Their message is the library's message.
+`InternalError` (both RuntimeErrors). Their message is the library's message (`str(error)`, and
+upstream's `error.message`). `ZeusError` is also upstream's `zeus.exception.ZeusBaseError`
+(`zeus_cpp.exception`); `zeus_cpp.device.gpu` has upstream's `ZeusGPU...Error` classes, which
+the GPU calls raise.
 """
 
 from zeus_cpp._zeus_cpp import (
@@ -20,6 +23,7 @@ from zeus_cpp._zeus_cpp import (
     UnavailableError,
     ZeusError,
 )
+from zeus_cpp.exception import ZeusBaseError  # upstream's name for ZeusError (zeus.exception)
 
 __version__ = "0.1.0"
 

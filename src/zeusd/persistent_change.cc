@@ -81,9 +81,17 @@ void PersistentChanges::record(PersistentChange change, bool back_to_default) {
   const std::pair<int, int> key{change.gpu, static_cast<int>(change.knob)};
   if (back_to_default) {
     changes_.erase(key);
-  } else {
-    changes_[key] = std::move(change);
+    return;
   }
+  auto it = changes_.find(key);
+  if (it != changes_.end()) change.original_mw = it->second.original_mw;
+  changes_[key] = std::move(change);
+}
+
+std::optional<uint32_t> PersistentChanges::original_power_limit_mw(int gpu) const {
+  auto it = changes_.find({gpu, static_cast<int>(GpuKnob::kPowerLimit)});
+  if (it == changes_.end()) return std::nullopt;
+  return it->second.original_mw;
 }
 
 nlohmann::json PersistentChanges::to_json() const {
@@ -124,9 +132,19 @@ tl::expected<ChangeDone, ChangeError> ZeusdService::change_gpu_persistent(
   const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
+  // A power limit set back where it was (the default, or the limit before the first persistent
+  // change) leaves nothing to list: upstream has no reset route for the limit, so a job epilog
+  // "resets" by setting the default, and that ends the entry as DELETE does.
+  bool back = change.reset;
+  if (change.knob == GpuKnob::kPowerLimit && !change.reset) {
+    const auto original = persistent_.original_power_limit_mw(index);
+    const auto default_mw = gpu.default_power_limit_mw();
+    back = change.value_a == original.value_or(before_mw) ||
+           (default_mw && change.value_a == *default_mw);
+  }
   persistent_.record({index, gpu.uuid(), change.knob, peer.token ? peer.token->subject : "",
-                      description, now},
-                     change.reset);
+                      description, now, before_mw},
+                     back);
   log_info("zeusd: " + who + " " + description + " on " + what +
            (peer.unix_socket ? " (--upstream-changes: kept until reset, not restored when the "
                                "caller exits)"

@@ -2,7 +2,8 @@
 // leased and persists as upstream zeusd's do (no restore when the caller goes away, none at a
 // zeusd stop). zeusd still keeps a record per GPU and knob — who (the token's subject), what and
 // when — listed by GET /leases under "persistent", and drops it when the same knob is reset to its
-// default over TCP. A GPU leased by a live local process is refused (409) as for anyone else.
+// default over TCP, or when the power limit is set back to its default or to the value it had
+// before the first persistent change (a job epilog's "set 700000" ends the entry as DELETE does). A GPU leased by a live local process is refused (409) as for anyone else.
 // The seam for lease *sessions* (a TCP client keeping its changes alive with a heartbeat header,
 // restored when the heartbeats stop) is here: they are not yet implemented.
 // Pure bookkeeping; ZeusdService::change_gpu_persistent (persistent_change.cc) does the device
@@ -14,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,13 +33,18 @@ struct PersistentChange {
   std::string subject;  // the token's `sub`
   std::string description;
   int64_t since_unix_s = 0;
+  // The power limit: the limit before the first change the entry records (kept by later ones).
+  uint32_t original_mw = 0;
 };
 
 class PersistentChanges {
  public:
-  // Keeps `change` as the latest of its GPU and knob; a reset of the power limit or of a clock
-  // lock (`back_to_default`) forgets the knob instead.
+  // Keeps `change` as the latest of its GPU and knob (with the original_mw of the entry it
+  // replaces); a reset of the power limit or of a clock lock (`back_to_default`) forgets the knob
+  // instead.
   void record(PersistentChange change, bool back_to_default);
+  // The power limit GPU `gpu` had before its recorded persistent change; nullopt when none is.
+  std::optional<uint32_t> original_power_limit_mw(int gpu) const;
   // In GPU, then knob order: {"gpu", "gpu_uuid", "knob", "subject", "changed", "since_unix_s"}.
   nlohmann::json to_json() const;
   size_t size() const { return changes_.size(); }

@@ -110,6 +110,48 @@ TEST_F(TokenServiceTest, TcpChangeWithTokenPersistsAndIsListed) {
   EXPECT_TRUE(listed["persistent"].empty()) << listed;
 }
 
+// Newcomer round 4f166e8, 2.5: operators.md's epilog "resets" with set_power_limit to the default
+// (upstream has no reset route for the limit); that set, or one back to the limit before the
+// first persistent change, ends the entry as DELETE does. Other sets keep it listed.
+TEST_F(TokenServiceTest, TcpSetBackToTheDefaultOrTheOriginalLimitClearsThePersistentEntry) {
+  const std::string control = token({Capability::kGpuControl, Capability::kGpuRead});
+  auto set = [&](int gpu, int mw) {
+    HttpResponse r = call(tcp(), "POST",
+                          "/gpu/set_power_limit?gpu_ids=" + std::to_string(gpu) +
+                              "&power_limit_mw=" + std::to_string(mw) + "&block=true",
+                          control);
+    EXPECT_EQ(r.status, 200) << r.body;
+  };
+  auto persistent = [&] {
+    return json::parse(call(tcp(), "GET", "/leases", control).body)["persistent"];
+  };
+  // GPU 0: default 300000 mW. Two sets stay listed, the latest described; the default ends it.
+  set(0, 150000);
+  set(0, 200000);
+  ASSERT_EQ(persistent().size(), 1u) << persistent();
+  EXPECT_EQ(persistent()[0]["changed"], "set power limit 150000 -> 200000 mW");
+  set(0, 300000);
+  EXPECT_EQ(*gpus_[0]->power_limit_mw(), 300000u);
+  EXPECT_TRUE(persistent().empty()) << persistent();
+  // GPU 1 starts at 250000 mW (set by hand, not over zeusd): back to 250000 ends its entry too.
+  ASSERT_TRUE(gpus_[1]->set_power_limit_mw(250000));
+  set(1, 120000);
+  set(1, 180000);
+  ASSERT_EQ(persistent().size(), 1u);
+  set(1, 250000);
+  EXPECT_TRUE(persistent().empty()) << persistent();
+  // A set to the limit in force with no entry adds none.
+  set(1, 250000);
+  EXPECT_TRUE(persistent().empty()) << persistent();
+  // Persistence mode is not a limit: its entry stays until its own change.
+  HttpResponse r = call(tcp(), "POST", "/gpu/set_persistence_mode?gpu_ids=0&enabled=true&block=true",
+                        control);
+  ASSERT_EQ(r.status, 200) << r.body;
+  set(0, 300000);
+  ASSERT_EQ(persistent().size(), 1u) << persistent();
+  EXPECT_EQ(persistent()[0]["knob"], "persistence_mode");
+}
+
 TEST_F(TokenServiceTest, TcpChangeRefusedWhileALocalProcessHoldsTheGpu) {
   // Root on the socket (allowed by the allow-list) with a control token takes a lease on GPU 0.
   const std::string control = token({Capability::kGpuControl});

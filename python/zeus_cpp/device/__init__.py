@@ -6,22 +6,47 @@
 
 Units are the hardware's: mW, mJ, MHz. Each call of get_gpus() discovers afresh (NVML,
 then AMD; CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES apply). Device calls release the GIL.
-Setting limits or clocks needs root or CAP_SYS_ADMIN (PermissionDeniedError otherwise).
+Setting limits or clocks needs root or CAP_SYS_ADMIN (PermissionDeniedError otherwise), or zeusd
+(ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT): zeusd undoes this process's changes when it exits, and the
+devices a change went through are kept until then (over TCP their lease session closes with them).
+
+A failing call raises upstream's GPU error for it (`zeus_cpp.device.gpu`: ZeusGPUNoPermissionError,
+ZeusGPUNotSupportedError, ...), which is also an instance of zeus_cpp's class for its error code
+(PermissionDeniedError, NotSupportedError, ...).
 """
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+import atexit
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from zeus_cpp import InvalidArgumentError, _zeus_cpp
+from zeus_cpp.device._gpu_errors import ZeusGPUHeterogeneousError, combined_class, gpu_error_class
+
+# Devices through which a change went to zeusd: kept until the process exits, so that zeusd undoes
+# the change then, whatever happens to the GPUs object (over TCP the devices hold the lease
+# session that owns the change, and dropping them would close it early). Released at exit.
+_changed_through_zeusd: Dict[int, Any] = {}
 
 
+@atexit.register
+def _release_changed_devices() -> None:
+    _changed_through_zeusd.clear()  # their lease sessions close now, while Python still runs
+
+
+@gpu_error_class
 class GPU:
     """One GPU; index is the framework-visible index."""
 
-    def __init__(self, handle: "_zeus_cpp.Gpu") -> None:
+    def __init__(self, handle: "_zeus_cpp.Gpu", _zeusd_devices: Any = None) -> None:
         self._gpu = handle
+        self._zeusd_devices = _zeusd_devices  # the Devices when they route changes through zeusd
         self.gpu_index: int = handle.index
+
+    def _changed(self) -> None:
+        """Keeps the devices a change went through zeusd with until the process exits."""
+        if self._zeusd_devices is not None:
+            _changed_through_zeusd[id(self._zeusd_devices)] = self._zeusd_devices
 
     def get_name(self) -> str:
         """Product name, e.g. "NVIDIA H100 80GB HBM3"."""
@@ -56,16 +81,19 @@ class GPU:
         """Sets the power limit (mW); `block` is accepted for compatibility (always blocks)."""
         del block
         self._gpu.set_power_limit_mw(power_limit_mw)
+        self._changed()
 
     def reset_power_management_limit(self, block: bool = True) -> None:
         """Back to the default power limit."""
         del block
         self._gpu.reset_power_limit()
+        self._changed()
 
     def set_persistence_mode(self, enabled: bool, block: bool = True) -> None:
         """Turns persistence mode on or off."""
         del block
         self._gpu.set_persistence_mode(enabled)
+        self._changed()
 
     def get_persistence_mode(self) -> bool:
         """True when persistence mode is on."""
@@ -84,21 +112,25 @@ class GPU:
         """Locks the SM clock to [min, max] MHz."""
         del block
         self._gpu.lock_sm_clocks_mhz(min_clock_mhz, max_clock_mhz)
+        self._changed()
 
     def reset_gpu_locked_clocks(self, block: bool = True) -> None:
         """Unlocks the SM clock."""
         del block
         self._gpu.reset_sm_clocks()
+        self._changed()
 
     def set_memory_locked_clocks(self, min_clock_mhz: int, max_clock_mhz: int, block: bool = True) -> None:
         """Locks the memory clock to [min, max] MHz."""
         del block
         self._gpu.lock_memory_clocks_mhz(min_clock_mhz, max_clock_mhz)
+        self._changed()
 
     def reset_memory_locked_clocks(self, block: bool = True) -> None:
         """Unlocks the memory clock."""
         del block
         self._gpu.reset_memory_clocks()
+        self._changed()
 
     def reset_locked_clocks(self, block: bool = True) -> None:
         """Unlocks the SM and the memory clocks (upstream's default: one domain, then the other)."""
@@ -154,6 +186,7 @@ class GPU:
     getTotalEnergyConsumption = get_total_energy_consumption
 
 
+@gpu_error_class
 class GPUs:
     """The visible GPUs; methods take a GPU index and forward to that `GPU`."""
 
@@ -161,15 +194,20 @@ class GPUs:
         """Discovers the GPUs.
 
         Raises:
-            InvalidArgumentError: ensure_homogeneous and the GPUs are of different models, or a
-                malformed / MIG CUDA_VISIBLE_DEVICES.
+            ZeusGPUHeterogeneousError (also an InvalidArgumentError): ensure_homogeneous and the
+                GPUs are of different models.
+            ZeusGPUInvalidArgError (also an InvalidArgumentError): a malformed / MIG
+                CUDA_VISIBLE_DEVICES.
         """
         self._devices = _zeus_cpp.Devices.discover()
-        self._gpus = [GPU(self._devices.gpu(i)) for i in range(self._devices.gpu_count)]
+        through_zeusd = any(backend == "zeusd" and used for backend, used, _ in self._devices.backends)
+        self._zeusd_devices = self._devices if through_zeusd else None
+        self._gpus = [GPU(self._devices.gpu(i), self._zeusd_devices) for i in range(self._devices.gpu_count)]
         if ensure_homogeneous:
             names = [gpu.get_name() for gpu in self._gpus]
             if len(set(names)) > 1:
-                raise InvalidArgumentError(f"Heterogeneous GPUs found: {names}")
+                raise combined_class(ZeusGPUHeterogeneousError, InvalidArgumentError)(
+                    f"Heterogeneous GPUs found: {names}")
 
     @property
     def gpus(self) -> Sequence[GPU]:
@@ -187,7 +225,7 @@ class GPUs:
     def _gpu(self, gpu_index: int) -> GPU:
         if isinstance(gpu_index, bool) or not isinstance(gpu_index, int):
             raise TypeError(f"gpu_index must be an int, not {type(gpu_index).__name__}")
-        return GPU(self._devices.gpu(gpu_index))  # raises for negative / unknown indices
+        return GPU(self._devices.gpu(gpu_index), self._zeusd_devices)  # raises for bad indices
 
     def get_name(self, gpu_index: int) -> str:
         """Product name of a GPU."""

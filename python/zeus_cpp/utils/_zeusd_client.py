@@ -7,19 +7,29 @@ from zeus_cpp.utils.zeusd import ZeusdClient, ZeusdConfig, require_capabilities
 
 client = ZeusdClient(ZeusdConfig.uds("/run/zeusd/zeusd.sock"))  # or None: ZEUSD_SOCK_PATH / ZEUSD_HOST_PORT
 require_capabilities(client, control_gpu=True, gpu_ids=[0])
-client.set_power_limit([0], 250_000)
+client.set_power_limit([0], 250_000)  # undone by zeusd when this process exits
 ```
+
+One lease rule for the whole package: zeusd undoes every change this process makes through
+it (power limits, clock locks, persistence mode) when the process exits, even by SIGKILL. On the
+Unix socket zeusd follows the process; over TCP the client opens a lease session with its first
+change (as the C++ library does, zeus/zeusd_client.h), heart-beats it and closes it at exit (a
+killed process's session times out). `ZeusdClient(config, persist=True)` opts out over TCP:
+changes then persist as upstream's client leaves them (listed under `persistent` in zeusd's
+`GET /leases`), until someone resets them.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
+import threading
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 from urllib.parse import urlencode
 
-from zeus_cpp import PermissionDeniedError, UnavailableError, ZeusError, _zeus_cpp
+from zeus_cpp import NotFoundError, PermissionDeniedError, UnavailableError, ZeusError, _zeus_cpp
 from zeus_cpp.device.exception import ZeusdError
 
 logger = logging.getLogger(__name__)
@@ -96,20 +106,50 @@ def _flag(value: bool) -> str:
     return "true" if value else "false"
 
 
+# Connections holding a lease session: kept until the process exits (so a client dropped early
+# does not undo its changes before then), and their sessions closed at exit.
+_leasing: List[Any] = []
+_leasing_lock = threading.Lock()
+
+
+@atexit.register
+def _close_lease_sessions() -> None:
+    with _leasing_lock:
+        connections = list(_leasing)
+        _leasing.clear()
+    for connection in connections:
+        try:
+            connection.close_lease_session()  # zeusd restores the session's changes now
+        except Exception:  # noqa: BLE001 - best effort at exit; zeusd's session timeout follows
+            pass
+
+
 class ZeusdClient:
     """A zeusd daemon: discovery and authentication at construction, then a typed method per
     route (upstream's names, units and results).
 
+    Changes (set_power_limit, set_persistence_mode, the clock locks) are undone by zeusd when this
+    process exits: on the Unix socket zeusd follows the process; over TCP the first change opens a
+    lease session that the process holds until it exits (or until `close_lease_session()`), so a
+    change is not undone when the client object is dropped. `persist=True` opts out over TCP.
+
     Args:
         config: the daemon (`ZeusdConfig.uds` / `.tcp`); None: ZEUSD_SOCK_PATH, else
             ZEUSD_HOST_PORT, with ZEUSD_TOKEN.
+        persist: over TCP, make changes without a lease session, so that they persist after the
+            process exits, as upstream's client leaves them (a token with gpu-control; zeusd lists
+            them under `persistent` in GET /leases). No effect on the Unix socket, where the
+            operator's `zeusd serve --upstream-changes` decides.
 
     Raises:
         ZeusdConnectionError: none configured, unreachable, or its /discover is not zeusd's.
     """
 
-    def __init__(self, config: Any = None) -> None:
+    def __init__(self, config: Any = None, *, persist: bool = False) -> None:
         """Connects, reads /discover and, when the daemon requires it, checks the token."""
+        if not isinstance(persist, bool):
+            raise TypeError(f"persist must be True or False, not {persist!r}")
+        self._persist = persist
         from zeus_cpp.utils.zeusd import ZeusdConfig  # noqa: PLC0415 (that module imports this one)
 
         if config is None:
@@ -168,6 +208,43 @@ class ZeusdClient:
     def endpoint(self) -> str:
         """The daemon's socket path or `host:port`."""
         return self._config.endpoint
+
+    @property
+    def persist(self) -> bool:
+        """Whether changes over TCP are made without a lease session (they persist)."""
+        return self._persist
+
+    @property
+    def lease_session(self) -> Optional[str]:
+        """The id of the lease session this process's changes over TCP belong to (None on the Unix
+        socket, with persist=True, or before the first change)."""
+        return self._connection.lease_session or None
+
+    def close_lease_session(self) -> None:
+        """Closes the lease session now: zeusd restores the changes made through it (they are
+        restored at exit anyway). The next change opens a new one. Nothing without a session."""
+        with _leasing_lock:
+            if self._connection in _leasing:
+                _leasing.remove(self._connection)
+        self._connection.close_lease_session()
+
+    def _ensure_lease_session(self, operation: str) -> None:
+        """Over TCP (unless persist): this process's lease session, opened on the first change."""
+        if self._config.socket_path is not None or self._persist:
+            return
+        try:
+            self._connection.ensure_lease_session()
+        except NotFoundError as error:
+            raise ZeusdError(
+                f"Failed to {operation}: {error}. If the daemon is upstream's zeusd, which has no "
+                "lease sessions, pass ZeusdClient(..., persist=True) to make changes that persist "
+                "after this process exits, as upstream's client does"
+            ) from error
+        except ZeusError as error:
+            raise ZeusdError(f"Failed to {operation}: {error}") from error
+        with _leasing_lock:
+            if self._connection not in _leasing:
+                _leasing.append(self._connection)
 
     @property
     def gpus(self) -> List[GpuInfo]:
@@ -243,6 +320,7 @@ class ZeusdClient:
         return self._call("GET", path, operation, **params)
 
     def _write(self, path: str, operation: str, gpu_ids: List[int], block: bool, **params: str) -> None:
+        self._ensure_lease_session(operation)
         self._call("POST", path, operation, gpu_ids=_ids(gpu_ids), **params, block=_flag(block))
 
     def get_gpu_energy(self, gpu_ids: List[int]) -> Dict[int, int]:
