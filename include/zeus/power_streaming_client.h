@@ -57,6 +57,10 @@ struct NodePower {
   uint64_t events = 0;
   uint64_t reconnects = 0;
   std::string error;  // the last failure, empty when none
+  // The HTTP status of the last refused stream (401: no token, or one zeusd does not accept; 403,
+  // 404, 400), 0 when none or once a stream is up again. A 401 is retried like a drop, so a
+  // caller that cannot wait for a new token (`zeus power --from`) stops on it.
+  int refused_status = 0;
 };
 
 struct ClusterPower {

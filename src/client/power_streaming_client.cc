@@ -106,6 +106,7 @@ class StreamingClient final : public PowerStreamingClient {
       out.events = node->events;
       out.reconnects = node->reconnects;
       out.error = node->error;
+      out.refused_status = node->refused_status;
       for (const std::string& name : node->energy.names()) {
         out.energy_j += node->energy.energy_j(name, cluster.timestamp_s);
         const auto watts = node->energy.power_w(name);
@@ -159,6 +160,7 @@ class StreamingClient final : public PowerStreamingClient {
     uint64_t events = 0;
     uint64_t reconnects = 0;
     std::string error;
+    int refused_status = 0;  // NodePower::refused_status
   };
 
   bool stopping() const {
@@ -273,6 +275,7 @@ class StreamingClient final : public PowerStreamingClient {
               std::lock_guard<std::mutex> lock(mu_);
               ++node.up;
               node.error.clear();
+              node.refused_status = 0;
             }
             return true;
           },
@@ -310,6 +313,10 @@ class StreamingClient final : public PowerStreamingClient {
       }
       const std::string why = (*client)->where() + target + " answered " + std::to_string(status) +
                               (message.empty() ? "" : ": " + message);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        node.refused_status = status;
+      }
       if (status == 403 || status == 404 || status == 400) {
         // Not allowed, not a streaming zeusd, or devices it lacks: retrying will not help. A
         // kind streamed by default (no ids asked for) is skipped quietly, as upstream does.

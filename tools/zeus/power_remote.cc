@@ -1,6 +1,7 @@
 #include "power_remote.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -38,6 +39,26 @@ nlohmann::json node_json(const NodePower& node) {
   return out;
 }
 
+// A daemon that answered 401 (no token, or one it does not accept): retrying every second for the
+// whole --duration cannot help, as the token comes from the environment. The message names the
+// variable, as `zeus measure`'s does; "" when no node was refused so.
+std::string unauthorized(const ClusterPower& now) {
+  for (const NodePower& node : now.nodes) {
+    if (node.refused_status != 401) continue;
+    const char* token = std::getenv("ZEUSD_TOKEN");
+    const bool none = token == nullptr || *token == '\0';
+    return "zeusd " + node.endpoint + " refused " +
+           (none ? std::string("the request without a token")
+                 : std::string("the token in ZEUSD_TOKEN")) +
+           (node.error.empty() ? " (HTTP 401)" : " (" + node.error + ")") + "; " +
+           (none ? "set ZEUSD_TOKEN to a token from `zeusd token issue` with the gpu-read scope "
+                   "(and cpu-read for CPUs)"
+                 : "set ZEUSD_TOKEN to a token of that zeusd's signing key, unexpired, with the "
+                   "gpu-read scope (`zeusd token issue`)");
+  }
+  return "";
+}
+
 }  // namespace
 
 void run_remote_power(const RemotePowerArgs& args, const std::atomic<bool>& stop) {
@@ -70,6 +91,10 @@ void run_remote_power(const RemotePowerArgs& args, const std::atomic<bool>& stop
     const bool last = bounded && due_s >= start_s + args.duration_s - 1e-9;
     if (last) due_s = start_s + args.duration_s;
     while (!stop.load() && unix_now_s() < due_s) {
+      if (const std::string refused = unauthorized(client->power()); !refused.empty()) {
+        client->stop();
+        die(refused);
+      }
       std::this_thread::sleep_for(
           std::chrono::duration<double>(std::min(0.05, due_s - unix_now_s())));
     }
