@@ -162,7 +162,7 @@ Result<std::string> ZeusdClient::request(std::string_view method, std::string_vi
       return fail(ErrorCode::kPermissionDenied,
                   prefix +
                       "; ask the operator to add you to the socket's group "
-                      "(zeusd --socket-group)");
+                      "(zeusd serve --socket-gid GROUP)");
     }
     return fail(ErrorCode::kUnavailable, prefix + "; is zeusd running? (systemctl start zeusd)");
   }

@@ -56,6 +56,17 @@ uint32_t resolve_group(const std::string& name) {
   return entry->gr_gid;
 }
 
+// A hint for an NVML library zeusd cannot open under /home or /root: the file may be there, hidden
+// by the systemd unit's sandbox (zeusd.service has ProtectHome=yes), so "not found" is
+// misleading. "" when the path is elsewhere, or is there to see.
+std::string hidden_home_hint(const std::string& path) {
+  const bool home = path.rfind("/home/", 0) == 0 || path.rfind("/root/", 0) == 0;
+  if (!home || ::access(path.c_str(), F_OK) == 0) return "";
+  return "; " + path.substr(0, path.find('/', 1)) +
+         " may be hidden from zeusd by a systemd sandbox (ProtectHome=yes, as in zeusd.service): "
+         "put the library elsewhere, e.g. /opt";
+}
+
 // The lease journal: by default beside the socket, whose directory is root's. Its directory, and
 // every one above it, must be as safe as the socket's: zeusd acts as root on what it says.
 std::unique_ptr<zeusd::LeaseJournal> open_lease_journal(const ServeConfig& config,
@@ -178,8 +189,11 @@ int run_serve(const ServeConfig& config) {
                       "RAPL reads will fail");
   }
   for (const auto& backend : devices->backends) {
+    const std::string hint = backend.backend == "nvml" && !backend.used
+                                 ? hidden_home_hint(discover_options.nvml_path)
+                                 : "";
     log_info("zeusd: backend " + backend.backend + ": " + (backend.used ? "" : "not used: ") +
-             backend.detail);
+             backend.detail + hint);
   }
   for (int c = 0; c < zeusd::kCapabilityCount; ++c) {
     const auto capability = static_cast<zeusd::Capability>(c);
