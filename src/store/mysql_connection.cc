@@ -73,16 +73,40 @@ MysqlResult<std::unique_ptr<MysqlConnection>> MysqlConnection::open(const MysqlU
   mysql_options(handle, MYSQL_INIT_COMMAND,
                 "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
   mysql_options(handle, MYSQL_INIT_COMMAND, session.c_str());
-  if (!url.unix_socket.empty()) {
-    const unsigned protocol = MYSQL_PROTOCOL_SOCKET;
-    mysql_options(handle, MYSQL_OPT_PROTOCOL, &protocol);
+  // A socket only when ?unix_socket= names one: a host, "localhost" included, is reached over
+  // TCP at the URL's port (the connector would take "localhost" for its default socket and
+  // ignore the port, reaching another server than the URL names).
+  const unsigned protocol = url.unix_socket.empty() ? MYSQL_PROTOCOL_TCP : MYSQL_PROTOCOL_SOCKET;
+  mysql_options(handle, MYSQL_OPT_PROTOCOL, &protocol);
+  const bool tls_required =
+      !url.ssl_mode.empty() && url.ssl_mode != "disabled" && url.ssl_mode != "preferred";
+  if (tls_required || url.ssl_mode == "preferred") {
+    const my_bool use_tls = 1;  // asks for TLS; the connector goes on in clear without it
+    mysql_options(handle, MYSQL_OPT_SSL_ENFORCE, &use_tls);
   }
+  if (url.ssl_mode == "verify_ca" || url.ssl_mode == "verify_identity") {
+    const my_bool verify = 1;
+    mysql_options(handle, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+  }
+  if (!url.ssl_ca.empty()) mysql_options(handle, MYSQL_OPT_SSL_CA, url.ssl_ca.c_str());
+  if (!url.ssl_cert.empty()) mysql_options(handle, MYSQL_OPT_SSL_CERT, url.ssl_cert.c_str());
+  if (!url.ssl_key.empty()) mysql_options(handle, MYSQL_OPT_SSL_KEY, url.ssl_key.c_str());
   if (!mysql_real_connect(handle, url.host.empty() ? nullptr : url.host.c_str(),
                           url.user ? url.user->c_str() : nullptr,
                           url.password ? url.password->c_str() : nullptr, url.database.c_str(),
                           url.port, url.unix_socket.empty() ? nullptr : url.unix_socket.c_str(),
                           0)) {
     return tl::unexpected(c->connection_error());
+  }
+  // The connector (Connector/C 3.3) falls back to clear text when the server offers no TLS, even
+  // with TLS "enforced" unless the certificate is verified: a URL that requires TLS is checked
+  // here, before anything is sent.
+  if (tls_required && mysql_get_ssl_cipher(handle) == nullptr) {
+    return tl::unexpected(MysqlError{CR_SSL_CONNECTION_ERROR, "HY000",
+                                     "TLS/SSL error: the URL requires TLS (ssl_mode=" +
+                                         url.ssl_mode +
+                                         ") and the server does not offer it (enable TLS on the "
+                                         "server, or drop ssl_mode from the URL)"});
   }
   // The init commands set autocommit off for the session; the client library's own flag too.
   if (mysql_autocommit(handle, 0) != 0) return tl::unexpected(c->connection_error());

@@ -375,11 +375,34 @@ TEST_F(MysqlStoreTest, RejectsBadOptionsAndUrls) {
   MysqlStoreOptions options;
   options.pool_size = 0;
   EXPECT_EQ(open_mysql_store(url_, options).error().code, ErrorCode::kInvalidArgument);
-  Result<std::unique_ptr<Store>> s = open_mysql_store(url_ + "?sslmode=require");
+  Result<std::unique_ptr<Store>> s = open_mysql_store(url_ + "?tls=on");
   ASSERT_FALSE(s.has_value());
   EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_NE(s.error().message.find("unknown parameter 'sslmode'"), std::string::npos)
+  EXPECT_NE(s.error().message.find("unknown parameter 'tls'"), std::string::npos)
       << s.error().message;
+}
+
+// TLS is asked for by the URL and enforced: the test server has no certificate, so a store that
+// requires TLS (as a remote database should) is refused by the connector instead of talking in
+// clear; the same URL without it connects.
+TEST_F(MysqlStoreTest, RequiredTlsIsEnforcedNotSilentlyDropped) {
+  for (const char* tls : {"?ssl_mode=REQUIRED", "?ssl=true", "?sslmode=require"}) {
+    Result<std::unique_ptr<Store>> s = open_mysql_store(url_ + tls);
+    ASSERT_FALSE(s.has_value()) << tls << ": connected without TLS";
+    EXPECT_NE(s.error().message.find("SSL"), std::string::npos) << tls << ": " << s.error().message;
+  }
+  EXPECT_TRUE(open_mysql_store(url_ + "?ssl_mode=disabled").has_value());
+}
+
+// "localhost" with a port is that port over TCP (SQLAlchemy's reading), never the connector's
+// default socket, where another server could answer.
+TEST_F(MysqlStoreTest, LocalhostWithAPortIsReachedOverTcp) {
+  std::string local = url_;
+  const size_t at = local.rfind("@127.0.0.1:");
+  ASSERT_NE(at, std::string::npos) << local;
+  local.replace(at, std::string("@127.0.0.1:").size(), "@localhost:");
+  Result<std::unique_ptr<Store>> s = open_mysql_store(local);
+  ASSERT_TRUE(s.has_value()) << s.error().message;
 }
 
 TEST(RedactDatabaseUrl, MysqlForms) {

@@ -12,7 +12,8 @@ namespace {
 
 constexpr std::string_view kMysqlForm =
     "mysql://user:password@host:port/database (also mariadb:// and mysql+<driver>://; "
-    "parameters unix_socket=/path, charset=utf8mb4, connect_timeout=SECONDS)";
+    "parameters unix_socket=/path, charset=utf8mb4, connect_timeout=SECONDS, "
+    "ssl_mode=required|verify_ca|verify_identity, ssl_ca=/path, ssl_cert=/path, ssl_key=/path)";
 
 // The scheme's length up to "://" when it is mysql or mariadb, with or without "+driver"; 0
 // otherwise.
@@ -169,12 +170,42 @@ Result<MysqlUrl> parse_mysql_url(const std::string& url) {
         return bad("connect_timeout '" + value + "' is not a whole number of seconds in 1..3600");
       }
       out.connect_timeout_s = seconds;
+    } else if (name == "ssl_mode" || name == "ssl-mode" || name == "sslmode") {
+      std::string mode;
+      for (char ch : value) mode += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (mode == "disable") mode = "disabled";
+      if (mode == "require") mode = "required";  // libpq's spelling
+      if (mode != "disabled" && mode != "preferred" && mode != "required" && mode != "verify_ca" &&
+          mode != "verify_identity") {
+        return bad("ssl_mode '" + value +
+                   "' is not disabled, preferred, required, verify_ca or verify_identity");
+      }
+      out.ssl_mode = mode;
+    } else if (name == "ssl") {
+      if (value == "true" || value == "1") {
+        if (out.ssl_mode.empty()) out.ssl_mode = "required";
+      } else if (value == "false" || value == "0") {
+        out.ssl_mode = "disabled";
+      } else {
+        return bad("ssl '" + value + "' is not true or false");
+      }
+    } else if (name == "ssl_ca" || name == "ssl_cert" || name == "ssl_key") {
+      if (value.empty() || value.front() != '/') {
+        return bad(std::string(name) + " must be an absolute path, e.g. ?" + std::string(name) +
+                   "=/etc/zeus/mysql-" + (name == "ssl_ca" ? "ca" : name == "ssl_cert" ? "cert" : "key") +
+                   ".pem");
+      }
+      (name == "ssl_ca" ? out.ssl_ca : name == "ssl_cert" ? out.ssl_cert : out.ssl_key) = value;
     } else {
       return bad("unknown parameter '" + std::string(name) + "'");
     }
   }
   if (out.host.empty() && out.unix_socket.empty()) {
     return bad("it names no host (or ?unix_socket=/path)");
+  }
+  if (!out.ssl_ca.empty() && out.ssl_mode.empty()) out.ssl_mode = "verify_ca";
+  if (out.ssl_cert.empty() != out.ssl_key.empty()) {
+    return bad("ssl_cert and ssl_key go together (a client certificate and its key)");
   }
   return out;
 }

@@ -1,7 +1,9 @@
 // MysqlUrl: a MySQL/MariaDB database URL taken apart for the C connector (store-internal; the
 // forms are those of open_mysql_store, zeus/mysql_store.h).
 //
-// "mysql://user:password@host:port/database?unix_socket=/path&charset=utf8mb4&connect_timeout=5",
+// "mysql://user:password@host:port/database?unix_socket=/path&charset=utf8mb4&connect_timeout=5"
+// (and the TLS parameters below); a host (even "localhost") is always reached over TCP at its
+// port, as SQLAlchemy's drivers do — only ?unix_socket= uses a socket,
 // also "mariadb://" and "mysql+<driver>://" (SQLAlchemy's, e.g. mysql+asyncmy). As SQLAlchemy
 // reads it, the password runs from the user name's ':' to the URL's last '@' (so it may hold '/',
 // '?', '#' and '@' unencoded); user, password and
@@ -25,6 +27,11 @@ struct MysqlUrl {
   std::string database;
   std::string unix_socket;  // "" unless ?unix_socket= was given
   unsigned connect_timeout_s = 10;
+  // TLS: ?ssl_mode=disabled|preferred|required|verify_ca|verify_identity (any case; also
+  // SQLAlchemy's ?ssl=true for required), ?ssl_ca=, ?ssl_cert=, ?ssl_key= (absolute paths; a CA
+  // alone means verify_ca). "" : the connector's default (no TLS required).
+  std::string ssl_mode;
+  std::string ssl_ca, ssl_cert, ssl_key;
   std::string shown;  // the URL as messages show it (password "***")
 };
 

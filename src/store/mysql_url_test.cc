@@ -87,6 +87,21 @@ TEST(MysqlUrl, PasswordsWithSlashQuestionHashAreReadAndNeverShown) {
   EXPECT_EQ(u->unix_socket, "/run/a@b.sock");
 }
 
+TEST(MysqlUrl, TlsParameters) {
+  Result<MysqlUrl> u = parse_mysql_url(
+      "mysql://u:p@db:3306/z?ssl_mode=VERIFY_IDENTITY&ssl_ca=/etc/ca.pem&ssl_cert=/c.pem&"
+      "ssl_key=/k.pem");
+  ASSERT_TRUE(u.has_value()) << u.error().to_string();
+  EXPECT_EQ(u->ssl_mode, "verify_identity");
+  EXPECT_EQ(u->ssl_ca, "/etc/ca.pem");
+  EXPECT_EQ(u->ssl_cert, "/c.pem");
+  EXPECT_EQ(u->ssl_key, "/k.pem");
+  EXPECT_EQ(parse_mysql_url("mysql://u@db/z?ssl_ca=/ca.pem")->ssl_mode, "verify_ca");
+  EXPECT_EQ(parse_mysql_url("mysql://u@db/z?ssl=true")->ssl_mode, "required");
+  EXPECT_EQ(parse_mysql_url("mysql://u@db/z?sslmode=require")->ssl_mode, "required");
+  EXPECT_EQ(parse_mysql_url("mysql://u@db/z")->ssl_mode, "");
+}
+
 TEST(MysqlUrl, SocketsIpv6AndParameters) {
   Result<MysqlUrl> u =
       parse_mysql_url("mysql://me:pw@/zeus?unix_socket=/run/mysqld/mysqld.sock&charset=utf8mb4");
@@ -121,7 +136,11 @@ TEST(MysqlUrl, MalformedUrlsAreRefusedByNameWithoutThePassword) {
       {"mysql://me:hunter2@h/db?charset=latin1", "charset 'latin1'"},
       {"mysql://me:hunter2@h/db?connect_timeout=0", "connect_timeout '0'"},
       {"mysql://me:hunter2@h/db?connect_timeout", "no valid value"},
-      {"mysql://me:hunter2@h/db?ssl=true", "unknown parameter 'ssl'"},
+      {"mysql://me:hunter2@h/db?tls=true", "unknown parameter 'tls'"},
+      {"mysql://me:hunter2@h/db?ssl=maybe", "ssl 'maybe'"},
+      {"mysql://me:hunter2@h/db?ssl_mode=strict", "ssl_mode 'strict'"},
+      {"mysql://me:hunter2@h/db?ssl_ca=ca.pem", "absolute path"},
+      {"mysql://me:hunter2@h/db?ssl_cert=/c.pem", "go together"},
       {"mysql://me:hunter2@h/db?password=x", "unknown parameter 'password'"},
       {"mysql://me:hunter2@[::1/db", "closing ']'"},
       {"mysql://me:hunter2%@h/db", "bad %-escape"},
