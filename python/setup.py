@@ -6,9 +6,10 @@
 setuptools drives the project's own CMake build: build_ext configures the source tree (the folder
 above this one, or ZEUS_SOURCE_DIR) into a build folder, builds only what the package holds
 (zeus_cpp_ext_cp3XY, the extension for the running Python; zeus_cpp_python, the .py files; the
-programs zeus and zeusd) and copies it into the wheel: the native programs go to zeus_cpp/bin/
-(the `zeus` and `zeusd` commands pip puts on the environment's PATH run them) and the data
-`zeus simulate` reads to zeus_cpp/share/zeus/data. The build folder is ZEUS_CMAKE_BUILD_DIR when
+programs zeus and zeusd; fake_nvml, the fake libnvidia-ml.so.1) and copies it into the wheel: the
+native programs go to zeus_cpp/bin/ (the `zeus` and `zeusd` commands pip puts on the
+environment's PATH run them), the fake NVML to zeus_cpp/fakes/ (loaded only when ZEUS_FAKE_GPU=1,
+zeus_cpp/fake_gpu.py) and the data `zeus simulate` reads to zeus_cpp/share/zeus/data. The build folder is ZEUS_CMAKE_BUILD_DIR when
 set; else build/release when `make build` configured it (nothing up to date is recompiled; a
 Python the tree has no extension for is added to its ZEUS_WHEEL_PYTHONS); else a new
 build/pip-<python> under the source tree. CMAKE_ARGS adds options to the configure step;
@@ -74,8 +75,9 @@ def _copy_native(source: Path, dest: Path) -> None:
 class CMakeBuild(build_ext):
     """Builds the extension and the native programs with the project's CMake build, and copies
     the assembled package: the .py files, the extension, bin/zeus and bin/zeusd (run by the
-    `zeus` and `zeusd` entry points, zeus_cpp/_launcher.py) and the data `zeus simulate` reads
-    (share/zeus/data, which zeus finds relative to itself)."""
+    `zeus` and `zeusd` entry points, zeus_cpp/_launcher.py), fakes/libnvidia-ml.so.1 (the fake
+    GPU, off unless ZEUS_FAKE_GPU=1) and the data `zeus simulate` reads (share/zeus/data, which
+    zeus finds relative to itself)."""
 
     def build_extension(self, ext: Extension) -> None:
         if shutil.which("cmake") is None:
@@ -99,7 +101,7 @@ class CMakeBuild(build_ext):
             self._run(["cmake", str(build), f"-DZEUS_WHEEL_PYTHONS={';'.join(self._wheel_pythons(build))}"])
         jobs = os.environ.get("ZEUS_BUILD_JOBS", str(os.cpu_count() or 1))
         self._run(["cmake", "--build", str(build), "-j", jobs, "--target", f"zeus_cpp_ext_{tag}",
-                   "zeus_cpp_python", "zeus_cli", "zeusd"])
+                   "zeus_cpp_python", "zeus_cli", "zeusd", "fake_nvml"])
         assembled = build / "python" / PACKAGE
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         built = [assembled / f"_zeus_cpp{suffix}", build / "python" / f"ext-{tag}" / f"_zeus_cpp{suffix}"]
@@ -116,6 +118,8 @@ class CMakeBuild(build_ext):
         (target / "bin").mkdir()
         for program in ("zeus", "zeusd"):
             _copy_native(build / "bin" / program, target / "bin" / program)
+        # The fake NVML (testing/fake_nvml), used only when ZEUS_FAKE_GPU=1 (zeus_cpp.fake_gpu).
+        _copy_native(build / "fakes" / "libnvidia-ml.so.1", target / "fakes" / "libnvidia-ml.so.1")
         shutil.copytree(source / "data", target / "share" / "zeus" / "data")
 
     def _wheel_pythons(self, build: Path) -> list:

@@ -41,7 +41,7 @@ extra=()
 for py in "${pythons[@]}"; do [ "$py" = "$main_py" ] || extra+=("$py"); done
 cmake "$build" -DZEUS_WHEEL_PYTHONS="$(IFS=';'; echo "${extra[*]}")" > "$build/wheel-configure.log" \
   || { cat "$build/wheel-configure.log"; exit 1; }
-targets=(zeus_cli zeusd zeus_cpp_python)
+targets=(zeus_cli zeusd zeus_cpp_python fake_nvml)  # fake_nvml: the wheel's fake GPU (ZEUS_FAKE_GPU=1)
 for tag in "${!seen[@]}"; do targets+=("zeus_cpp_ext_$tag"); done
 cmake --build "$build" -j "${JOBS:-$(nproc)}" --target "${targets[@]}"
 

@@ -23,6 +23,7 @@ PUBLIC_MODULES = [
     "zeus_cpp.device.gpu",
     "zeus_cpp.device.gpu.common",
     "zeus_cpp.exception",
+    "zeus_cpp.fake_gpu",
     "zeus_cpp.optimizer.power_limit",
     "zeus_cpp.optimizer.batch_size",
     "zeus_cpp.optimizer.batch_size.client",

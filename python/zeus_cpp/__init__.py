@@ -12,9 +12,15 @@ KeyError and a ValueError), `InvalidArgumentError` (also a ValueError), `Unavail
 upstream's `error.message`). `ZeusError` is also upstream's `zeus.exception.ZeusBaseError`
 (`zeus_cpp.exception`); `zeus_cpp.device.gpu` has upstream's `ZeusGPU...Error` classes, which
 the GPU calls raise.
+
+No GPU here? `ZEUS_FAKE_GPU=1` makes zeus_cpp use the fake NVIDIA GPU it ships (zeus_cpp.fake_gpu).
 """
 
-from zeus_cpp._zeus_cpp import (
+from zeus_cpp import _fake_gpu
+
+_fake_gpu.apply_switch()  # ZEUS_FAKE_GPU=1: the bundled fake NVML, before any GPU is discovered
+
+from zeus_cpp._zeus_cpp import (  # noqa: E402
     InternalError,
     InvalidArgumentError,
     NotFoundError,
@@ -23,7 +29,7 @@ from zeus_cpp._zeus_cpp import (
     UnavailableError,
     ZeusError,
 )
-from zeus_cpp.exception import ZeusBaseError  # upstream's name for ZeusError (zeus.exception)
+from zeus_cpp.exception import ZeusBaseError  # noqa: E402  upstream's name for ZeusError (zeus.exception)
 
 __version__ = "0.1.0"
 

@@ -7,8 +7,9 @@
 Versions (zeus_cpp, Python, PyTorch with its CUDA or ROCm build and whether it sees a GPU), the
 GPU libraries found and their paths, each device with its backend, why the other backends were
 skipped, RAPL, and zeusd (ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT): reachable or not, and the
-capabilities it grants this process. The C++ side is the report of `zeus show-env`
-(zeus/environment_report.h); this module adds Python's packages.
+capabilities it grants this process, and whether the fake GPU shipped with zeus_cpp is on
+(ZEUS_FAKE_GPU, zeus_cpp.fake_gpu). The C++ side is the report of `zeus show-env`
+(zeus/environment_report.h); this module adds Python's packages and the fake GPU.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 from typing import Any, Dict, List, Optional
 
 import zeus_cpp
+from zeus_cpp import _fake_gpu as fake_gpu
 from zeus_cpp import _zeus_cpp
 
 
@@ -51,8 +53,12 @@ def packages() -> List[Dict[str, str]]:
 
 
 def report() -> Dict[str, Any]:
-    """The whole report as a dict (the keys of `zeus show-env --json`)."""
-    return json.loads(_zeus_cpp.environment_report(json.dumps(packages())))
+    """The whole report as a dict (the keys of `zeus show-env --json`, and "fake_gpu")."""
+    collected = json.loads(_zeus_cpp.environment_report(json.dumps(packages())))
+    path = fake_gpu.bundled_path()
+    collected["fake_gpu"] = {"enabled": fake_gpu.enabled(), "path": str(path) if path else None,
+                             "detail": fake_gpu.describe()}
+    return collected
 
 
 def show_env(as_json: bool = False) -> str:
@@ -60,7 +66,9 @@ def show_env(as_json: bool = False) -> str:
     collected = report()
     if as_json:
         return json.dumps(collected)
-    return _zeus_cpp.format_environment_report(json.dumps(collected))
+    fake = collected.pop("fake_gpu")
+    text = _zeus_cpp.format_environment_report(json.dumps(collected))
+    return text.rstrip("\n") + f"\n## Fake GPU ({fake_gpu.SWITCH})\n  {fake['detail']}\n"
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Union
 
+from zeus_cpp import _fake_gpu as fake_gpu
 from zeus_cpp import _zeus_cpp
 from zeus_cpp._zeus_cpp import InvalidArgumentError, NotFoundError
 from zeus_cpp.utils.framework import sync_function
@@ -170,15 +171,22 @@ class ZeusMonitor:
                 function()
 
         sync_function(sync_execution_with, [])  # validates the name before touching devices
-        self._monitor = _zeus_cpp.EnergyMonitor(
-            gpu_indices=gpu_indices,
-            cpu_indices=cpu_indices,
-            approx_instant_energy=bool(approx_instant_energy),
-            log_file="" if log_file is None else os.fspath(log_file),
-            log_append=True,
-            log_gpu_columns_only=True,
-            sync=sync if sync_execution_with is not None else None,
-        )
+        try:
+            self._monitor = _zeus_cpp.EnergyMonitor(
+                gpu_indices=gpu_indices,
+                cpu_indices=cpu_indices,
+                approx_instant_energy=bool(approx_instant_energy),
+                log_file="" if log_file is None else os.fspath(log_file),
+                log_append=True,
+                log_gpu_columns_only=True,
+                sync=sync if sync_execution_with is not None else None,
+            )
+        except NotFoundError as error:
+            if "(no GPUs visible)" not in str(error) or fake_gpu.enabled() or fake_gpu.bundled_path() is None:
+                raise
+            # A machine without a GPU: name the switch to the fake this package ships.
+            raise type(error)(f"{error}; to try zeus_cpp without a GPU, set {fake_gpu.SWITCH}=1 to use the "
+                              "fake NVIDIA GPU shipped with it (python -m zeus_cpp.fake_gpu)") from None
         holder[0] = sync_function(sync_execution_with, self._monitor.gpu_indices)
         self.gpu_indices: List[int] = list(self._monitor.gpu_indices)
         self.cpu_indices: List[int] = list(self._monitor.cpu_indices)
