@@ -36,7 +36,10 @@ def set_power(state_path, watts, gpu=-1):
 
 
 def locked_sm_mhz(state_path, gpu=0):
-    """The SM clock locked on device `gpu` (the lock's upper end, MHz), or None."""
+    """The SM clock locked on device `gpu` (the lock's upper end, MHz), or None (also without a
+    state file)."""
+    if not state_path:
+        return None
     with open(state_path + ".lock", "a") as guard:
         fcntl.flock(guard, fcntl.LOCK_SH)
         with open(state_path) as f:

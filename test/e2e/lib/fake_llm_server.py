@@ -17,16 +17,23 @@ token. An iteration lasts
 and draws IDLE_W + BUSY_W + CLOCK_W x (f / max)^2.4 while busy, IDLE_W when idle: a model that is
 not the governor's parametric one (other constants, exponents, no context term).
 
+POST /v1/chat/completions {"messages": [...], "max_tokens": N, "stream": bool} answers the same
+tokens in the chat format (deltas). To try `zeus proxy` without a GPU (docs/proxy.md, "Trying it
+without a GPU"): `python3 test/e2e/lib/fake_llm_server.py 8000` (the port; any free one without
+it) beside the fake NVML; without ZEUS_FAKE_NVML_STATE its speed is that of the maximum clock and
+it draws no power.
+
 Prints "port N" on its first line."""
 import json
 import os
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import fake_gpu_state
 
-STATE = os.environ["ZEUS_FAKE_NVML_STATE"]
+STATE = os.environ.get("ZEUS_FAKE_NVML_STATE", "")
 MAX_MHZ = 1980
 CHUNK = 512
 MEMORY_S = 0.012
@@ -39,16 +46,26 @@ def tokens_of(prompt):
     return max(1, len(prompt) // 3)
 
 
-def chunk_bytes(i):
-    chunk = {"id": "cmpl-fake", "object": "text_completion", "model": "fake",
-             "choices": [{"index": 0, "text": "tok%d " % i, "finish_reason": None}]}
+def chunk_bytes(i, chat=False):
+    if chat:
+        chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "fake",
+                 "choices": [{"index": 0, "delta": {"content": "tok%d " % i}, "finish_reason": None}]}
+    else:
+        chunk = {"id": "cmpl-fake", "object": "text_completion", "model": "fake",
+                 "choices": [{"index": 0, "text": "tok%d " % i, "finish_reason": None}]}
     return b"data: " + json.dumps(chunk).encode() + b"\n\n"
 
 
 class Job:
-    def __init__(self, handler, request):
+    def __init__(self, handler, request, chat=False):
         self.handler = handler
-        self.prompt_tokens = tokens_of(str(request.get("prompt", "")))
+        self.chat = chat
+        if chat:
+            text = " ".join(str(m.get("content", "")) for m in request.get("messages", [])
+                            if isinstance(m, dict))
+        else:
+            text = str(request.get("prompt", ""))
+        self.prompt_tokens = tokens_of(text)
         self.prefilled = 0
         self.n = max(1, int(request.get("max_tokens", 16)))
         self.stream = request.get("stream") is True
@@ -61,7 +78,7 @@ class Job:
         i = self.emitted
         self.emitted += 1
         if self.stream and not self.gone:
-            out = chunk_bytes(i)
+            out = chunk_bytes(i, self.chat)
             if self.emitted == self.n:
                 usage = {"id": "cmpl-fake", "object": "text_completion", "model": "fake",
                          "choices": [], "usage": self.usage()}
@@ -147,7 +164,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length", "0"))
-        job = Job(self, json.loads(self.rfile.read(length) or b"{}"))
+        chat = self.path.rstrip("/").endswith("/chat/completions")
+        job = Job(self, json.loads(self.rfile.read(length) or b"{}"), chat)
         if job.stream:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -158,9 +176,15 @@ class Handler(BaseHTTPRequestHandler):
         if job.stream:
             return
         text = "".join("tok%d " % i for i in range(job.n))
-        body = json.dumps({"id": "cmpl-fake", "object": "text_completion", "model": "fake",
-                           "choices": [{"index": 0, "text": text, "finish_reason": "length"}],
-                           "usage": job.usage()}).encode()
+        if chat:
+            answer = {"id": "chatcmpl-fake", "object": "chat.completion", "model": "fake",
+                      "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                   "finish_reason": "length"}], "usage": job.usage()}
+        else:
+            answer = {"id": "cmpl-fake", "object": "text_completion", "model": "fake",
+                      "choices": [{"index": 0, "text": text, "finish_reason": "length"}],
+                      "usage": job.usage()}
+        body = json.dumps(answer).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -168,7 +192,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1]) if len(sys.argv) > 1 else 0), Handler)
 server.daemon_threads = True
 server.request_queue_size = 256
 print("port %d" % server.server_address[1], flush=True)
