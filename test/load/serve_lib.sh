@@ -9,7 +9,7 @@ pg_dbs=()
 mariadb_state="${ZEUS_BUILD_DIR:?}/mariadb_server"
 mariadb_dbs=()
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 
 # A new empty database on the test cluster (ctest fixture "pg"); prints its URL.
 pg_database() {

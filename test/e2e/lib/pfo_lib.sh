@@ -13,7 +13,7 @@ pfo_lib_cleanup() {
   rm -rf "$dir"
 }
 trap pfo_lib_cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 
 # start_pfo_server [VAR=value ...] [-- zeus pfo serve flags ...]: starts the server on a free port
 # with that environment (upstream's ZEUS_PFO_* settings) and flags, logging to $dir/server.log;

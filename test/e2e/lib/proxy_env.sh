@@ -14,7 +14,7 @@ proxy_env_cleanup() {
   rm -rf "$dir"
 }
 trap proxy_env_cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 
 "$py" -c 'import json, sys
 gpu = {"name": "NVIDIA H100 80GB HBM3", "power_draw_mw": 60000}
