@@ -131,7 +131,7 @@ void ClockGovernorLoop::step() {
                            iteration_j(profile_, before.clock_mhz, o);
       saved_j_ += std::max(0.0, measured_j - measured_mark_j_) * std::max(0.0, ratio - 1);
     }
-    if (measured_mark_j_ >= 0 && o.running > 0 && decided_) {
+    if (measured_mark_j_ >= 0 && o.running + o.waiting > 0 && decided_) {
       const double joules = std::max(0.0, measured_j - measured_mark_j_);
       const double seconds = std::chrono::duration<double>(now - mark_time_).count();
       if (before.clock_mhz >= profile_.max_clock()) {
@@ -196,8 +196,8 @@ void ClockGovernorLoop::add_status(ProxyStatus& status) {
           ? "the serving profile " + options_.profile_source + " (zeus proxy calibrate)"
           : "the built-in parametric model of an 8B model on an H100 (no --serving-profile; "
             "not this server)";
-  status.busy_w_at_max = busy_s_max_ >= 2 ? busy_j_max_ / busy_s_max_ : 0;
-  status.busy_w_lowered = busy_s_low_ >= 2 ? busy_j_low_ / busy_s_low_ : 0;
+  status.busy_w_at_max = busy_s_max_ >= 1 ? busy_j_max_ / busy_s_max_ : 0;
+  status.busy_w_lowered = busy_s_low_ >= 1 ? busy_j_low_ / busy_s_low_ : 0;
   status.slo_attainment = attainment.rate();
   status.slo_requests = attainment.finished;
 }

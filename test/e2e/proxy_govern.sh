@@ -80,6 +80,9 @@ assert state.get("locked_sm_clocks_mhz") is None, state
 print("after SIGTERM: SM clocks unlocked")
 PY
 grep -q "zeus proxy --govern: .* clock changes" "$dir/govern.out" || fail "no governor summary"
+# The saving it prints is an estimate and says so, from what, and how to measure it.
+grep -q "estimated saving against the maximum clock: about .* an ESTIMATE from the built-in parametric model.*not a measurement.*without --govern" "$dir/govern.out" ||
+  fail "the saving is not told as an estimate: $(cat "$dir/govern.out")"
 
 # Through zeusd: SIGKILL while the clock is lowered; the lease puts it back.
 sock="$dir/zeusd.sock"

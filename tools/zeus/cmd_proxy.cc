@@ -59,7 +59,7 @@ void print_governor_summary(const proxy::ProxyStatus& s, const proxy::ProxySumma
       static_cast<long long>(s.clock_changes), s.clock_mhz, s.max_clock_mhz, 100 * s.slo_attainment,
       static_cast<long long>(s.slo_requests));
   const bool flat =
-      s.busy_w_at_max > 0 && s.busy_w_lowered > 0 && s.busy_w_lowered >= 0.97 * s.busy_w_at_max;
+      s.busy_w_at_max > 0 && s.busy_w_lowered > 0 && s.busy_w_lowered >= 0.95 * s.busy_w_at_max;
   if (flat) {
     std::printf(
         "zeus proxy --govern: no saving is claimed: the GPUs drew %.0f W while busy at the "
