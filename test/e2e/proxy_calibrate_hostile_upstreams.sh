@@ -49,4 +49,18 @@ calibrate "$upstream" --clocks 1980,1500,100 --concurrency 1 --seconds 1
 [ "$status" != 0 ] && grep -q "100 MHz is not a clock this GPU supports (210-1980 MHz; the nearest is 210 MHz)" "$dir/cal.err" ||
   fail "100 MHz: $(tail -2 "$dir/cal.err")"
 [ ! -e "$dir/p.json" ] || fail "a profile was written"
+
+# A sweep whose fit fails (a GPU that reads 0 W: no positive power to fit) keeps its points.
+"$py" -c 'import json,sys; s=json.load(open(sys.argv[1])); s["devices"][0]["power_draw_mw"]=0; json.dump(s, open(sys.argv[1], "w"))' "$dir/state.json"
+hostile steady
+calibrate "http://127.0.0.1:$hostile_port" --clocks 1980,1500,1080 --concurrency 1 --seconds 1
+[ "$status" != 0 ] && grep -q "the fit: .*; the 3 measured points are in $dir/p.json.points.json" "$dir/cal.err" ||
+  fail "a failed fit: $(tail -2 "$dir/cal.err")"
+"$py" - "$dir/p.json.points.json" <<'PY' || fail "the kept points"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["format"] == "zeus-serving-points/1" and "profile" not in doc and doc["fit_error"], doc
+assert [p["clock_mhz"] for p in doc["points"]] == [1980, 1500, 1080], doc["points"]
+PY
+[ ! -e "$dir/p.json" ] || fail "a profile was written from a failed fit"
 echo "proxy calibrate against hostile upstreams: ok"

@@ -3,6 +3,7 @@
   forever   streams a token every 50 ms and never ends the answer (ignores max_tokens)
   keepalive streams one token, then only SSE keep-alive comments, never ending
   onechunk  sends each whole answer in one SSE event (no TPOT can be measured)
+  steady    well behaved: 8 tokens, one every 10 ms, then [DONE] (its GPU is whatever the test says)
 Prints "port N" on its first line."""
 import json
 import sys
@@ -37,6 +38,13 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if MODE == "onechunk":
                 send(event("tok " * 8))
+                send(b"data: [DONE]\n\n")
+                self.wfile.write(b"0\r\n\r\n")
+                return
+            if MODE == "steady":
+                for _ in range(8):
+                    send(event("tok "))
+                    time.sleep(0.01)
                 send(b"data: [DONE]\n\n")
                 self.wfile.write(b"0\r\n\r\n")
                 return
