@@ -134,12 +134,16 @@ void ClockGovernorLoop::step() {
     if (measured_mark_j_ >= 0 && o.running + o.waiting > 0 && decided_) {
       const double joules = std::max(0.0, measured_j - measured_mark_j_);
       const double seconds = std::chrono::duration<double>(now - mark_time_).count();
+      const double load = o.running + o.waiting;
+      int bucket = 0;
+      while (bucket + 1 < kLoadBuckets && load > static_cast<double>(1 << bucket)) ++bucket;
+      BusyPower& b = busy_[bucket];
       if (before.clock_mhz >= profile_.max_clock()) {
-        busy_j_max_ += joules;
-        busy_s_max_ += seconds;
+        b.j_max += joules;
+        b.s_max += seconds;
       } else if (before.clock_mhz <= 0.9 * profile_.max_clock()) {
-        busy_j_low_ += joules;
-        busy_s_low_ += seconds;
+        b.j_low += joules;
+        b.s_low += seconds;
       }
     }
     measured_mark_j_ = measured_j;
@@ -196,8 +200,18 @@ void ClockGovernorLoop::add_status(ProxyStatus& status) {
           ? "the serving profile " + options_.profile_source + " (zeus proxy calibrate)"
           : "the built-in parametric model of an 8B model on an H100 (no --serving-profile; "
             "not this server)";
-  status.busy_w_at_max = busy_s_max_ >= 1 ? busy_j_max_ / busy_s_max_ : 0;
-  status.busy_w_lowered = busy_s_low_ >= 1 ? busy_j_low_ / busy_s_low_ : 0;
+  // At the same load: each load's mean power at both clocks, weighted by the shorter of its two
+  // times; a verdict only from 1 s of such matched time.
+  double weight = 0, w_max = 0, w_low = 0;
+  for (const BusyPower& b : busy_) {
+    if (b.s_max < 0.2 || b.s_low < 0.2) continue;
+    const double t = std::min(b.s_max, b.s_low);
+    weight += t;
+    w_max += t * b.j_max / b.s_max;
+    w_low += t * b.j_low / b.s_low;
+  }
+  status.busy_w_at_max = weight >= 1 ? w_max / weight : 0;
+  status.busy_w_lowered = weight >= 1 ? w_low / weight : 0;
   status.slo_attainment = attainment.rate();
   status.slo_requests = attainment.finished;
 }

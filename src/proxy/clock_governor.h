@@ -73,8 +73,14 @@ class ClockGovernorLoop {
   double measured_mark_j_ = -1;
   std::chrono::steady_clock::time_point mark_time_{};
   // Busy periods' measured energy and seconds at the maximum clock and at lowered clocks: whether
-  // the GPU's power moved with the clock at all (ProxyStatus::busy_w_*).
-  double busy_j_max_ = 0, busy_s_max_ = 0, busy_j_low_ = 0, busy_s_low_ = 0;
+  // the GPU's power moved with the clock at all (ProxyStatus::busy_w_*), per load (requests
+  // running or waiting: 1, 2, 3-4, 5-8, 9-16, 17-32, more), so that the two are compared at the
+  // same load (the governor lowers the clock when the load is light).
+  static constexpr int kLoadBuckets = 7;
+  struct BusyPower {
+    double j_max = 0, s_max = 0, j_low = 0, s_low = 0;
+  };
+  BusyPower busy_[kLoadBuckets];
   bool warned_unreachable_ = false;
   bool stopping_ = false;
   std::condition_variable wake_;

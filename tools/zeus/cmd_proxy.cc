@@ -62,8 +62,8 @@ void print_governor_summary(const proxy::ProxyStatus& s, const proxy::ProxySumma
       s.busy_w_at_max > 0 && s.busy_w_lowered > 0 && s.busy_w_lowered >= 0.95 * s.busy_w_at_max;
   if (flat) {
     std::printf(
-        "zeus proxy --govern: no saving is claimed: the GPUs drew %.0f W while busy at the "
-        "maximum clock and %.0f W at lowered clocks, so the clock did not move their "
+        "zeus proxy --govern: no saving is claimed: at the same load the GPUs drew %.0f W at "
+        "the maximum clock and %.0f W at lowered clocks, so the clock did not move their "
         "power (is the server on --gpus? does its speed depend on the clock?)\n",
         s.busy_w_at_max, s.busy_w_lowered);
     log_warning(
@@ -80,7 +80,7 @@ void print_governor_summary(const proxy::ProxyStatus& s, const proxy::ProxySumma
         "(docs/proxy.md, \"Measuring what --govern saves\")\n",
         s.energy_saved_j, share, s.energy_saved_source.c_str(),
         s.busy_w_at_max > 0 && s.busy_w_lowered > 0
-            ? (" (measured busy power: " + format_fixed(s.busy_w_at_max, 0) +
+            ? (" (measured power at the same load: " + format_fixed(s.busy_w_at_max, 0) +
                " W at the maximum clock, " + format_fixed(s.busy_w_lowered, 0) +
                " W at lowered clocks)")
                   .c_str()
