@@ -304,6 +304,15 @@ TEST_F(ExporterOverHttp, BadOptionsAndABusyPortAreErrors) {
   options.push_url = "ftp://gateway";
   EXPECT_EQ(MetricsExporter::start(devices_, clock_, options).error().code,
             ErrorCode::kInvalidArgument);
+  // A push interval whose wait would overflow (the loop spun a core): at most a day.
+  options.push_url = "http://127.0.0.1:9";
+  options.push_interval_s = 1e12;
+  auto spin = MetricsExporter::start(devices_, clock_, options);
+  ASSERT_FALSE(spin.has_value());
+  EXPECT_NE(spin.error().message.find("--push-interval must be from 0.1 s to a day"),
+            std::string::npos)
+      << spin.error().message;
+  options.push_interval_s = 10;
   options.push_url = "";
   options.interval_s = 0;
   EXPECT_EQ(MetricsExporter::start(devices_, clock_, options).error().code,

@@ -50,8 +50,11 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::start(Devices& devices
   if (options.port < 0 || options.port > 65535) {
     return fail(ErrorCode::kInvalidArgument, "--port must be in 0-65535");
   }
-  if (!options.push_url.empty() && !(options.push_interval_s >= 0.1)) {
-    return fail(ErrorCode::kInvalidArgument, "--push-interval must be at least 0.1 s");
+  // At most a day: a wait converts to nanoseconds, which overflow near 9.2e9 s (the loop spun).
+  if (!options.push_url.empty() &&
+      !(options.push_interval_s >= 0.1 && options.push_interval_s <= 86400)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "--push-interval must be from 0.1 s to a day (86400 s)");
   }
   std::unique_ptr<exporter::Pushgateway> gateway;
   if (!options.push_url.empty()) {

@@ -13,8 +13,11 @@ namespace zeus::http::detail {
 namespace bhttp = boost::beast::http;
 
 Result<void> check_client_options(const ClientOptions& o) {
-  if (!(o.timeout_s > 0 && std::isfinite(o.timeout_s))) {
-    return fail(ErrorCode::kInvalidArgument, "client timeout must be a finite value > 0 s");
+  // At most a day: a deadline converts to nanoseconds, which overflow near 9.2e9 s (a timeout of
+  // 1e12 s timed out at once, "no answer within 1000000000000 s").
+  if (!(o.timeout_s > 0 && o.timeout_s <= 86400)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "client timeout must be above 0 s and at most a day (86400 s)");
   }
   if (o.max_body_bytes < 1 || o.max_header_bytes < 256) {
     return fail(ErrorCode::kInvalidArgument, "client answer limits are too small");

@@ -138,7 +138,7 @@ Result<void> check(const ServerOptions& o) {
   if (o.io_threads < 1 || o.io_threads > 64) return bad("I/O threads must be in 1-64");
   if (o.workers < 0 || o.workers > 1024) return bad("workers must be in 1-1024 (0: automatic)");
   for (double t : {o.header_timeout_s, o.body_timeout_s, o.idle_timeout_s, o.write_timeout_s}) {
-    if (!(t > 0 && t < 1e7)) return bad("HTTP timeouts must be > 0 s");
+    if (!(t > 0 && t < 1e7)) return bad("HTTP timeouts must be above 0 s and below 10^7 s");
   }
   if (o.max_connections < 1) return bad("the connection limit must be at least 1");
   if (o.max_stream_buffer_bytes < 1024) return bad("the event-stream buffer must be >= 1 KiB");

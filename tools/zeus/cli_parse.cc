@@ -120,7 +120,7 @@ Result<double> parse_seconds(std::string_view text, std::string_view option, Sec
     return usage(quoted(option, text) + " is too short: at least " + buffer + " s" +
                  (rule.zero_allowed ? " (or 0)" : ""));
   }
-  const double most = std::min(rule.max_s, 366 * 86400.0);
+  const double most = std::min(rule.max_s, 1e9);  // 31 years: below the overflow near 9.2e9 s
   if (seconds > most) {
     char buffer[64];
     std::snprintf(buffer, sizeof(buffer), "%g", most);

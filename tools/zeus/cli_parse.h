@@ -46,8 +46,8 @@ struct SecondsRule {
   double min_s = 0.0;         // smallest accepted value other than 0
   bool zero_allowed = false;  // whether "0" is accepted (e.g. "0 = until Ctrl-C")
   // Largest accepted value: a day by default (an interval, a period, a timeout); a duration of
-  // work may allow more. Never past a year: waits convert to nanoseconds, which overflow at
-  // about 9.2e9 s (a wait that overflows spins).
+  // work, or an interval its command cuts at its own deadline, may allow more. Never past 1e9 s:
+  // waits convert to nanoseconds, which overflow at about 9.2e9 s (a wait that overflows spins).
   double max_s = 86400.0;
 };
 

@@ -345,7 +345,8 @@ void add_power_command(CLI::App& app) {
   add_parsed_option(
       *cmd, "--interval", args->interval_s,
       [](const std::string& text) {
-        return parse_seconds(text, "--interval", {0.01, false});
+        // Past a day is allowed: the readings stop at --duration whatever the interval.
+        return parse_seconds(text, "--interval", {0.01, false, 1e9});
       },
       "Time between readings: seconds, or 500ms, 2m, 1h (default 1; at least 0.01 s)")
       ->type_name("TIME");
