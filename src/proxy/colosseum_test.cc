@@ -53,22 +53,37 @@ std::unique_ptr<http::HttpServer> slow_upstream(int* port) {
   return std::move(*server);
 }
 
-TEST(ColosseumTest, Colosseum_A6_AnswersInProgressHoldUpNoOtherRouteAndAreCappedPerClient) {
-  ::unsetenv("ZEUS_FAKE_NVML_STATE");
-  auto gpus = open_nvml_gpus(ZEUS_FAKE_NVML_PATH);
-  ASSERT_TRUE(gpus.has_value()) << gpus.error().message;
-  Devices devices;
-  devices.gpus = std::move(*gpus);
-  int upstream_port = 0;
-  auto upstream = slow_upstream(&upstream_port);
-  const std::string url = "http://127.0.0.1:" + std::to_string(upstream_port);
-  ColosseumOptions options;
-  options.sides = {ColosseumSide{"small", url, {0}}, ColosseumSide{"big", url, {0}}};
-  options.port = 0;
-  options.workers = 4;  // one answer in progress per client address
-  auto arena = Colosseum::start(devices, options);
-  ASSERT_TRUE(arena.has_value()) << arena.error().message;
-  const int port = (*arena)->port();
+// A Colosseum (fake NVML GPU 0 for both sides) in front of slow_upstream(), with 4 workers.
+class ColosseumTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::unsetenv("ZEUS_FAKE_NVML_STATE");
+    auto gpus = open_nvml_gpus(ZEUS_FAKE_NVML_PATH);
+    ASSERT_TRUE(gpus.has_value()) << gpus.error().message;
+    devices_.gpus = std::move(*gpus);
+    int upstream_port = 0;
+    upstream_ = slow_upstream(&upstream_port);
+    const std::string url = "http://127.0.0.1:" + std::to_string(upstream_port);
+    ColosseumOptions options;
+    options.sides = {ColosseumSide{"small", url, {0}}, ColosseumSide{"big", url, {0}}};
+    options.port = 0;
+    options.workers = 4;  // one answer in progress per client address
+    auto arena = Colosseum::start(devices_, options);
+    ASSERT_TRUE(arena.has_value()) << arena.error().message;
+    arena_ = std::move(*arena);
+  }
+  void TearDown() override {
+    if (arena_) arena_->stop();
+    if (upstream_) upstream_->stop();
+  }
+
+  Devices devices_;
+  std::unique_ptr<http::HttpServer> upstream_;
+  std::unique_ptr<Colosseum> arena_;
+};
+
+TEST_F(ColosseumTest, Colosseum_A6_AnswersInProgressHoldUpNoOtherRouteAndAreCappedPerClient) {
+  const int port = arena_->port();
   auto client = [port] {
     http::ClientOptions o;
     o.timeout_s = 20;
@@ -100,8 +115,6 @@ TEST(ColosseumTest, Colosseum_A6_AnswersInProgressHoldUpNoOtherRouteAndAreCapped
                                  R"({"request_id": "duel-1", "prompt": "hi", "model_index": 1})");
   ASSERT_TRUE(third.has_value());
   EXPECT_EQ(third->status, 200) << third->body;
-  (*arena)->stop();
-  upstream->stop();
 }
 
 // A POST /prompt sent from the loopback address `source` (127.0.0.N: another client address),
@@ -127,22 +140,8 @@ int prompt_from(const char* source, int port, const std::string& body) {
 // The per-address cap alone hid the blocking (probe round 5, A3): from as many addresses as
 // there are workers, every worker holds an answer in progress, and the page, /health, the
 // leaderboard, /models and a vote are still answered at once.
-TEST(ColosseumTest, OtherRoutesAreAnsweredWhileAnswersFromManyAddressesHoldEveryWorker) {
-  ::unsetenv("ZEUS_FAKE_NVML_STATE");
-  auto gpus = open_nvml_gpus(ZEUS_FAKE_NVML_PATH);
-  ASSERT_TRUE(gpus.has_value()) << gpus.error().message;
-  Devices devices;
-  devices.gpus = std::move(*gpus);
-  int upstream_port = 0;
-  auto upstream = slow_upstream(&upstream_port);
-  const std::string url = "http://127.0.0.1:" + std::to_string(upstream_port);
-  ColosseumOptions options;
-  options.sides = {ColosseumSide{"small", url, {0}}, ColosseumSide{"big", url, {0}}};
-  options.port = 0;
-  options.workers = 4;
-  auto arena = Colosseum::start(devices, options);
-  ASSERT_TRUE(arena.has_value()) << arena.error().message;
-  const int port = (*arena)->port();
+TEST_F(ColosseumTest, OtherRoutesAreAnsweredWhileAnswersFromManyAddressesHoldEveryWorker) {
+  const int port = arena_->port();
   std::vector<int> held;
   const char* sources[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.6",
                            "127.0.0.7"};
@@ -169,8 +168,6 @@ TEST(ColosseumTest, OtherRoutesAreAnsweredWhileAnswersFromManyAddressesHoldEvery
   EXPECT_NE(vote->status, 200);  // no such duel, but answered at once
   EXPECT_LT(seconds_since(start), 0.5) << "the vote waited for a worker";
   for (int fd : held) ::close(fd);
-  (*arena)->stop();
-  upstream->stop();
 }
 
 }  // namespace

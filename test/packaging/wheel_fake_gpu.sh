@@ -31,7 +31,10 @@ if ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
   echo "skipped: this machine has an NVIDIA driver (libnvidia-ml.so.1)"; exit 0
 fi
 
-"$py" -m zipfile -l "$wheel" | grep -q 'zeus_cpp/fakes/libnvidia-ml.so.1' || fail "$wheel holds no zeus_cpp/fakes/libnvidia-ml.so.1"
+# Captured first: `producer | grep -q` under pipefail fails when grep quits before the producer
+# has written everything (the producer then dies of a broken pipe).
+listing=$("$py" -m zipfile -l "$wheel")
+grep -q 'zeus_cpp/fakes/libnvidia-ml.so.1' <<< "$listing" || fail "$wheel holds no zeus_cpp/fakes/libnvidia-ml.so.1"
 cd "$dir"
 "$py" -m venv "$dir/venv"
 "$dir/venv/bin/python" -m pip install --no-index --disable-pip-version-check -q "$wheel" > "$dir/pip.log" 2>&1 \
@@ -61,7 +64,8 @@ grep -q "no GPUs visible" "$dir/off.err" && grep -q "ZEUS_FAKE_GPU=1" "$dir/off.
 "$dir/venv/bin/zeus" devices --json > "$dir/devices-off.json"
 "$vpy" -c 'import json, sys; assert json.load(open(sys.argv[1]))["gpus"] == []' "$dir/devices-off.json" \
   || fail "zeus devices found a GPU without the switch: $(cat "$dir/devices-off.json")"
-"$vpy" -m zeus_cpp.show_env | grep -q 'export ZEUS_FAKE_GPU=1' || fail "show_env does not name the switch"
+env_report=$("$vpy" -m zeus_cpp.show_env)
+grep -q 'export ZEUS_FAKE_GPU=1' <<< "$env_report" || fail "show_env does not name the switch: $env_report"
 echo "  off: no GPU, the error and show_env name ZEUS_FAKE_GPU=1"
 
 # 2. On: the wheel's own fake, measured at its 350 W, from Python and from the zeus command.
