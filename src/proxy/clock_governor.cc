@@ -125,29 +125,12 @@ void ClockGovernorLoop::step() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     before = last_;
-    const auto now = std::chrono::steady_clock::now();
     if (measured_mark_j_ >= 0 && o.running > 0 && d.clock_mhz < profile_.max_clock()) {
       const double ratio = iteration_j(profile_, profile_.max_clock(), o) /
                            iteration_j(profile_, before.clock_mhz, o);
       saved_j_ += std::max(0.0, measured_j - measured_mark_j_) * std::max(0.0, ratio - 1);
     }
-    if (measured_mark_j_ >= 0 && o.running + o.waiting > 0 && decided_) {
-      const double joules = std::max(0.0, measured_j - measured_mark_j_);
-      const double seconds = std::chrono::duration<double>(now - mark_time_).count();
-      const double load = o.running + o.waiting;
-      int bucket = 0;
-      while (bucket + 1 < kLoadBuckets && load > static_cast<double>(1 << bucket)) ++bucket;
-      BusyPower& b = busy_[bucket];
-      if (before.clock_mhz >= profile_.max_clock()) {
-        b.j_max += joules;
-        b.s_max += seconds;
-      } else if (before.clock_mhz <= 0.9 * profile_.max_clock()) {
-        b.j_low += joules;
-        b.s_low += seconds;
-      }
-    }
     measured_mark_j_ = measured_j;
-    mark_time_ = now;
     if (d.clock_mhz != before.clock_mhz) ++changes_;
     log_it = !decided_ || d.clock_mhz != before.clock_mhz || d.reason != before.reason;
     last_ = d;
@@ -200,18 +183,6 @@ void ClockGovernorLoop::add_status(ProxyStatus& status) {
           ? "the serving profile " + options_.profile_source + " (zeus proxy calibrate)"
           : "the built-in parametric model of an 8B model on an H100 (no --serving-profile; "
             "not this server)";
-  // At the same load: each load's mean power at both clocks, weighted by the shorter of its two
-  // times; a verdict only from 1 s of such matched time.
-  double weight = 0, w_max = 0, w_low = 0;
-  for (const BusyPower& b : busy_) {
-    if (b.s_max < 0.2 || b.s_low < 0.2) continue;
-    const double t = std::min(b.s_max, b.s_low);
-    weight += t;
-    w_max += t * b.j_max / b.s_max;
-    w_low += t * b.j_low / b.s_low;
-  }
-  status.busy_w_at_max = weight >= 1 ? w_max / weight : 0;
-  status.busy_w_lowered = weight >= 1 ? w_low / weight : 0;
   status.slo_attainment = attainment.rate();
   status.slo_requests = attainment.finished;
 }

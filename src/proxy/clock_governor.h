@@ -11,15 +11,13 @@
 // {"type": "governor", ...}; the chosen clock and SLO attainment to the live page (LiveFeed) and
 // /metrics (ProxyStatus). The energy saved against the maximum clock is an ESTIMATE, never shown
 // as a measurement: each period's measured energy x (the profile's energy per iteration at the
-// maximum clock over the one at the clock in force, at the observed load) - 1. Beside it, the
-// busy periods' measured power at the maximum clock and at lowered clocks, so that a clock that
-// moved no power (a server on another GPU, a clock-blind fake) is told, not counted as saved.
+// maximum clock over the one at the clock in force, at the observed load) - 1; the exit summary
+// and /metrics say so, and how to measure the saving (a run without --govern).
 // Thread-safety: status() from any thread; stop() from one.
 // Failure: start() fails when a GPU's clocks cannot be set (PermissionDenied names the fix).
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -71,16 +69,6 @@ class ClockGovernorLoop {
   int64_t changes_ = 0;
   double saved_j_ = 0;
   double measured_mark_j_ = -1;
-  std::chrono::steady_clock::time_point mark_time_{};
-  // Busy periods' measured energy and seconds at the maximum clock and at lowered clocks: whether
-  // the GPU's power moved with the clock at all (ProxyStatus::busy_w_*), per load (requests
-  // running or waiting: 1, 2, 3-4, 5-8, 9-16, 17-32, more), so that the two are compared at the
-  // same load (the governor lowers the clock when the load is light).
-  static constexpr int kLoadBuckets = 7;
-  struct BusyPower {
-    double j_max = 0, s_max = 0, j_low = 0, s_low = 0;
-  };
-  BusyPower busy_[kLoadBuckets];
   bool warned_unreachable_ = false;
   bool stopping_ = false;
   std::condition_variable wake_;

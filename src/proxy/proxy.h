@@ -81,10 +81,6 @@ struct ProxyStatus {
   int64_t clock_changes = 0;
   double energy_saved_j = 0;   // against the maximum clock: an ESTIMATE from the serving profile
   std::string energy_saved_source = {};  // what the estimate rests on, in words
-  // Mean measured power of the busy periods at the maximum clock and at clocks <= 90 % of it, at
-  // the same load (each load's means weighted by the shorter of its two times); 0 until 1 s of
-  // such matched time was seen.
-  double busy_w_at_max = 0, busy_w_lowered = 0;
   double slo_attainment = 1;   // share of streamed requests within both SLOs
   int64_t slo_requests = 0;    // streamed requests counted in it
 };

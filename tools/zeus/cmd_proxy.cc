@@ -51,40 +51,22 @@ void serve_until_signal(const std::string& serving) {
 }
 
 // The governor's exit lines: what it did (measured), then the saving, which is an estimate
-// and says so, from what, and how to measure it; void when the clock moved no power.
+// and says so, from what, and how to measure it.
 void print_governor_summary(const proxy::ProxyStatus& s, const proxy::ProxySummary& summary) {
   std::printf(
       "zeus proxy --govern: %lld clock changes, last %.0f MHz (max %.0f); %.2f %% of %lld "
       "streamed requests within the SLOs; clocks restored\n",
       static_cast<long long>(s.clock_changes), s.clock_mhz, s.max_clock_mhz, 100 * s.slo_attainment,
       static_cast<long long>(s.slo_requests));
-  const bool flat =
-      s.busy_w_at_max > 0 && s.busy_w_lowered > 0 && s.busy_w_lowered >= 0.95 * s.busy_w_at_max;
-  if (flat) {
-    std::printf(
-        "zeus proxy --govern: no saving is claimed: at the same load the GPUs drew %.0f W at "
-        "the maximum clock and %.0f W at lowered clocks, so the clock did not move their "
-        "power (is the server on --gpus? does its speed depend on the clock?)\n",
-        s.busy_w_at_max, s.busy_w_lowered);
-    log_warning(
-        "zeus proxy --govern: lowering the clock changed nothing the GPUs measured: check "
-        "that --gpus names the GPUs the server runs on");
-  } else if (s.clock_changes > 0) {
-    const double share = summary.measured_j > 0
-                             ? 100 * s.energy_saved_j / (summary.measured_j + s.energy_saved_j)
-                             : 0;
-    std::printf(
-        "zeus proxy --govern: estimated saving against the maximum clock: about %.0f J "
-        "(%.1f %%), an ESTIMATE from %s, not a measurement%s. To measure it, replay the same "
-        "load without --govern and compare the two \"J measured\" lines "
-        "(docs/proxy.md, \"Measuring what --govern saves\")\n",
-        s.energy_saved_j, share, s.energy_saved_source.c_str(),
-        s.busy_w_at_max > 0 && s.busy_w_lowered > 0
-            ? (" (measured power at the same load: " + format_fixed(s.busy_w_at_max, 0) +
-               " W at the maximum clock, " + format_fixed(s.busy_w_lowered, 0) +
-               " W at lowered clocks)")
-                  .c_str()
-            : "");
+  if (s.clock_changes > 0) {
+    const double share =
+        summary.measured_j > 0 ? 100 * s.energy_saved_j / (summary.measured_j + s.energy_saved_j)
+                               : 0;
+    std::printf("zeus proxy --govern: estimated saving against the maximum clock: about %.0f J "
+                "(%.1f %%), an ESTIMATE from %s, not a measurement. To measure it, replay the same "
+                "load without --govern and compare the two \"J measured\" lines "
+                "(docs/proxy.md, \"Measuring what --govern saves\")\n",
+                s.energy_saved_j, share, s.energy_saved_source.c_str());
   }
   std::fflush(stdout);
 }
