@@ -21,24 +21,29 @@ wait_locked() {
   fail "$1 never locked the clocks"
 }
 
+# signal_unlocks WHAT PID SIG ERR: once the clocks are locked, SIG to PID; it must end (not 0)
+# with both clocks unlocked (ERR: its stderr, shown on a failure).
+signal_unlocks() {
+  local what=$1 pid=$2 sig=$3 err=$4 before after status=0
+  wait_locked "$what (SIG$sig)"
+  before=$(locked)
+  kill -"$sig" "$pid"
+  wait "$pid" || status=$?
+  after=$(locked)
+  [ "$after" = "None None" ] || fail "$what after SIG$sig (status $status): clocks $after (were $before); $(tail -3 "$err")"
+  [ "$status" -ne 0 ] || fail "$what exited 0 after SIG$sig"
+  echo "$what, SIG$sig: clocks $before -> unlocked (exit status $status)"
+}
+
 # calibrate: each signal during the first point (locked at 1980 MHz).
 for sig in HUP QUIT USR1 USR2 ALRM XCPU TERM; do
   env --default-signal=INT,QUIT setsid "$zeus" proxy calibrate --upstream "$upstream" --gpus 0 --clocks 1980,1080 --concurrency 1,2 \
     --seconds 20 --prompt-tokens 64 --output-tokens 8 --out "$dir/cal.json" \
     > "$dir/cal.out" 2> "$dir/cal.err" &
-  cal=$!
-  wait_locked "calibrate (SIG$sig)"
-  before=$(locked)
-  kill -"$sig" "$cal"
-  status=0
-  wait "$cal" || status=$?
-  after=$(locked)
-  [ "$after" = "None None" ] || fail "calibrate after SIG$sig (status $status): clocks $after (were $before); $(tail -3 "$dir/cal.err")"
-  [ "$status" -ne 0 ] || fail "calibrate exited 0 after SIG$sig"
-  echo "calibrate, SIG$sig: clocks $before -> unlocked (exit status $status)"
+  signal_unlocks calibrate $! "$sig" "$dir/cal.err"
 done
 
-# The governed proxy under load: SIGHUP and SIGUSR1 after it lowered the clock.
+# The governed proxy under load (it locks the clocks at start): SIGHUP and SIGUSR1.
 for sig in HUP USR1; do
   env --default-signal=INT,QUIT setsid "$zeus" proxy --upstream "$upstream" --port 0 --gpus 0 --govern --ttft-slo 2 --tpot-slo 0.5 \
     --govern-period 0.2 > "$dir/gov.out" 2> "$dir/gov.err" &
@@ -48,15 +53,8 @@ for sig in HUP USR1; do
   GOVERN_SPEEDUP=2 timeout 30 "$py" "$lib/../../hw/lib/proxy_govern_load.py" \
     "$lib/../../../data/llm_traces/azure_llm_2023_conv.csv" "$port" 20 > /dev/null 2>&1 &
   load=$!
-  wait_locked "the governed proxy (SIG$sig)"
-  before=$(locked)
-  kill -"$sig" "$gov"
-  status=0
-  wait "$gov" || status=$?
+  signal_unlocks "proxy --govern" "$gov" "$sig" "$dir/gov.err"
   kill "$load" 2>/dev/null || true
   wait "$load" 2>/dev/null || true
-  after=$(locked)
-  [ "$after" = "None None" ] || fail "the proxy after SIG$sig (status $status): clocks $after (were $before); $(tail -3 "$dir/gov.err")"
-  echo "proxy --govern, SIG$sig: clocks $before -> unlocked (exit status $status)"
 done
 echo "gpu restored on every fatal signal: ok"
