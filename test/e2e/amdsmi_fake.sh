@@ -9,7 +9,7 @@ zeus="$ZEUS_BIN/zeus"
 py=/usr/bin/python3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 
 # Three GPUs in AMD SMI (PCI) order: an MI300X that HIP numbers 2, and one MI250X package (its
 # first die HIP 0 draws 400 W for both dies, its second die HIP 1 reads 0 W).

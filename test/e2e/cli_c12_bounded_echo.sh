@@ -5,7 +5,7 @@ set -uo pipefail
 zeus="${ZEUS_BIN:?}/zeus"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 export ZEUS_NVML_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/none" ZEUS_ROCM_SMI_PATH="$dir/none.so"
 big=$(head -c 100000 /dev/zero | tr '\0' 7)
 bigname=$(head -c 100000 /dev/zero | tr '\0' w)

@@ -9,7 +9,7 @@ zeus="${ZEUS_BIN:?}/zeus"
 zeusd="${ZEUS_BIN:?}/zeusd"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 
 # The subcommands a --help lists (its "Subcommands:" section, up to the first blank line).
 subcommands() {

@@ -7,7 +7,7 @@ zeus="${ZEUS_BIN:?}/zeus"
 src="${ZEUS_SOURCE_DIR:?}"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 "$zeus" bso register --help > "$dir/help.txt" || fail "bso register --help"
 grep -q "REFERENCE" "$dir/help.txt" && fail "bso register --help cites REFERENCE.md"
 grep -q "docs/server.md" "$dir/help.txt" || fail "bso register --help does not point to docs/server.md"

@@ -5,7 +5,7 @@ set -euo pipefail
 zeus="${ZEUS_BIN:?}/zeus"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 for args in "measure --bogus -- true" "pfo plan --stages x" "simulate --seeds" "nosuchcommand" \
             "serve --port many"; do
   set +e

@@ -5,7 +5,7 @@
 # to $ZEUS_BUILD_DIR/test-output/dashboard_chromium.png. Chromium missing is a failure.
 set -euo pipefail
 zeus="$ZEUS_BIN/zeus"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 
 chromium=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$chromium" ] || fail "chromium is not installed; install the Debian package 'chromium' (make deps does)"

@@ -6,7 +6,7 @@
 #     limit does to the connection cap.
 set -uo pipefail
 src="${ZEUS_SOURCE_DIR:?}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 grep -n "501 an unknown transfer coding" "$src/src/http/"*.h && fail "a comment still promises 501 for an unknown transfer coding"
 grep -q "Transfer-Encoding" "$src/docs/server.md" || fail "docs/server.md says nothing about Transfer-Encoding"
 grep -q "Transfer-Encoding: chunked\` alone" "$src/docs/architecture.md" || fail "docs/architecture.md lacks the framing rule"

@@ -9,7 +9,7 @@ set -euo pipefail
 root="${ZEUS_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 export ZEUS_RUN_LOGS="$dir/logs"
 mkdir -p "$ZEUS_RUN_LOGS"
 source "$root/scripts/make_run.sh"

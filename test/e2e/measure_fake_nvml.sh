@@ -18,7 +18,7 @@ export ZEUS_ROCM_SMI_PATH="$dir/none.so"
 export ZEUS_POWERCAP_ROOT="$dir/no-powercap"
 unset CUDA_VISIBLE_DEVICES
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 
 # 1. Energy of `sleep 1` = power x time on each fake GPU.
 "$zeus" measure --json -- sleep 1 > "$dir/out.json"

@@ -5,7 +5,7 @@ set -euo pipefail
 zeus="${ZEUS_BIN:?}/zeus"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/no-powercap"
 unset CUDA_VISIBLE_DEVICES
 

@@ -14,7 +14,7 @@ export ZEUS_NVML_PATH="$ZEUS_FAKES/libnvidia-ml.so.1"
 export ZEUS_ROCM_SMI_PATH="$dir/none.so"
 export ZEUS_POWERCAP_ROOT="$dir/no-powercap"
 unset CUDA_VISIBLE_DEVICES
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 
 # 1. The command inherits SIGHUP ignored (bit 0 of SigIgn), as under nohup.
 ( trap '' HUP; "$zeus" measure -- sh -c 'grep SigIgn /proc/self/status' ) > "$dir/ign.txt" 2> /dev/null

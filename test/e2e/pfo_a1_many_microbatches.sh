@@ -10,7 +10,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 profile="${ZEUS_SOURCE_DIR:?}/data/perseus/stage_profile/gpt3-175b+a100_sxm_bf16.csv"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 python3 "$here/pfo_tiny_profile.py" > "$dir/tiny.csv"
 
 refused() {  # refused <expected text> <args...>

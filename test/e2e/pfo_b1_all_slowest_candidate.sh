@@ -9,7 +9,7 @@ zeus="${ZEUS_BIN:?}/zeus"
 here="$(cd "$(dirname "$0")" && pwd)"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 
 python3 "$here/pfo_tiny_profile.py" > "$dir/tiny.csv"
 python3 "$here/pfo_tiny_profile.py" --expect > "$dir/expect.csv"

@@ -10,7 +10,7 @@ zeus="${ZEUS_BIN:?}/zeus"
 here="$(cd "$(dirname "$0")" && pwd)"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 cd "$dir" || exit 1
 python3 "$here/pfo_tiny_profile.py" > tiny.csv
 plan=(pfo plan --profile tiny.csv --stages 2 --microbatches 1 --p2p-power 10)

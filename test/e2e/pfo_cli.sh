@@ -7,7 +7,7 @@ zeus="${ZEUS_BIN:?}/zeus"
 data="${ZEUS_SOURCE_DIR:?}/data/perseus"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 profile="$data/stage_profile/gpt3-175b+a100_sxm_bf16.csv"
 
 # 1. The golden frontier.

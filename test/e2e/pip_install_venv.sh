@@ -7,7 +7,7 @@
 set -euo pipefail
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 src="${ZEUS_SOURCE_DIR:?}"
 
 /usr/bin/python3 -m venv --system-site-packages "$dir/venv"

@@ -5,7 +5,7 @@ set -uo pipefail
 zeus="${ZEUS_BIN:?}/zeus"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir" "$dir.err"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 for args in "show $dir" "replay --log $dir"; do
   # shellcheck disable=SC2086
   "$zeus" plo $args > /dev/null 2> "$dir.err"

@@ -6,7 +6,7 @@ zeus="${ZEUS_BIN:?}/zeus"
 logs="${ZEUS_SOURCE_DIR:?}/testing/data/profile_logs"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 
 # 1. Every log, every selector: the CLI's choice equals the formula's (one Python check at the end).
 n=0

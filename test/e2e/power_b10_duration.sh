@@ -6,7 +6,7 @@ set -uo pipefail
 zeus="${ZEUS_BIN:?}/zeus"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 cat > "$dir/state.json" <<'JSON'
 {"devices": [{"name": "NVIDIA A100-SXM4-40GB", "architecture": 7, "power_draw_mw": 150000,
               "min_limit_mw": 100000, "max_limit_mw": 400000, "limit_mw": 200000}]}

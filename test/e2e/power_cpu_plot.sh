@@ -25,7 +25,7 @@ export ZEUS_FAKE_NVML_STATE="$dir/state.json" ZEUS_NVML_PATH="$ZEUS_FAKES/libnvi
 export ZEUS_POWERCAP_ROOT="$pc" ZEUS_ROCM_SMI_PATH="$dir/none.so"
 unset CUDA_VISIBLE_DEVICES
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 
 # The package counter moves 2 J every 0.1 s (20 W) while zeus power --cpu runs; DRAM stays.
 # (Replaced whole, as sysfs answers a whole value: a reader never sees a half-written file.)

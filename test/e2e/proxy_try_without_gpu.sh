@@ -8,7 +8,7 @@ dir=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 export ZEUS_NVML_PATH=${ZEUS_FAKES:?}/libnvidia-ml.so.1 ZEUS_FAKE_NVML_STATE=$dir/gpu.json
 export ZEUS_ROCM_SMI_PATH=$dir/none.so ZEUS_POWERCAP_ROOT=$dir/none

@@ -5,7 +5,7 @@ set -uo pipefail
 zeus="${ZEUS_BIN:?}/zeus"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 mkdir "$dir/tokens"
 for args in "serve --db memory:// --port 0 --token-file $dir/tokens" \
             "bso next --job-id j --server http://127.0.0.1:9 --token-file $dir/tokens"; do

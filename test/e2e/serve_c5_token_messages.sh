@@ -11,7 +11,7 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 echo "right-token" > "$dir/token"; echo "wrong-token" > "$dir/wrong"; chmod 600 "$dir/token" "$dir/wrong"
 "$zeus" serve --db memory:// --port 0 --token-file "$dir/token" > "$dir/serve.log" 2>&1 &
 server_pid=$!

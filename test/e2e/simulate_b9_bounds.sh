@@ -6,7 +6,7 @@ set -uo pipefail
 zeus="${ZEUS_BIN:?}/zeus"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 
 expect_usage_error() {  # expect_usage_error <substring> <args...>
   local want="$1"; shift

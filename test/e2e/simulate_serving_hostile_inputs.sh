@@ -10,7 +10,7 @@ set -euo pipefail
 ZEUS="${ZEUS_BIN:?}/zeus"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 cd "$dir"
 /usr/bin/python3 - <<'PY'
 import json

@@ -7,7 +7,7 @@ dir=$(mktemp -d)
 chmod 700 "$dir"
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
 export ZEUS_NVML_PATH="${ZEUS_FAKES:?}/libnvidia-ml.so.1"
 echo '{"devices": [{"name": "NVIDIA H100 80GB HBM3", "architecture": 9}]}' > "$dir/state.json"
 export ZEUS_FAKE_NVML_STATE="$dir/state.json" ZEUS_POWERCAP_ROOT="$dir/no-powercap"
