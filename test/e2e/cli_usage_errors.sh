@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item C4: a command line zeus cannot parse exits 2 with one line on stderr, never a CLI11
+# A command line zeus cannot parse exits 2 with one line on stderr, never a CLI11
 # code (104-114) that `zeus measure` users could take for their command's own status.
 set -euo pipefail
 zeus="${ZEUS_BIN:?}/zeus"

@@ -74,7 +74,7 @@ grep -q '<div id="error"></div>' "$dir/dom.html" \
   || fail "the page reported an error: $(grep -o '<div id="error">[^<]*' "$dir/dom.html")"
 rows=$(grep -o '<tr class="trial">' "$dir/dom.html" | wc -l)
 [ "$rows" = 4 ] || fail "expected 4 trial rows for bert-squad, found $rows"
-# Newcomer round 4, item 17: a trial still running (dispatched) and a failed one have no result
+# A trial still running (dispatched) and a failed one have no result
 # yet: their cost, epochs, time, energy and metric cells are dashes, not 0.00 / 0 / 0.000.
 /usr/bin/python3 - "$dir/dom.html" <<'PY' || fail "a trial without a result shows numbers"
 import re, sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make run's build progress (scripts/make_run.sh, newcomer round 4f166e8): its output had a stray
+# make run's build progress (scripts/make_run.sh): its output had a stray
 # "grep: build/logs/build.log: No such file or directory", the progress loop reading the log
 # before the backgrounded build had opened it. The progress of a log that is not there yet is
 # nothing, silently; and compile() (with a stand-in cmake on PATH that prints two build steps)

@@ -82,7 +82,7 @@ expect_error() {  # expected-code pattern command...
   grep -q -- "$pattern" "$dir/bad.txt" || fail "'$*' error lacks '$pattern': $(cat "$dir/bad.txt")"
 }
 expect_error 1 "GPU index 5" "$zeus" measure --gpus 5 -- true
-expect_error 2 "not a list of GPU indices" "$zeus" measure --gpus x -- true  # a usage error (probe item C8)
+expect_error 2 "not a list of GPU indices" "$zeus" measure --gpus x -- true  # a usage error
 expect_error 127 "cannot run 'no-such-command-zeus'" "$zeus" measure -- no-such-command-zeus
 expect_error 1 "CUDA_VISIBLE_DEVICES" env CUDA_VISIBLE_DEVICES=0,,x "$zeus" measure -- true
 expect_error 1 "MIG" env CUDA_VISIBLE_DEVICES=MIG-1234 "$zeus" devices

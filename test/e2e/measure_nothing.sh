@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item B6: `zeus measure` on a machine where nothing can be measured says so, exits 69 and
+# `zeus measure` on a machine where nothing can be measured says so, exits 69 and
 # does not run the command (no 0 J report).
 set -euo pipefail
 zeus="${ZEUS_BIN:?}/zeus"
@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the
 export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/no-powercap"
 unset CUDA_VISIBLE_DEVICES
 
-# B6: no NVML, no ROCm, no RAPL.
+# Nothing to measure: no NVML, no ROCm, no RAPL.
 set +e
 ZEUS_NVML_PATH="$dir/nonexistent.so" "$zeus" measure --json -- touch "$dir/ran" > "$dir/out.json" 2> "$dir/err.txt"
 rc=$?

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item A8: `zeus measure` keeps the signals its caller ignored (nohup, `trap '' HUP`)
+# `zeus measure` keeps the signals its caller ignored (nohup, `trap '' HUP`)
 # ignored, in itself and in the command, so a hang-up does not kill a nohup'ed job.
 set -euo pipefail
 zeus="$ZEUS_BIN/zeus"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `zeus power --from HOST:PORT` against a zeusd that checks tokens (newcomer round 4f166e8, 2.6):
+# `zeus power --from HOST:PORT` against a zeusd that checks tokens:
 # without ZEUSD_TOKEN, or with one zeusd does not accept, its streams answer 401, and retrying
 # cannot help (the token comes from the environment): it stops at once, exit status 1, with a
 # message naming ZEUSD_TOKEN, instead of a row of "down" and a warning per stream every second

@@ -72,7 +72,7 @@ check "the leaderboard" 's["leaderboard"][0][:3] == ["big", "1", "100 %"] and s[
 check "no error on the page" 's["error"] == "" and s["error_after_answers"] == "" and s["live_error"] == ""'
 check "the live page's models" 'sorted(m[0] for m in s["live_models"]) == ["big", "small"] and s["live_finished"] == "2"'
 check "the live page's request spans" 's["live_spans"] == 2'
-# Newcomer round 4, item 17: the legend names each upstream's GPUs, not "power of proxy".
+# The legend names each upstream's GPUs, not "power of proxy".
 check "the live page's legend" 'sorted(s["live_legend"])[:2] == ["— power of big: GPU 1", "— power of small: GPU 0"] and not any("proxy" in t for t in s["live_legend"])'
 for png in proxy_colosseum proxy_live; do
   [ "$(head -c 4 "$out/$png.png" | od -An -c | tr -d ' ')" = '211PNG' ] \
@@ -232,7 +232,7 @@ grep -q '"model":"m1"' "$dir/events" || fail "/zeus/events lacks the request: $(
 [ "$(code -X POST -d '{}' "$plain/zeus/")" = 405 ] || fail "POST /zeus/ is not 405"
 [ "$(code "$plain/zeus/")" = 200 ] && grep -q "zeus proxy: live" "$dir/body" || fail "GET /zeus/"
 
-# Probe round 4, C8: models named like Object's own properties are models like any other on the
+# Models named like Object's own properties are models like any other on the
 # live page (they arrive while the page is open, through its event stream), and none of them
 # writes to Object.prototype.
 "$py" - "$plain" "$lib" <<'PY' || fail "models named like Object's properties on the live page"

@@ -59,7 +59,7 @@ assert 900 <= int(s["clock"]) < 1980, s
 assert "within the SLOs" in s["what"] and "%" in s["what"], s
 assert any("SM clock chosen by --govern" in t for t in s["legend"]), s
 assert s["dashed"] and s["points"] >= 5 and s["error"] == "", s
-# Newcomer round 4f166e8, 3.6: the right axis is titled with round ticks, and the one clock label
+# The right axis is titled with round ticks, and the one clock label
 # in MHz is the clock in force, at the line's end ("990 MHz" at the edge read as the clock).
 a = s["axis"]
 assert a["title"] == ["SM clock, MHz"], a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The live page's first paint is honest (newcomer round 4f166e8, 3.2): before its first snapshot
+# The live page's first paint is honest: before its first snapshot
 # arrives it says "connecting…" in the counters and the chart, not "0 requests" over an empty
 # chart that reads as an idle proxy (what a plain `chromium --headless --screenshot` caught). A
 # proxy in front of the fake OpenAI server serves one answer; headless Chromium

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item A6: 200 slowloris and 500 idle connections must not lock out `zeus serve`: a normal
+# 200 slowloris and 500 idle connections must not lock out `zeus serve`: a normal
 # client's requests (GET /healthz and GET /jobs) keep their p99 (under 3x unloaded, plus a noise
 # budget) and none fails. The old server (16 threads, one per connection) timed out here.
 set -euo pipefail

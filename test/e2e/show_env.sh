@@ -32,7 +32,7 @@ assert r["rapl"]["available"] is False and r["rapl"]["detail"], r["rapl"]
 assert r["zeusd"] == {"configured": False}, r["zeusd"]
 assert r["environment"]["ZEUS_NVML_PATH"].endswith("libnvidia-ml.so.1"), r["environment"]
 assert r["environment"]["CUDA_VISIBLE_DEVICES"] is None
-# Every variable the project reads is listed (newcomer round 4, item 16), secrets only as set.
+# Every variable the project reads is listed, secrets only as set.
 for name in ("ZEUS_AMDSMI_PATH", "ZEUS_SYSFS_ROOT", "ZEUS_DATA_DIR", "ZEUS_LOG_LEVEL",
              "ROCR_VISIBLE_DEVICES", "ZEUS_CA_FILE", "ZEUSD_TOKEN", "OPENEI_API_KEY"):
     assert name in r["environment"], name

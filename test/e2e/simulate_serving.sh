@@ -35,8 +35,8 @@ grep -q "governor" "$report/index.md" && grep -q "serving_clock.svg" "$report/in
   || { echo "FAIL: the report's pages"; exit 1; }
 [ "$(head -1 "$report/serving_clock.csv")" = "time (s),max-clock,best-static,dual-loop,governor" ] \
   || { echo "FAIL: the clock CSV's header: $(head -1 "$report/serving_clock.csv")"; exit 1; }
-# An hour-long trace's clock chart is readable (newcomer round 4f166e8, 3.8: drawn point by point
-# it was a red and green hairball): the whole hour as steps of a bounded number of means, and the
+# An hour-long trace's clock chart is readable (drawn point by point it was a red and green
+# hairball): the whole hour as steps of a bounded number of means, and the
 # busiest 5 minutes zoomed in (2 s steps), each captioned as the model, not a measurement.
 conv=$(dirname "$report")/conv
 "$ZEUS" simulate serving --trace "$data/azure_llm_2023_conv.csv" --report "$conv" > /dev/null

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item A9: `zeusd --config` refuses typos, sections, syntax errors and garbage with the
+# `zeusd --config` refuses typos, sections, syntax errors and garbage with the
 # line, before touching anything; a good file works and the command line overrides it.
 set -euo pipefail
 zeusd="${ZEUS_BIN:?}/zeusd"

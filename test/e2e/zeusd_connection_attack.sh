@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item A5: 200 slowloris and 500 idle connections (from another user when run as root)
+# 200 slowloris and 500 idle connections (from another user when run as root)
 # must not lock zeusd's privileged client out: root keeps reading /discover with its p99 (under 3x
 # unloaded, plus a noise budget) and no error. The old zeusd refused everyone at 128 connections.
 set -euo pipefail

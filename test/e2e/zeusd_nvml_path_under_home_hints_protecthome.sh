@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# zeusd with ZEUS_NVML_PATH under /root or /home that it cannot open (newcomer round 4f166e8, 2.4:
-# the packaged unit's ProtectHome=yes hides those folders, so the library the operator can see
-# "is not found"): the one log line about the NVML backend adds that a systemd sandbox may hide
-# the path. A path elsewhere that is missing gets no such hint.
+# zeusd with ZEUS_NVML_PATH under /root or /home that it cannot open (the packaged unit's
+# ProtectHome=yes hides those folders, so the library the operator can see "is not found"): the
+# one log line about the NVML backend adds that a systemd sandbox may hide the path. A path
+# elsewhere that is missing gets no such hint.
 set -euo pipefail
 source "$(dirname "$0")/lib/zeusd_lib.sh"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A user who may not open zeusd's socket (not in its group; newcomer round 4f166e8, 2.7): the
+# A user who may not open zeusd's socket (not in its group): the
 # client's message asks the operator to add them to the socket's group and names the flag as
 # `zeusd serve --socket-gid GROUP`, not the deprecated `zeusd --socket-group`.
 set -euo pipefail

@@ -20,7 +20,7 @@ issue() { "$zeusd" token issue --signing-key-path "$key" --user "$1" --scope "$2
 all=$(issue alice gpu-control,gpu-read,cpu-read 1h)
 reader=$(issue bob gpu-read 7d)
 forever=$(issue carol cpu-read never)
-# Probe round 4, D1: a token without expiry ("0" as upstream, or "never") is said to be one.
+# A token without expiry ("0" as upstream, or "never") is said to be one.
 zero_err=$("$zeusd" token issue --signing-key-path "$key" --user dave --scope cpu-read --expires 0 2>&1 >/dev/null)
 echo "$zero_err" | grep -q "never expires" || fail "--expires 0 issued a token without a warning: '$zero_err'"
 [ "$(echo "$all" | tr -cd . | wc -c)" = 2 ] || fail "zeusd token issue printed '$all'"

@@ -97,8 +97,8 @@ grep -q "kept until reset, not restored when the caller exits" "$dir/zeusd.log" 
 out=$(prolog 700000)
 [ "${out##* }" = 200 ] || fail "epilog: $out"
 [ "$(limit)" = 700000 ] || fail "the epilog did not reset the limit: $(limit)"
-# ... and, the limit back at its default, GET /leases no longer lists it (newcomer round 4f166e8,
-# 2.5: it stayed listed as "set power limit 300000 -> 700000 mW" until a DELETE).
+# ... and, the limit back at its default, GET /leases no longer lists it (it once stayed listed
+# as "set power limit 300000 -> 700000 mW" until a DELETE).
 leases=$(curl -s --unix-socket "$sock" http://zeusd/leases)
 echo "$leases" | "$py" -c 'import json,sys; d=json.load(sys.stdin); assert d["persistent"]==[], d' \
   || fail "the epilog's reset to the default left the change listed: $leases"

@@ -10,7 +10,8 @@ never the blank line) and --idle idle ones, from a child process running as --at
 given, then measures again. Prints one JSON line; exits 1 when the client saw an error or a
 non-200, or its attacked p99 exceeded 3x the unloaded p99 plus --budget-ms (noise on a busy CI
 machine) or, with --max-ms, any attacked request took longer than MS; 0 otherwise. Used by
-test/e2e/*_connection_attack.sh and *_a3_descriptor_limit.sh (probe items A5, A6, A3).
+test/e2e/*_connection_attack.sh and *_survives_low_descriptor_limit.sh (slowloris and idle
+connections, with and without a low descriptor limit, lock neither server out).
 """
 import argparse, json, os, signal, socket, sys, time
 

@@ -281,8 +281,8 @@ int run_serve(const ServeConfig& config) {
   (*server)->stop();
   // The watcher's thread calls into the service, which is destroyed before it (declared after
   // it): stopped first, or a client exiting during the shutdown would be handled by a destroyed
-  // service (seen: a hang on its GPU locks in e2e.zeusd_b3_strict_bodies). restore_all() then
-  // restores every lease, those of processes that exited meanwhile included.
+  // service (seen: a hang on its GPU locks in e2e.zeusd_rejects_unknown_body_fields).
+  // restore_all() then restores every lease, those of processes that exited meanwhile included.
   watcher.stop();
   service.restore_all();
   return 0;

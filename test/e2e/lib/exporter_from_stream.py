@@ -145,7 +145,7 @@ def main():
         bad = subprocess.run([f"{zeus_bin}/zeus", "exporter", "--port", "0", "--from", "nowhere"],
                              env=no_devices, capture_output=True, text=True, timeout=30)
         assert bad.returncode != 0 and "is not a zeusd address" in bad.stderr, bad
-        # Probe round 4, C1: a node that is down at start (rebooting) does not stop the exporter:
+        # A node that is down at start (rebooting) does not stop the exporter:
         # it starts, shows the node disconnected and keeps retrying; only when no node at all can
         # be reached does it refuse to start.
         down = "127.0.0.1:9"

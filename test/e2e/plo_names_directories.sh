@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item C3: zeus plo show DIR and plo replay --log DIR say "is a directory", and plo show
+# zeus plo show DIR and plo replay --log DIR say "is a directory", and plo show
 # never advises deleting what it was asked to show.
 set -uo pipefail
 zeus="${ZEUS_BIN:?}/zeus"
@@ -18,4 +18,4 @@ echo 'not json' > "$dir/damaged.json"
 grep -q "not a valid power profile" "$dir.err" || fail "damaged profile: $(cat "$dir.err")"
 grep -qi "delete" "$dir.err" && fail "plo show advises deleting: $(cat "$dir.err")"
 rm -f "$dir.err"
-echo "plo_c3_directories: ok"
+echo "plo_names_directories: ok"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item B2: when the GPU's energy counter goes backwards during the command (driver reload,
+# When the GPU's energy counter goes backwards during the command (driver reload,
 # GPU reset), `zeus measure` says so and reports power x time for that GPU instead of 0 J.
 set -euo pipefail
 zeus="$ZEUS_BIN/zeus"
@@ -11,7 +11,7 @@ echo '{"devices": [{"power_draw_mw": 300000, "energy_mj": 5e6, "energy_reset_aft
 export ZEUS_FAKE_NVML_STATE="$dir/state.json" ZEUS_NVML_PATH="$ZEUS_FAKES/libnvidia-ml.so.1"
 export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/no-powercap" ZEUS_LOG_LEVEL=warning
 unset CUDA_VISIBLE_DEVICES
-fail() { echo "FAIL: B2: $*" >&2; exit 1; }
+fail() { echo "FAIL: counter reset: $*" >&2; exit 1; }
 
 "$zeus" measure --json -- sleep 0.3 > "$dir/m.json" 2> "$dir/err.txt" || fail "measure: $(cat "$dir/err.txt")"
 grep -q "energy counter of GPU 0 went backwards during window" "$dir/err.txt" || fail "no warning: $(cat "$dir/err.txt")"
@@ -22,4 +22,4 @@ m = json.load(open(sys.argv[1]))
 e, t = m["gpu_energy_j"]["0"], m["time_s"]
 assert t >= 0.3 and abs(e - 300.0 * t) < 1e-6, m
 PY
-echo "B2 ok"
+echo "measure_counter_reset_uses_power_times_time: ok"

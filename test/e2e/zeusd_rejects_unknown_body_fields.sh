@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item B3: zeusd's JSON bodies take only their own fields, each once. The real daemon over
+# zeusd's JSON bodies take only their own fields, each once. The real daemon over
 # the fake libnvidia-ml.so.1: an unknown field, a typo'd one and a duplicate key each get 400
 # naming the field (POST of every knob, and a DELETE with a body), and nothing changes; the
 # bodies clients send still work.
@@ -34,4 +34,4 @@ expect_400 DELETE /gpu/0/power_limit '{"power_limit_mw": 300000}' \
 out=$(api POST /gpu/0/power_limit '{"power_limit_mw": 300000}')
 [ "${out##* }" = 200 ] || fail "a valid body was refused: $out"
 stop_zeusd
-echo "zeusd B3 strict bodies e2e ok"
+echo "zeusd_rejects_unknown_body_fields: ok"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item C1: a --token-file that is a directory is named as one ("is a directory"), by zeus
+# A --token-file that is a directory is named as one ("is a directory"), by zeus
 # serve and by zeus bso, instead of "is empty".
 set -uo pipefail
 zeus="${ZEUS_BIN:?}/zeus"
@@ -17,4 +17,4 @@ for args in "serve --db memory:// --port 0 --token-file $dir/tokens" \
     || fail "'zeus $args': $(cat "$dir/err.txt")"
   grep -q "empty" "$dir/err.txt" && fail "'zeus $args' still says empty"
 done
-echo "serve_c1_token_directory: ok"
+echo "serve_token_file_directory_is_named: ok"

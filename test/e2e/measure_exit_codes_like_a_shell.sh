@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item B12 (the CLI's part): zeus measure keeps the command's exit code when its reader has
+# zeus measure keeps the command's exit code when its reader has
 # gone (no death by SIGPIPE; the failed write is reported) and gives the command the default
 # SIGPIPE back; a directory as the command exits 126 "is a directory" as a shell does (127 only
 # for a command not found); plo replay refuses rows whose energy and time give no finite cost,
@@ -57,4 +57,4 @@ printf 'start_time,window_name,elapsed_time,gpu0_energy\n1,__PowerLimitOptimizer
 "$zeus" plo replay --log "$dir/cost.csv" > "$dir/out.txt" 2> "$dir/err.txt" && fail "an infinite cost was accepted"
 grep -q "is not a finite number" "$dir/err.txt" || fail "infinite cost: $(cat "$dir/err.txt")"
 grep -q "setting 300" "$dir/err.txt" || fail "infinite cost does not name the limit: $(cat "$dir/err.txt")"
-echo "measure_b12_small_ones: ok"
+echo "measure_exit_codes_like_a_shell: ok"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item C4: with its PostgreSQL server stopped, `zeus serve` answers /healthz — and every
+# With its PostgreSQL server stopped, `zeus serve` answers /healthz — and every
 # other route that needs the store — 503 with the same clear message, "cannot connect to
 # <database URL>: …; check that the server runs …" (the URL itself only in the server's log: an
 # HTTP answer names none), never an empty job name ("reading job ''") or libpqxx's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item D2: a zeus installed with `cmake --install` (binaries only in <prefix>/bin, data in
+# A zeus installed with `cmake --install` (binaries only in <prefix>/bin, data in
 # <prefix>/share/zeus/data) reads the installed data, not the build tree's, with no variable set.
 set -euo pipefail
 tmp=$(mktemp -d)
@@ -19,4 +19,4 @@ if "$zeus" simulate --workload cifar100 --seeds 1 > /dev/null 2> "$tmp/err"; the
   echo "FAIL: simulate succeeded without the installed summary_train.csv"; exit 1
 fi
 grep -qF "$tmp/prefix/share/zeus/data" "$tmp/err" || { echo "FAIL: error does not name the installed data:"; cat "$tmp/err"; exit 1; }
-echo "D2: installed zeus reads $tmp/prefix/share/zeus/data"
+echo "simulate_reads_installed_data: ok, installed zeus reads $tmp/prefix/share/zeus/data"

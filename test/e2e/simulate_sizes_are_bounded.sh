@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item B9: zeus simulate bounds its sizes (--seeds, --recurrences, --phase-recurrences) with
+# zeus simulate bounds its sizes (--seeds, --recurrences, --phase-recurrences) with
 # an error naming the maximum, and refuses a --seed past 2^64 - 1 instead of saturating it.
 # Usage errors: exit 2, one line, at once (no run that grows until the memory is gone).
 set -uo pipefail
@@ -31,4 +31,4 @@ expect_usage_error "runs past the last seed" --seed 18446744073709551615 --seeds
 "$zeus" simulate --seed 18446744073709551615 --seeds 1 --workload cifar100 > "$dir/out" 2> "$dir/err" \
   || fail "the largest seed was refused: $(cat "$dir/err")"
 grep -q "18446744073709551615" "$dir/out" || fail "the table does not name the seed: $(head -5 "$dir/out")"
-echo "simulate_b9_bounds: ok"
+echo "simulate_sizes_are_bounded: ok"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item A1: zeus pfo plan overflowed the stack with many microbatches (the max-flow recursed
+# zeus pfo plan overflowed the stack with many microbatches (the max-flow recursed
 # once per node of an augmenting path, which is as long as the critical path) and had no bound on
 # its work. Now: jobs beyond the bounds are refused at once (usage error, exit 2, one line naming
 # the bound and the fix, nothing written); a deep job within them plans on a small stack; long
@@ -53,4 +53,4 @@ grep -q $'\r' "$dir/deep.err" && fail "a terminal's progress bar was written to 
 "$zeus" pfo plan --profile "$dir/tiny.csv" --stages 2 --microbatches 1 --p2p-power 10 \
   --out "$dir/short" > /dev/null 2> "$dir/short.err" || fail "short plan failed"
 [ -s "$dir/short.err" ] && fail "a short plan printed progress: $(cat "$dir/short.err")"
-echo "pfo_a1_many_microbatches: ok"
+echo "pfo_many_microbatches_are_bounded: ok"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item B1: the schedule with every instruction at its slowest clock (T_max) is not a row of
+# The schedule with every instruction at its slowest clock (T_max) is not a row of
 # the frontier (which starts one unit below it, as the authors' does), but it is a candidate for
 # T* and for every plan choice. On a hand-checkable profile whose energy falls all the way to
 # T_max, T* is (0.056 s, 321.6 J) and a straggler at 0.06 s gets the all-slowest schedule; the
@@ -73,4 +73,4 @@ if "$zeus" pfo choose --plans "$dir/old" --fastest > /dev/null 2> "$dir/err.txt"
   fail "an old plan folder was accepted"
 fi
 grep -q "no t_max_plan.*plan again" "$dir/err.txt" || fail "old folder: $(cat "$dir/err.txt")"
-echo "pfo_b1_all_slowest_candidate: ok"
+echo "pfo_all_slowest_schedule_is_a_candidate: ok"

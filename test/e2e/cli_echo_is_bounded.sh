@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item C12: an error never echoes unbounded user input. A 100 KB value comes back as its
+# An error never echoes unbounded user input. A 100 KB value comes back as its
 # first 80 bytes and its size, whether the CLI's own parser or the library wrote the message.
 set -uo pipefail
 zeus="${ZEUS_BIN:?}/zeus"
@@ -24,4 +24,4 @@ grep -q "(100000 bytes)" "$dir/err.txt" || fail "the size of the cut value is no
 "$zeus" measure --gpus "$big" -- true 2> "$dir/err.txt"
 grep -q "^zeus: --gpus '7\{80\}…(100000 bytes)' is not a list of GPU indices" "$dir/err.txt" \
   || fail "--gpus: $(head -c 300 "$dir/err.txt")"
-echo "cli_c12_bounded_echo: ok"
+echo "cli_echo_is_bounded: ok"

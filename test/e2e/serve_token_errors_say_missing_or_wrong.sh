@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item C5: zeus bso tells a missing token from a wrong one (the server's 401 says which),
+# zeus bso tells a missing token from a wrong one (the server's 401 says which),
 # names the CLI's --token-file (no C++ API name), and bso show prints no "(, max power" for a job
 # without a gpu_model.
 set -uo pipefail
@@ -39,4 +39,4 @@ cat "$dir/missing.txt" "$dir/wrong.txt" | grep -q "BsoHttpClientOptions" && fail
 "$zeus" "${register[@]}" --token-file "$dir/token" > /dev/null || fail "register with the token failed"
 "$zeus" bso show --server "$url" --job-id c5-job > "$dir/show.txt" || fail "show failed"
 head -1 "$dir/show.txt" | grep -q "^job c5-job  (max power 300.0 W" || fail "show header: $(head -1 "$dir/show.txt")"
-echo "serve_c5_token_messages: ok"
+echo "serve_token_errors_say_missing_or_wrong: ok"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Probe round 3, items D1 and D2: the docs say what the code does.
-# D1: no comment promises "501 an unknown transfer coding" that never happens, and the docs state
-#     the framing rule (Transfer-Encoding exactly chunked, else 400/501 and close).
-# D2: operators.md says every ancestor of zeusd's socket is checked, and what a low `nofile`
-#     limit does to the connection cap.
+# The docs say what the code does:
+# - framing: no comment promises "501 an unknown transfer coding" that never happens, and the docs
+#   state the framing rule (Transfer-Encoding exactly chunked, else 400/501 and close);
+# - zeusd's socket: operators.md says every ancestor of zeusd's socket is checked, and what a low
+#   `nofile` limit does to the connection cap.
 set -uo pipefail
 src="${ZEUS_SOURCE_DIR:?}"
 source "$(dirname "$0")/lib/fail_report.sh"  # fail MESSAGE: the message and the logs in $dir
@@ -13,4 +13,4 @@ grep -q "Transfer-Encoding: chunked\` alone" "$src/docs/architecture.md" || fail
 grep -qi "ancestor" "$src/docs/operators.md" || fail "docs/operators.md does not say that ancestors are checked"
 grep -q "ulimit -n" "$src/docs/operators.md" || fail "docs/operators.md does not say what a low nofile limit does"
 grep -q "ulimit -n" "$src/docs/server.md" || fail "docs/server.md does not say what a low nofile limit does"
-echo "docs_r3_d1_d2: ok"
+echo "docs_describe_framing_and_socket_checks: ok"

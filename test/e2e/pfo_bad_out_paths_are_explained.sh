@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Probe items C1 and C2: zeus pfo's output and input paths. C1: --out naming a dangling symbolic
-# link or nothing said "cannot move the plans into ...: Success" (an error code never set); C2:
-# --out naming a regular file or /dev/null said "exists and is not empty". Each refusal now says
+# zeus pfo's output and input paths. --out naming a dangling symbolic link or nothing said
+# "cannot move the plans into ...: Success" (an error code never set); --out naming a regular
+# file or /dev/null said "exists and is not empty". Each refusal now says
 # what is at the path and what to give instead, in one line, with nothing written and no
 # temporary left; the word "Success" never appears. A trailing slash (`--out plans/`, as in the
 # docs) works.
@@ -66,4 +66,4 @@ refused "--out '/dev/null' is a character device, not a regular file" \
 refused "--out 'od_dangling' is a symbolic link" pfo choose --plans plans --fastest --out od_dangling
 "$zeus" pfo choose --plans plans --fastest --out od_file > /dev/null || fail "choose over a file"
 grep -q '"frequencies"' od_file || fail "choose --out od_file wrote no schedule"
-echo "pfo_c1_c2_out_paths: ok"
+echo "pfo_bad_out_paths_are_explained: ok"

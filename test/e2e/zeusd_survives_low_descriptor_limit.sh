@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Probe item A3 for zeusd: with nofile 256, 500 idle and 32 slowloris connections (from another
-# user when run as root) must not lock out the privileged client: root's /discover is answered
-# within 50 ms throughout, zeusd says once that its cap was clamped, and its log stays short.
+# serve_survives_low_descriptor_limit for zeusd: with nofile 256, 500 idle and 32 slowloris
+# connections (from another user when run as root) must not lock out the privileged client: root's
+# /discover is answered within 50 ms throughout, zeusd says once that its cap was clamped, and
+# its log stays short.
 set -euo pipefail
 source "${ZEUS_SOURCE_DIR:?}/test/e2e/lib/zeusd_lib.sh"
 fake_gpus '[{"name": "NVIDIA H100 80GB HBM3", "architecture": 9, "power_draw_mw": 350000,

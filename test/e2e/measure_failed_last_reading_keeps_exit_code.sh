@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item B5 (regression): when the GPU is lost after the command ran (the last energy reading
+# A regression test: when the GPU is lost after the command ran (the last energy reading
 # fails), `zeus measure` still prints the time and an error line, and exits with the command's
 # own code, or 74 when the command succeeded. The fake NVML fails the reading after N calls.
 set -euo pipefail
@@ -11,7 +11,7 @@ state='{"devices": [{"fail_after_calls": {"nvmlDeviceGetTotalEnergyConsumption":
 export ZEUS_FAKE_NVML_STATE="$dir/state.json" ZEUS_NVML_PATH="$ZEUS_FAKES/libnvidia-ml.so.1"
 export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/no-powercap"
 unset CUDA_VISIBLE_DEVICES
-fail() { echo "FAIL: B5: $*" >&2; exit 1; }
+fail() { echo "FAIL: failed last reading: $*" >&2; exit 1; }
 
 run() {  # run EXPECTED_CODE COMMAND...: human report
   local expected=$1; shift
@@ -33,4 +33,4 @@ import json, sys
 m = json.load(open(sys.argv[1]))
 assert m["exit_code"] == 3 and m["time_s"] >= 0 and "failed" in m["error"], m
 PY
-echo "B5 ok"
+echo "measure_failed_last_reading_keeps_exit_code: ok"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item A7: zeusd's leases survive a zeusd crash. The real daemon over the fake
+# zeusd's leases survive a zeusd crash. The real daemon over the fake
 # libnvidia-ml.so.1, killed with SIGKILL and restarted with the same arguments:
 #   1. a client that still runs keeps its 250 W on GPU 1, its lease is re-adopted (another
 #      process, root too, gets 409), and its exit puts the default back;
@@ -138,4 +138,4 @@ grep -q "GPU 0 (GPU-[^)]*) has power limit 500000 mW, not its default 700000 mW,
 kill -TERM "$zeusd_pid"
 wait "$zeusd_pid" || fail "zeusd exited with $?"
 zeusd_pid=""
-echo "zeusd A7 restart e2e ok"
+echo "zeusd_restart_keeps_leases: ok"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item B2: a lease journal with one bad lease still restores every good one. The journal a
+# A lease journal with one bad lease still restores every good one. The journal a
 # killed zeusd left holds a valid lease of a dead process on GPU 0 (which it left at 300 W) and
 # the same lease on GPU 1 twice. The real daemon over the fake libnvidia-ml.so.1 must restore
 # GPU 0 and GPU 1, name the duplicate, keep a copy of the journal as found, and rewrite it.
@@ -31,4 +31,4 @@ cmp -s "$journal".damaged-* "$dir/as-found.json" || fail "the copy kept is not t
 "$py" -c 'import json,sys; assert json.load(open(sys.argv[1]))["leases"] == []' "$journal" \
   || fail "the journal was not rewritten: $(cat "$journal")"
 stop_zeusd
-echo "zeusd B2 partial journal e2e ok"
+echo "zeusd_partial_journal_restores_good_leases: ok"

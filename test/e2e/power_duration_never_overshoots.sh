@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item B10: zeus power --duration never overshoots. The last reading and the totals are
+# zeus power --duration never overshoots. The last reading and the totals are
 # taken at the deadline (not an interval past it), an --interval longer than --duration still
 # ends at the duration, nan/inf are refused, and 0 ("until Ctrl-C") is documented in --help.
 set -uo pipefail
@@ -45,4 +45,4 @@ timeout 5 "$zeus" power --interval nan > /dev/null 2> "$dir/err.txt"
 [ $? = 2 ] || fail "--interval nan accepted"
 "$zeus" power --help | tr -s ' \n' ' ' | grep -q "0 (the default): until Ctrl-C" \
   || fail "--help does not say what --duration 0 means"
-echo "power_b10_duration: ok"
+echo "power_duration_never_overshoots: ok"

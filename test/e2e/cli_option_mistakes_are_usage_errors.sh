@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item C8: options silently accepted or mis-worded. --gpus '' is an error (it meant "all
+# Options silently accepted or mis-worded. --gpus '' is an error (it meant "all
 # GPUs"), --cpus with --no-cpus is an error (--no-cpus won silently), --batch-sizes 8,,16 says
 # "batch sizes" (not "indices"), and --selector zeus:0.3 --eta 0.8 says the eta is given twice.
 # All are usage errors: exit 2, one line.
@@ -42,4 +42,4 @@ expect_usage_error "--eta applies to --selector zeus only" plo replay --log "$di
 expect_usage_error "--window applies to 'zeus simulate drift' only" simulate --window 3 --seeds 1
 expect_usage_error "--gpus applies to 'zeus simulate gpus' or 'perseus' only" simulate headline --gpus a40
 "$zeus" simulate drift --window 3 --seeds 1 > /dev/null || fail "simulate drift --window 3"
-echo "cli_c8_option_mistakes: ok"
+echo "cli_option_mistakes_are_usage_errors: ok"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item A4: zeusd checks every directory on the way to its socket and its lease journal, and
+# zeusd checks every directory on the way to its socket and its lease journal, and
 # at stop removes only the socket file it bound. The real daemon over the fake libnvidia-ml.so.1:
 #   1. an ancestor of the socket owned by another user (as root; otherwise one its group can
 #      write) is refused at start, naming that ancestor and the fix;
@@ -63,4 +63,4 @@ start_zeusd --socket "$sock" --allow 'gpu-read=*'
 ! grep -q "unsafe" "$dir/zeusd.log" || fail "a warning for a safe directory"
 stop_zeusd
 [ ! -e "$sock" ] || fail "zeusd left its own socket behind"
-echo "zeusd A4 socket ancestors e2e ok"
+echo "zeusd_refuses_unsafe_socket_ancestors: ok"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item B3: a Hopper whose energy counter answers NOT_SUPPORTED (vGPU, some boards) is
+# A Hopper whose energy counter answers NOT_SUPPORTED (vGPU, some boards) is
 # probed at discovery: `zeus devices` says the counter is not available, and `zeus measure`
 # samples its power instead of failing.
 set -euo pipefail
@@ -11,7 +11,7 @@ echo '{"errors": {"nvmlDeviceGetTotalEnergyConsumption": 3}, "devices": [{"power
 export ZEUS_FAKE_NVML_STATE="$dir/state.json" ZEUS_NVML_PATH="$ZEUS_FAKES/libnvidia-ml.so.1"
 export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/no-powercap"
 unset CUDA_VISIBLE_DEVICES
-fail() { echo "FAIL: B3: $*" >&2; exit 1; }
+fail() { echo "FAIL: no energy counter: $*" >&2; exit 1; }
 
 out=$("$zeus" devices)
 echo "$out" | grep -q "energy counter   no (power is sampled)" || fail "devices: $out"
@@ -27,4 +27,4 @@ m = json.load(open(sys.argv[1]))
 assert m["exit_code"] == 0, m
 assert abs(m["gpu_energy_j"]["0"] / m["time_s"] - 300) < 15, m
 PY
-echo "B3 ok"
+echo "measure_samples_power_without_energy_counter: ok"

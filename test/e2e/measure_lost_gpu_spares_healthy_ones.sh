@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item B1: one lost GPU must not hide the healthy ones. `zeus devices` lists the healthy
+# One lost GPU must not hide the healthy ones. `zeus devices` lists the healthy
 # GPU and says why the lost one is skipped; `zeus measure` measures the healthy one, also with
 # CUDA_VISIBLE_DEVICES=0; naming the lost GPU is an error that says why.
 set -euo pipefail
@@ -10,7 +10,7 @@ echo '{"devices": [{}, {"lost": true}]}' > "$dir/state.json"
 export ZEUS_FAKE_NVML_STATE="$dir/state.json" ZEUS_NVML_PATH="$ZEUS_FAKES/libnvidia-ml.so.1"
 export ZEUS_ROCM_SMI_PATH="$dir/none.so" ZEUS_POWERCAP_ROOT="$dir/no-powercap"
 unset CUDA_VISIBLE_DEVICES
-fail() { echo "FAIL: B1: $*" >&2; exit 1; }
+fail() { echo "FAIL: lost GPU: $*" >&2; exit 1; }
 
 out=$("$zeus" devices)
 echo "$out" | grep -q "^GPU 0: NVIDIA H100" || fail "healthy GPU 0 not listed: $out"
@@ -31,4 +31,4 @@ if CUDA_VISIBLE_DEVICES=1 "$zeus" devices > "$dir/out.txt" 2> "$dir/err.txt"; th
   fail "CUDA_VISIBLE_DEVICES=1 (the lost GPU) was accepted: $(cat "$dir/out.txt")"
 fi
 grep -q "names GPU 1, which cannot be used" "$dir/err.txt" || fail "message: $(cat "$dir/err.txt")"
-echo "B1 ok"
+echo "measure_lost_gpu_spares_healthy_ones: ok"

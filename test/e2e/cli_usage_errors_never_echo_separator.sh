@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Probe item C4 (the part left over): no usage error of `zeus` (any subcommand, as its --help
-# lists them) or `zeusd` echoes the `--` separator. CLI11 counts `--` among the arguments it did
-# not expect and printed "The following arguments were not expected: -- --bogus" for
+# Beside cli_usage_errors (exit 2, one line): no usage error of `zeus` (any subcommand, as its
+# --help lists them) or `zeusd` echoes the `--` separator. CLI11 counts `--` among the arguments
+# it did not expect and printed "The following arguments were not expected: -- --bogus" for
 # `zeus measure --bogus -- true`; now the unexpected arguments come alone, in one line, with
 # exit status 2. Nothing is run: every command line here is a usage error.
 set -euo pipefail
@@ -62,4 +62,4 @@ grep -qx "zeusd: The following arguments were not expected: --bogus x (see zeusd
 usage_error "$zeusd" --bogus --
 usage_error "$zeusd" -- --bogus -- y
 "$zeusd" --help > /dev/null || fail "zeusd --help does not exit 0"
-echo "cli_c4_no_separator_echo: ok ($checked zeus command paths and zeusd)"
+echo "cli_usage_errors_never_echo_separator: ok ($checked zeus command paths and zeusd)"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Probe item C6: ZEUS_NVML_PATH='' and ZEUS_ROCM_SMI_PATH='' count as unset (dlopen("") would
+# ZEUS_NVML_PATH='' and ZEUS_ROCM_SMI_PATH='' count as unset (dlopen("") would
 # load the main program): the reasons name the default libraries, never an empty name.
 set -euo pipefail
 zeus="$ZEUS_BIN/zeus"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: C6: $*" >&2; exit 1; }
+fail() { echo "FAIL: empty library paths: $*" >&2; exit 1; }
 out=$(ZEUS_NVML_PATH='' ZEUS_ROCM_SMI_PATH='' ZEUS_AMDSMI_PATH='' ZEUS_POWERCAP_ROOT="$dir/none" "$zeus" devices 2>&1) || true
 echo "$out" | grep -q "lacks nvmlInit" && fail "an empty ZEUS_NVML_PATH was loaded: $out"
 echo "$out" | grep -q ",  is not" && fail "an empty library name: $out"
@@ -18,4 +18,4 @@ fi
 if ! ls /opt/rocm/lib/libamd_smi.so > /dev/null 2>&1; then
   echo "$out" | grep -q "amdsmi: not used, .*libamd_smi.so" || fail "amdsmi reason: $out"
 fi
-echo "C6 ok"
+echo "devices_empty_library_paths_mean_unset: ok"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item A3: with a descriptor limit (nofile 256) far below --max-connections, 500 idle and
+# With a descriptor limit (nofile 256) far below --max-connections, 500 idle and
 # 32 slowloris connections must not lock `zeus serve` out: the cap is clamped to the descriptors
 # there are (and the server says so once at start), idle and slow connections make room, every
 # /healthz is answered within 50 ms, and the log stays short (no line per refused accept).

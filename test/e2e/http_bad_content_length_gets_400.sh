@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Probe item C11: a negative or 20-digit Content-Length and two conflicting Content-Length
+# A negative or 20-digit Content-Length and two conflicting Content-Length
 # headers get a prompt 400 (well before any request timeout), from `zeus serve` and from zeusd
 # alike, with the connection left open by the client (so only the header can trigger the answer).
 set -euo pipefail
@@ -50,4 +50,4 @@ if failures:
 PY
 kill -0 "${server_pid[c11]}" || fail "zeus serve died"
 kill -0 "$zeusd_pid" || fail "zeusd died"
-echo "C11 ok"
+echo "http_bad_content_length_gets_400: ok"
