@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "optimizer/pipeline_frequency/execution_options.h"
-#include "optimizer/pipeline_frequency/exponential_fit.h"
+#include "perseus/planner/execution_options.h"
+#include "perseus/planner/exponential_fit.h"
 #include "zeus/pfo_profile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

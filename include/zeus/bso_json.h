@@ -4,7 +4,8 @@
 // Decoding fills missing optional fields with their defaults, ignores unknown fields, and
 // validates the job spec (validate_job_spec). Units on the wire: time in s, energy in J, power
 // in W. Thread-safety: pure functions. Failure: kInvalidArgument naming the field (bad JSON,
-// wrong type, missing required field, or a value out of range). Lives in library zeus_store.
+// wrong type, missing required field, or a value out of range). Lives in library zeus_wire
+// (src/wire/), shared by the client, the server and the stores.
 //
 //   zeus::Result<zeus::JobSpec> spec = zeus::job_spec_from_json(request_body);
 //   if (!spec) return http_400(spec.error().message);

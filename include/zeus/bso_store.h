@@ -7,7 +7,7 @@
 // concurrent clients never get the same trial number. Implementations: make_memory_store() (this
 // process only), open_sqlite_store() (zeus/sqlite_store.h), open_postgres_store()
 // (zeus/postgres_store.h), open_mysql_store() (zeus/mysql_store.h) and open_store(url)
-// (zeus/store_factory.h), the last four in library zeus_store.
+// (zeus/store_factory.h): SQLite in library zeus_store_sqlite, the other three in zeus_store.
 // Thread-safety: transact may be called from any thread; a transaction object is used only
 // inside its fn and fn must not call transact again. Failure: kUnavailable/kInternal from the
 // database; kNotFound for a trial of an unknown job.

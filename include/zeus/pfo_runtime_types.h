@@ -2,7 +2,7 @@
 // and the pipeline-frequency server exchange, as plain values. Field for field the models of
 // Zeus 0.16's pipeline-frequency optimizer (JobInfo, RankInfo, FrequencySchedule,
 // ProfilingResult), so its clients and ours speak to one server; the JSON codec is the server's
-// and client's (src/pfo_server/wire.h), these types know no JSON.
+// and client's (src/perseus/wire/wire.h), these types know no JSON.
 // Units: clocks in MHz, times in s, energies in J. Thread-safety: plain values.
 #pragma once
 

@@ -39,7 +39,7 @@ struct PfoServerOptions {
                                             // frontier)
   std::string solution_path;       // the schedule file (.py literal or JSON), read at job start
   std::string scheduler_args;      // JSON object: InstructionProfiler's arguments
-                                   // (num_microbatches, ...: src/pfo_server/profiler_scheduler.h)
+                                   // (num_microbatches, ...: src/perseus/server/profiler_scheduler.h)
   std::string plans_dir;           // Frontier: the --out folder of `zeus pfo plan`, read at start
   std::string dump_dir;            // empty: no dump
   double max_job_idle_s = 604800;  // a job with no request for this long is evicted (1 week)

@@ -1,4 +1,4 @@
-// SqliteStore: the batch-size optimizer's Store in an SQLite file (library zeus_store).
+// SqliteStore: the batch-size optimizer's Store in an SQLite file (library zeus_store_sqlite).
 //
 // WAL journal; transactions run inside `BEGIN IMMEDIATE`, so processes sharing the file
 // serialise their read-decide-write (a writer waits up to busy_timeout_s for another). Concurrent

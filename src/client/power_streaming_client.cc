@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "client/power_events.h"
+#include "common/median.h"
 #include "http/client.h"
-#include "pfo_server/straggler_detect.h"
 #include "zeus/log.h"
 
 namespace zeus {
@@ -65,7 +65,7 @@ Result<double> estimate_offset(http::HttpClient& client, int samples, const std:
     }
     offsets.push_back((before + after) / 2 - json["timestamp_ms"].get<double>() / 1000.0);
   }
-  return pfo::median(offsets);
+  return median(offsets);
 }
 
 class StreamingClient final : public PowerStreamingClient {

@@ -5,6 +5,7 @@
 
 #include "common/csv_table.h"
 #include "common/dynamic_library.h"
+#include "common/median.h"
 #include "common/sysfs.h"
 #include "zeus/clock.h"
 #include "zeus/log.h"
@@ -80,9 +81,9 @@ TEST(LogTest, SinkReceivesMessagesAtOrAboveLevel) {
   EXPECT_FALSE(parse_log_level("loud", &parsed));
 }
 
-// Newcomer round 4, item 17: a message naming its component is printed with that component
+// A message naming its component is printed with that component
 // before the level, not after "zeus <level>:".
-TEST(LogTest, Logs_Newcomer17_TheComponentPrefixIsNotRepeated) {
+TEST(LogTest, Logs_TheComponentPrefixIsNotRepeated) {
   LogLevel before = log_level();
   set_log_level(LogLevel::kInfo);
   ::testing::internal::CaptureStderr();
@@ -117,6 +118,12 @@ TEST(DynamicLibraryTest, FindsSymbolsAndReportsMissingOnes) {
   EXPECT_EQ(missing.error().code, ErrorCode::kNotSupported);
 }
 
+TEST(MedianTest, MiddleValueMeanOfTheMiddleTwoOrZeroWhenEmpty) {
+  EXPECT_DOUBLE_EQ(median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_DOUBLE_EQ(median({4.0, 1.0, 2.0, 3.0}), 2.5);
+  EXPECT_DOUBLE_EQ(median({}), 0.0);
+}
+
 TEST(SysfsTest, ReadsIntegersAndMapsErrors) {
   auto dir = std::filesystem::temp_directory_path() / "zeus_sysfs_test";
   std::filesystem::create_directories(dir);
@@ -131,9 +138,9 @@ TEST(SysfsTest, ReadsIntegersAndMapsErrors) {
   std::filesystem::remove_all(dir);
 }
 
-// Probe round 4, C4: a UTF-8 byte-order mark (Excel's "CSV UTF-8") before the header is not part
+// A UTF-8 byte-order mark (Excel's "CSV UTF-8") before the header is not part
 // of the first column's name.
-TEST(CsvTableTest, CarbonCsv_C4_AByteOrderMarkIsSkipped) {
+TEST(CsvTableTest, CarbonCsv_AByteOrderMarkIsSkipped) {
   auto table = CsvTable::parse("\xEF\xBB\xBFtimestamp,value\n2024-01-01T00:00:00Z,400\n", "bom.csv");
   ASSERT_TRUE(table) << table.error().message;
   auto columns = table->require_columns({"timestamp", "value"});

@@ -20,7 +20,7 @@
 #include "proxy/serving.h"
 #include "proxy/sse_scan.h"
 #include "proxy/upstream.h"
-#include "store/vote_store.h"
+#include "store/sqlite/vote_store.h"
 #include "zeus/log.h"
 
 namespace zeus::proxy {

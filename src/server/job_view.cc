@@ -19,19 +19,11 @@ using nlohmann::json;
 
 json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+// The wire's trial (zeus/bso_json.h) plus when it was dispatched, which only the job view shows.
 json trial_json(const Trial& t) {
-  return json{{"job_id", t.job_id},
-              {"trial_number", t.trial_number},
-              {"batch_size", t.batch_size},
-              {"kind", std::string(trial_kind_name(t.kind))},
-              {"pruning_round", t.pruning_round},
-              {"status", std::string(trial_status_name(t.status))},
-              {"time", t.time_s},
-              {"energy", t.energy_j},
-              {"cost", t.cost},
-              {"epochs", t.epochs},
-              {"metric", t.metric},
-              {"dispatched_at", t.dispatched_unix_s > 0 ? json(t.dispatched_unix_s) : json()}};
+  json j = json::parse(trial_to_json(t));
+  j["dispatched_at"] = t.dispatched_unix_s > 0 ? json(t.dispatched_unix_s) : json();
+  return j;
 }
 
 using JobHistory = std::pair<JobSpec, std::vector<Trial>>;

@@ -9,9 +9,6 @@
 namespace zeus::zeusd {
 namespace {
 
-constexpr std::array<std::string_view, kCapabilityCount> kNames = {"gpu-control", "gpu-read",
-                                                                   "cpu-read"};
-
 std::optional<uint32_t> parse_id(std::string_view text) {
   if (text.empty() || text.size() > 9) return std::nullopt;
   uint32_t value = 0;
@@ -47,18 +44,6 @@ Result<uint32_t> resolve_group(const std::string& name) {
 }
 
 }  // namespace
-
-std::string_view capability_name(Capability capability) {
-  return kNames[static_cast<size_t>(capability)];
-}
-
-Result<Capability> parse_capability(std::string_view name) {
-  for (size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == name) return static_cast<Capability>(i);
-  }
-  return fail(ErrorCode::kInvalidArgument, "unknown capability '" + std::string(name) +
-                                               "' (use gpu-control, gpu-read or cpu-read)");
-}
 
 bool TokenIdentity::grants(Capability capability) const {
   return std::find(scopes.begin(), scopes.end(), capability) != scopes.end();
@@ -129,16 +114,6 @@ std::string AllowList::describe(Capability capability) const {
   std::string text = "root";
   for (const auto& name : entries.names) text += ", " + name;
   return text;
-}
-
-std::string user_name(uint32_t uid) {
-  std::vector<char> buffer(16384);
-  passwd entry{};
-  passwd* found = nullptr;
-  if (getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
-    return std::to_string(uid);
-  }
-  return found->pw_name;
 }
 
 std::string AllowList::refusal(Capability capability, const Peer& peer) const {

@@ -21,17 +21,14 @@
 #include <string_view>
 #include <vector>
 
+#include "common/user_name.h"
+#include "wire/zeusd_command.h"
 #include "zeus/result.h"
 
 namespace zeus::zeusd {
 
-enum class Capability { kGpuControl = 0, kGpuRead = 1, kCpuRead = 2 };
-inline constexpr int kCapabilityCount = 3;
-
-// "gpu-control", "gpu-read", "cpu-read".
-std::string_view capability_name(Capability capability);
-// The inverse of capability_name(); InvalidArgument naming the valid ones otherwise.
-Result<Capability> parse_capability(std::string_view name);
+// Capability, capability_name() and parse_capability(): wire/zeusd_command.h (the client knows
+// the names too).
 
 // Who a verified bearer token names (jwt_token.h): its `sub`, the API groups it grants and its
 // expiry (Unix seconds; unset: never).
@@ -90,8 +87,5 @@ class AllowList {
   };
   std::array<Entries, kCapabilityCount> entries_;
 };
-
-// The user name of `uid`, or the number as text when it has none.
-std::string user_name(uint32_t uid);
 
 }  // namespace zeus::zeusd

@@ -1,4 +1,4 @@
-// zeus pfo: the Perseus pipeline frequency planner (src/optimizer/pipeline_frequency/).
+// zeus pfo: the Perseus pipeline frequency planner (src/perseus/planner/).
 //   zeus pfo plan    the iteration time-energy frontier of a pipeline from its stage profile
 //   zeus pfo choose  one plan of it (no slowdown, a slowdown budget, or a straggler's time),
 //                    written as the schedule file the pipeline frequency server serves

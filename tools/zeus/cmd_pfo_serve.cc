@@ -14,7 +14,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "pfo_server/scheduler.h"
+#include "perseus/server/scheduler.h"
 #include "zeus/pfo_server.h"
 
 namespace zeus::cli {

@@ -9,7 +9,7 @@
 #include <system_error>
 
 #include "cli_parse.h"
-#include "optimizer/pipeline_frequency/python_float.h"
+#include "perseus/planner/python_float.h"
 #include "output_path.h"
 
 #include "zeus/pfo_plan_choice.h"

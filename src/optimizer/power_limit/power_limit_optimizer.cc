@@ -6,7 +6,7 @@
 
 #include <unistd.h>
 
-#include "optimizer/power_limit/exit_restorer.h"
+#include "device_control/exit_restorer.h"
 #include "optimizer/power_limit/knob_control.h"
 #include "zeus/log.h"
 
