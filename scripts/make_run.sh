@@ -20,8 +20,8 @@ compile() {
   echo "compiling zeus and the fake NVML (log: $logs/build.log)"
   # The build's own lines go to the log; the terminal gets its progress, one line redrawn. The log
   # is created here, before the build starts: the background job opens it only once it runs, and
-  # the loop below may read it before that (newcomer round 4f166e8: "grep: build/logs/build.log:
-  # No such file or directory" in make run's output).
+  # the loop below may read it before that ("grep: build/logs/build.log: No such file or
+  # directory" was once in make run's output).
   : > "$logs/build.log"
   cmake --build "$build" --target zeus_cli fake_nvml -j "${JOBS:-$(nproc)}" > "$logs/build.log" 2>&1 &
   local pid=$! last=""

@@ -12,7 +12,7 @@ cat > "$ZEUS_FAKE_NVML_STATE" <<JSON
 {"devices": [{"power_draw_mw": 250000, "min_limit_mw": 100000, "max_limit_mw": 300000}]}
 JSON
 
-# Probe item D3: a flag without its value and a non-numeric --target are usage errors (exit 2),
+# A flag without its value and a non-numeric --target are usage errors (exit 2),
 # not silently ignored or read as 0.
 for bad in "--store" "--target abc" "--target 0.9x" "--max-epochs" "--max-epochs 0" "--bogus 1"; do
   set +e
@@ -35,7 +35,7 @@ grep -q "^batch_size 16 " "$work/run2.txt" || fail "run 2 should explore the nex
 optimum=$(sed -n 's/^optimal_power_limit_w //p' "$work/run1.txt")
 case "$optimum" in 300|200|100) ;; *) fail "optimal power limit '$optimum' is not a candidate" ;; esac
 grep -Eq "^epoch 0 accuracy [0-9.]+ energy_j [0-9.]+[0-9] time_s [0-9.e-]+ \(stop condition not met: keep training\)$" "$work/run1.txt" || fail "no epoch line with the optimizer's decision"
-# Newcomer round 4, item 19: the run takes several epochs, the profile is shown (each candidate
+# The run takes several epochs, the profile is shown (each candidate
 # once, one chosen: the optimum), and the last epoch says why the run ended.
 grep -q "^epoch 1 " "$work/run1.txt" || fail "run 1 converged in one epoch: nothing to watch"
 for limit in 300 200 100; do

@@ -84,7 +84,7 @@ class PowerSampler {
 
   // Energy of GPU `gpu_index` over the part of [t0_s, t1_s] that the samples span, by trapezoid
   // with linear interpolation at the edges; nothing is extrapolated before the first or after
-  // the last sample (probe item B7). NotFound for an unknown index, InvalidArgument for
+  // the last sample. NotFound for an unknown index, InvalidArgument for
   // non-finite times or t1_s < t0_s, Unavailable when the range holds no sample time
   // (has_samples_in() is false) or starts before samples that were dropped.
   Result<double> energy_j(int gpu_index, double t0_s, double t1_s,

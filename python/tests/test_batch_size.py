@@ -86,7 +86,7 @@ class _FlakyService:
         return getattr(self.inner, name)
 
 
-def test_b8_on_evaluate_recovers_after_a_bad_metric(fake_nvml):
+def test_on_evaluate_recovers_after_a_bad_metric(fake_nvml):
     bso = BatchSizeOptimizer(ZeusMonitor(sync_execution_with=None), "memory://", job("py-b8-nan"))
     bso.get_batch_size()
     bso.on_train_begin()
@@ -99,7 +99,7 @@ def test_b8_on_evaluate_recovers_after_a_bad_metric(fake_nvml):
     assert bso.on_evaluate(0.6).converged
 
 
-def test_b8_on_evaluate_reports_the_epoch_again_after_a_failed_report(fake_nvml):
+def test_on_evaluate_reports_the_epoch_again_after_a_failed_report(fake_nvml):
     bso = BatchSizeOptimizer(ZeusMonitor(sync_execution_with=None), "memory://", job("py-b8-down"))
     bso.get_batch_size()
     bso.on_train_begin()

@@ -1,4 +1,4 @@
-"""Probe items A2/A3: the power-limit optimizer's restores belong to the process that created it.
+"""The power-limit optimizer's restores belong to the process that created it.
 
 A forked child (a multiprocessing worker, a PyTorch DataLoader worker) must neither restore the
 parent's GPU limit when it exits nor forward its signals to the parent. Each case runs in a
@@ -29,7 +29,7 @@ print("optimum", plo.optimal_power_limit, "limit", limit(), flush=True)
 """
 
 CASES = {
-    # A3: a child that leaves through sys.exit (atexit hooks run) must not reset the parent's limit.
+    # A child that leaves through sys.exit (atexit hooks run) must not reset the parent's limit.
     "fork_sys_exit": PARENT + r"""
 pid = os.fork()
 if pid == 0:
@@ -37,7 +37,7 @@ if pid == 0:
 os.waitpid(pid, 0)
 print("after child limit", limit(), flush=True)
 """,
-    # A2: SIGTERM to a multiprocessing worker ends the worker only.
+    # SIGTERM to a multiprocessing worker ends the worker only.
     "mp_sigterm": PARENT + r"""
 import multiprocessing as mp
 def work():
@@ -46,7 +46,7 @@ p = mp.get_context("fork").Process(target=work); p.start(); time.sleep(0.3)
 os.kill(p.pid, signal.SIGTERM); p.join(10)
 print("child exitcode", p.exitcode, "after child limit", limit(), flush=True)
 """,
-    # A2: SIGINT to a worker raises KeyboardInterrupt in the worker, not in the parent.
+    # SIGINT to a worker raises KeyboardInterrupt in the worker, not in the parent.
     "mp_sigint": PARENT + r"""
 import multiprocessing as mp
 def work():
@@ -78,7 +78,7 @@ print("after child limit", limit(), flush=True)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_a2_a3_forked_children_leave_the_parents_limit_alone(fake_nvml, case):
+def test_forked_children_leave_the_parents_limit_alone(fake_nvml, case):
     if case == "dataloader":
         pytest.importorskip("torch")
     fake_nvml.write([fake_device(power_draw_w=300, min_limit_w=100, max_limit_w=300)])

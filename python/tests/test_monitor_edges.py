@@ -1,5 +1,5 @@
 """PowerMonitor and ZeusMonitor at their edges: ranges without samples, bad times and indices,
-window names that are not text, a counter that restarts (probe items B2, B7, C9)."""
+window names that are not text, a counter that restarts."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _sampled_monitor(fake_nvml) -> tuple[PowerMonitor, float]:
     return monitor, time.time()
 
 
-def test_b7_get_energy_is_none_outside_the_samples_and_never_extrapolates(fake_nvml):
+def test_get_energy_is_none_outside_the_samples_and_never_extrapolates(fake_nvml):
     monitor, now = _sampled_monitor(fake_nvml)
     try:
         assert monitor.get_energy(now - 1000, now - 900) is None  # before the monitor existed
@@ -39,7 +39,7 @@ def test_b7_get_energy_is_none_outside_the_samples_and_never_extrapolates(fake_n
 
 
 @pytest.mark.parametrize("start, end", [(0, math.inf), (math.nan, math.nan), (-math.inf, None)])
-def test_b7_get_energy_rejects_non_finite_times(fake_nvml, start, end):
+def test_get_energy_rejects_non_finite_times(fake_nvml, start, end):
     monitor, _ = _sampled_monitor(fake_nvml)
     try:
         with pytest.raises(zeus_cpp.InvalidArgumentError, match="finite Unix time"):
@@ -52,7 +52,7 @@ def test_b7_get_energy_rejects_non_finite_times(fake_nvml, start, end):
         monitor.stop()
 
 
-def test_c9_reversed_range_names_the_callers_unix_times(fake_nvml):
+def test_reversed_range_names_the_callers_unix_times(fake_nvml):
     monitor, now = _sampled_monitor(fake_nvml)
     try:
         with pytest.raises(zeus_cpp.InvalidArgumentError) as raised:
@@ -64,7 +64,7 @@ def test_c9_reversed_range_names_the_callers_unix_times(fake_nvml):
         monitor.stop()
 
 
-def test_c9_huge_gpu_index_is_a_clear_zeus_error(fake_nvml):
+def test_huge_gpu_index_is_a_clear_zeus_error(fake_nvml):
     for make in (lambda: ZeusMonitor(gpu_indices=[2**40], sync_execution_with=None),
                  lambda: PowerMonitor(gpu_indices=[2**40])):
         with pytest.raises(zeus_cpp.NotFoundError) as raised:
@@ -75,7 +75,7 @@ def test_c9_huge_gpu_index_is_a_clear_zeus_error(fake_nvml):
         ZeusMonitor(gpu_indices=[-(2**40)], sync_execution_with=None)
 
 
-def test_c9_window_name_with_a_lone_surrogate_is_a_clear_value_error(fake_nvml):
+def test_window_name_with_a_lone_surrogate_is_a_clear_value_error(fake_nvml):
     monitor = ZeusMonitor(sync_execution_with=None)
     for call in (monitor.begin_window, monitor.end_window, monitor.is_window_open):
         with pytest.raises(zeus_cpp.InvalidArgumentError) as raised:
@@ -98,7 +98,7 @@ print(m.gpu_energy[0], m.time)
 """
 
 
-def test_b2_counter_reset_mid_window_is_power_times_time_not_zero(fake_nvml):
+def test_counter_reset_mid_window_is_power_times_time_not_zero(fake_nvml):
     # Reads: the probe at open, begin_window; the end read sees the counter restarted from 0.
     fake_nvml.write([fake_device(power_draw_w=250, energy_mj=5.0e6, energy_reset_after_calls=2)])
     # A child process, so that its log level is warning (ctest runs with error).
@@ -111,7 +111,7 @@ def test_b2_counter_reset_mid_window_is_power_times_time_not_zero(fake_nvml):
     assert "update period" not in done.stderr, done.stderr
 
 
-def test_d6_zeus_monitor_does_not_import_torch_until_the_program_does(fake_nvml):
+def test_zeus_monitor_does_not_import_torch_until_the_program_does(fake_nvml):
     # A fresh interpreter: ZeusMonitor() with the default sync_execution_with="torch" must not
     # import torch (seconds, even without a GPU); once the program imports torch, windows sync.
     child = (

@@ -122,8 +122,8 @@ def test_readings_have_upstreams_shape_and_follow_changes(daemon, fake_nvml, pow
         writer.join()
 
 
-def test_newcomer_15_iteration_keeps_turning_while_the_power_holds(daemon):
-    # Newcomer round 4, item 15: on a GPU whose power never changes zeusd sends nothing but its
+def test_iteration_keeps_turning_while_the_power_holds(daemon):
+    # On a GPU whose power never changes zeusd sends nothing but its
     # keep-alives; iteration yields the unchanged readings about once a second instead of hanging.
     with PowerStreamingClient([ZeusdConfig.uds(daemon.sock, cpu_indices=[])]) as client:
         assert wait_until(lambda: daemon.sock in client.get_power())

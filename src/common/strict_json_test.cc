@@ -1,5 +1,5 @@
-// Strict JSON objects (common/strict_json.h), the request bodies of zeus serve and zeusd (probe
-// item B3): duplicate keys at any depth and unknown fields are refused by name.
+// Strict JSON objects (common/strict_json.h), the request bodies of zeus serve and zeusd:
+// duplicate keys at any depth and unknown fields are refused by name.
 #include "common/strict_json.h"
 
 #include <gtest/gtest.h>
@@ -16,14 +16,14 @@ void expect_invalid(const Error& error, const std::string& message) {
   EXPECT_EQ(error.message, message);
 }
 
-TEST(StrictJsonTest, B3_AnObjectWithEachKeyOnceIsParsed) {
+TEST(StrictJsonTest, AnObjectWithEachKeyOnceIsParsed) {
   auto parsed = parse_strict_json_object(R"({"a": 1, "b": {"a": 2, "c": [{"a": 3}, {"a": 4}]}})");
   ASSERT_TRUE(parsed.has_value()) << parsed.error().to_string();
   EXPECT_EQ((*parsed)["b"]["c"][1]["a"], 4);
   EXPECT_TRUE(parse_strict_json_object("{}").has_value());
 }
 
-TEST(StrictJsonTest, B3_DuplicateKeysAreRefusedAtAnyDepth) {
+TEST(StrictJsonTest, DuplicateKeysAreRefusedAtAnyDepth) {
   expect_invalid(parse_strict_json_object(R"({"a": 1, "a": 2})").error(),
                  "duplicate field 'a' (each field may appear once)");
   expect_invalid(parse_strict_json_object(R"({"a": {"b": 1, "c": 2, "b": 3}})").error(),
@@ -38,7 +38,7 @@ TEST(StrictJsonTest, B3_DuplicateKeysAreRefusedAtAnyDepth) {
                  "duplicate field (each field may appear once)");
 }
 
-TEST(StrictJsonTest, B3_NotJsonOrNotAnObjectIsRefused) {
+TEST(StrictJsonTest, NotJsonOrNotAnObjectIsRefused) {
   for (const char* text : {"", "{", "[1]", "null", "\"x\"", "{\"a\": 1} trailing"}) {
     auto parsed = parse_strict_json_object(text);
     ASSERT_FALSE(parsed.has_value()) << text;
@@ -51,7 +51,7 @@ TEST(StrictJsonTest, B3_NotJsonOrNotAnObjectIsRefused) {
   EXPECT_FALSE(parse_strict_json_object("{\"\xff\": 1}").has_value());
 }
 
-TEST(StrictJsonTest, B3_UnknownFieldsAreNamedWithTheKnownOnes) {
+TEST(StrictJsonTest, UnknownFieldsAreNamedWithTheKnownOnes) {
   constexpr std::array kFields = {"min_mhz", "max_mhz"};
   auto object = parse_strict_json_object(R"({"min_mhz": 1, "max_mz": 2})");
   ASSERT_TRUE(object.has_value());

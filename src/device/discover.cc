@@ -27,8 +27,7 @@ std::optional<std::string> env(const char* name) {
   return std::string(value);
 }
 
-// A path override: set and non-empty (probe item C6: an empty ZEUS_NVML_PATH would dlopen the
-// main program).
+// A path override: set and non-empty (an empty ZEUS_NVML_PATH would dlopen the main program).
 std::optional<std::string> env_path(const char* name) {
   auto value = env(name);
   if (!value || value->empty()) return std::nullopt;

@@ -147,16 +147,16 @@ TEST(DiscoverTest, FromEnvironmentReadsOverrides) {
 namespace zeus {
 namespace {
 
-// Probe item B12: "-1" and Slurm's "NoDevFiles" end the list, as in CUDA: no GPU visible.
-TEST(VisibleDevices, B12_MinusOneAndNoDevFilesHideTheRest) {
+// "-1" and Slurm's "NoDevFiles" end the list, as in CUDA: no GPU visible.
+TEST(VisibleDevices, MinusOneAndNoDevFilesHideTheRest) {
   EXPECT_TRUE(parse_visible_devices("-1", "CUDA_VISIBLE_DEVICES", {})->empty());
   EXPECT_TRUE(parse_visible_devices("NoDevFiles", "CUDA_VISIBLE_DEVICES", {})->empty());
   EXPECT_EQ(*parse_visible_devices("1,-1,0", "CUDA_VISIBLE_DEVICES", {}), (std::vector<int>{1}));
   EXPECT_FALSE(parse_visible_devices("-", "CUDA_VISIBLE_DEVICES", {}).has_value());
 }
 
-// Probe item B4: an ambiguous UUID prefix is an error naming the candidates.
-TEST(VisibleDevices, B4_AmbiguousUuidPrefixIsAnError) {
+// An ambiguous UUID prefix is an error naming the candidates.
+TEST(VisibleDevices, AmbiguousUuidPrefixIsAnError) {
   const std::vector<std::string> uuids = {"GPU-aaaaaaaa-1111", "GPU-bbbbbbbb-1111", "GPU-0aaaaaaa-2222",
                                           "GPU-0bbbbbbb-3333"};
   auto ambiguous = parse_visible_devices("GPU-0", "CUDA_VISIBLE_DEVICES", uuids);
@@ -175,8 +175,8 @@ TEST(VisibleDevices, B4_AmbiguousUuidPrefixIsAnError) {
 namespace zeus {
 namespace {
 
-// Probe item B1: a lost GPU is skipped with its reason; the healthy ones stay measurable.
-TEST(DiscoverTest, B1_OneLostGpuDoesNotHideTheOthers) {
+// A lost GPU is skipped with its reason; the healthy ones stay measurable.
+TEST(DiscoverTest, OneLostGpuDoesNotHideTheOthers) {
   FakeNvmlDevice healthy = FakeNvmlDevice::h100();
   FakeNvmlDevice lost = FakeNvmlDevice::h100();
   lost.lost = true;
@@ -209,7 +209,7 @@ TEST(DiscoverTest, B1_OneLostGpuDoesNotHideTheOthers) {
       << refused.error().message;
 }
 
-TEST(DiscoverTest, B1_AllGpusLostLeavesNvmlUnusedWithTheReason) {
+TEST(DiscoverTest, AllGpusLostLeavesNvmlUnusedWithTheReason) {
   FakeNvmlDevice lost = FakeNvmlDevice::h100();
   lost.lost = true;
   FakeNvmlEnvironment fake({lost});
@@ -222,8 +222,8 @@ TEST(DiscoverTest, B1_AllGpusLostLeavesNvmlUnusedWithTheReason) {
   EXPECT_NE(nvml->detail.find("GPU_IS_LOST"), std::string::npos) << nvml->detail;
 }
 
-// Probe item C6: an empty library path would dlopen("") (the main program); it means unset.
-TEST(DiscoverTest, C6_EmptyLibraryPathsCountAsUnset) {
+// An empty library path would dlopen("") (the main program); it means unset.
+TEST(DiscoverTest, EmptyLibraryPathsCountAsUnset) {
   setenv("ZEUS_NVML_PATH", "", 1);
   setenv("ZEUS_ROCM_SMI_PATH", "", 1);
   setenv("ZEUS_AMDSMI_PATH", "", 1);

@@ -37,8 +37,8 @@ Result<std::vector<int>> parse_visible_devices(const std::string& value,
     }
     int index = -1;
     if (item.rfind("GPU-", 0) == 0) {
-      // A whole UUID, or a prefix that names exactly one GPU (probe item B4: an ambiguous
-      // prefix must not silently pick one of the candidates).
+      // A whole UUID, or a prefix that names exactly one GPU (an ambiguous prefix must not
+      // silently pick one of the candidates).
       std::vector<int> matches;
       for (size_t i = 0; i < uuids.size(); ++i) {
         if (uuids[i] == item) {
@@ -65,7 +65,7 @@ Result<std::vector<int>> parse_visible_devices(const std::string& value,
                (item.size() > 1 && item[0] == '-' &&
                 item.find_first_not_of("0123456789", 1) == std::string::npos)) {
       // CUDA ends the list at an invalid index: "-1" (and Slurm's "NoDevFiles") mean "no more
-      // GPUs", the usual way to hide every GPU from a CPU-only job (probe item B12).
+      // GPUs", the usual way to hide every GPU from a CPU-only job.
       break;
     } else {
       if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||

@@ -1,6 +1,6 @@
-// The HTTP clients' options: a timeout whose deadline would overflow is refused by name (probe
-// round 5, C5's class: `zeus bso --timeout 1e12` timed out at once, "no answer within
-// 1000000000000 s"), for the blocking and the asynchronous client alike.
+// The HTTP clients' options: a timeout whose deadline would overflow is refused by name
+// (`zeus bso --timeout 1e12` timed out at once, "no answer within 1000000000000 s"), for the
+// blocking and the asynchronous client alike.
 #include <gtest/gtest.h>
 
 #include "http/async_client.h"

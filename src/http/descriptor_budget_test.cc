@@ -1,4 +1,4 @@
-// descriptor_budget.h (probe item A3): the connection cap fits the descriptors there are.
+// descriptor_budget.h: the connection cap fits the descriptors there are.
 #include "http/descriptor_budget.h"
 
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 namespace zeus::http::detail {
 namespace {
 
-TEST(DescriptorBudgetTest, A3_TheCapIsClampedToTheDescriptorLimit) {
+TEST(DescriptorBudgetTest, TheCapIsClampedToTheDescriptorLimit) {
   // nofile 256 with 20 in use: 32 kept for the program, 204 left for connections.
   ConnectionBudget b = connection_budget(256, 20, 10000, 64);
   EXPECT_TRUE(b.clamped);
@@ -16,7 +16,7 @@ TEST(DescriptorBudgetTest, A3_TheCapIsClampedToTheDescriptorLimit) {
   EXPECT_GT(b.max_connections, 100u);
 }
 
-TEST(DescriptorBudgetTest, A3_WhatFitsIsKept) {
+TEST(DescriptorBudgetTest, WhatFitsIsKept) {
   ConnectionBudget b = connection_budget(1 << 20, 100, 10000, 64);
   EXPECT_FALSE(b.clamped);
   EXPECT_EQ(b.max_connections, 10000u);
@@ -24,14 +24,14 @@ TEST(DescriptorBudgetTest, A3_WhatFitsIsKept) {
   EXPECT_EQ(b.reserve, (1u << 20) / 16);
 }
 
-TEST(DescriptorBudgetTest, A3_ASmallCapKeepsItsValueWhenOnlyTheReserveDoesNotFit) {
+TEST(DescriptorBudgetTest, ASmallCapKeepsItsValueWhenOnlyTheReserveDoesNotFit) {
   ConnectionBudget b = connection_budget(256, 20, 150, 64);
   EXPECT_TRUE(b.clamped);
   EXPECT_EQ(b.max_connections, 150u);
   EXPECT_EQ(b.privileged_reserve, 54u);
 }
 
-TEST(DescriptorBudgetTest, A3_NothingLeftStillServesOne) {
+TEST(DescriptorBudgetTest, NothingLeftStillServesOne) {
   ConnectionBudget b = connection_budget(64, 60, 10000, 64);
   EXPECT_TRUE(b.clamped);
   EXPECT_EQ(b.max_connections, 1u);

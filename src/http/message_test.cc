@@ -73,7 +73,7 @@ TEST(ParseRequestTest, MalformedRequestsAre4xxOr5xxWithAMessage) {
   }
 }
 
-TEST(ParseRequestTest, C11_NegativeHugeOrConflictingContentLengthIs400) {
+TEST(ParseRequestTest, NegativeHugeOrConflictingContentLengthIs400) {
   for (const std::string header :
        {"Content-Length: -5\r\n", "Content-Length: 99999999999999999999\r\n",
         "Content-Length: 3\r\nContent-Length: 5\r\n", "Content-Length: 3, 5\r\n",
@@ -97,10 +97,10 @@ TEST(ParseRequestTest, HttpOneZeroClosesUnlessAskedToKeepAlive) {
   EXPECT_FALSE(parse_request("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", {}).request.keep_alive);
 }
 
-// Probe item A2: a request whose length is not determined by exactly one Content-Length or
+// Request smuggling: a request whose length is not determined by exactly one Content-Length or
 // exactly `Transfer-Encoding: chunked` is refused from its head, never read as a bodiless request
 // with its body as the next request.
-TEST(ParseRequestTest, A2_SmuggledBodiesAreNeverRequests) {
+TEST(ParseRequestTest, SmuggledBodiesAreNeverRequests) {
   const std::string inner = "DELETE /jobs?job_id=victim HTTP/1.1\r\nHost: h\r\n\r\n";
   for (const std::string te : {"gzip", "identity", "chunked, gzip", "gzip, chunked", "foo, chunked",
                                "chunked;ext=1"}) {
@@ -122,8 +122,8 @@ TEST(ParseRequestTest, A2_SmuggledBodiesAreNeverRequests) {
   EXPECT_EQ(folded.request.body, "{}");
 }
 
-// Probe item C3: lines that end in a bare LF or CR are malformed (400), not a version problem.
-TEST(ParseRequestTest, C3_BareLineEndingsAre400) {
+// Lines that end in a bare LF or CR are malformed (400), not a version problem.
+TEST(ParseRequestTest, BareLineEndingsAre400) {
   for (const std::string bad : {"GET /healthz HTTP/1.1\nHost: x\n\n", "GET /healthz HTTP/1.1\rHost: x\r\r\n\r\n",
                                 "GET /healthz HTTP/1.1\r\nHost: x\n\n"}) {
     ParsedRequest p = parse_request(bad, {});
@@ -132,9 +132,9 @@ TEST(ParseRequestTest, C3_BareLineEndingsAre400) {
   EXPECT_EQ(parse_request("GET / HTTP/1.2\r\nHost: x\r\n\r\n", {}).error_status, 505);
 }
 
-// Probe item C5: Host missing or doubled on HTTP/1.1 is 400; absolute-form targets are served as
+// Host missing or doubled on HTTP/1.1 is 400; absolute-form targets are served as
 // their path; "*" is for OPTIONS only; CONNECT is not served.
-TEST(ParseRequestTest, C5_HostAndTargetForms) {
+TEST(ParseRequestTest, HostAndTargetForms) {
   EXPECT_EQ(parse_request("GET /healthz HTTP/1.1\r\n\r\n", {}).error_status, 400);
   EXPECT_EQ(parse_request("GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", {}).error_status, 400);
   ParsedRequest absolute =

@@ -1,4 +1,4 @@
-// What no client can take from the others (probe round 5): a request the server answers inline
+// What no client can take from the others: a request the server answers inline
 // is answered while every worker is held, whichever way the handler answers; request bodies
 // being received are bounded in total, not only each.
 #include <gtest/gtest.h>
@@ -58,8 +58,8 @@ TEST(HttpServerTest, InlineRequestsOfWorkerHandlersAreAnsweredWhileEveryWorkerIs
   for (std::thread& t : slow) t.join();
 }
 
-// Bodies held open by their clients are bounded in total, not only each (probe round 5: 20 held
-// bodies of 15 MiB took 300 MB): past the budget a new body is refused 503 before any of it is
+// Bodies held open by their clients are bounded in total, not only each (20 held bodies of
+// 15 MiB once took 300 MB): past the budget a new body is refused 503 before any of it is
 // read; a held body that ends gives its share back.
 TEST(HttpServerTest, RequestBodiesBeingReceivedAreBoundedInTotal) {
   ServerOptions options;

@@ -1,4 +1,4 @@
-// Probe item A3: when the process runs out of descriptors (EMFILE at accept), the server acts as
+// When the process runs out of descriptors (EMFILE at accept), the server acts as
 // at its connection cap — the longest-idle connection makes room — instead of leaving every new
 // peer unanswered in the backlog.
 #include <arpa/inet.h>
@@ -40,7 +40,7 @@ std::string read_some(int fd, double timeout_s) {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
-TEST(ServerDescriptorsTest, A3_OutOfDescriptorsAtAcceptEvictsTheLongestIdle) {
+TEST(ServerDescriptorsTest, OutOfDescriptorsAtAcceptEvictsTheLongestIdle) {
 #if defined(__SANITIZE_ADDRESS__)
   // The sanitizers' runtime needs descriptors of its own (UBSan probes memory through a pipe):
   // out of them it reports false errors. The release run covers this test.

@@ -1,7 +1,7 @@
 // The framing rules of header_checks.h on real connections: what every server answers to a
-// request whose length could be read two ways (probe item A2, request smuggling), bare line
-// endings (C3), Host and target forms (C5); and the client refusing such answers. Repeated
-// fields kept both ways, and the client's Host with its port.
+// request whose length could be read two ways (request smuggling), bare line endings, Host and
+// target forms; and the client refusing such answers. Repeated fields kept both ways, and the
+// client's Host with its port.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -46,7 +46,7 @@ int count_answers(const std::string& bytes) {
   return n;
 }
 
-TEST(ServerFramingTest, A2_ABodyOfUndeterminedLengthIsRefusedAndNeverRunAsARequest) {
+TEST(ServerFramingTest, ABodyOfUndeterminedLengthIsRefusedAndNeverRunAsARequest) {
   Counting counting;
   Running r = start({}, counting.handler());
   const std::string inner = "DELETE /jobs?job_id=victim-1 HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -71,7 +71,7 @@ TEST(ServerFramingTest, A2_ABodyOfUndeterminedLengthIsRefusedAndNeverRunAsAReque
   EXPECT_EQ(counting.calls.load(), 1);
 }
 
-TEST(ServerFramingTest, C3_BareLineEndingsAre400NotAVersionError) {
+TEST(ServerFramingTest, BareLineEndingsAre400NotAVersionError) {
   Running r = start({}, Counting().handler());
   for (const std::string bad : {"GET /ok HTTP/1.1\nHost: x\n\n", "GET /ok HTTP/1.1\rHost: x\r\r\n\r\n"}) {
     RawSocket s = RawSocket::tcp(r.port);
@@ -82,7 +82,7 @@ TEST(ServerFramingTest, C3_BareLineEndingsAre400NotAVersionError) {
   }
 }
 
-TEST(ServerFramingTest, C5_HostAbsoluteFormAndOptionsAsterisk) {
+TEST(ServerFramingTest, HostAbsoluteFormAndOptionsAsterisk) {
   Counting counting;
   Running r = start({}, counting.handler());
   auto exchange = [&](const std::string& bytes) {
@@ -141,7 +141,7 @@ class CannedServer {
   std::thread thread_;
 };
 
-TEST(ClientFramingTest, A2_TheClientRefusesAnswersOfUndeterminedLength) {
+TEST(ClientFramingTest, TheClientRefusesAnswersOfUndeterminedLength) {
   for (const std::string head :
        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",

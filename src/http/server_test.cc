@@ -60,7 +60,7 @@ TEST(HttpServerTest, ExpectContinueGets100BeforeTheBody) {
   EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
 }
 
-TEST(HttpServerTest, C11_NegativeHugeOrConflictingContentLengthGetsAPrompt400) {
+TEST(HttpServerTest, NegativeHugeOrConflictingContentLengthGetsAPrompt400) {
   // The header timeout is far away: only the Content-Length itself can trigger these answers.
   ServerOptions options;
   options.header_timeout_s = 30;

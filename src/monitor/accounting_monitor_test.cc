@@ -218,10 +218,10 @@ TEST(IntensitySeriesTest, ReadsTheBundledCsvAndRefusesBadFiles) {
   std::filesystem::remove(bad);
 }
 
-// Probe round 4, B5: whatever the provider, a value per kWh that is negative or not finite makes
+// Whatever the provider, a value per kWh that is negative or not finite makes
 // the amount unknown with a reason, and an amount that overflows is unknown too (never inf, never
 // null with "complete": true).
-TEST(AccountingMonitorTest, CarbonValues_B5_NegativeOrOverflowingAmountsAreUnknownWithAReason) {
+TEST(AccountingMonitorTest, CarbonValues_NegativeOrOverflowingAmountsAreUnknownWithAReason) {
   Measurement whole;
   whole.gpu_energy_j = {{0, 3.6e6}};  // 1 kWh
   AccountedPart part{0, 10, whole, {}};

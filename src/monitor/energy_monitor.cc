@@ -30,7 +30,7 @@ namespace {
 // How often a warning that may repeat on every window is printed again, as a summary.
 constexpr double kRepeatedWarningInterval_s = 60.0;
 
-// What each kind of user sets to approximate a 0 J window (probe item C2).
+// What each kind of user sets to approximate a 0 J window (named by the 0 J warning).
 constexpr const char* kApproximateZeroOptions =
     "--approx-zero (zeus measure), approx_instant_energy=True (Python ZeusMonitor) or "
     "EnergyMonitorOptions::approximate_zero_energy (C++)";
@@ -205,8 +205,8 @@ class EnergyMonitorImpl final : public EnergyMonitor {
   }
 
   // Every counter (an edge sample for the sampled GPUs) between two clock readings. The window's
-  // time spans its counter reads (probe item B11: with the time taken before the reads only, a
-  // read delayed at the end edge added energy but no time, overstating the power); it is longer
+  // time spans its counter reads (with the time taken before the reads only, a read
+  // delayed at the end edge added energy but no time, overstating the power); it is longer
   // than the energy's span by at most the reads' duration, so power is never overstated.
   Result<void> read(Reading* out) {
     out->before_s = clock_.now_s();
@@ -272,7 +272,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         continue;
       }
       if (end.gpu_mj[i] < start.gpu_mj[i]) {
-        // Probe item B2: a driver reload or GPU reset restarted the counter; the difference
+        // A driver reload or GPU reset restarted the counter; the difference
         // means nothing, so the window is measured as instant power x elapsed time.
         auto energy_j = instant_energy_j(i, out->time_s);
         if (!energy_j) return fail(energy_j.error());

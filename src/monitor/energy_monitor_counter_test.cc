@@ -1,5 +1,5 @@
-// EnergyMonitor at the edges of a GPU energy counter: a counter that goes backwards (B2), reads
-// that take time at a window's edge (B11), and the 0 J warning once per window name (C2).
+// EnergyMonitor at the edges of a GPU energy counter: a counter that goes backwards, reads that
+// take time at a window's edge, and the 0 J warning once per window name.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -101,11 +101,11 @@ class EnergyMonitorCounterTest : public ::testing::Test {
   LogLevel saved_level_ = LogLevel::kWarning;
 };
 
-// Probe item B11: the end edge's read is delayed 20 ms (the counter taken halfway). With the
+// The end edge's read is delayed 20 ms (the counter taken halfway). With the
 // timestamp taken before the reads only, the 100 ms window at 200 W got 110 ms of energy and
 // 100 ms of time: 220 W. The window's time now spans its counter reads, so the power read is
 // never above the device's.
-TEST_F(EnergyMonitorCounterTest, B11_TimeIsTakenAroundTheCounterReadSoPowerIsNeverOverstated) {
+TEST_F(EnergyMonitorCounterTest, TimeIsTakenAroundTheCounterReadSoPowerIsNeverOverstated) {
   FakeClock clock(5.0);
   auto gpu = std::make_unique<SlowCounterGpu>(clock, gpu_config(200.0));
   SlowCounterGpu* slow = gpu.get();
@@ -130,9 +130,9 @@ TEST_F(EnergyMonitorCounterTest, B11_TimeIsTakenAroundTheCounterReadSoPowerIsNev
   EXPECT_NEAR(v->gpu_energy_j.at(0), 22.0, 1e-3);
 }
 
-// Probe item B2: a counter that restarts (driver reload, GPU reset) gave 0 J and a warning about
+// A counter that restarts (driver reload, GPU reset) gave 0 J and a warning about
 // short windows. It is now named as such, and the window is power x time.
-TEST_F(EnergyMonitorCounterTest, B2_CounterGoingBackwardsIsReportedAndApproximated) {
+TEST_F(EnergyMonitorCounterTest, CounterGoingBackwardsIsReportedAndApproximated) {
   FakeNvmlDevice device = FakeNvmlDevice::h100();  // 350 W
   device.energy_mj = 5.0e6;
   device.energy_reset_after_calls = 2;  // open's probe, begin; the end read sees the reset
@@ -154,10 +154,10 @@ TEST_F(EnergyMonitorCounterTest, B2_CounterGoingBackwardsIsReportedAndApproximat
   EXPECT_EQ(warnings_[0].find("update period"), std::string::npos) << warnings_[0];
 }
 
-// Probe item C2 and issue 23: the 0 J warning names the option of each kind of user, and comes
+// Issue 23: the 0 J warning names the option of each kind of user, and comes
 // once per window name: a training loop of 500 short "step" windows gets one line, however long
 // it runs; another short window name gets its own (one) line.
-TEST_F(EnergyMonitorCounterTest, C2_ZeroEnergyWarningNamesEveryOptionOncePerWindowName) {
+TEST_F(EnergyMonitorCounterTest, ZeroEnergyWarningNamesEveryOptionOncePerWindowName) {
   FakeClock clock(10.21);
   devices_.gpus.push_back(std::make_unique<ReplayGpu>(clock, gpu_config(200.0, 100.0)));
   auto monitor = make_monitor(clock);

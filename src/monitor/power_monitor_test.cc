@@ -159,7 +159,7 @@ TEST(PowerMonitorTest, PowerAtATimeIsTheClosestSample) {
 // A constant power is kept as the two ends of its run: a window inside the run still gets the
 // reading at its edges (it was [] before), one that starts inside keeps the run's value from
 // its start; samples outside every run are unchanged.
-TEST(PowerMonitorTest, Timelines_Newcomer15_AWindowInsideAConstantRunIsNotEmpty) {
+TEST(PowerMonitorTest, Timelines_AWindowInsideAConstantRunIsNotEmpty) {
   const std::vector<PowerSample> run = {{0.0, 300.0}, {10.0, 300.0}, {11.0, 200.0}};
   auto inside = samples_between<&PowerSample::power_w>(run, 2.0, 3.0);
   ASSERT_TRUE(inside);

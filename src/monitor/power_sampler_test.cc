@@ -77,7 +77,7 @@ TEST(PowerSamplerTest, DeduplicatesRunsAndStaysExact) {
   EXPECT_NEAR(*sampler.energy_j(3, 0.25, 0.75), 50.0, 1e-9);
   EXPECT_NEAR(*sampler.energy_j(3, 1.0, 1.1), 20.0, 1e-9);  // the ramp between runs
   EXPECT_NEAR(*sampler.energy_j(3, 1.5, 2.0), 150.0, 1e-9);
-  // Nothing is extrapolated outside the samples (probe item B7).
+  // Nothing is extrapolated outside the samples.
   EXPECT_NEAR(*sampler.energy_j(3, 2.0, 3.0), 0.0, 1e-9);
   EXPECT_NEAR(*sampler.energy_j(3, -1.0, 0.5), 50.0, 1e-9);
   EXPECT_DOUBLE_EQ(sampler.latest(3)->power_w, 300.0);
@@ -106,9 +106,9 @@ TEST(PowerSamplerTest, RingBufferIsBounded) {
   EXPECT_NE(evicted.error().message.find("capacity"), std::string::npos);
 }
 
-// Probe round 4, C6: a large capacity costs nothing until samples come (it was allocated up
+// A large capacity costs nothing until samples come (it was allocated up
 // front: 3 GB for 100,000,000 samples); the ring still wraps at its capacity.
-TEST(PowerSamplerTest, PowerMonitorMemory_C6_TheRingGrowsOnDemandUpToItsCapacity) {
+TEST(PowerSamplerTest, PowerMonitorMemory_TheRingGrowsOnDemandUpToItsCapacity) {
   SampleRing<PowerSample, &PowerSample::power_w> big(100'000'000);
   for (int i = 0; i < 5; ++i) big.push({static_cast<double>(i), 100.0 + i});
   EXPECT_EQ(big.size, 5u);
@@ -175,9 +175,9 @@ TEST(PowerSamplerTest, BackgroundThreadSamplesOnTheSystemClock) {
   EXPECT_GT(sampler.samples(0).size(), count);
 }
 
-// Probe item B7: the first and last samples were held constant forever, so a range before the
+// The first and last samples were held constant forever, so a range before the
 // sampler existed, in the future, or unbounded "measured" energy; NaN was accepted.
-TEST(PowerSamplerTest, B7_NeverExtrapolatesBeyondTheSamplesAndRejectsNonFiniteTimes) {
+TEST(PowerSamplerTest, NeverExtrapolatesBeyondTheSamplesAndRejectsNonFiniteTimes) {
   FakeClock clock(100.0);
   ReplayGpu gpu(clock, model_config(ReplayGpu::capped_power_model(350.0)));
   PowerSampler sampler(clock, {{0, &gpu}}, {.interval_s = 0.05});

@@ -1,6 +1,6 @@
 // WarningThrottle: when a warning that may repeat on every window is printed — its first
 // occurrence, then at most once per interval a summary of the occurrences in between — so a
-// per-step training loop does not flood stderr (probe item C2). Pure: the caller passes the time.
+// per-step training loop does not flood stderr. Pure: the caller passes the time.
 // Units: seconds on any clock. Thread-safety: none (owned by one EnergyMonitor).
 //
 //   WarningThrottle throttle(60.0);

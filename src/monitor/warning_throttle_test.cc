@@ -5,7 +5,7 @@
 namespace zeus {
 namespace {
 
-TEST(WarningThrottleTest, C2_FirstOccurrenceThenOneSummaryPerInterval) {
+TEST(WarningThrottleTest, FirstOccurrenceThenOneSummaryPerInterval) {
   WarningThrottle throttle(60.0);
   EXPECT_EQ(throttle.record(0.0), 1);
   for (int i = 1; i < 1000; ++i) EXPECT_EQ(throttle.record(i * 0.01), std::nullopt);

@@ -84,8 +84,8 @@ TEST(WindowLogTest, UnwritablePathIsAnError) {
 namespace zeus {
 namespace {
 
-// Probe item A4: `zeus measure --log FILE` appends, and never clobbers an unrelated file.
-TEST(WindowLogTest, A4_AppendKeepsEarlierRowsAndRefusesForeignFiles) {
+// `zeus measure --log FILE` appends, and never clobbers an unrelated file.
+TEST(WindowLogTest, AppendKeepsEarlierRowsAndRefusesForeignFiles) {
   const std::string path = temp_path("append.csv");
   std::filesystem::remove(path);
   Measurement m;

@@ -99,7 +99,7 @@ TEST(DuelBookTest, TheRevealSentenceComparesWithTheOtherAnswer) {
   EXPECT_FALSE(more.less);
   EXPECT_NEAR(more.percent, 100, 1e-9);
   EXPECT_EQ(more.sentence, "That answer used 2.0× the energy (20.0 J vs 10.0 J).");
-  // Probe round 4, C9: small energies keep the digits that tell them apart.
+  // Small energies keep the digits that tell them apart.
   EXPECT_EQ(compare_energy(0.812, 0.915).sentence,
             "That answer also used 11 % less energy (0.812 J vs 0.915 J).");
   EXPECT_EQ(compare_energy(2.5, 3.25).sentence,
@@ -108,7 +108,7 @@ TEST(DuelBookTest, TheRevealSentenceComparesWithTheOtherAnswer) {
   EXPECT_EQ(compare_energy(5, 0).percent, 100);
 }
 
-// Newcomer round 4f166e8, 3.3: "503 % more energy" is hard to picture; from twice the other's
+// "503 % more energy" is hard to picture; from twice the other's
 // energy on, the sentence is a ratio. Smaller differences, and less energy, stay percentages.
 TEST(DuelBookTest, ALargeDifferenceReadsAsARatioASmallOneAsAPercentage) {
   const EnergyComparison large = compare_energy(436.1, 72.4);

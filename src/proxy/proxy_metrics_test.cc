@@ -112,9 +112,9 @@ TEST(LiveStatusTest, NothingIsDrawnWhenNotATerminal) {
   EXPECT_EQ(reads, 0);
 }
 
-// Probe round 4, A2: a model label's bytes are bounded (kMaxLabelBytes), not only the number
+// A model label's bytes are bounded (kMaxLabelBytes), not only the number
 // of labels: 64 requests, each with its own 4 MB model name, make a /metrics text of kilobytes.
-TEST(ProxyMetricsTest, ProxyBounds_A2_ModelLabelsHaveBoundedBytes) {
+TEST(ProxyMetricsTest, ProxyBounds_ModelLabelsHaveBoundedBytes) {
   ProxyMetrics metrics;
   for (int i = 0; i < 70; ++i) {
     metrics.observe(std::to_string(i) + std::string(4 << 20, 'm'), 10, 10);

@@ -10,7 +10,7 @@
 namespace zeus::proxy {
 namespace {
 
-// Newcomer round 4f166e8, 3.3: the Colosseum's exit summary said "1 requests".
+// The Colosseum's exit summary said "1 requests".
 TEST(ProxySummaryTest, OneRequestAndOneTokenAreSingular) {
   ProxySummary s;
   s.source = "big";

@@ -209,12 +209,12 @@ TEST_P(RelayTest, AnUpstreamsPathGoesBeforeEveryTarget) {
   EXPECT_EQ(field_of(*answer, "x-target"), "/gw/fields?x=%2F");
 }
 
-// Probe round 4, A1: no target leaves the --upstream's path, and an absolute-form target's
+// No target leaves the --upstream's path, and an absolute-form target's
 // authority is never the upstream's virtual host: dot segments (plain, percent-encoded, mixed
 // case) are removed before the path is put in front; an absolute-form target goes as its path
 // and query, with the upstream's own Host; what the upstream could still read as another path
 // (an encoded slash or backslash, "..;") is refused with 400 and never forwarded.
-TEST_P(RelayTest, ProxyTarget_A1_NoTargetLeavesTheUpstreamsPathOrChoosesItsHost) {
+TEST_P(RelayTest, ProxyTarget_NoTargetLeavesTheUpstreamsPathOrChoosesItsHost) {
   auto proxy = start_gateway_proxy();
   ASSERT_TRUE(proxy.has_value()) << proxy.error().message;
   auto client = http::HttpClient::tcp("127.0.0.1", (*proxy)->port(), {});
@@ -240,9 +240,9 @@ TEST_P(RelayTest, ProxyTarget_A1_NoTargetLeavesTheUpstreamsPathOrChoosesItsHost)
   EXPECT_EQ(upstream_.requests.load(), before) << "a refused target reached the upstream";
 }
 
-// Probe round 4, C7: fields that a client's Connection field names are of its hop only (RFC
+// Fields that a client's Connection field names are of its hop only (RFC
 // 9110 §7.6.1) and never reach the upstream.
-TEST_P(RelayTest, ProxyHop_C7_FieldsNamedInConnectionAreNotForwarded) {
+TEST_P(RelayTest, ProxyHop_FieldsNamedInConnectionAreNotForwarded) {
   // Raw bytes: a client library sets Connection itself.
   http::testing::RawSocket raw = http::testing::RawSocket::tcp(proxy_->port());
   ASSERT_TRUE(raw.ok());

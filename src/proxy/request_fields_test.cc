@@ -94,9 +94,9 @@ TEST(RequestFieldsTest, LongPromptsAreSkipped) {
   EXPECT_TRUE(f.stream);
 }
 
-// Probe round 4, A2: a client-chosen string is kept at kMaxLabelBytes at most, cut at a UTF-8
+// A client-chosen string is kept at kMaxLabelBytes at most, cut at a UTF-8
 // character's start and marked with "...".
-TEST(RequestFieldsTest, ProxyBounds_A2_ClipLabelBoundsBytesAndKeepsUtf8) {
+TEST(RequestFieldsTest, ProxyBounds_ClipLabelBoundsBytesAndKeepsUtf8) {
   EXPECT_EQ(clip_label("llama-3-8b"), "llama-3-8b");
   const std::string exact(kMaxLabelBytes, 'a');
   EXPECT_EQ(clip_label(exact), exact);

@@ -55,11 +55,11 @@ TEST(UpstreamPathTest, PrefixesEveryTargetWithTheUrlsPath) {
   EXPECT_FALSE(upstream_path("http://h:99999/x", "--upstream"));
 }
 
-// Probe round 4, A1: the target sent upstream is a normalised origin-form under the path: dot
+// The target sent upstream is a normalised origin-form under the path: dot
 // segments are removed first (so none climbs out of it), percent-encoded unreserved characters
 // decoded, an absolute-form target's authority dropped, its query kept as written; what another
 // server could read as another path is refused.
-TEST(UpstreamPathTest, ProxyTarget_A1_DotSegmentsAndAbsoluteFormStayUnderThePath) {
+TEST(UpstreamPathTest, ProxyTarget_DotSegmentsAndAbsoluteFormStayUnderThePath) {
   const std::vector<std::pair<std::string, std::string>> kept = {
       {"/../admin/", "/llama/admin/"},
       {"/v1/../../admin", "/llama/admin"},

@@ -160,7 +160,7 @@ ApiResponse Api::dispatch(const ApiRequest& request, std::string_view route) {
     return method_not_allowed(method, route, allowed);
   }
   if (mutating && !authorized(request)) {
-    // A missing token and a wrong one need different fixes (probe item C5).
+    // A missing token and a wrong one need different fixes: the answer says which.
     ApiResponse r = error_answer(
         401, request.authorization.empty()
                  ? "this server needs a token: send the header 'Authorization: Bearer <token>'"

@@ -62,9 +62,9 @@ TEST(RequestDecoderTest, RejectsUnknownFieldsNamingThem) {
   expect_400(t.error(), "'extra'");
 }
 
-// Probe item B3's class: a key given twice would mean "last one wins"; it is refused by name, at
+// A key given twice would mean "last one wins"; it is refused by name, at
 // any depth, in every body the service decodes.
-TEST(RequestDecoderTest, B3_RejectsDuplicateKeysNamingThem) {
+TEST(RequestDecoderTest, RejectsDuplicateKeysNamingThem) {
   std::string spec = kDecoderSpec;
   spec.insert(1, R"("max_power":250,)");
   Result<JobSpec> s = decode_job_spec(spec);

@@ -48,8 +48,8 @@ TEST_F(ExperimentsTest, HeadlineRatiosAreAgainstDefaultAndOracleMatchesOptimum) 
   EXPECT_LT(w.policies[2].last5_energy_ratio.mean, 1.0);
 }
 
-// Newcomer round 4, item 12: the regret curves carry their seeds' spread, drawn as a band.
-TEST_F(ExperimentsTest, Newcomer12_RegretCurvesCarryTheSeedSpreadAsBands) {
+// The regret curves carry their seeds' spread, drawn as a band.
+TEST_F(ExperimentsTest, RegretCurvesCarryTheSeedSpreadAsBands) {
   auto result = run_headline(options_);
   ASSERT_TRUE(result.has_value());
   const WorkloadHeadline& w = result->workloads[0];

@@ -86,7 +86,7 @@ Result<ReportDecision> TrainingLoop::report_metric(double metric) {
     return fail(ErrorCode::kInvalidArgument,
                 "report_metric() outside an epoch: call it once per epoch of epochs()");
   }
-  // Checked before the epoch ends, so that a bad metric changes nothing (probe item B8).
+  // Checked before the epoch ends, so that a bad metric changes nothing.
   if (!std::isfinite(metric)) {
     return fail(ErrorCode::kInvalidArgument,
                 "the metric must be a finite number, got " + std::to_string(metric) +

@@ -200,7 +200,7 @@ class FlakyService final : public BatchSizeService {
   BatchSizeService& inner_;
 };
 
-TEST_F(TrainingLoopTest, B8_AFailedReportLeavesTheEpochToReportAgain) {
+TEST_F(TrainingLoopTest, AFailedReportLeavesTheEpochToReportAgain) {
   FlakyService flaky(*service_);
   TrainingLoopOptions o = options();
   o.optimize_power_limit = false;

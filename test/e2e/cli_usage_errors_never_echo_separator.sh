@@ -31,7 +31,7 @@ usage_error() {
   fi
 }
 
-# The probe's reproduction, word for word.
+# The command line that showed the echoed separator, word for word.
 usage_error "$zeus" measure --bogus -- true
 grep -qx "zeus: The following argument was not expected: --bogus (see zeus measure --help)" \
   "$dir/err.txt" || fail "zeus measure --bogus -- true: $(cat "$dir/err.txt")"

@@ -24,7 +24,7 @@ refused() {  # refused <expected text> <args...>
   [ -e "$dir/big" ] && fail "[$*] wrote an output folder"
   return 0
 }
-# The probe's cases: 2 x 20,000 crashed after 0.14 s; 8 x 100,000 after 3.2 s and 505 MB.
+# The cases that crashed before: 2 x 20,000 crashed after 0.14 s; 8 x 100,000 after 3.2 s and 505 MB.
 refused "is more than the 1000000000 the planner takes" \
   --profile "$dir/tiny.csv" --stages 2 --microbatches 20000 --p2p-power 10
 grep -q -- "--microbatches or a larger --unit" "$dir/err.txt" || fail "no fix named: $(cat "$dir/err.txt")"

@@ -3,7 +3,7 @@
 //
 // CLI11 counts the `--` separator among the arguments it did not expect ("The following arguments
 // were not expected: -- --bogus" for `--bogus -- true`); usage_error_message() lists the
-// unexpected arguments without it (probe item C4).
+// unexpected arguments without it, on one line (a usage error exits 2).
 //
 //   } catch (const CLI::ParseError& e) {
 //     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version

@@ -21,7 +21,7 @@ std::atomic<bool> g_interrupted{false};
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 constexpr int kNumForwarded = sizeof(kForwarded) / sizeof(kForwarded[0]);
 // Signals the caller ignored when zeus started (nohup, `trap '' HUP`, background jobs): zeus
-// leaves them ignored, and so does the command (probe item A8).
+// leaves them ignored, and so does the command (a hang-up must not kill a nohup'ed job).
 bool g_ignored[kNumForwarded] = {};
 // SIGPIPE as zeus found it (ignore_sigpipe()): what the command gets back.
 bool g_sigpipe_ignored = false;
@@ -93,7 +93,7 @@ Result<ChildProcess> ChildProcess::start(const std::vector<std::string>& argv) {
     const ErrorCode code = exec_errno == ENOENT   ? ErrorCode::kNotFound
                            : exec_errno == EACCES ? ErrorCode::kPermissionDenied
                                                   : ErrorCode::kInternal;
-    // execve says EACCES for a directory; say what a shell says (probe item B12).
+    // execve says EACCES for a directory; say what a shell says ("is a directory", 126).
     struct stat st{};
     const bool directory = exec_errno == EACCES && argv[0].find('/') != std::string::npos &&
                            stat(argv[0].c_str(), &st) == 0 && S_ISDIR(st.st_mode);

@@ -4,7 +4,7 @@
 // fuzz/cli_parse_fuzz.cc feeds them arbitrary bytes.
 //
 // Every error message names the option and echoes the offending value through echo_value(), so
-// a 100 KB argument never comes back in full (probe item C12).
+// a 100 KB argument never comes back in full (its first 80 bytes and its size).
 //
 //   auto n = parse_count("12", "--seeds", 1, 1000);        // 12
 //   auto t = parse_seconds("500ms", "--interval", {0.01});  // 0.5

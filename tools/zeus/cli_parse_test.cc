@@ -10,9 +10,9 @@ namespace {
 
 std::string message_of(const Result<double>& r) { return r ? "" : r.error().message; }
 
-// Probe item B9: a count past its maximum, or past 2^64 - 1, is an error naming the maximum,
+// A count past its maximum, or past 2^64 - 1, is an error naming the maximum,
 // never a saturated value.
-TEST(CliParse, B9_CountsAreBoundedAndNeverSaturate) {
+TEST(CliParse, CountsAreBoundedAndNeverSaturate) {
   EXPECT_EQ(*parse_count("12", "--seeds", 1, 1000), 12u);
   auto large = parse_count("100000000", "--seeds", 1, 1000);
   ASSERT_FALSE(large);
@@ -27,8 +27,8 @@ TEST(CliParse, B9_CountsAreBoundedAndNeverSaturate) {
   }
 }
 
-// Probe item B10: durations are finite and non-negative; 0 only where it has a meaning.
-TEST(CliParse, B10_DurationsAreFiniteWithUnits) {
+// Durations are finite and non-negative; 0 only where it has a meaning.
+TEST(CliParse, DurationsAreFiniteWithUnits) {
   EXPECT_DOUBLE_EQ(*parse_seconds("1.2", "--duration", {0.01, true}), 1.2);
   EXPECT_DOUBLE_EQ(*parse_seconds("500ms", "--interval", {0.01, false}), 0.5);
   EXPECT_DOUBLE_EQ(*parse_seconds("2m", "--duration", {0.01, true}), 120.0);
@@ -60,8 +60,8 @@ TEST(CliParse, DurationsHaveAnUpperBoundBelowTheWaitOverflow) {
   EXPECT_DOUBLE_EQ(*parse_seconds("1e9", "--interval", {0.01, false, 1e9}), 1e9);
 }
 
-// Probe item C8: '' is no list (it used to mean "all GPUs"), and the message names the items.
-TEST(CliParse, C8_ListsNameTheirItemsAndRejectEmpty) {
+// '' is no list (it used to mean "all GPUs"), and the message names the items.
+TEST(CliParse, ListsNameTheirItemsAndRejectEmpty) {
   EXPECT_EQ(*parse_int_list("0,2", "--gpus", "GPU indices like 0,1"), (std::vector<int>{0, 2}));
   auto empty = parse_int_list("", "--gpus", "GPU indices like 0,1");
   ASSERT_FALSE(empty);
@@ -74,8 +74,8 @@ TEST(CliParse, C8_ListsNameTheirItemsAndRejectEmpty) {
   }
 }
 
-// Probe item C12: an echoed value is cut to its first 80 bytes plus its size.
-TEST(CliParse, C12_EchoedValuesAreBounded) {
+// An echoed value is cut to its first 80 bytes plus its size.
+TEST(CliParse, EchoedValuesAreBounded) {
   EXPECT_EQ(echo_value("short"), "short");
   const std::string long_value(100000, 'x');
   EXPECT_EQ(echo_value(long_value), std::string(80, 'x') + "\u2026(100000 bytes)");

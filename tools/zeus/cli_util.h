@@ -14,7 +14,7 @@
 namespace zeus::cli {
 
 // The most bytes of one error message. die() passes every message through bound_message(), so no
-// error repeats unbounded input, even when a library's message quotes it (probe item C12).
+// error repeats unbounded input, even when a library's message quotes it.
 inline constexpr std::size_t kMaxErrorBytes = 2048;
 
 // Prints "zeus: <message>" on stderr (through bound_message()) and ends the command with

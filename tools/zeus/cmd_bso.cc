@@ -39,7 +39,7 @@ std::string default_server() {
   return env != nullptr && *env != '\0' ? env : "http://127.0.0.1:8000";
 }
 
-// The fix for a refused request, from what this command sent (probe item C5): the server's
+// The fix for a refused request, from what this command sent: the server's
 // message says whether a token was missing or wrong; this names the flag that gives it.
 std::string token_hint(const BsoArgs& args) {
   return args.token_file.empty()

@@ -54,7 +54,7 @@ void run_measure(const MeasureArgs& args) {
     for (size_t i = 0; i < devices.cpus.size(); ++i) all.push_back(static_cast<int>(i));
     options.cpu_indices = all;
   }
-  // Probe item B6: a run that can measure nothing must not report 0 J as if it had.
+  // A run that can measure nothing must not report 0 J as if it had.
   if (devices.gpus.empty() && (args.no_cpus || devices.cpus.empty()) && !devices.soc) {
     std::string reasons = gpu_backend_reasons(devices);
     for (const auto& b : devices.backends) {
@@ -85,7 +85,7 @@ void run_measure(const MeasureArgs& args) {
   std::vector<Result<AccountedMeasurement>> accounted;
   for (Accounting& a : accounting) accounted.push_back(a.monitor->end_window("zeus_measure", false));
   if (!ended) {
-    // Probe item B5: the command ran; its time and exit code survive a failed last reading.
+    // The command ran; its time and exit code survive a failed last reading.
     const double time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
     if (args.json) {
       nlohmann::json j = {{"command", args.command},

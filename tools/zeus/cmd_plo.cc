@@ -57,7 +57,7 @@ void print_selection(const PowerProfile& profile, const PloArgs& args, CLI::App&
   }
   const auto costs = value_or_die(selector.costs(profile.measurements, max_power_w));
   // Each row is finite, but a cost can still overflow (1e308 J, or 1e-308 s as the fastest
-  // time); choosing among infinities would be no choice (probe item B12).
+  // time); choosing among infinities would be no choice.
   for (size_t i = 0; i < costs.size(); ++i) {
     if (!std::isfinite(costs[i])) {
       const KnobMeasurement& m = profile.measurements[i];

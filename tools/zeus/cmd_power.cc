@@ -310,7 +310,7 @@ void run_power(PowerArgs args) {
   view.header();
   // Reading k is due k intervals after the start (no drift from adding up intervals); with
   // --duration the last one is due exactly at the deadline, even when an interval is longer
-  // (probe item B10).
+  // (never an interval past it).
   for (uint64_t k = 1; !g_power_stop.load(); ++k) {
     double due_s = start_s + static_cast<double>(k) * args.interval_s;
     const bool last = bounded && due_s >= start_s + args.duration_s - 1e-9;

@@ -67,7 +67,7 @@ constexpr const char* kExperiments[] = {"headline",   "pareto",   "search-path",
                                         "beta-sweep", "ablation", "gpus",        "drift",
                                         "concurrent", "perseus",  "compare",     "serving"};
 
-// Bounds of the sizes a run may ask for (probe item B9): a simulation's time and memory grow with
+// Bounds of the sizes a run may ask for: a simulation's time and memory grow with
 // seeds x recurrences; these allow 100x the defaults and still end in minutes.
 constexpr uint64_t kMaxSeeds = 1000;
 constexpr uint64_t kMaxRecurrences = 100000;
@@ -459,7 +459,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->callback([args, cmd, interval] {
     args->recurrence_interval_given = interval->count() > 0;
     // An option of some experiments (its help names them: "drift: ...", "gpus: ...; perseus:
-    // ...") given to another would be ignored silently (probe item C8): a usage error instead.
+    // ...") given to another would be ignored silently: a usage error instead.
     for (const CLI::Option* option : cmd->get_options()) {
       if (option->count() == 0) continue;
       const std::string& help = option->get_description();

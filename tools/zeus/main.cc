@@ -13,7 +13,7 @@ constexpr int kOutputLostExit = 74;
 int main(int argc, char** argv) {
   // A reader that goes away (`zeus ... | head -1`) must not kill zeus with SIGPIPE before it
   // reports a measured command's status: zeus ignores SIGPIPE and reports failed writes; the
-  // commands it runs get the disposition zeus started with (probe item B12).
+  // commands it runs get the disposition zeus started with.
   zeus::cli::ChildProcess::ignore_sigpipe();
   CLI::App app{
       "Zeus: measure and optimise the energy of GPU/CPU work (NSDI '23, in C++).\n"
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // A usage error exits 2, which cannot be mistaken for CLI11's 100+ codes or, under `zeus
-    // measure`, for the command's own status (probe item C4).
+    // measure`, for the command's own status.
     std::cerr << "zeus: "
               << zeus::cli::bound_message(zeus::cli::usage_error_message(app, e),
                                           zeus::cli::kMaxErrorBytes)

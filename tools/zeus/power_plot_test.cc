@@ -49,9 +49,9 @@ TEST(PowerPlotTest, RedrawMovesUpAndClearsEachLine) {
   EXPECT_EQ(redraw_in_place({"a"}, 2), "\x1b[2A\r\x1b[2Ka\n\x1b[J");
 }
 
-// Newcomer round 4, item 14: the graphs' height follows the terminal's, so 4 GPUs in 16 lines
+// The graphs' height follows the terminal's, so 4 GPUs in 16 lines
 // keep every header on screen, and a tall terminal gets taller graphs.
-TEST(PowerPlotTest, PowerPlot_Newcomer14_RowsFitTheTerminal) {
+TEST(PowerPlotTest, PowerPlot_RowsFitTheTerminal) {
   EXPECT_EQ(plot_rows_to_fit(16, 4), 2u);   // 4 x (1 + 2) = 12 <= 16 - 3
   EXPECT_LE(4 * (1 + plot_rows_to_fit(16, 4)) + 3, 16u);
   EXPECT_EQ(plot_rows_to_fit(50, 4), 8u);   // capped

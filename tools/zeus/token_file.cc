@@ -12,7 +12,7 @@ namespace zeus::cli {
 
 std::string read_secret_file_or_die(const std::string& path, const std::string& what,
                                    const std::string& secret) {
-  // A directory opens as a stream that reads nothing: say what it is (probe item C1).
+  // A directory opens as a stream that reads nothing: say what it is (not "is empty").
   die_if_directory(path, what, "give the file that holds the " + secret);
   std::ifstream in(path, std::ios::binary);
   if (!in) {

@@ -276,7 +276,7 @@ _live_optimizers: "weakref.WeakSet[GlobalPowerLimitOptimizer]" = weakref.WeakSet
 
 def _forget_in_child() -> None:
     """A forked child (multiprocessing, DataLoader workers) owns none of its parent's optimizers:
-    it must not put the parent's GPUs back when it exits (probe item A3)."""
+    it must not put the parent's GPUs back when it exits."""
     _live_optimizers.clear()
 
 

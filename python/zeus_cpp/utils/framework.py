@@ -81,7 +81,7 @@ def sync_function(sync_with: SyncWith, gpu_indices: Sequence[int]) -> Optional[C
             return None
         if "torch" not in sys.modules:
             # Nothing ran on a GPU through torch before the program imports it, and importing it
-            # here costs seconds even without a GPU (probe item D6): wait for it instead.
+            # here costs seconds even without a GPU: wait for it instead.
             resolved: List[Optional[Callable[[], None]]] = []
 
             def sync_once_imported() -> None:

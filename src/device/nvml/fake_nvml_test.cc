@@ -1,4 +1,4 @@
-// The fake libnvidia-ml.so.1 as the tests use it (probe item E): it sees another process's
+// The fake libnvidia-ml.so.1 as the tests use it: it sees another process's
 // change of its state file at the next call, a read-only client never writes the file, and
 // failures and counter resets can be injected after N calls.
 #include <sys/stat.h>

@@ -115,7 +115,7 @@ Result<std::unique_ptr<NvmlGpu>> NvmlGpu::open(std::shared_ptr<NvmlLibrary> libr
   } else if (arch && arch_code < kNvmlArchVolta) {
     gpu->energy_counter_missing_ = "NVML provides one from Volta on";
   } else {
-    // Probe the counter as Python Zeus does (probe item B3): some boards and vGPUs answer
+    // Probe the counter as Python Zeus does: some boards and vGPUs answer
     // NOT_SUPPORTED on Volta and newer. Other failures (a transient error) leave the counter to
     // report them at the first real read; with an unknown architecture only a success counts.
     unsigned long long energy_mj = 0;
@@ -432,7 +432,7 @@ Result<std::vector<std::unique_ptr<Gpu>>> open_nvml_gpus(const std::string& libr
       gpus.push_back(std::move(*gpu));
       continue;
     }
-    // Probe item B1: one lost or unopenable GPU must not hide the healthy ones.
+    // One lost or unopenable GPU must not hide the healthy ones.
     if (!first_error) first_error = gpu.error();
     if (skipped != nullptr) skipped->push_back({static_cast<int>(index), gpu.error().message});
   }

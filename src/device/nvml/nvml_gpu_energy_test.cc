@@ -137,9 +137,9 @@ TEST(NvmlGpuEnergyTest, ConcurrentReadsAndSetsAreSafe) {
 namespace zeus {
 namespace {
 
-// Probe item B3: a Hopper whose counter answers NOT_SUPPORTED (vGPU, some boards) has no counter:
+// A Hopper whose counter answers NOT_SUPPORTED (vGPU, some boards) has no counter:
 // the probe at open says so, and its power is sampled instead of every read failing.
-TEST(NvmlGpuEnergyTest, B3_CounterAnsweringNotSupportedOnVoltaPlusIsProbedAtOpen) {
+TEST(NvmlGpuEnergyTest, CounterAnsweringNotSupportedOnVoltaPlusIsProbedAtOpen) {
   FakeNvmlDevice device = FakeNvmlDevice::h100();
   device.errors["nvmlDeviceGetTotalEnergyConsumption"] = 3;  // NVML_ERROR_NOT_SUPPORTED
   FakeNvmlEnvironment fake({device, FakeNvmlDevice::h100()});

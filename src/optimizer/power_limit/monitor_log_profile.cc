@@ -105,7 +105,7 @@ Result<PowerProfile> power_profile_from_monitor_log(const std::string& path) {
       m.energy_j += energy_j;
     }
     // Finite fields can still add up, or divide, to infinity (1e308 J in 1e-308 s): no cost
-    // could be computed from such a row (probe item B12).
+    // could be computed from such a row.
     if (!std::isfinite(m.energy_j) || !std::isfinite(m.energy_j / m.time_s)) {
       char numbers[96];
       std::snprintf(numbers, sizeof(numbers), "%g J in %g s", m.energy_j, m.time_s);
