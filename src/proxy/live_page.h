@@ -1,6 +1,7 @@
 // The proxy's pages, each one self-contained HTML document (CSS and JavaScript inline, charts in
-// inline SVG, no external fetch), compiled into the binary. Every value from the server is
-// inserted as text, never as HTML.
+// inline SVG, no external fetch), built from web/live/ and web/colosseum/ in the pages' shared
+// frame (web/shared/) and compiled into the binary (cmake/EmbedWeb.cmake defines these
+// functions). Every value from the server is inserted as text, never as HTML.
 //   live_page_html(): /zeus/ — requests in flight, energy per answer and J/token by model, the
 //     GPUs' power timeline (one line per source) with the requests' spans drawn under it, and the
 //     latest requests; live from the Server-Sent Events of /zeus/events (live_feed.h).
@@ -11,13 +12,9 @@
 // Thread-safety: immutable data. Failure: none.
 #pragma once
 
-#include <string>
 #include <string_view>
 
 namespace zeus::proxy {
-
-// A whole page: the shared head (title, the pages' common CSS, then `style`) and `body`.
-std::string page_document(std::string_view title, std::string_view style, std::string_view body);
 
 std::string_view live_page_html();
 std::string_view colosseum_page_html();

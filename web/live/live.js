@@ -1,68 +1,10 @@
-// The live page and the frame the proxy's pages share (live_page.h), as raw string literals.
-#include "proxy/live_page.h"
-
-namespace zeus::proxy {
-namespace {
-
-constexpr std::string_view kFrameStyle = R"css(
-  body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d2733; background: #f5f7fa; }
-  header { background: #1d2733; color: #fff; padding: 10px 20px; display: flex; gap: 16px;
-           align-items: baseline; }
-  header h1 { font-size: 18px; margin: 0; }
-  header span, header a { color: #aab6c3; font-size: 12px; }
-  main { padding: 16px 20px; display: grid; gap: 16px; }
-  section { background: #fff; border: 1px solid #dde3ea; border-radius: 6px; padding: 12px 16px; }
-  h2 { font-size: 15px; margin: 0 0 8px; }
-  table { border-collapse: collapse; width: 100%; }
-  th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #edf0f4;
-           font-variant-numeric: tabular-nums; }
-  th { font-weight: 600; color: #516070; font-size: 12px; }
-  .muted { color: #7d8790; }
-  #error { color: #c0392b; }
-)css";
-
-constexpr std::string_view kLiveStyle = R"css(
-  .cards { display: flex; gap: 16px; }
-  .card { background: #fff; border: 1px solid #dde3ea; border-radius: 6px; padding: 10px 16px;
-          min-width: 150px; }
-  .card b { display: block; font-size: 22px; font-variant-numeric: tabular-nums; }
-  .card span { color: #516070; font-size: 12px; }
-  .card b.waiting { font-size: 15px; font-weight: 400; color: #7d8790; line-height: 29px; }
-  svg text { font-size: 11px; fill: #516070; }
-  .legend span { margin-right: 14px; font-size: 12px; }
-)css";
-
-constexpr std::string_view kLiveBody = R"html(<header><h1>zeus proxy: live</h1><span id="status">connecting…</span>
-  <a href="/zeus/colosseum">Colosseum</a></header>
-<main>
-  <div id="error"></div>
-  <div class="cards">
-    <div class="card"><b id="in-flight" class="waiting">connecting…</b><span>requests in flight</span></div>
-    <div class="card"><b id="finished" class="waiting">connecting…</b><span>requests finished</span></div>
-    <div class="card"><b id="power-now" class="waiting">connecting…</b><span>GPU power now (W)</span></div>
-    <div class="card" id="clock-card" hidden><b id="clock-now">–</b><span id="clock-what">SM clock chosen by --govern (MHz)</span></div>
-  </div>
-  <section><h2>GPU power and requests (up to the last 60 s)</h2>
-    <svg id="chart" viewBox="0 0 900 260" width="100%" role="img" aria-label="power timeline"><text id="chart-waiting" x="450" y="100" text-anchor="middle">connecting… (no data from the proxy yet)</text></svg>
-    <div class="legend" id="legend"></div>
-  </section>
-  <section><h2>Energy by model</h2>
-    <table id="models"><thead><tr><th>model</th><th>requests</th><th>output tokens</th>
-      <th>energy (J)</th><th>J per answer</th><th>J per token</th></tr></thead><tbody></tbody></table>
-  </section>
-  <section><h2>Latest requests</h2>
-    <table id="requests"><thead><tr><th>model</th><th>source</th><th>status</th><th>tokens</th>
-      <th>energy (J)</th><th>J per token</th><th>latency (s)</th></tr></thead><tbody></tbody></table>
-  </section>
-</main>
-<script>
 "use strict";
 const WINDOW_S = 60, MAX_POINTS = 3000, MAX_REQUESTS = 500;
 const COLORS = ["#1f6feb", "#d9480f", "#1a7f37", "#8250df", "#bf8700", "#0a7ea4"];
 // Models by name in objects without a prototype: a model named "toString" or "__proto__" is a
 // model like any other.
 // Until the first snapshot arrives the page has no data: it says "connecting…" (the first paint,
-// in the HTML above) rather than draw zeros that read as an idle proxy.
+// in body.html) rather than draw zeros that read as an idle proxy.
 const st = { sources: [], requests: new Map(), models: Object.create(null), snapshot: false };
 const key = r => r.source + ":" + r.id;
 const fmt = (x, d) => Number(x).toFixed(d);
@@ -279,24 +221,3 @@ function connect() {
 }
 connect();
 setInterval(redraw, 1000);
-</script>
-)html";
-
-}  // namespace
-
-std::string page_document(std::string_view title, std::string_view style, std::string_view body) {
-  std::string page =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>";
-  page.append(title).append("</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>");
-  page.append(kFrameStyle).append(style).append("</style>\n</head>\n<body>\n");
-  page.append(body).append("</body>\n</html>\n");
-  return page;
-}
-
-std::string_view live_page_html() {
-  static const std::string page = page_document("zeus proxy: live", kLiveStyle, kLiveBody);
-  return page;
-}
-
-}  // namespace zeus::proxy

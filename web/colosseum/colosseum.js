@@ -1,57 +1,3 @@
-// The Colosseum's page (live_page.h), as raw string literals in the shared frame.
-#include "proxy/live_page.h"
-
-namespace zeus::proxy {
-namespace {
-
-constexpr std::string_view kStyle = R"css(
-  main { max-width: 1100px; }
-  textarea { width: 100%; box-sizing: border-box; font: inherit; padding: 6px; height: 60px; }
-  button { font: inherit; padding: 6px 14px; border-radius: 5px; border: 1px solid #1f6feb;
-           background: #1f6feb; color: #fff; cursor: pointer; }
-  button:disabled { background: #aab6c3; border-color: #aab6c3; cursor: default; }
-  button.secondary { background: #fff; color: #1f6feb; }
-  .duel { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
-  .answer { white-space: pre-wrap; min-height: 120px; max-height: 320px; overflow: auto;
-            background: #f5f7fa; border-radius: 4px; padding: 8px; }
-  .side.chosen { border-color: #1a7f37; box-shadow: 0 0 0 2px #1a7f3740; }
-  .energy { font-variant-numeric: tabular-nums; margin-top: 6px; }
-  .actions { display: flex; gap: 12px; align-items: center; margin-top: 10px; }
-  #reveal { font-size: 16px; font-weight: 600; }
-)css";
-
-constexpr std::string_view kBody = R"html(<header><h1>Zeus Colosseum</h1><span>two anonymous models, one prompt: vote, then see the energy</span>
-  <a href="/zeus/">live page</a></header>
-<main>
-  <div id="error"></div>
-  <section>
-    <h2>Your prompt</h2>
-    <textarea id="prompt" placeholder="Ask both models something"></textarea>
-    <div class="actions"><button id="send">Send to both</button>
-      <span id="phase" class="muted">Ask a question; the models stay anonymous until you vote.</span></div>
-  </section>
-  <div class="duel">
-    <section class="side" id="side-0"><h2 class="name">Model A</h2><div class="answer"></div>
-      <div class="energy muted"></div></section>
-    <section class="side" id="side-1"><h2 class="name">Model B</h2><div class="answer"></div>
-      <div class="energy muted"></div></section>
-  </div>
-  <section>
-    <div class="actions"><button id="vote-0" disabled>A is better</button>
-      <button id="vote-1" disabled>B is better</button></div>
-    <p id="reveal"></p>
-    <div id="worth" hidden><span>Was the extra energy worth it?</span>
-      <div class="actions"><button id="worth-yes">Yes, worth it</button>
-        <button id="worth-no" class="secondary">No</button></div></div>
-    <p id="thanks" class="muted"></p>
-  </section>
-  <section><h2>Leaderboard</h2>
-    <table id="leaderboard"><thead><tr><th>model</th><th>duels</th><th>win rate</th>
-      <th>J per answer</th><th>J per token</th><th>"worth it" rate</th></tr></thead><tbody></tbody></table>
-    <p id="no-votes" class="muted" hidden>No votes yet.</p>
-  </section>
-</main>
-<script>
 "use strict";
 const $ = id => document.getElementById(id);
 let duel = null;  // {id, done: [bool, bool], ok: [bool, bool]}
@@ -172,14 +118,3 @@ $("vote-1").onclick = () => vote(1);
 $("worth-yes").onclick = () => worth(true);
 $("worth-no").onclick = () => worth(false);
 leaderboard();
-</script>
-)html";
-
-}  // namespace
-
-std::string_view colosseum_page_html() {
-  static const std::string page = page_document("Zeus Colosseum", kStyle, kBody);
-  return page;
-}
-
-}  // namespace zeus::proxy
