@@ -1,53 +1,41 @@
-// GpuChange: one change a zeusd client asks of one GPU, already parsed from whichever API it came
-// through (our /gpu/{i}/<knob> JSON routes or upstream's query-string routes), and the failure
-// the service answers when the change is refused or fails. ZeusdService::change_gpu() validates
-// it against the device, takes the caller's lease and applies it; both APIs call that one path.
+// zeusd's change path's vocabulary: the knob a GPU command (wire/zeusd_command.h) changes, the
+// failure the service answers when a command is refused or fails, and what a command did.
+// ZeusdService::change_gpu() (gpu_change.cc) visits the command once: each kind has its own
+// validation against the device, the value a lease saves before it, and its device call.
 // Thread-safety: plain values.
 //
-//   zeus::zeusd::GpuChange change{zeus::zeusd::GpuKnob::kPowerLimit};
-//   change.value_a = 300000;  // mW
+//   zeus::zeusd::GpuCommand command = zeus::zeusd::SetPowerLimit{300000};
+//   zeus::zeusd::GpuKnob knob = zeus::zeusd::knob_of(command);  // kPowerLimit
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "wire/zeusd_command.h"
 #include "zeus/device.h"
 #include "zeus/result.h"
 
 namespace zeus::zeusd {
 
+// What a lease saves and restores, and what a persistent change is listed under: setting and
+// resetting the power limit are one knob, locking and unlocking a clock kind another.
 enum class GpuKnob { kPowerLimit, kPersistenceMode, kSmClocks, kMemoryClocks };
 
-struct GpuChange {
-  GpuKnob knob = GpuKnob::kPowerLimit;
-  bool reset = false;    // power limit: back to the default; clocks: unlock
-  uint32_t value_a = 0;  // power limit (mW) or the lowest clock (MHz)
-  uint32_t value_b = 0;  // the highest clock (MHz)
-  bool enabled = false;  // persistence mode
-};
+GpuKnob knob_of(const GpuCommand& command);
 
-// Why a change was not made: the status our own API answers (400 bad value, 409 leased by
-// another process, 500 ...), the device's error code where a device call failed, and a message
-// that names the GPU.
+// Why a change was not made: the status zeusd answers for it (400 bad value, 409 leased by
+// another process, 500 ...; upstream's routes map it with UpstreamRoutes::status_of), the device's
+// error code where a device call failed, and a message that names the GPU.
 struct ChangeError {
   int status = 500;
   ErrorCode code = ErrorCode::kInternal;
   std::string message;
 };
 
-// What a change did, for the log and our API's answer ("set power limit 700000 -> 300000 mW").
+// What a change did, for the log ("set power limit 700000 -> 300000 mW").
 struct ChangeDone {
   std::string description;
 };
-
-// One change made on the device, without validation or lease (the change path does those first):
-// the device call's result and what it did ("set power limit 700000 -> 300000 mW"; `before_mw`
-// is the power limit before, for that text).
-struct AppliedChange {
-  Result<void> result;
-  std::string description;
-};
-AppliedChange apply_gpu_change(Gpu& gpu, const GpuChange& change, uint32_t before_mw);
 
 // The ChangeError for a failed device call about `what` ("GPU 0 power limit"): 400 invalid, 404
 // not found, 501 not supported, 503 unavailable, else 500; a device's PermissionDenied means zeusd

@@ -11,4 +11,19 @@ http::HttpResponse json_answer(int status, const nlohmann::json& body) {
   return response;
 }
 
+http::HttpResponse error_answer(int status, const std::string& message) {
+  return json_answer(status, nlohmann::json{{"error", message}});
+}
+
+http::HttpResponse message_answer(int status, const std::string& message) {
+  return json_answer(status, nlohmann::json{{"message", message}});
+}
+
+http::HttpResponse empty_answer(int status) {
+  http::HttpResponse response;
+  response.status = status;
+  response.content_type.clear();
+  return response;
+}
+
 }  // namespace zeus::zeusd

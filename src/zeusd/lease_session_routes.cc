@@ -1,6 +1,7 @@
-// ZeusdService's lease sessions (lease_session.h): the /lease_session routes, the session header
-// on other requests, and expiry. Session leases go through change_gpu() and restore() like a
-// process's.
+// ZeusdService's lease sessions (lease_session.h): the /lease_session routes' handlers (the route
+// table, zeusd_routes.cc, first refuses the Unix socket, a request without a token and one without
+// gpu-control), the session header on other requests, and expiry. Session leases go through
+// change_gpu() and restore() like a process's.
 //   POST   /lease_session                   {"session_id", "timeout_s"}              gpu-control
 //   POST   /lease_session/{id}/heartbeat    {"session_id", "timeout_s"}
 //   DELETE /lease_session/{id}              restores the session's changes now: {"restored": N}
@@ -19,10 +20,6 @@ namespace zeus::zeusd {
 namespace {
 
 using nlohmann::json;
-
-HttpResponse refuse(int status, const std::string& message) {
-  return json_answer(status, json{{"message", message}});
-}
 
 // 128 random bits as 32 hex digits (std::random_device reads the kernel's generator).
 std::string new_session_id() {
@@ -60,74 +57,62 @@ std::optional<HttpResponse> ZeusdService::attach_session(const HttpRequest& requ
   const std::string* id = header_value(request, lower(kLeaseSessionHeader));
   if (id == nullptr) return std::nullopt;
   if (peer.unix_socket) {
-    return refuse(400, std::string(kLeaseSessionHeader) +
-                           " is for clients over TCP: on the Unix socket zeusd ties your changes "
-                           "to your process already (drop the header)");
+    return message_answer(
+        400, std::string(kLeaseSessionHeader) +
+                 " is for clients over TCP: on the Unix socket zeusd ties your changes "
+                 "to your process already (drop the header)");
   }
   std::lock_guard<std::mutex> lock(mutex_);
   const LeaseSession* session = sessions_.find(*id);
   if (session == nullptr || !peer.token || session->subject != peer.token->subject) {
-    return refuse(404,
-                  "lease session '" + id->substr(0, 64) +
-                      "' is unknown or expired (silent for more than " +
-                      std::to_string(sessions_.timeout_s()) +
-                      " s: its changes were restored); open a new one with POST /lease_session");
+    return message_answer(
+        404, "lease session '" + id->substr(0, 64) +
+                 "' is unknown or expired (silent for more than " +
+                 std::to_string(sessions_.timeout_s()) +
+                 " s: its changes were restored); open a new one with POST /lease_session");
   }
   sessions_.touch(*id, monotonic_ms());
   peer.lease_session = *id;
   return std::nullopt;
 }
 
-HttpResponse ZeusdService::session_route(const HttpRequest& request, const Peer& peer,
-                                         const std::vector<std::string>& segments) {
-  if (peer.unix_socket) {
-    return refuse(400,
-                  "lease sessions are for clients over TCP: on the Unix socket zeusd ties "
-                  "your changes to your process already");
+HttpResponse ZeusdService::open_session(const Peer& peer) {
+  ServiceLock lock(mutex_);
+  if (sessions_.size() >= kMaxLeaseSessions) {
+    return message_answer(503, std::to_string(kMaxLeaseSessions) +
+                                   " lease sessions are open: close unused ones (DELETE "
+                                   "/lease_session/{id}) or wait for silent ones to expire");
   }
-  if (!peer.token) {
-    return refuse(403,
-                  "lease sessions need a bearer token (the operator starts zeusd with "
-                  "--signing-key-path and issues one with `zeusd token issue`)");
-  }
-  if (auto refused = allow_.refusal(Capability::kGpuControl, peer); !refused.empty()) {
-    return refuse(403, refused);
-  }
-  const json timeout = sessions_.timeout_s();
-  if (segments.size() == 1) {
-    if (request.method != "POST") return refuse(405, "/lease_session answers POST only");
-    if (sessions_.size() >= kMaxLeaseSessions) {
-      return refuse(503, std::to_string(kMaxLeaseSessions) +
-                             " lease sessions are open: close unused ones (DELETE "
-                             "/lease_session/{id}) or wait for silent ones to expire");
-    }
-    const LeaseSession& session =
-        sessions_.open(new_session_id(), peer.token->subject, monotonic_ms());
-    log_info("zeusd: " + peer.description() + " (token subject " + session.subject +
-             ") opened lease session " + session.id.substr(0, 8) + "...");
-    return json_answer(200, json{{"session_id", session.id}, {"timeout_s", timeout}});
-  }
-  const std::string& id = segments[1];
+  const LeaseSession& session =
+      sessions_.open(new_session_id(), peer.token->subject, monotonic_ms());
+  log_info("zeusd: " + peer.description() + " (token subject " + session.subject +
+           ") opened lease session " + session.id.substr(0, 8) + "...");
+  return json_answer(200, json{{"session_id", session.id}, {"timeout_s", sessions_.timeout_s()}});
+}
+
+std::optional<HttpResponse> ZeusdService::unknown_session(const Peer& peer,
+                                                          const std::string& id) const {
   const LeaseSession* session = sessions_.find(id);
-  if (session == nullptr || session->subject != peer.token->subject) {
-    return refuse(404, "no lease session '" + id.substr(0, 64) +
-                           "' of this token's subject (closed, or expired after " +
-                           std::to_string(sessions_.timeout_s()) + " s of silence)");
-  }
-  if (segments.size() == 3 && segments[2] == "heartbeat") {
-    if (request.method != "POST") return refuse(405, "heartbeats are POSTs");
-    sessions_.touch(id, monotonic_ms());
-    return json_answer(200, json{{"session_id", id}, {"timeout_s", timeout}});
-  }
-  if (segments.size() == 2) {
-    if (request.method != "DELETE") return refuse(405, "/lease_session/{id} answers DELETE only");
-    sessions_.close(id);
-    const size_t restored = end_session(id, "closed by its client");
-    return json_answer(200, json{{"session_id", id}, {"restored", restored}});
-  }
-  return refuse(404, "no route " + request.method + " " + request.path +
-                         " (lease sessions: POST /lease_session, POST /lease_session/{id}/"
-                         "heartbeat, DELETE /lease_session/{id})");
+  if (session != nullptr && session->subject == peer.token->subject) return std::nullopt;
+  return message_answer(404, "no lease session '" + id.substr(0, 64) +
+                                 "' of this token's subject (closed, or expired after " +
+                                 std::to_string(sessions_.timeout_s()) + " s of silence)");
+}
+
+HttpResponse ZeusdService::heartbeat_session(const Peer& peer, const std::string& id) {
+  ServiceLock lock(mutex_);
+  if (auto unknown = unknown_session(peer, id)) return std::move(*unknown);
+  sessions_.touch(id, monotonic_ms());
+  return json_answer(200, json{{"session_id", id}, {"timeout_s", sessions_.timeout_s()}});
+}
+
+HttpResponse ZeusdService::close_session(const Peer& peer, const std::string& id) {
+  const auto gpus_held = gpu_locks_.lock_all();  // ending it restores its GPUs (gpu_locks.h)
+  ServiceLock lock(mutex_);
+  if (auto unknown = unknown_session(peer, id)) return std::move(*unknown);
+  sessions_.close(id);
+  const size_t restored = end_session(id, "closed by its client");
+  return json_answer(200, json{{"session_id", id}, {"restored", restored}});
 }
 
 size_t ZeusdService::end_session(const std::string& id, const std::string& why) {

@@ -1,6 +1,5 @@
 #include "zeusd/persistent_change.h"
 
-#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "zeus/log.h"
@@ -105,51 +104,6 @@ nlohmann::json PersistentChanges::to_json() const {
                     {"since_unix_s", change.since_unix_s}});
   }
   return list;
-}
-
-tl::expected<ChangeDone, ChangeError> ZeusdService::change_gpu_persistent(
-    const Peer& peer, int index, const GpuChange& change) {
-  Gpu& gpu = *devices_.gpus[index];
-  const std::string what = "GPU " + std::to_string(index);
-  if (const Lease* held = leases_.find(index)) {
-    return tl::unexpected(ChangeError{
-        409, ErrorCode::kInvalidArgument,
-        what + " is leased by " + held->holder() + " until " +
-            (held->session.empty() ? "that process exits" : "that session ends")});
-  }
-  uint32_t before_mw = 0;
-  if (change.knob == GpuKnob::kPowerLimit) {
-    auto before = gpu.power_limit_mw();
-    if (!before) return tl::unexpected(classify_device_error(before.error(), what + " power limit"));
-    before_mw = *before;
-  }
-  const std::string who = peer.description();
-  auto [applied, description] = apply_gpu_change(gpu, change, before_mw);
-  if (!applied) {
-    log_warning("zeusd: " + who + " failed to change " + what + ": " + applied.error().message);
-    return tl::unexpected(classify_device_error(applied.error(), what));
-  }
-  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-  // A power limit set back where it was (the default, or the limit before the first persistent
-  // change) leaves nothing to list: upstream has no reset route for the limit, so a job epilog
-  // "resets" by setting the default, and that ends the entry as DELETE does.
-  bool back = change.reset;
-  if (change.knob == GpuKnob::kPowerLimit && !change.reset) {
-    const auto original = persistent_.original_power_limit_mw(index);
-    const auto default_mw = gpu.default_power_limit_mw();
-    back = change.value_a == original.value_or(before_mw) ||
-           (default_mw && change.value_a == *default_mw);
-  }
-  persistent_.record({index, gpu.uuid(), change.knob, peer.token ? peer.token->subject : "",
-                      description, now, before_mw},
-                     back);
-  log_info("zeusd: " + who + " " + description + " on " + what +
-           (peer.unix_socket ? " (--upstream-changes: kept until reset, not restored when the "
-                               "caller exits)"
-                             : " (over TCP: not restored when the caller goes away)"));
-  return ChangeDone{description};
 }
 
 }  // namespace zeus::zeusd

@@ -2,12 +2,13 @@
 // leased and persists as upstream zeusd's do (no restore when the caller goes away, none at a
 // zeusd stop). zeusd still keeps a record per GPU and knob — who (the token's subject), what and
 // when — listed by GET /leases under "persistent", and drops it when the same knob is reset to its
-// default over TCP, or when the power limit is set back to its default or to the value it had
-// before the first persistent change (a job epilog's "set 700000" ends the entry as DELETE does). A GPU leased by a live local process is refused (409) as for anyone else.
-// The seam for lease *sessions* (a TCP client keeping its changes alive with a heartbeat header,
-// restored when the heartbeats stop) is here: they are not yet implemented.
-// Pure bookkeeping; ZeusdService::change_gpu_persistent (persistent_change.cc) does the device
-// call. Thread-safety: none; the service's mutex guards it.
+// default (reset_power_limit, reset_gpu_locked_clocks, ...), or when the power limit is set back
+// to its default or to the value it had before the first persistent change (a job epilog's "set
+// 700000" ends the entry as reset_power_limit does). A GPU leased by a live local process is
+// refused (409) as for anyone else. Changes through upstream's routes on the Unix socket persist
+// the same way under `zeusd serve --upstream-changes persist` (or on request).
+// Pure bookkeeping; ZeusdService::change_gpu_persistent (gpu_change.cc) does the device call.
+// Thread-safety: none; the service's mutex guards it.
 //
 //   zeus::zeusd::PersistentChanges changes;
 //   changes.record({0, "GPU-...", GpuKnob::kPowerLimit, "alice", "set power limit ...", now});

@@ -1,21 +1,13 @@
 #include "zeusd/request_gate.h"
 
-#include <nlohmann/json.hpp>
-
 #include "zeusd/json_answer.h"
 #include "zeusd/jwt_token.h"
 
 namespace zeus::zeusd {
 namespace {
 
-using nlohmann::json;
-
-http::HttpResponse error_json(int status, const std::string& message) {
-  return json_answer(status, json{{"error", message}});
-}
-
 http::HttpResponse unauthorized(const std::string& message) {
-  http::HttpResponse response = error_json(401, message);
+  http::HttpResponse response = error_answer(401, message);
   response.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"zeusd\"");
   return response;
 }
@@ -66,7 +58,7 @@ Result<std::array<bool, kCapabilityCount>> parse_enabled_groups(
   return enabled;
 }
 
-std::optional<Capability> required_group(std::string_view method, std::string_view path) {
+std::optional<Capability> required_group(std::string_view path) {
   if (path == "/leases") return Capability::kGpuRead;
   if (path == "/lease_session" || starts_with(path, "/lease_session/"))
     return Capability::kGpuControl;
@@ -75,9 +67,6 @@ std::optional<Capability> required_group(std::string_view method, std::string_vi
     const std::string_view rest = path.substr(device.size());
     const bool gpu = device == "/gpu/";
     if (!gpu) return Capability::kCpuRead;
-    if (rest.find('/') != std::string_view::npos) {  // ours: /gpu/{i}/<knob>, by method
-      return method == "GET" || method == "HEAD" ? Capability::kGpuRead : Capability::kGpuControl;
-    }
     if (starts_with(rest, "set_") || starts_with(rest, "reset_")) return Capability::kGpuControl;
     return Capability::kGpuRead;
   }
@@ -87,10 +76,10 @@ std::optional<Capability> required_group(std::string_view method, std::string_vi
 GateDecision check_access(const http::HttpRequest& request, const AccessPolicy& policy,
                           int64_t now_unix_s) {
   GateDecision decision;
-  const std::optional<Capability> group = required_group(request.method, request.path);
+  const std::optional<Capability> group = required_group(request.path);
   if (group && !policy.is_enabled(*group)) {
-    decision.refusal = error_json(404, "API group '" + std::string(capability_name(*group)) +
-                                           "' is not enabled on this server.");
+    decision.refusal = error_answer(404, "API group '" + std::string(capability_name(*group)) +
+                                             "' is not enabled on this server.");
     return decision;
   }
   if (!policy.auth_required() || request.path == "/discover" || request.path == "/time") {
@@ -127,7 +116,7 @@ GateDecision check_access(const http::HttpRequest& request, const AccessPolicy& 
       scopes += std::string(scopes.empty() ? "" : ", ") + "'" +
                 std::string(capability_name(scope)) + "'";
     }
-    decision.refusal = error_json(
+    decision.refusal = error_answer(
         403, "Token for user '" + token->subject + "' lacks required scope '" +
                  std::string(capability_name(*group)) + "'. Token scopes: [" + scopes + "]");
     return decision;

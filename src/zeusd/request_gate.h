@@ -8,11 +8,10 @@
 //      exactly one `Authorization: Bearer <jwt>` header with a token that verifies — else 401
 //      with `WWW-Authenticate: Bearer realm="zeusd"` — and whose scopes include the path's group
 //      — else 403 naming the user, the scope and the token's scopes.
-// The group of a path: upstream's routes by name (/gpu/set_* and /gpu/reset_* gpu-control, other
-// /gpu/<op> gpu-read, /cpu/<op> cpu-read), ours by method (/gpu/{i}/<knob>: GET gpu-read, POST and
-// DELETE gpu-control; /cpu/{i}/energy cpu-read; /leases gpu-read; /lease_session... gpu-control);
-// /discover, /time and /auth/...
-// belong to none.
+// The group of a path, by name as upstream's scopes: /gpu/set_* and /gpu/reset_* gpu-control, any
+// other /gpu/... gpu-read, /cpu/... cpu-read; ours: /leases gpu-read, /lease_session...
+// gpu-control; /discover, /time and /auth/... belong to none. (The route table's capability of
+// each route agrees: route_table_test.cc checks every entry.)
 // Pure: no I/O (the clock is an argument). Thread-safety: const functions.
 //
 //   GateDecision decision = check_access(request, policy, std::time(nullptr));
@@ -50,7 +49,7 @@ Result<std::array<bool, kCapabilityCount>> parse_enabled_groups(
     const std::vector<std::string>& lists);
 
 // The API group a request needs, or nullopt for /discover, /time, /auth/... and unknown paths.
-std::optional<Capability> required_group(std::string_view method, std::string_view path);
+std::optional<Capability> required_group(std::string_view path);
 
 struct GateDecision {
   std::optional<http::HttpResponse> refusal;  // set: answer this instead of routing

@@ -46,20 +46,19 @@ bool has_challenge(const http::HttpResponse& response) {
 
 TEST(RequestGate, GroupOfEachPath) {
   using C = Capability;
-  EXPECT_EQ(required_group("POST", "/gpu/set_power_limit"), C::kGpuControl);
-  EXPECT_EQ(required_group("POST", "/gpu/reset_locked_clocks"), C::kGpuControl);
-  EXPECT_EQ(required_group("GET", "/gpu/get_power"), C::kGpuRead);
-  EXPECT_EQ(required_group("GET", "/gpu/stream_power"), C::kGpuRead);
-  EXPECT_EQ(required_group("GET", "/cpu/get_cumulative_energy"), C::kCpuRead);
-  EXPECT_EQ(required_group("GET", "/gpu/0/power_limit"), C::kGpuRead);
-  EXPECT_EQ(required_group("POST", "/gpu/0/power_limit"), C::kGpuControl);
-  EXPECT_EQ(required_group("DELETE", "/gpu/1/sm_clocks"), C::kGpuControl);
-  EXPECT_EQ(required_group("GET", "/cpu/0/energy"), C::kCpuRead);
-  EXPECT_EQ(required_group("GET", "/leases"), C::kGpuRead);
-  EXPECT_EQ(required_group("GET", "/discover"), std::nullopt);
-  EXPECT_EQ(required_group("GET", "/time"), std::nullopt);
-  EXPECT_EQ(required_group("GET", "/auth/whoami"), std::nullopt);
-  EXPECT_EQ(required_group("GET", "/nowhere"), std::nullopt);
+  EXPECT_EQ(required_group("/gpu/set_power_limit"), C::kGpuControl);
+  EXPECT_EQ(required_group("/gpu/reset_locked_clocks"), C::kGpuControl);
+  EXPECT_EQ(required_group("/gpu/get_power"), C::kGpuRead);
+  EXPECT_EQ(required_group("/gpu/stream_power"), C::kGpuRead);
+  EXPECT_EQ(required_group("/cpu/get_cumulative_energy"), C::kCpuRead);
+  // The removed /gpu/{i}/<knob> routes fall under their prefix's group.
+  EXPECT_EQ(required_group("/gpu/0/power_limit"), C::kGpuRead);
+  EXPECT_EQ(required_group("/cpu/0/energy"), C::kCpuRead);
+  EXPECT_EQ(required_group("/leases"), C::kGpuRead);
+  EXPECT_EQ(required_group("/discover"), std::nullopt);
+  EXPECT_EQ(required_group("/time"), std::nullopt);
+  EXPECT_EQ(required_group("/auth/whoami"), std::nullopt);
+  EXPECT_EQ(required_group("/nowhere"), std::nullopt);
 }
 
 TEST(RequestGate, WithoutKeyEverythingPassesToTheRoutes) {

@@ -45,8 +45,11 @@ Peer controller(int pid) {
 HttpRequest post_limit(int gpu, uint32_t limit_mw) {
   HttpRequest request;
   request.method = "POST";
-  request.path = request.target = "/gpu/" + std::to_string(gpu) + "/power_limit";
-  request.body = "{\"power_limit_mw\": " + std::to_string(limit_mw) + "}";
+  std::string why;
+  ZEUS_CHECK(http::decode_target("/gpu/set_power_limit?gpu_ids=" + std::to_string(gpu) +
+                                     "&power_limit_mw=" + std::to_string(limit_mw) + "&block=true",
+                                 &request, &why),
+             why);
   return request;
 }
 

@@ -103,7 +103,7 @@ TEST_F(TokenServiceTest, TcpChangeWithTokenPersistsAndIsListed) {
   service_->restore_all();
   EXPECT_EQ(*gpus_[1]->power_limit_mw(), 150000u);
   // A reset over TCP puts the default back and forgets the record.
-  r = call(tcp(), "DELETE", "/gpu/1/power_limit", control);
+  r = call(tcp(), "POST", "/gpu/reset_power_limit?gpu_ids=1&block=true", control);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(*gpus_[1]->power_limit_mw(), 300000u);
   listed = json::parse(call(tcp(), "GET", "/leases", control).body);
@@ -112,7 +112,7 @@ TEST_F(TokenServiceTest, TcpChangeWithTokenPersistsAndIsListed) {
 
 // Newcomer round 4f166e8, 2.5: operators.md's epilog "resets" with set_power_limit to the default
 // (upstream has no reset route for the limit); that set, or one back to the limit before the
-// first persistent change, ends the entry as DELETE does. Other sets keep it listed.
+// first persistent change, ends the entry as reset_power_limit does. Other sets keep it listed.
 TEST_F(TokenServiceTest, TcpSetBackToTheDefaultOrTheOriginalLimitClearsThePersistentEntry) {
   const std::string control = token({Capability::kGpuControl, Capability::kGpuRead});
   auto set = [&](int gpu, int mw) {
@@ -184,7 +184,9 @@ TEST_F(TokenServiceTest, ScopeDecidesOverTcp) {
                         token({Capability::kGpuRead}));
   EXPECT_EQ(r.status, 403);
   EXPECT_EQ(*gpus_[0]->power_limit_mw(), 300000u);
-  EXPECT_EQ(call(tcp(), "GET", "/gpu/0/power_limit", token({Capability::kGpuRead})).status, 200);
+  EXPECT_EQ(
+      call(tcp(), "GET", "/gpu/get_power_limit?gpu_ids=0", token({Capability::kGpuRead})).status,
+      200);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// UpstreamRoutes: Zeus's own daemon API (upstream zeusd, the one `zeus.utils.zeusd` in Zeus 0.16
-// speaks), served by our zeusd beside its /gpu/{i}/<knob> routes so one daemon serves both kinds
-// of clients. Every parameter is a query parameter (upstream_query.h); POST bodies are empty.
+// UpstreamRoutes: the handlers of Zeus's own daemon API (upstream zeusd, the one
+// `zeus.utils.zeusd` in Zeus 0.16 speaks) and of zeusd's additions in the same style. zeusd's
+// route table (zeusd_routes.cc) maps each route to one of them after checking the allow-list and
+// the query (upstream_query.h); every parameter is a query parameter and POST bodies are empty.
 // Routes (answers keyed by the device index as a string, e.g. {"0": {...}}):
 //   GET  /time                              {"timestamp_ms"}
 //   GET  /auth/whoami                       {"sub", "scopes"[, "exp"]} of the caller's token;
@@ -10,7 +11,9 @@
 //   GET  /gpu/get_persistence_mode          {"0": {"enabled"}}
 //   GET  /gpu/get_cumulative_energy         {"0": {"energy_mj"}} (400 without a counter)
 //   GET  /gpu/get_power                     {"timestamp_ms", "power_mw": {"0": mW}}
+//   GET  /gpu/get_average_power             the same, the driver's averaged power (ours)
 //   POST /gpu/set_power_limit               power_limit_mw                         gpu-control
+//   POST /gpu/reset_power_limit             back to the driver's default (ours)
 //   POST /gpu/set_persistence_mode          enabled
 //   POST /gpu/set_gpu_locked_clocks         min_clock_mhz, max_clock_mhz
 //   POST /gpu/set_mem_locked_clocks         min_clock_mhz, max_clock_mhz
@@ -32,10 +35,11 @@
 // or method under /gpu/, /cpu/, /auth/ answers 404 with an empty body.
 // Changes go through ZeusdService's one change path, so they take the caller's lease and are
 // restored when its process exits.
-// Thread-safety: handle() may be called from many threads; device access holds `device_mutex`.
+// Thread-safety: every handler may be called from many threads; device access holds
+// `device_mutex`.
 //
-//   UpstreamRoutes routes(devices, allow, mutex, change_gpu, {});
-//   if (UpstreamRoutes::owns(request.path)) return routes.handle(request, peer);
+//   UpstreamRoutes upstream(devices, mutex, gpu_locks, change_gpu, {});
+//   return upstream.get_power_limit(query.ids);
 #pragma once
 
 #include <functional>
@@ -43,6 +47,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "http/message.h"
 #include "zeus/device.h"
@@ -60,10 +65,10 @@ struct UpstreamOptions {
   // --cpu-power-poll-hz. Must be > 0.
   double gpu_power_poll_hz = 20;
   double cpu_power_poll_hz = 10;
-  // What a change through upstream's routes on the Unix socket does (`zeusd serve
-  // --upstream-changes`): kLease, the default, leases it to the calling process (undone when it
-  // exits); kPersist keeps it until reset, as upstream zeusd does; kOnRequest leases unless the
-  // request carries "X-Zeusd-Persist: 1". Over TCP without a lease session changes persist anyway.
+  // What a change on the Unix socket does (`zeusd serve --upstream-changes`): kLease, the
+  // default, leases it to the calling process (undone when it exits); kPersist keeps it until
+  // reset, as upstream zeusd does; kOnRequest leases unless the request carries
+  // "X-Zeusd-Persist: 1". Over TCP without a lease session changes persist anyway.
   enum class Changes { kLease, kPersist, kOnRequest };
   Changes changes = Changes::kLease;
 };
@@ -74,32 +79,44 @@ std::optional<UpstreamOptions::Changes> parse_upstream_changes(std::string_view 
 
 class UpstreamRoutes {
  public:
-  // Applies one change to one GPU; called with `device_mutex` held.
+  // Applies one command to one GPU; called with `device_mutex` held.
   using ChangeGpu =
-      std::function<tl::expected<ChangeDone, ChangeError>(const Peer&, int, const GpuChange&)>;
+      std::function<tl::expected<ChangeDone, ChangeError>(const Peer&, int, const GpuCommand&)>;
 
-  // `devices`, `allow` and `device_mutex` must outlive the routes.
-  // `device_mutex`: the service's table lock; `gpu_locks`: its GPU locks (gpu_locks.h), taken
-  // before it for the GPUs a request changes.
-  UpstreamRoutes(Devices& devices, const AllowList& allow, std::mutex& device_mutex,
-                 GpuLocks& gpu_locks, ChangeGpu change_gpu, UpstreamOptions options);
-
-  // True for the paths this table answers (/time, /auth/..., /gpu/<op>, /cpu/<op>).
-  static bool owns(const std::string& path);
-  // Answers one request on an owned path. Never throws.
-  http::HttpResponse handle(const http::HttpRequest& request, const Peer& peer);
+  // `devices` and `device_mutex` must outlive the handlers. `device_mutex`: the service's table
+  // lock; `gpu_locks`: its GPU locks (gpu_locks.h), taken before it for the GPUs a write changes.
+  UpstreamRoutes(Devices& devices, std::mutex& device_mutex, GpuLocks& gpu_locks,
+                 ChangeGpu change_gpu, UpstreamOptions options);
 
   // The status upstream answers for one device's failure.
   static int status_of(const ChangeError& error);
 
- private:
-  http::HttpResponse gpu_read(const std::string& op, const std::vector<int>& ids);
-  http::HttpResponse gpu_write(const std::string& op, const ParsedQuery& query, const Peer& peer);
+  // GET /time, GET /auth/whoami (the caller's verified token: `peer.token` must be set).
+  static http::HttpResponse time();
+  static http::HttpResponse whoami(const Peer& peer);
+
+  // The GPU reads, for the GPUs `ids` (checked below the GPU count).
+  http::HttpResponse get_power_limit(const std::vector<int>& ids);
+  http::HttpResponse get_power_limit_constraints(const std::vector<int>& ids);
+  http::HttpResponse get_persistence_mode(const std::vector<int>& ids);
+  http::HttpResponse get_cumulative_energy(const std::vector<int>& ids);
+  http::HttpResponse get_power(const std::vector<int>& ids);
+  http::HttpResponse get_average_power(const std::vector<int>& ids);
+
+  // A write: `commands` on every GPU of `query.ids`, in order (`route` names it in the log).
+  http::HttpResponse gpu_write(std::string_view route, const std::vector<GpuCommand>& commands,
+                               const ParsedQuery& query, const Peer& peer);
+
+  // The CPU reads: /cpu/get_cumulative_energy (its query's cpu and dram flags), /cpu/get_power.
   http::HttpResponse cpu_energy(const ParsedQuery& query);
   http::HttpResponse cpu_power(const std::vector<int>& ids);
 
+ private:
+  // One reading per GPU of `ids`: `read` answers its JSON entry or its failure.
+  template <typename Read>
+  http::HttpResponse read_each(const std::vector<int>& ids, Read&& read, bool power_map);
+
   Devices& devices_;
-  const AllowList& allow_;
   std::mutex& device_mutex_;
   GpuLocks& gpu_locks_;
   ChangeGpu change_gpu_;

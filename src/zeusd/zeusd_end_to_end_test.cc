@@ -431,14 +431,20 @@ TEST_F(ZeusdEndToEnd, BadInputNeverCrashesTheDaemon) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"garbage\r\n\r\n", "HTTP/1.1 400"},
       {std::string("\0\0\0\xff\xfe", 5) + "\r\n\r\n", "HTTP/1.1 400"},
-      {"POST /gpu/0/power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Length: 1000000000\r\n\r\n", "HTTP/1.1 413"},
+      {"POST /gpu/set_power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Length: 1000000000\r\n\r\n",
+       "HTTP/1.1 413"},
       {"GET /discover HTTP/1.1\r\nHost: zeusd\r\nX: " + std::string(100000, 'a') + "\r\n\r\n", "HTTP/1.1 431"},
-      {"GET /gpu/999999/power_limit HTTP/1.1\r\nHost: zeusd\r\n\r\n", "HTTP/1.1 404"},
+      {"GET /gpu/get_power_limit?gpu_ids=999999 HTTP/1.1\r\nHost: zeusd\r\n\r\n", "HTTP/1.1 400"},
+      {"GET /gpu/999999/power_limit HTTP/1.1\r\nHost: zeusd\r\n\r\n", "HTTP/1.1 404"},  // removed
       {"GET /gpu/../../etc/passwd HTTP/1.1\r\nHost: zeusd\r\n\r\n", "HTTP/1.1 404"},
-      {"POST /gpu/0/power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Length: 5\r\n\r\n{{{{{", "HTTP/1.1 400"},
-      {"POST /gpu/0/power_limit HTTP/1.1\r\nHost: zeusd\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-       "HTTP/1.1 400"},  // an empty body, assembled from chunks
-      {"POST /gpu/0/power_limit HTTP/1.1\r\nHost: zeusd\r\nTransfer-Encoding: gzip\r\n\r\n", "HTTP/1.1 400"},
+      {"POST /gpu/set_power_limit?gpu_ids=0&power_limit_mw=%7B%7B&block=true HTTP/1.1\r\n"
+       "Host: zeusd\r\nContent-Length: 0\r\n\r\n",
+       "HTTP/1.1 400"},
+      {"POST /gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000 HTTP/1.1\r\nHost: zeusd\r\n"
+       "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+       "HTTP/1.1 400"},  // an empty body, assembled from chunks; no block=
+      {"POST /gpu/set_power_limit HTTP/1.1\r\nHost: zeusd\r\nTransfer-Encoding: gzip\r\n\r\n",
+       "HTTP/1.1 400"},
       {"GET /discover HTTP/3.0\r\n\r\n", "HTTP/1.1 505"},
   };
   for (const auto& [request, expected] : cases) {
@@ -447,7 +453,9 @@ TEST_F(ZeusdEndToEnd, BadInputNeverCrashesTheDaemon) {
         << "request " << request.substr(0, 60) << " -> " << answer;
   }
   // A client that connects and goes away mid-request is harmless too.
-  EXPECT_EQ(raw_exchange("POST /gpu/0/power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Length: 50\r\n\r\n{"), "");
+  EXPECT_EQ(raw_exchange("POST /gpu/set_power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Length: 50\r\n"
+                         "\r\n{"),
+            "");
   EXPECT_EQ(waitpid(daemon_pid_, nullptr, WNOHANG), 0) << "zeusd died";
   EXPECT_EQ(raw_exchange("GET /discover HTTP/1.1\r\nHost: zeusd\r\n\r\n").rfind("HTTP/1.1 200", 0), 0u);
   EXPECT_EQ(limit_mw(0), 700000u);

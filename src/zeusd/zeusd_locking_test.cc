@@ -58,17 +58,11 @@ class ZeusdLockingTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  HttpResponse call(int pid, const std::string& method, const std::string& path,
-                    const std::string& body = "") {
+  HttpResponse call(int pid, const std::string& method, const std::string& target) {
     HttpRequest request;
     request.method = method;
-    request.target = path;
-    request.path = path.substr(0, path.find('?'));
-    if (const size_t q = path.find('?'); q != std::string::npos) {  // one key=value at most
-      const std::string pair = path.substr(q + 1);
-      request.query.emplace_back(pair.substr(0, pair.find('=')), pair.substr(pair.find('=') + 1));
-    }
-    request.body = body;
+    std::string why;
+    EXPECT_TRUE(http::decode_target(target, &request, &why)) << why;
     Peer who;
     who.uid = who.gid = 1000;
     who.pid = pid;
@@ -77,19 +71,23 @@ class ZeusdLockingTest : public ::testing::Test {
 
   // Every other route answers within `limit_s` while GPU 0's command runs.
   void expect_others_answer_at_once(double limit_s) {
-    for (const auto& [method, path, body] :
-         std::vector<std::tuple<std::string, std::string, std::string>>{
-             {"GET", "/discover", ""},
-             {"GET", "/leases", ""},
-             {"GET", "/gpu/0/power_limit", ""},
-             {"GET", "/gpu/1/power", ""},
-             {"POST", "/gpu/1/power_limit", R"({"power_limit_mw": 200000})"},
-             {"GET", "/gpu/get_power_limit?gpu_ids=0,1", ""}}) {
+    for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
+             {"GET", "/discover"},
+             {"GET", "/leases"},
+             {"GET", "/gpu/get_power_limit?gpu_ids=0"},
+             {"GET", "/gpu/get_power?gpu_ids=1"},
+             {"POST", set_limit(1, 200000)},
+             {"GET", "/gpu/get_power_limit?gpu_ids=0,1"}}) {
       const auto start = Clock::now();
-      const HttpResponse answer = call(77, method, path, body);
+      const HttpResponse answer = call(77, method, path);
       EXPECT_LT(seconds_since(start), limit_s) << method << " " << path;
       EXPECT_EQ(answer.status, 200) << method << " " << path << ": " << answer.body;
     }
+  }
+
+  static std::string set_limit(int gpu, int mw) {
+    return "/gpu/set_power_limit?gpu_ids=" + std::to_string(gpu) +
+           "&power_limit_mw=" + std::to_string(mw) + "&block=true";
   }
 
   fs::path dir_;
@@ -102,7 +100,7 @@ class ZeusdLockingTest : public ::testing::Test {
 TEST_F(ZeusdLockingTest, ZeusdLocks_A5_ASlowCommandHoldsUpOnlyItsOwnGpu) {
   const auto start = Clock::now();
   auto slow = std::async(std::launch::async, [&] {
-    return call(42, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 150000})");
+    return call(42, "POST", set_limit(0, 150000));
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   expect_others_answer_at_once(0.5);
@@ -126,10 +124,10 @@ TEST_F(ZeusdLockingTest, ZeusdLocks_A5_ASlowCommandHoldsUpOnlyItsOwnGpu) {
 // sees its lease (another process: 409).
 TEST_F(ZeusdLockingTest, ZeusdLocks_A5_ChangesOfOneGpuStaySerialised) {
   auto first = std::async(std::launch::async, [&] {
-    return call(42, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 150000})");
+    return call(42, "POST", set_limit(0, 150000));
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const HttpResponse second = call(43, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 120000})");
+  const HttpResponse second = call(43, "POST", set_limit(0, 120000));
   EXPECT_EQ(first.get().status, 200);
   EXPECT_EQ(second.status, 409) << second.body;
   service_->on_process_exit(42);

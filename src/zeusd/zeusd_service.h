@@ -2,37 +2,31 @@
 // validation, leases and restore. The transport (unix_server.h) hands it parsed requests and the
 // kernel-verified peer; it never touches sockets, so tests and the fuzzer call it directly.
 //
-// Routes (GPU and CPU indices are zeusd's own: physical indices when zeusd runs without
-// CUDA_VISIBLE_DEVICES; clients map GPUs by UUID from /discover):
+// Every route is one entry of its route table (route_table.h; the table is in zeusd_routes.cc):
 //   GET    /discover                       GPUs and CPUs, their constraints, the caller's rights
 //   GET    /leases                         changes that will be undone when their process exits
-//   GET    /gpu/{i}/power_limit            {"power_limit_mw"}                  gpu-read
-//   POST   /gpu/{i}/power_limit            {"power_limit_mw": N}                gpu-control
-//   DELETE /gpu/{i}/power_limit            back to the default limit        gpu-control
-//   GET    /gpu/{i}/power                  {"instant_power_mw", "average_power_mw"} gpu-read
-//   GET    /gpu/{i}/energy                 {"total_energy_mj"}                  gpu-read
-//   GET    /gpu/{i}/persistence_mode       {"enabled"}                          gpu-read
-//   POST   /gpu/{i}/persistence_mode       {"enabled": bool}                    gpu-control
-//   POST   /gpu/{i}/sm_clocks              {"min_mhz": N, "max_mhz": M}        gpu-control
-//   DELETE /gpu/{i}/sm_clocks              unlock                           gpu-control
-//   POST   /gpu/{i}/memory_clocks          {"min_mhz": N, "max_mhz": M}        gpu-control
-//   DELETE /gpu/{i}/memory_clocks          unlock                           gpu-control
-//   GET    /cpu/{i}/energy                 {"package_energy_uj", "dram_energy_uj"} cpu-read
-// Upstream zeusd's API (Zeus 0.16's `zeus.utils.zeusd` client) is served beside these by
-// UpstreamRoutes (upstream_routes.h), and its live power streams by PowerStreamRoutes
-// (power_stream_routes.h, through stream()); /discover answers both kinds of clients' fields, and
-// changes made through either API share one path (change_gpu) and so take the same leases.
-// Errors are {"message": "..."}: 400 bad value (outside the device's range), 403 not on the
-// allow-list, 404 unknown route or index, 405 wrong method, 409 GPU leased by another live
-// process, 501 not supported by the device, 503 device unavailable, 500 anything else.
+//   POST   /lease_session, POST /lease_session/{id}/heartbeat, DELETE /lease_session/{id}
+//   upstream zeusd's API (Zeus 0.16's `zeus.utils.zeusd` client) and ours in its style
+//   (/gpu/get_average_power, /gpu/reset_power_limit): handled by UpstreamRoutes
+//   (upstream_routes.h); its live power streams by PowerStreamRoutes (power_stream_routes.h,
+//   through stream()).
+// GPU and CPU indices are zeusd's own (physical indices when zeusd runs without
+// CUDA_VISIBLE_DEVICES; clients map GPUs by UUID from /discover). Every change is one GpuCommand
+// (wire/zeusd_command.h) through one path, change_gpu(), which takes the caller's lease.
+// The /gpu/{i}/<knob> and /cpu/{i}/energy routes were removed: they answer 404 naming the route
+// that replaces them.
+// Errors on our routes are {"message": "..."}: 403 not on the allow-list, 404 unknown route, 405
+// wrong method, 409 GPU leased by another live process, 503 too many lease sessions; upstream's
+// routes answer upstream's shapes (upstream_routes.h).
 // Every change is logged (info) with who asked (uid, user, pid) and the old and new values.
 // Every request first passes the gate (request_gate.h): API groups off with --enable answer 404,
 // and with a signing key every path but /discover and /time needs a bearer token (401/403).
-// Leases: see lease_table.h; a change on the Unix socket is tied to the client's pid. Over TCP a
-// change needs a token with gpu-control and persists (persistent_change.h); without a signing key
-// TCP is read-only. A TCP client may instead open a lease session (lease_session.h; routes in
-// lease_session_routes.cc): changes whose request names it lease like a process's and are
-// restored once the session is closed or silent for longer than `lease_session_timeout_s`.
+// Leases: see lease_table.h; a change on the Unix socket is tied to the client's pid (or persists
+// under --upstream-changes persist). Over TCP a change needs a token with gpu-control and persists
+// (persistent_change.h); without a signing key TCP is read-only. A TCP client may instead open a
+// lease session (lease_session.h; handlers in lease_session_routes.cc): changes whose request
+// names it lease like a process's and are restored once the session is closed or silent for
+// longer than `lease_session_timeout_s`.
 // With a lease journal (lease_journal.h), every lease is on disk before its change reaches the
 // GPU, and recover() at start restores or re-adopts what a crashed zeusd left (probe item A7).
 // Thread-safety: handle(), on_process_exit() and restore_all() may be called from any thread.
@@ -60,6 +54,7 @@
 #include "zeusd/power_stream_routes.h"
 #include "zeusd/process_watcher.h"
 #include "zeusd/request_gate.h"
+#include "zeusd/route_table.h"
 #include "zeusd/upstream_routes.h"
 
 namespace zeus::zeusd {
@@ -89,6 +84,8 @@ class ZeusdService {
   bool stream(const HttpRequest& request, const Peer& peer,
               const std::shared_ptr<http::Reply>& reply);
   PowerStreamRoutes& power_streams() { return streams_; }
+  // Every route handle() answers (route_table.h), in the order it tries them.
+  const std::vector<Route>& routes() const { return routes_; }
   // Restores every GPU knob `pid` changed and drops its leases.
   void on_process_exit(int pid);
   // Restores every lease (zeusd is stopping).
@@ -101,21 +98,35 @@ class ZeusdService {
   static int64_t monotonic_ms();
 
  private:
+  // The route table (zeusd_routes.cc), built once; handle() dispatches through it.
+  std::vector<Route> route_table();
+  // What a path family checks before its routes (route_table.h): upstream's persistence header
+  // and /auth/ without a signing key; a lease session's TCP and token. Sets peer.persist_change.
+  std::optional<HttpResponse> family_checks(RouteFamily family, const HttpRequest& request,
+                                            Peer& peer);
+  // The answer when no route takes the request: the family's 404, or 405 for a known path.
+  HttpResponse no_route(RouteFamily family, const HttpRequest& request, const Route* same_path);
   HttpResponse discover(const Peer& peer);
-  HttpResponse list_leases(const Peer& peer);
-  HttpResponse gpu_route(const HttpRequest& request, const Peer& peer, const std::string& index,
-                         const std::string& knob);
-  HttpResponse gpu_read(int index, const std::string& knob);
-  HttpResponse gpu_change(const HttpRequest& request, const Peer& peer, int index,
-                          const std::string& knob);
-  HttpResponse cpu_route(const HttpRequest& request, const Peer& peer, const std::string& index);
-  // Validates `change` against GPU `index`, takes `peer`'s lease (saving what to restore) and
-  // applies it. Call with mutex_ held.
+  HttpResponse list_leases();
+  // The lease session handlers (lease_session_routes.cc); the peer has a token.
+  HttpResponse open_session(const Peer& peer);
+  HttpResponse heartbeat_session(const Peer& peer, const std::string& id);
+  HttpResponse close_session(const Peer& peer, const std::string& id);
+  // 404 unless `id` is an open session of the peer's token subject. Call with mutex_ held.
+  std::optional<HttpResponse> unknown_session(const Peer& peer, const std::string& id) const;
+  // Validates `command` against GPU `index`, takes `peer`'s lease (saving what to restore) and
+  // applies it; over TCP without a session, or with peer.persist_change, the change persists
+  // instead (change_gpu_persistent). Call with mutex_ held. gpu_change.cc.
   tl::expected<ChangeDone, ChangeError> change_gpu(const Peer& peer, int index,
-                                                   const GpuChange& change);
-  // change_gpu() for a caller over TCP: no lease, the change persists (persistent_change.cc).
+                                                   const GpuCommand& command);
+  // change_gpu() for one kind of command (the visit's), and the persistent variant: defined and
+  // instantiated in gpu_change.cc only.
+  template <typename Command>
+  tl::expected<ChangeDone, ChangeError> change_gpu_as(const Peer& peer, int index,
+                                                      const Command& command);
+  template <typename Command>
   tl::expected<ChangeDone, ChangeError> change_gpu_persistent(const Peer& peer, int index,
-                                                              const GpuChange& change);
+                                                              const Command& command);
   void restore(const Lease& lease, const std::string& why);
   // Writes the lease table to the journal (no-op without one).
   Result<void> record_leases();
@@ -131,9 +142,6 @@ class ZeusdService {
   // request's X-Zeusd-Persist), or the refusal of a header this zeusd's policy does not take.
   tl::expected<bool, HttpResponse> upstream_change_persists(const HttpRequest& request,
                                                             const Peer& peer) const;
-  // /lease_session[/{id}[/heartbeat]]; call with mutex_ held.
-  HttpResponse session_route(const HttpRequest& request, const Peer& peer,
-                             const std::vector<std::string>& segments);
   // Restores and drops the session's leases; answers how many. Call with mutex_ held.
   size_t end_session(const std::string& id, const std::string& why);
 
@@ -149,6 +157,7 @@ class ZeusdService {
   const AccessPolicy access_;
   const UpstreamOptions::Changes upstream_changes_;
   LeaseSessions sessions_;  // guarded by mutex_
+  std::vector<Route> routes_;  // const once built
   PowerStreamRoutes streams_;  // last: its pollers stop before what they read goes
 };
 

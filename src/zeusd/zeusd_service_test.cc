@@ -40,14 +40,25 @@ Peer peer(uint32_t uid, int pid, std::vector<uint32_t> groups = {}) {
   return p;
 }
 
-HttpRequest make_request(const std::string& method, const std::string& path,
-                         const std::string& body = "") {
+HttpRequest make_request(const std::string& method, const std::string& target) {
   HttpRequest request;
   request.method = method;
-  request.target = path;
-  request.path = path;
-  request.body = body;
+  std::string why;
+  ZEUS_CHECK(http::decode_target(target, &request, &why), why);
   return request;
+}
+
+std::string set_limit(int gpu, uint32_t mw) {
+  return "/gpu/set_power_limit?gpu_ids=" + std::to_string(gpu) +
+         "&power_limit_mw=" + std::to_string(mw) + "&block=true";
+}
+
+// The message of an error answer: upstream's {"error"}, one GPU's {"errors": {"<i>"}}, or ours.
+std::string message_of(const HttpResponse& response) {
+  const json body = json::parse(response.body);
+  if (body.contains("error")) return body["error"];
+  if (body.contains("errors")) return body["errors"].begin()->get<std::string>();
+  return body.value("message", "");
 }
 
 class ZeusdServiceTest : public ::testing::Test {
@@ -74,9 +85,8 @@ class ZeusdServiceTest : public ::testing::Test {
     service_ = std::make_unique<ZeusdService>(devices_, std::move(allow), watcher_);
   }
 
-  HttpResponse call(const Peer& who, const std::string& method, const std::string& path,
-                    const std::string& body = "") {
-    return service_->handle(make_request(method, path, body), who);
+  HttpResponse call(const Peer& who, const std::string& method, const std::string& target) {
+    return service_->handle(make_request(method, target), who);
   }
   static json body_of(const HttpResponse& response) { return json::parse(response.body); }
   uint32_t limit_mw(int gpu) { return *gpus_[gpu]->power_limit_mw(); }
@@ -105,10 +115,9 @@ TEST_F(ZeusdServiceTest, DiscoverListsDevicesAndTheCallersRights) {
 }
 
 TEST_F(ZeusdServiceTest, AllowedUserSetsLimitAndTakesALease) {
-  HttpResponse response =
-      call(peer(kController, 42), "POST", "/gpu/1/power_limit", R"({"power_limit_mw": 150000})");
+  HttpResponse response = call(peer(kController, 42), "POST", set_limit(1, 150000));
   ASSERT_EQ(response.status, 200) << response.body;
-  EXPECT_EQ(body_of(response)["power_limit_mw"], 150000);
+  EXPECT_EQ(response.body, "");
   EXPECT_EQ(limit_mw(1), 150000u);
   EXPECT_EQ(limit_mw(0), 300000u);
   EXPECT_EQ(watcher_.watched, std::set<int>{42});
@@ -118,10 +127,7 @@ TEST_F(ZeusdServiceTest, AllowedUserSetsLimitAndTakesALease) {
   EXPECT_EQ(leases[0].pid, 42);
   EXPECT_EQ(leases[0].saved.power_limit_mw, 300000u);
   // A second change by the same process keeps the first saved value.
-  ASSERT_EQ(
-      call(peer(kController, 42), "POST", "/gpu/1/power_limit", R"({"power_limit_mw": 120000})")
-          .status,
-      200);
+  ASSERT_EQ(call(peer(kController, 42), "POST", set_limit(1, 120000)).status, 200);
   EXPECT_EQ(service_->leases()[0].saved.power_limit_mw, 300000u);
   service_->on_process_exit(42);
   EXPECT_EQ(limit_mw(1), 300000u);
@@ -129,142 +135,159 @@ TEST_F(ZeusdServiceTest, AllowedUserSetsLimitAndTakesALease) {
 }
 
 TEST_F(ZeusdServiceTest, UserNotOnTheAllowListGets403AndNothingChanges) {
-  HttpResponse response = call(peer(kStrangerUid, 43, {kReaderGroup}), "POST", "/gpu/0/power_limit",
-                               R"({"power_limit_mw": 150000})");
+  HttpResponse response =
+      call(peer(kStrangerUid, 43, {kReaderGroup}), "POST", set_limit(0, 150000));
   EXPECT_EQ(response.status, 403);
-  EXPECT_NE(body_of(response)["message"].get<std::string>().find("gpu-control allow-list"),
-            std::string::npos);
+  EXPECT_NE(message_of(response).find("gpu-control allow-list"), std::string::npos);
   EXPECT_EQ(limit_mw(0), 300000u);
   EXPECT_TRUE(watcher_.watched.empty());
   // Reads: the group grants gpu-read; without it, 403.
-  EXPECT_EQ(call(peer(kStrangerUid, 43, {kReaderGroup}), "GET", "/gpu/0/power_limit").status, 200);
-  EXPECT_EQ(call(peer(kStrangerUid, 43), "GET", "/gpu/0/power_limit").status, 403);
-  EXPECT_EQ(call(peer(kStrangerUid, 43), "GET", "/leases").status, 403);
+  const std::string read = "/gpu/get_power_limit?gpu_ids=0";
+  EXPECT_EQ(call(peer(kStrangerUid, 43, {kReaderGroup}), "GET", read).status, 200);
+  EXPECT_EQ(call(peer(kStrangerUid, 43), "GET", read).status, 403);
+  HttpResponse leases = call(peer(kStrangerUid, 43), "GET", "/leases");
+  EXPECT_EQ(leases.status, 403);
+  EXPECT_NE(body_of(leases)["message"].get<std::string>().find("gpu-read"), std::string::npos);
   // Root needs no entry.
-  EXPECT_EQ(call(peer(0, 1), "GET", "/gpu/0/energy").status, 200);
+  EXPECT_EQ(call(peer(0, 1), "GET", "/gpu/get_cumulative_energy?gpu_ids=0").status, 200);
 }
 
 TEST_F(ZeusdServiceTest, ValuesOutsideTheDeviceConstraintsGet400) {
   const Peer controller = peer(kController, 44);
-  struct Case {
-    std::string path, body;
+  const std::vector<std::string> cases = {
+      set_limit(0, 50000),
+      set_limit(0, 300001),
+      "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=-1&block=true",
+      "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=1.5e5&block=true",
+      "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=99999999999&block=true",
+      "/gpu/set_power_limit?gpu_ids=0&block=true",
+      "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=900&max_clock_mhz=800&block=true",
+      "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=100&max_clock_mhz=800&block=true",
+      "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=600&block=true",
+      "/gpu/set_mem_locked_clocks?gpu_ids=0&min_clock_mhz=1215&max_clock_mhz=5000&block=true",
+      "/gpu/set_persistence_mode?gpu_ids=0&enabled=1&block=true",
   };
-  const std::vector<Case> cases = {
-      {"/gpu/0/power_limit", R"({"power_limit_mw": 50000})"},
-      {"/gpu/0/power_limit", R"({"power_limit_mw": 300001})"},
-      {"/gpu/0/power_limit", R"({"power_limit_mw": -1})"},
-      {"/gpu/0/power_limit", R"({"power_limit_mw": 1.5e5})"},
-      {"/gpu/0/power_limit", R"({"power_limit_mw": "150000"})"},
-      {"/gpu/0/power_limit", R"({"power_limit_mw": 99999999999})"},
-      {"/gpu/0/power_limit", R"([150000])"},
-      {"/gpu/0/power_limit", R"({"power_limit_mw": 150000)"},
-      {"/gpu/0/power_limit", ""},
-      {"/gpu/0/sm_clocks", R"({"min_mhz": 900, "max_mhz": 800})"},
-      {"/gpu/0/sm_clocks", R"({"min_mhz": 100, "max_mhz": 800})"},
-      {"/gpu/0/sm_clocks", R"({"min_mhz": 600})"},
-      {"/gpu/0/memory_clocks", R"({"min_mhz": 1215, "max_mhz": 5000})"},
-      {"/gpu/0/persistence_mode", R"({"enabled": 1})"},
-  };
-  for (const auto& c : cases) {
-    HttpResponse response = call(controller, "POST", c.path, c.body);
-    EXPECT_EQ(response.status, 400) << c.path << " " << c.body << " -> " << response.body;
-    EXPECT_TRUE(body_of(response).contains("message"));
+  for (const auto& target : cases) {
+    HttpResponse response = call(controller, "POST", target);
+    EXPECT_EQ(response.status, 400) << target << " -> " << response.body;
+    EXPECT_FALSE(message_of(response).empty()) << target << " -> " << response.body;
   }
-  HttpResponse response =
-      call(controller, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 50000})");
+  HttpResponse response = call(controller, "POST", set_limit(0, 50000));
   EXPECT_NE(response.body.find("100000-300000 mW"), std::string::npos) << response.body;
   EXPECT_EQ(gpus_[0]->power_limit_history_mw().size(), 0u);
   EXPECT_TRUE(gpus_[0]->sm_clock_history_mhz().empty());
   EXPECT_TRUE(service_->leases().empty());
 }
 
-// Probe item B3: every JSON body zeusd reads (each POST knob, and a DELETE that sends one) takes
-// only its own fields, each once; otherwise 400 naming the field, and nothing changes.
-TEST_F(ZeusdServiceTest, B3_BodiesRefuseUnknownFieldsAndDuplicateKeys) {
+// The query strings that replaced the JSON bodies: a write takes only its own
+// parameters, each once; otherwise 400 naming the parameter, and nothing changes.
+TEST_F(ZeusdServiceTest, WritesRefuseUnknownAndRepeatedParameters) {
   const Peer controller = peer(kController, 46);
   struct Case {
-    std::string method, path, body, mentions;
+    std::string target, mentions;
   };
   const std::vector<Case> cases = {
-      {"POST", "/gpu/0/power_limit", R"({"power_limit_mw": 150000, "x": 1})",
-       "POST /gpu/0/power_limit: unknown field 'x'; the fields are: power_limit_mw, e.g. "
-       R"({"power_limit_mw": 300000})"},
-      {"POST", "/gpu/0/power_limit", R"({"power_limit_mw": 150000, "power_limit_mw": 120000})",
-       "duplicate field 'power_limit_mw'"},
-      {"POST", "/gpu/0/power_limit", R"({"power_limit_mw": 150000, "x": {"a": 1, "a": 2}})",
-       "duplicate field 'a'"},
-      {"POST", "/gpu/0/sm_clocks", R"({"min_mhz": 600, "max_mz": 800, "max_mhz": 800})",
-       "unknown field 'max_mz'; the fields are: min_mhz, max_mhz"},
-      {"POST", "/gpu/0/sm_clocks", R"({"min_mhz": 600, "max_mhz": 800, "min_mhz": 700})",
-       "duplicate field 'min_mhz'"},
-      {"POST", "/gpu/0/memory_clocks", R"({"min_mhz": 1215, "max_mhz": 1215, "lock": true})",
-       "unknown field 'lock'"},
-      {"POST", "/gpu/0/memory_clocks", R"({"min_mhz": 1215, "max_mhz": 1215, "max_mhz": 1})",
-       "duplicate field 'max_mhz'"},
-      {"POST", "/gpu/0/persistence_mode", R"({"enabled": true, "enable": false})",
-       "unknown field 'enable'; the fields are: enabled"},
-      {"POST", "/gpu/0/persistence_mode", R"({"enabled": true, "enabled": false})",
-       "duplicate field 'enabled'"},
-      {"DELETE", "/gpu/0/power_limit", R"({"power_limit_mw": 150000})",
-       "DELETE /gpu/0/power_limit: unknown field 'power_limit_mw'; the fields are: none (send no "
-       "body)"},
-      {"DELETE", "/gpu/0/sm_clocks", R"({"x": 1})", "unknown field 'x'"},
-      {"DELETE", "/gpu/0/memory_clocks", "not json", "the body is not valid JSON"},
-      {"POST", "/gpu/0/power_limit",
-       std::string(R"({"power_limit_mw": 1, ")") + std::string(300, 'k') + R"(": 1})",
-       "unknown field; the fields are"},
+      {set_limit(0, 150000) + "&x=1",
+       "unknown query parameter 'x' (this route takes block, gpu_ids, power_limit_mw)"},
+      {set_limit(0, 150000) + "&power_limit_mw=120000",
+       "query parameter 'power_limit_mw' is given twice"},
+      {"/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=600&max_mz=800&max_clock_mhz=800"
+       "&block=true",
+       "unknown query parameter 'max_mz'"},
+      {"/gpu/set_persistence_mode?gpu_ids=0&enabled=true&enabled=false&block=true",
+       "query parameter 'enabled' is given twice"},
+      {"/gpu/reset_power_limit?gpu_ids=0&power_limit_mw=150000&block=true",
+       "unknown query parameter 'power_limit_mw' (this route takes block, gpu_ids)"},
   };
   for (const auto& c : cases) {
-    HttpResponse response = call(controller, c.method, c.path, c.body);
-    EXPECT_EQ(response.status, 400) << c.method << " " << c.path << " " << c.body;
-    const std::string message = body_of(response)["message"].get<std::string>();
-    EXPECT_NE(message.find(c.mentions), std::string::npos) << c.body << " -> " << message;
+    HttpResponse response = call(controller, "POST", c.target);
+    EXPECT_EQ(response.status, 400) << c.target;
+    const std::string message = message_of(response);
+    EXPECT_NE(message.find(c.mentions), std::string::npos) << c.target << " -> " << message;
   }
   EXPECT_TRUE(gpus_[0]->power_limit_history_mw().empty());
   EXPECT_TRUE(gpus_[0]->sm_clock_history_mhz().empty());
   EXPECT_TRUE(service_->leases().empty());
-  // The bodies zeusd's clients send still work: the fields, once; a reset with no body or {}.
-  EXPECT_EQ(call(controller, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 150000})").status,
-            200);
-  EXPECT_EQ(call(controller, "DELETE", "/gpu/0/power_limit", "{}").status, 200);
-  EXPECT_EQ(call(controller, "DELETE", "/gpu/0/power_limit").status, 200);
+  EXPECT_EQ(call(controller, "POST", set_limit(0, 150000)).status, 200);
+  EXPECT_EQ(call(controller, "POST", "/gpu/reset_power_limit?gpu_ids=0&block=true").status, 200);
   EXPECT_EQ(limit_mw(0), 300000u);
 }
 
 TEST_F(ZeusdServiceTest, UnknownRoutesGpusAndMethods) {
   const Peer root = peer(0, 45);
-  EXPECT_EQ(call(root, "GET", "/gpu/2/power_limit").status, 404);
-  EXPECT_EQ(call(root, "GET", "/gpu/abc/power_limit").status, 404);
-  EXPECT_EQ(call(root, "GET", "/gpu/-1/power_limit").status, 404);
-  EXPECT_EQ(call(root, "GET", "/gpu/99999999999/power_limit").status, 404);
-  EXPECT_EQ(call(root, "POST", "/gpu/5/power_limit", R"({"power_limit_mw": 150000})").status, 404);
+  for (const char* ids : {"2", "abc", "-1", "99999999999"}) {
+    HttpResponse response = call(root, "GET", std::string("/gpu/get_power_limit?gpu_ids=") + ids);
+    EXPECT_EQ(response.status, 400) << ids;
+    EXPECT_TRUE(body_of(response).contains("error")) << response.body;
+  }
+  EXPECT_EQ(message_of(call(root, "POST", set_limit(5, 150000))), "GPU 5 not found");
+  EXPECT_EQ(message_of(call(root, "GET", "/cpu/get_power?cpu_ids=1")), "CPU 1 not found");
+  // Upstream's API: an unknown route or method is an empty 404.
+  for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/gpu/get_voltage"},
+           {"PUT", set_limit(0, 150000)},
+           {"GET", set_limit(0, 150000)},
+           {"POST", "/gpu/get_power"}}) {
+    HttpResponse response = call(root, method, target);
+    EXPECT_EQ(response.status, 404) << method << " " << target;
+    EXPECT_EQ(response.body, "") << method << " " << target;
+  }
+  // Ours: 404 naming where to look, 405 naming the method.
+  HttpResponse nowhere = call(root, "GET", "/");
+  EXPECT_EQ(nowhere.status, 404);
+  EXPECT_NE(message_of(nowhere).find("GET /discover lists the devices"), std::string::npos);
   EXPECT_EQ(call(root, "GET", "/gpu/0/voltage").status, 404);
-  EXPECT_EQ(call(root, "GET", "/cpu/1/energy").status, 404);
-  EXPECT_EQ(call(root, "GET", "/").status, 404);
   EXPECT_EQ(call(root, "GET", "/gpu/0/power_limit/").status, 404);
-  EXPECT_EQ(call(root, "PUT", "/gpu/0/power_limit").status, 405);
-  EXPECT_EQ(call(root, "GET", "/gpu/0/sm_clocks").status, 405);
-  EXPECT_EQ(call(root, "POST", "/discover").status, 405);
-  EXPECT_EQ(call(root, "POST", "/cpu/0/energy").status, 405);
+  HttpResponse post_discover = call(root, "POST", "/discover");
+  EXPECT_EQ(post_discover.status, 405);
+  EXPECT_EQ(message_of(post_discover), "/discover answers GET only");
+  EXPECT_EQ(call(root, "DELETE", "/leases").status, 405);
+}
+
+// The routes this release removed answer 404 naming what replaces them, and change nothing.
+TEST_F(ZeusdServiceTest, RemovedRoutesNameTheirReplacement) {
+  const Peer root = peer(0, 47);
+  struct Case {
+    std::string method, path, replacement;
+  };
+  const std::vector<Case> cases = {
+      {"GET", "/gpu/1/power_limit", "use GET /gpu/get_power_limit?gpu_ids=1 "},
+      {"POST", "/gpu/0/power_limit",
+       "use POST /gpu/set_power_limit?gpu_ids=0&power_limit_mw=N&block=true"},
+      {"DELETE", "/gpu/0/power_limit", "use POST /gpu/reset_power_limit?gpu_ids=0&block=true"},
+      {"GET", "/gpu/1/power",
+       "use GET /gpu/get_power?gpu_ids=1 (instant) or GET /gpu/get_average_power?gpu_ids=1"},
+      {"GET", "/gpu/0/energy", "use GET /gpu/get_cumulative_energy?gpu_ids=0"},
+      {"POST", "/gpu/0/persistence_mode", "use POST /gpu/set_persistence_mode?gpu_ids=0"},
+      {"POST", "/gpu/0/sm_clocks", "use POST /gpu/set_gpu_locked_clocks?gpu_ids=0"},
+      {"DELETE", "/gpu/0/memory_clocks", "use POST /gpu/reset_mem_locked_clocks?gpu_ids=0"},
+      {"GET", "/cpu/0/energy", "use GET /cpu/get_cumulative_energy?cpu_ids=0&cpu=true&dram=true"},
+  };
+  for (const auto& c : cases) {
+    HttpResponse response = call(root, c.method, c.path);
+    EXPECT_EQ(response.status, 404) << c.method << " " << c.path;
+    const std::string message = message_of(response);
+    EXPECT_EQ(message.rfind(c.method + " " + c.path + " was removed", 0), 0u) << message;
+    EXPECT_NE(message.find(c.replacement), std::string::npos) << message;
+  }
+  EXPECT_TRUE(gpus_[0]->power_limit_history_mw().empty());
+  EXPECT_TRUE(service_->leases().empty());
 }
 
 TEST_F(ZeusdServiceTest, AnotherLiveProcessCannotTakeALeasedGpu) {
   const Peer first = peer(kController, 50);
   const Peer second = peer(kController, 51);
-  ASSERT_EQ(call(first, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 200000})").status, 200);
-  HttpResponse response =
-      call(second, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 150000})");
+  ASSERT_EQ(call(first, "POST", set_limit(0, 200000)).status, 200);
+  HttpResponse response = call(second, "POST", set_limit(0, 150000));
   EXPECT_EQ(response.status, 409);
   EXPECT_NE(response.body.find("pid 50"), std::string::npos);
   EXPECT_EQ(limit_mw(0), 200000u);
   // The other GPU is free, and the two leases are independent.
-  ASSERT_EQ(call(second, "POST", "/gpu/1/power_limit", R"({"power_limit_mw": 150000})").status,
-            200);
+  ASSERT_EQ(call(second, "POST", set_limit(1, 150000)).status, 200);
   service_->on_process_exit(50);
   EXPECT_EQ(limit_mw(0), 300000u);
   EXPECT_EQ(limit_mw(1), 150000u);
-  ASSERT_EQ(call(second, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 180000})").status,
-            200);
+  ASSERT_EQ(call(second, "POST", set_limit(0, 180000)).status, 200);
   service_->on_process_exit(51);
   EXPECT_EQ(limit_mw(0), 300000u);
   EXPECT_EQ(limit_mw(1), 300000u);
@@ -272,15 +295,20 @@ TEST_F(ZeusdServiceTest, AnotherLiveProcessCannotTakeALeasedGpu) {
 
 TEST_F(ZeusdServiceTest, ClocksAndPersistenceAreRestoredAtExit) {
   const Peer controller = peer(kController, 60);
+  ASSERT_EQ(call(controller, "POST",
+                 "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=600&max_clock_mhz=1200"
+                 "&block=true")
+                .status,
+            200);
+  ASSERT_EQ(call(controller, "POST",
+                 "/gpu/set_mem_locked_clocks?gpu_ids=0&min_clock_mhz=1215&max_clock_mhz=1215"
+                 "&block=true")
+                .status,
+            200);
   ASSERT_EQ(
-      call(controller, "POST", "/gpu/0/sm_clocks", R"({"min_mhz": 600, "max_mhz": 1200})").status,
-      200);
-  ASSERT_EQ(
-      call(controller, "POST", "/gpu/0/memory_clocks", R"({"min_mhz": 1215, "max_mhz": 1215})")
+      call(controller, "POST", "/gpu/set_persistence_mode?gpu_ids=0&enabled=true&block=true")
           .status,
       200);
-  ASSERT_EQ(call(controller, "POST", "/gpu/0/persistence_mode", R"({"enabled": true})").status,
-            200);
   EXPECT_TRUE(*gpus_[0]->persistence_mode());
   service_->on_process_exit(60);
   EXPECT_EQ(gpus_[0]->sm_clock_history_mhz(), (std::vector<ClockLockMhz>{{600, 1200}, {0, 0}}));
@@ -291,16 +319,12 @@ TEST_F(ZeusdServiceTest, ClocksAndPersistenceAreRestoredAtExit) {
 }
 
 TEST_F(ZeusdServiceTest, ResetAndRestoreAll) {
-  ASSERT_EQ(
-      call(peer(kController, 70), "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 200000})")
-          .status,
-      200);
-  ASSERT_EQ(call(peer(kController, 70), "DELETE", "/gpu/0/power_limit").status, 200);
+  ASSERT_EQ(call(peer(kController, 70), "POST", set_limit(0, 200000)).status, 200);
+  ASSERT_EQ(call(peer(kController, 70), "POST", "/gpu/reset_power_limit?gpu_ids=0&block=true")
+                .status,
+            200);
   EXPECT_EQ(limit_mw(0), 300000u);
-  ASSERT_EQ(
-      call(peer(kController, 71), "POST", "/gpu/1/power_limit", R"({"power_limit_mw": 120000})")
-          .status,
-      200);
+  ASSERT_EQ(call(peer(kController, 71), "POST", set_limit(1, 120000)).status, 200);
   EXPECT_EQ(service_->leases().size(), 2u);
   service_->restore_all();
   EXPECT_EQ(limit_mw(1), 300000u);
@@ -310,15 +334,13 @@ TEST_F(ZeusdServiceTest, ResetAndRestoreAll) {
 TEST_F(ZeusdServiceTest, ChangesNeedAProcessToTieTheLeaseTo) {
   Peer tcp = peer(kController, -1);
   tcp.unix_socket = false;
-  HttpResponse response = call(tcp, "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 200000})");
+  HttpResponse response = call(tcp, "POST", set_limit(0, 200000));
   EXPECT_EQ(response.status, 403);
   EXPECT_NE(response.body.find("Unix socket"), std::string::npos);
-  EXPECT_EQ(call(tcp, "GET", "/gpu/0/power_limit").status, 403);  // uid 1000 lacks gpu-read
+  // uid 1000 lacks gpu-read.
+  EXPECT_EQ(call(tcp, "GET", "/gpu/get_power_limit?gpu_ids=0").status, 403);
   watcher_.exited.insert(80);
-  EXPECT_EQ(
-      call(peer(kController, 80), "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 200000})")
-          .status,
-      400);
+  EXPECT_EQ(call(peer(kController, 80), "POST", set_limit(0, 200000)).status, 400);
   EXPECT_EQ(limit_mw(0), 300000u);
   EXPECT_TRUE(service_->leases().empty());
 }
@@ -327,11 +349,11 @@ TEST_F(ZeusdServiceTest, C7_TcpPeerRefusedGpuControlIsToldTcpIsReadOnlyNotToGetA
   // uid 3000 is on no allow-list; over TCP no --allow entry could ever grant a change.
   Peer tcp = peer(kStrangerUid, -1, {kReaderGroup});
   tcp.unix_socket = false;
-  for (const char* method : {"POST", "DELETE"}) {
-    HttpResponse response =
-        call(tcp, method, "/gpu/0/power_limit", R"({"power_limit_mw": 200000})");
+  for (const std::string& target :
+       {set_limit(0, 200000), std::string("/gpu/reset_power_limit?gpu_ids=0&block=true")}) {
+    HttpResponse response = call(tcp, "POST", target);
     EXPECT_EQ(response.status, 403);
-    const std::string message = body_of(response)["message"];
+    const std::string message = message_of(response);
     EXPECT_NE(message.find("TCP port is read-only"), std::string::npos) << message;
     EXPECT_NE(message.find("Unix socket"), std::string::npos) << message;
     EXPECT_EQ(message.find("--allow"), std::string::npos) << message;
@@ -341,27 +363,46 @@ TEST_F(ZeusdServiceTest, C7_TcpPeerRefusedGpuControlIsToldTcpIsReadOnlyNotToGetA
 
 TEST_F(ZeusdServiceTest, DeviceErrorsMapToStatuses) {
   gpus_[0]->set_deny_control(true);
-  HttpResponse response =
-      call(peer(kController, 90), "POST", "/gpu/0/power_limit", R"({"power_limit_mw": 200000})");
-  EXPECT_EQ(response.status, 500);
+  // The driver's "no permission" is upstream's 403; the message says zeusd lacks the privilege.
+  HttpResponse response = call(peer(kController, 90), "POST", set_limit(0, 200000));
+  EXPECT_EQ(response.status, 403);
   EXPECT_NE(response.body.find("run it as root"), std::string::npos);
   EXPECT_TRUE(service_->leases().empty());  // a failed first change leaves no lease
   gpus_[1]->set_read_error(Error{ErrorCode::kUnavailable, "GPU is lost"});
-  EXPECT_EQ(call(peer(0, 91), "GET", "/gpu/1/power").status, 503);
+  HttpResponse lost = call(peer(0, 91), "GET", "/gpu/get_power?gpu_ids=1");
+  EXPECT_EQ(lost.status, 500);
+  EXPECT_EQ(body_of(lost)["codes"]["1"], "unavailable");
 }
 
 TEST_F(ZeusdServiceTest, ReadsMatchTheDevices) {
   const Peer reader = peer(kStrangerUid, 100, {kReaderGroup});
   clock_.advance_s(2.0);
-  json energy = body_of(call(reader, "GET", "/gpu/0/energy"));
-  EXPECT_EQ(energy["total_energy_mj"], 500000);  // 250 W x 2 s
-  json power = body_of(call(reader, "GET", "/gpu/0/power"));
-  EXPECT_EQ(power["instant_power_mw"], 250000);
-  EXPECT_EQ(body_of(call(reader, "GET", "/gpu/0/persistence_mode"))["enabled"], false);
+  json energy = body_of(call(reader, "GET", "/gpu/get_cumulative_energy?gpu_ids=0"));
+  EXPECT_EQ(energy["0"]["energy_mj"], 500000);  // 250 W x 2 s
+  json power = body_of(call(reader, "GET", "/gpu/get_power?gpu_ids=0"));
+  EXPECT_EQ(power["power_mw"]["0"], 250000);
+  json average = body_of(call(reader, "GET", "/gpu/get_average_power"));
+  EXPECT_EQ(average["power_mw"], json::parse(R"({"0": 250000, "1": 250000})")) << average;
+  EXPECT_TRUE(average["timestamp_ms"].is_number_unsigned()) << average;
+  EXPECT_EQ(body_of(call(reader, "GET", "/gpu/get_persistence_mode?gpu_ids=0"))["0"]["enabled"],
+            false);
   tree_.set_package_energy_uj(0, 4000);
-  json cpu = body_of(call(reader, "GET", "/cpu/0/energy"));
-  EXPECT_EQ(cpu["package_energy_uj"], 3000);  // counted from the first read, like RaplCpu
-  EXPECT_EQ(cpu["dram_energy_uj"], 0);
+  json cpu = body_of(call(reader, "GET", "/cpu/get_cumulative_energy?cpu=true&dram=true"));
+  EXPECT_EQ(cpu["0"]["cpu_energy_uj"], 4000);  // the raw counter (plus its wraparounds)
+  EXPECT_EQ(cpu["0"]["dram_energy_uj"], 50);
+}
+
+// Every route's capability in the table is the API group the request gate gives its path (the
+// gate decides before the table is consulted, so the two must agree).
+TEST_F(ZeusdServiceTest, TheTablesCapabilitiesAgreeWithTheGate) {
+  for (const Route& route : service_->routes()) {
+    if (route.pattern.find("{i}") != std::string::npos) {
+      EXPECT_FALSE(route.capability) << route.pattern;  // a removed route: 404 for anyone
+      continue;
+    }
+    EXPECT_EQ(route.capability, required_group(route.pattern)) << route.method << " "
+                                                               << route.pattern;
+  }
 }
 
 TEST(AllowList, ParsesNamesIdsGroupsAndAnyone) {

@@ -104,12 +104,11 @@ void add_serve_options(CLI::App& app, ServeConfig& c) {
                  "restores its changes (POST /lease_session; heartbeats keep it open)")
       ->check(CLI::Range(0.5, 86400.0));
   app.add_option("--upstream-changes", c.upstream_changes,
-                 "What a change through upstream zeusd's routes (/gpu/set_power_limit, ...) on "
-                 "the socket does: 'lease' ties it to the calling process and undoes it when the "
-                 "process exits; 'persist' keeps it until it is reset, as upstream zeusd does "
-                 "(a prolog's one-shot curl, reset by the epilog); 'on-request' leases unless "
-                 "the request carries 'X-Zeusd-Persist: 1'. zeusd's own /gpu/{i}/... routes "
-                 "always lease")
+                 "What a change (/gpu/set_power_limit, ...) on the socket does: 'lease' ties it "
+                 "to the calling process and undoes it when the process exits; 'persist' keeps "
+                 "it until it is reset, as upstream zeusd does (a prolog's one-shot curl, reset "
+                 "by the epilog); 'on-request' leases unless the request carries "
+                 "'X-Zeusd-Persist: 1'. Over TCP a lease session decides instead")
       ->check(CLI::IsMember({"lease", "persist", "on-request"}))
       ->capture_default_str();
   app.add_option("--idle-timeout", c.idle_timeout_s,
