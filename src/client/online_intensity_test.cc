@@ -337,7 +337,7 @@ TEST(OpenEITest, NamesEveryFailure) {
   EXPECT_EQ(missing.code, ErrorCode::kNotFound);
   EXPECT_NE(missing.message.find("has no /utility_rates (HTTP 404"), std::string::npos)
       << missing.message;
-  // Probe round 4, C5: a server whose error page echoes the request (its URL, its headers) never
+  // A server whose error page echoes the request (its URL, its headers) never
   // puts the key into the message: failure() checks that the key is absent.
   service.answer = [](const HttpRequest& request) {
     return json_answer(500, "internal error for " + request.target);

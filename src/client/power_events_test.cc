@@ -21,7 +21,7 @@ TEST(SseSplitter, EventsCutAnywhereComeOutWholeAndCommentsAreSkipped) {
   }
 }
 
-// Newcomer round 4, item 15: a keep-alive (a block of comments only) is counted, so the client
+// A keep-alive (a block of comments only) is counted, so the client
 // can say "the power holds" on a steady GPU instead of looking hung.
 TEST(SseSplitter, Newcomer15_KeepAlivesAreCountedNotMistakenForReadings) {
   SseSplitter sse;
@@ -68,7 +68,7 @@ TEST(PowerEvents, MalformedEventsAreRefusedWithWhatIsWrong) {
   EXPECT_FALSE(parse_power_event(R"({"timestamp_ms":1,"gpu_id":0,"power_mw":1})", false));
 }
 
-// Probe round 4, B3: negative, non-finite and implausible powers and device ids beyond any
+// Negative, non-finite and implausible powers and device ids beyond any
 // machine's are refused (they poisoned the node's and the cluster's sums, and ids >= 2^32
 // aliased GPU 0).
 TEST(PowerEvents, StreamValues_B3_ImplausibleReadingsAreRefused) {
@@ -86,7 +86,7 @@ TEST(PowerEvents, StreamValues_B3_ImplausibleReadingsAreRefused) {
   EXPECT_TRUE(parse_power_event(R"({"timestamp_ms":1,"gpu_id":65535,"power_mw":100000000})", true));
 }
 
-// Probe round 4, B4: a reading dated before the last one (a daemon clock stepping back, or after
+// A reading dated before the last one (a daemon clock stepping back, or after
 // a reading dated in the future) changes the power at the last reading's time; the count goes on.
 TEST(PowerIntegrator, StreamTime_B4_AReadingFromThePastNeverStopsTheCount) {
   PowerIntegrator energy;

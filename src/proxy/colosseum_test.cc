@@ -1,4 +1,4 @@
-// Probe round 4, A6: answers in progress never hold up the Colosseum's other routes (the page,
+// Answers in progress never hold up the Colosseum's other routes (the page,
 // /health, the leaderboard, votes are answered on the event loop), and one client address may
 // have at most a quarter of the answer slots (429 beyond), so it cannot take them all.
 // A real Colosseum on 127.0.0.1 (fake NVML GPU) in front of a real upstream whose answer takes
@@ -82,7 +82,7 @@ class ColosseumTest : public ::testing::Test {
   std::unique_ptr<Colosseum> arena_;
 };
 
-TEST_F(ColosseumTest, Colosseum_A6_AnswersInProgressHoldUpNoOtherRouteAndAreCappedPerClient) {
+TEST_F(ColosseumTest, Colosseum_AnswersInProgressHoldUpNoOtherRouteAndAreCappedPerClient) {
   const int port = arena_->port();
   auto client = [port] {
     http::ClientOptions o;
@@ -137,7 +137,7 @@ int prompt_from(const char* source, int port, const std::string& body) {
   return fd;
 }
 
-// The per-address cap alone hid the blocking (probe round 5, A3): from as many addresses as
+// The per-address cap alone hid the blocking: from as many addresses as
 // there are workers, every worker holds an answer in progress, and the page, /health, the
 // leaderboard, /models and a vote are still answered at once.
 TEST_F(ColosseumTest, OtherRoutesAreAnsweredWhileAnswersFromManyAddressesHoldEveryWorker) {

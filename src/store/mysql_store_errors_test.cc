@@ -235,7 +235,7 @@ class MysqlStoreGoneTest : public MysqlStoreTest {
   std::string shown_url_;  // as messages show it
 };
 
-// Probe item C4 (as PostgresStoreGoneTest): the pool holds connections the server closed when it
+// As PostgresStoreGoneTest: the pool holds connections the server closed when it
 // went away. A health check, a request that reads and one that only writes each get "cannot
 // connect to <URL>…", however many closed connections the pool holds; back, they succeed.
 TEST_F(MysqlStoreGoneTest, C4_AServerThatWentAwayIsCannotConnectOnEveryPath) {
@@ -278,7 +278,7 @@ TEST_F(MysqlStoreGoneTest, C4_AServerThatWentAwayIsCannotConnectOnEveryPath) {
   EXPECT_TRUE(back.has_value()) << back.error().to_string();
 }
 
-// C4: the server goes away in the middle of a request (between its read and its write).
+// The server goes away in the middle of a request (between its read and its write).
 TEST_F(MysqlStoreGoneTest, C4_AServerThatGoesAwayMidRequestIsCannotConnect) {
   Result<std::unique_ptr<Store>> opened = open_mysql_store(user_url_);
   ASSERT_TRUE(opened.has_value()) << opened.error().to_string();
@@ -294,7 +294,7 @@ TEST_F(MysqlStoreGoneTest, C4_AServerThatGoesAwayMidRequestIsCannotConnect) {
   expect_cannot_connect(r, "a request");
 }
 
-// C4: a transaction on a connection found closed names the server and the fix in our words.
+// A transaction on a connection found closed names the server and the fix in our words.
 TEST_F(MysqlStoreGoneTest, C4_ALostConnectionNamesTheServerInOurWords) {
   ASSERT_TRUE(open_mysql_store(user_url_).has_value());  // the tables
   Result<store::MysqlUrl> where = store::parse_mysql_url(user_url_);

@@ -216,7 +216,7 @@ class PostgresStoreGoneTest : public PostgresStoreTest {
   std::string db_url_;
 };
 
-// Probe item C4: the pool holds connections the server closed when it went away. A health check
+// The pool holds connections the server closed when it went away. A health check
 // (ping), a request that reads and one that only writes each get "cannot connect to <URL>…",
 // however many closed connections the pool still holds; once the server is back, they succeed.
 TEST_F(PostgresStoreGoneTest, C4_AServerThatWentAwayIsCannotConnectOnEveryPath) {
@@ -260,7 +260,7 @@ TEST_F(PostgresStoreGoneTest, C4_AServerThatWentAwayIsCannotConnectOnEveryPath) 
   EXPECT_TRUE(back.has_value()) << back.error().to_string();
 }
 
-// C4: the server goes away in the middle of a request (between its read and its write): the
+// The server goes away in the middle of a request (between its read and its write): the
 // request gets the same message.
 TEST_F(PostgresStoreGoneTest, C4_AServerThatGoesAwayMidRequestIsCannotConnect) {
   Result<std::unique_ptr<Store>> opened = open_postgres_store(db_url_, {});
@@ -279,7 +279,7 @@ TEST_F(PostgresStoreGoneTest, C4_AServerThatGoesAwayMidRequestIsCannotConnect) {
   expect_cannot_connect(r, "a request");
 }
 
-// C4: a transaction on a connection found closed names the server and the fix, in our words
+// A transaction on a connection found closed names the server and the fix, in our words
 // ("reading job 'k1': lost the connection to <URL>…"), where libpqxx says "Could not obtain
 // client encoding: not connected" — also on a connection libpq already knows closed.
 TEST_F(PostgresStoreGoneTest, C4_ALostConnectionNamesTheServerInOurWords) {
@@ -316,12 +316,12 @@ TEST_F(PostgresStoreTest, UnreachableServerIsUnavailableAndHidesThePassword) {
   EXPECT_EQ(s.error().code, ErrorCode::kUnavailable);
   EXPECT_EQ(s.error().message.find("sekrit"), std::string::npos) << s.error().message;
   EXPECT_NE(s.error().message.find("zeus:***@127.0.0.1:1"), std::string::npos) << s.error().message;
-  // C10: libpq's several lines ("could not connect…", "Is the server running…?") come as one.
+  // libpq's several lines ("could not connect…", "Is the server running…?") come as one.
   EXPECT_EQ(s.error().message.find('\n'), std::string::npos) << s.error().message;
   EXPECT_NE(s.error().message.find("; "), std::string::npos) << s.error().message;
 }
 
-// C10: a database error's DETAIL and HINT lines join its first line.
+// A database error's DETAIL and HINT lines join its first line.
 TEST(DatabaseMessage, C10_LibpqLinesBecomeOne) {
   const std::runtime_error e(
       "ERROR:  relation \"x\" does not exist\nLINE 1: SELECT 1 FROM x\n\t^\n  HINT:  create it\n");

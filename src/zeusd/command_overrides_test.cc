@@ -188,7 +188,7 @@ TEST_F(CommandOverridesTest, RefusesAFileOthersCouldHaveWritten) {
   EXPECT_FALSE(CommandOverrides::load((dir_ / "missing.toml").string()));
 }
 
-// Probe round 4, A4: error_pattern is matched in linear time on the whole output (RE2), so the
+// error_pattern is matched in linear time on the whole output (RE2), so the
 // patterns that overflowed std::regex's stack or took tens of seconds on one long line (a leading
 // `.*`, nested repetition) answer at once, both when they match and when they do not.
 TEST_F(CommandOverridesTest, ZeusdOverride_A4_PatternsOnLongOutputNeitherCrashNorStall) {

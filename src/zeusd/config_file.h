@@ -10,7 +10,7 @@
 // socket-uid, socket-gid, tcp-bind-address, enable, gpu-power-poll-hz, cpu-power-poll-hz,
 // signing-key-path, gpu-command-overrides. A typo, a table ([section]), a value of the wrong
 // type or a file that is not TOML is an error naming the line, never silently ignored: a daemon
-// running as root must not start with a configuration its operator did not mean (probe item A9).
+// running as root must not start with a configuration its operator did not mean.
 // Thread-safety: pure function. Failure: kInvalidArgument "FILE line N: ...", kNotFound.
 //
 //   auto args = zeus::zeusd::config_file_arguments("/etc/zeusd.toml");

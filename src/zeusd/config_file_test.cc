@@ -1,4 +1,4 @@
-// zeusd's config file (probe item A9): every mistake is refused with its line.
+// zeusd's config file: every mistake is refused with its line.
 #include "zeusd/config_file.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // LeaseJournal: zeusd's leases on disk, so that a zeusd crash or restart never leaves a GPU
-// throttled (probe item A7). The journal holds every lease zeusd holds: the GPU (index and UUID),
+// throttled. The journal holds every lease zeusd holds: the GPU (index and UUID),
 // what to put back (power limit, persistence mode, locked SM/memory clocks), and the holder (pid,
 // its start time and uid, process_identity.h), stamped with the boot id. zeusd writes it before
 // each change reaches the GPU (write-ahead) and after each restore; a restarted zeusd reads it
@@ -17,7 +17,7 @@
 // Failure: write() answers Unavailable naming the file and the fix; read() never fails: a missing
 // file is an empty journal, one that is not a journal at all is renamed to
 // <path>.damaged-<unix seconds> and reported, and one with some bad leases gives every lease that
-// validates, reports each bad one, and keeps a copy as <path>.damaged-<unix seconds> (probe B2).
+// validates, reports each bad one, and keeps a copy as <path>.damaged-<unix seconds>.
 //
 //   zeus::zeusd::LeaseJournal journal("/run/zeusd/zeusd-leases.json");
 //   auto recorded = journal.write(leases.list());   // before touching the GPU

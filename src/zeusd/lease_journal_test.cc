@@ -143,7 +143,7 @@ TEST_F(LeaseJournalTest, A7_DamagedJournalIsReportedAndSetAsideNeverThrown) {
   }
 }
 
-// Probe item B2: one bad lease costs only itself. Each bad entry below sits between two valid
+// One bad lease costs only itself. Each bad entry below sits between two valid
 // leases (GPU 0 and GPU 2); both valid ones are kept, the bad one is named with why, the file
 // stays in place until the next write replaces it, and a copy of it is kept for the operator.
 TEST_F(LeaseJournalTest, B2_EveryLeaseThatValidatesIsKeptAndEachBadOneIsNamed) {
@@ -204,7 +204,8 @@ TEST_F(LeaseJournalTest, B2_EveryLeaseThatValidatesIsKeptAndEachBadOneIsNamed) {
   }
 }
 
-// Probe item B2's journal: a valid lease on GPU 0, then the same lease on GPU 1 twice.
+// The journal of e2e.zeusd_partial_journal_restores_good_leases: a valid lease on GPU 0, then
+// the same lease on GPU 1 twice.
 TEST_F(LeaseJournalTest, B2_ProbeJournalKeepsGpu0AndTheFirstLeaseOfGpu1) {
   const std::string lease1 = R"({"gpu":1,"gpu_uuid":"GPU-1","pid":999998,"pid_start_ticks":1,
       "restores":{"power_limit_mw":700000,"sm_clocks_locked":false,"memory_clocks_locked":false},
@@ -224,7 +225,7 @@ TEST_F(LeaseJournalTest, B2_ProbeJournalKeepsGpu0AndTheFirstLeaseOfGpu1) {
 }
 
 // A journal file that someone other than root owns, or that others may write, may hold planted
-// leases: it is set aside whole, none of it is used (the class of probe item A4).
+// leases: it is set aside whole, none of it is used (as an unsafe socket directory is refused).
 TEST_F(LeaseJournalTest, A4_AJournalFileOthersCouldWriteIsNotUsed) {
   const std::string good = encode_journal({full_lease()}, "boot-1");
   for (const mode_t mode : {0620, 0602}) {

@@ -1,4 +1,4 @@
-// Lease recovery: what a restarted zeusd does with each lease its journal holds (probe item A7).
+// Lease recovery: what a restarted zeusd does with each lease its journal holds.
 //
 // A lease whose holder is gone is restored now (its settings put back); a lease whose holder
 // still runs is re-adopted and watched again, so the holder keeps its settings until it exits.

@@ -1,4 +1,4 @@
-// ZeusdService at start: what a previous zeusd left behind (probe item A7). See lease_recovery.h
+// ZeusdService at start: what a previous zeusd left behind. See lease_recovery.h
 // for the rules; this file applies them to the devices and logs every decision.
 #include <string>
 

@@ -1,5 +1,5 @@
 // Whether a directory is safe for what a root daemon keeps in it (its socket, its lease journal),
-// checked along the whole path, as OpenSSH's StrictModes does (probe item A4).
+// checked along the whole path, as OpenSSH's StrictModes does.
 //
 // Whoever can write any directory on the way to a file can rename that directory away and put
 // their own in its place, with their own socket or journal inside. So the directory and every

@@ -1,4 +1,4 @@
-// Probe item A4: every directory on the way to zeusd's socket and lease journal is checked, as
+// Every directory on the way to zeusd's socket and lease journal is checked, as
 // OpenSSH's StrictModes does — owners, group/other write, the sticky exception, symbolic links
 // and "..". Trees are made under the test's temp dir; chown to uid 65534 (nobody) needs root.
 #include "zeusd/trusted_path.h"

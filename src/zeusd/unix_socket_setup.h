@@ -1,4 +1,4 @@
-// Creating zeusd's listening Unix socket safely (probe items A1 and A4).
+// Creating zeusd's listening Unix socket safely.
 //
 // zeusd runs as root and applies an owner, group and mode to its socket. Doing that by path after
 // bind() (chown/chmod follow symlinks) let anyone who can write the socket's directory swap the

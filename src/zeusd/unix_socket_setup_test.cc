@@ -1,4 +1,4 @@
-// Probe items A1 and A4: the socket's owner and mode can never be redirected to another file, a
+// The socket's owner and mode can never be redirected to another file, a
 // directory on the socket's path that others can write is refused, and only zeusd's own socket
 // file is ever removed.
 #include "zeusd/unix_socket_setup.h"
@@ -101,7 +101,7 @@ TEST(UnixSocketSetup, A1_SymlinkSwapNeverReachesAnotherFile) {
   fs::remove(victim);
 }
 
-// Probe item A4: a directory two levels up owned by another user (who could rename the socket's
+// A directory two levels up owned by another user (who could rename the socket's
 // directory away and put their own in its place) is refused, by name, with the fix; the same
 // tree with that directory given back to root is accepted.
 TEST(UnixSocketSetup, A4_RefusesAnAncestorOwnedByAnotherUser) {
@@ -132,7 +132,7 @@ TEST(UnixSocketSetup, A4_RefusesAnAncestorOwnedByAnotherUser) {
   fs::remove_all(top);
 }
 
-// Probe item A4: the lease journal's directory goes through the same check (tools/zeusd).
+// The lease journal's directory goes through the same check (tools/zeusd).
 TEST(UnixSocketSetup, A4_JournalDirectoryWithAGroupWritableAncestorIsRefused) {
   const fs::path top = fresh_dir("a4_journal", 0755);
   const fs::path shared = top / "shared";
@@ -152,7 +152,7 @@ TEST(UnixSocketSetup, A4_JournalDirectoryWithAGroupWritableAncestorIsRefused) {
   fs::remove_all(top);
 }
 
-// Probe item A4: at stop only the socket file zeusd bound is removed. Someone who moved the
+// At stop only the socket file zeusd bound is removed. Someone who moved the
 // socket's directory away and put another socket (or any file) at its path keeps it.
 TEST(UnixSocketSetup, A4_RemovesOnlyTheSocketItBound) {
   const fs::path dir = fresh_dir("a4_inode", 0755);

@@ -1,4 +1,4 @@
-// ZeusdServer's socket file at stop (probe item A4): removed when it is the one zeusd bound; left
+// ZeusdServer's socket file at stop: removed when it is the one zeusd bound; left
 // in place when someone replaced it (as a user who could move the socket's directory would).
 #include "zeusd/zeusd_server.h"
 
