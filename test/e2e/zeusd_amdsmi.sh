@@ -42,12 +42,12 @@ assert [g["uuid"] for g in d["gpus"]] == ["GPU-000000000000b000", "GPU-000000000
 
 # 2. A power limit through zeusd reaches GPU 0 (AMD SMI's device 1) in uW; the other is untouched;
 # when the client (this curl) has left, zeusd restores the default.
-out=$(api POST /gpu/0/power_limit '{"power_limit_mw": 250000}')
+out=$(api POST "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=250000&block=true")
 [ "${out##* }" = 200 ] || fail "set limit: $out"
 for _ in $(seq 100); do [ "$(field 1 cap_uw)" = 500000000 ] && break; sleep 0.02; done
 [ "$(field 1 cap_uw)" = 500000000 ] || fail "limit not restored after the client left: $(field 1 cap_uw)"
 [ "$(field 0 cap_uw)" = 500000000 ] || fail "GPU 1 changed: $(field 0 cap_uw)"
-out=$(api POST /gpu/0/power_limit '{"power_limit_mw": 50000}')
+out=$(api POST "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=50000&block=true")
 [ "${out##* }" = 400 ] || fail "out of range: $out"
 
 # 3. The zeus CLI through zeusd (ZEUSD_SOCK_PATH): the same GPUs, their changes routed to zeusd.
@@ -61,12 +61,12 @@ assert [x["uuid"] for x in g] == ["GPU-000000000000b000", "GPU-000000000000b001"
 
 # 4. Clocks through zeusd: the lock reaches AMD SMI's device 0 (HIP 1); outside the GPU's range is
 # 400; when the client has left, zeusd hands the clocks back to the driver (performance level auto).
-out=$(api POST /gpu/1/sm_clocks '{"min_mhz": 500, "max_mhz": 1000}')
+out=$(api POST "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=500&max_clock_mhz=1000&block=true")
 [ "${out##* }" = 200 ] || fail "lock clocks: $out"
 for _ in $(seq 100); do [ "$(field 0 perf_level)" = 0 ] && break; sleep 0.02; done
 [ "$(field 0 perf_level)" = 0 ] || fail "clocks not reset after the client left"
 grep -q '"sclk_range_mhz": \[\]' "$dir/state.json" || fail "clock range not cleared: $(cat "$dir/state.json")"
-out=$(api POST /gpu/1/sm_clocks '{"min_mhz": 100, "max_mhz": 1000}')
+out=$(api POST "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=100&max_clock_mhz=1000&block=true")
 [ "${out##* }" = 400 ] || fail "clocks outside the range: $out"
 stop_zeusd
 echo "zeusd amdsmi ok"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # zeusd's GPU command overrides (--gpu-command-overrides): every write operation through a small
-# script that records its arguments (upstream's query-string routes and our own), the driver left
+# script that records its arguments (upstream's query-string routes), the driver left
 # alone for what has no override, a lease restored through the commands after its client is
 # SIGKILLed, a command that fails, one whose output matches error_pattern, one that times out,
 # and a file that others could have written refused at start.
@@ -116,14 +116,13 @@ took=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "$out" | grep -q "timed out" || fail "the timeout is not named: $out"
 [ "$took" -lt 6000 ] || fail "the timeout took $took ms"
 
-# 4. Our own routes, a client holding its connection, SIGKILLed: restored through the command.
+# 4. A client holding its connection, SIGKILLed: restored through the command.
 : > "$dir/calls.log"
 "$py" - "$sock" <<'PY' > "$dir/holder.out" &
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-body = '{"power_limit_mw": 250000}'
-s.sendall(("POST /gpu/0/power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Type: application/json\r\n"
-           "Content-Length: %d\r\n\r\n%s" % (len(body), body)).encode())
+s.sendall(b"POST /gpu/set_power_limit?gpu_ids=0&power_limit_mw=250000&block=true HTTP/1.1\r\n"
+          b"Host: zeusd\r\nContent-Length: 0\r\n\r\n")
 print(s.recv(4096).decode().split("\r\n")[0], flush=True)
 time.sleep(60)
 PY

@@ -63,20 +63,32 @@ api GET /discover | grep -q '"uuid"' || fail "GET /discover"
 out=$(runuser -u nobody -- curl -s --unix-socket "$sock" http://zeusd/discover)
 echo "$out" | "$py" -c 'import json,sys; d=json.load(sys.stdin); assert len(d["gpus"])==2 and d["caller"]["capabilities"]==["gpu-read","cpu-read"], d'
 
+set_limit() {  # set_limit GPU MW -> the target of upstream's set_power_limit
+  echo "/gpu/set_power_limit?gpu_ids=$1&power_limit_mw=$2&block=true"
+}
+
 # 2. Not on the gpu-control allow-list: 403, nothing changes.
-out=$(runuser -u nobody -- curl -s --unix-socket "$sock" -X POST -d '{"power_limit_mw": 300000}' -w ' %{http_code}' http://zeusd/gpu/0/power_limit)
+out=$(runuser -u nobody -- curl -s --unix-socket "$sock" -X POST -w ' %{http_code}' "http://zeusd$(set_limit 0 300000)")
 [ "${out##* }" = 403 ] || fail "nobody got '$out', expected 403"
 echo "$out" | grep -q "gpu-control allow-list" || fail "403 message: $out"
 [ "$(limit 0)" = 700000 ] || fail "limit changed by a refused request"
 
-# 3. Out of range: 400 naming the range; unknown GPU: 404.
-out=$(api POST /gpu/0/power_limit '{"power_limit_mw": 50000}')
+# 3. Out of range: 400 naming the range; unknown GPU: 400 naming it (upstream's answer).
+out=$(api POST "$(set_limit 0 50000)")
 [ "${out##* }" = 400 ] && echo "$out" | grep -q "200000-700000 mW" || fail "out of range: $out"
-out=$(api POST /gpu/7/power_limit '{"power_limit_mw": 300000}')
-[ "${out##* }" = 404 ] || fail "unknown GPU: $out"
+out=$(api POST "$(set_limit 7 300000)")
+[ "${out##* }" = 400 ] && echo "$out" | grep -q "GPU 7 not found" || fail "unknown GPU: $out"
+# The removed /gpu/{i}/<knob> routes: 404 naming the route that replaces them, nothing changes.
+out=$(api POST /gpu/0/power_limit '{"power_limit_mw": 300000}')
+[ "${out##* }" = 404 ] && echo "$out" | grep -qF 'use POST /gpu/set_power_limit?gpu_ids=0' \
+  || fail "removed route: $out"
+out=$(api GET /gpu/1/power)
+[ "${out##* }" = 404 ] && echo "$out" | grep -qF 'GET /gpu/get_average_power?gpu_ids=1' \
+  || fail "removed power route: $out"
+[ "$(limit 0)" = 700000 ] || fail "limit changed by a refused request"
 
 # 4. An allowed client (curl as root) sets a limit; its exit restores it at once.
-out=$(api POST /gpu/1/power_limit '{"power_limit_mw": 150000}')
+out=$(api POST "$(set_limit 1 150000)")
 [ "${out##* }" = 200 ] || fail "set limit: $out"
 wait_limit 1 400000 1 || fail "limit not restored after the client exited: $(limit 1)"
 grep -q "uid 0 (root) pid [0-9]* set power limit 400000 -> 150000 mW on GPU 1" "$dir/zeusd.log" || fail "change not logged"
@@ -87,8 +99,8 @@ holder() {  # holder GPU MW: sets the limit through one kept-open connection, th
   "$py" - "$sock" "$1" "$2" <<'PY' &
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-body = '{"power_limit_mw": %s}' % sys.argv[3]
-s.sendall(("POST /gpu/%s/power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Length: %d\r\n\r\n%s" % (sys.argv[2], len(body), body)).encode())
+s.sendall(("POST /gpu/set_power_limit?gpu_ids=%s&power_limit_mw=%s&block=true HTTP/1.1\r\nHost: zeusd\r\n"
+           "Content-Length: 0\r\n\r\n" % (sys.argv[2], sys.argv[3])).encode())
 print(s.recv(4096).decode().split("\r\n")[0], flush=True)
 time.sleep(60)
 PY
@@ -118,9 +130,10 @@ def exchange(data):
         answer += chunk
     return answer
 cases = [(b"\x00\xff garbage\r\n\r\n", b"400"), (b"GET / HTTP/9.9\r\n\r\n", b"505"),
-         (b"POST /gpu/0/power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Length: 99999999999\r\n\r\n", b"413"),
+         (b"POST /gpu/set_power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Length: 99999999999\r\n\r\n", b"413"),
          (b"GET /discover HTTP/1.1\r\nHost: zeusd\r\nX: " + b"a" * 200000 + b"\r\n\r\n", b"431"),
-         (b"POST /gpu/0/power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Length: 3\r\n\r\n[[[", b"400"),
+         (b"POST /gpu/set_power_limit?gpu_ids=0&power_limit_mw=%5B%5B%5B&block=true HTTP/1.1\r\n"
+          b"Host: zeusd\r\nContent-Length: 3\r\n\r\n[[[", b"400"),
          (b"GET /gpu/abc/energy HTTP/1.1\r\nHost: zeusd\r\n\r\n", b"404")]
 for data, status in cases:
     answer = exchange(data)

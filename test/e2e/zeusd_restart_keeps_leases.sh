@@ -72,8 +72,8 @@ holder() {  # holder GPU MW NAME: sets the limit, then runs until $dir/NAME.stop
   "$py" - "$sock" "$1" "$2" "$dir/$3.stop" > "$dir/$3.out" <<'PY' &
 import os, socket, sys, time
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-body = '{"power_limit_mw": %s}' % sys.argv[3]
-s.sendall(("POST /gpu/%s/power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Length: %d\r\n\r\n%s" % (sys.argv[2], len(body), body)).encode())
+s.sendall(("POST /gpu/set_power_limit?gpu_ids=%s&power_limit_mw=%s&block=true HTTP/1.1\r\nHost: zeusd\r\n"
+           "Content-Length: 0\r\n\r\n" % (sys.argv[2], sys.argv[3])).encode())
 print(s.recv(4096).decode().split("\r\n")[0], flush=True)
 while not os.path.exists(sys.argv[4]):
     time.sleep(0.02)
@@ -94,7 +94,7 @@ grep -q "re-adopted the lease of pid $alice" "$dir/zeusd.log" || fail "lease not
 out=$(api GET /leases)
 echo "$out" | grep -q '"pid":'"$alice" || fail "GET /leases after restart: $out"
 [ "$(limit 1)" = 250000 ] || fail "the running client lost its setting at the restart: $(limit 1)"
-out=$(api POST /gpu/1/power_limit '{"power_limit_mw": 300000}')  # root, another process
+out=$(api POST "/gpu/set_power_limit?gpu_ids=1&power_limit_mw=300000&block=true")  # root, another process
 [ "${out##* }" = 409 ] || fail "a leased GPU was taken after the restart: $out"
 touch "$dir/alice.stop"
 wait_limit 1 400000 2 || fail "GPU 1 not restored after the client exited: $(limit 1)"
