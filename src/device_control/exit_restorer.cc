@@ -76,7 +76,7 @@ void watch(int read_fd) {
 ExitRestorer& ExitRestorer::instance() {
   static ExitRestorer* restorer = [] {
     auto* created = new ExitRestorer();  // never destroyed (used at exit)
-    // Restores belong to the process that registered them (probe items A2/A3): a forked child
+    // Restores belong to the process that registered them: a forked child
     // (multiprocessing, DataLoader workers) must neither run the parent's actions at its exit
     // nor send its signals into the parent's pipe. The mutex is held across fork() so that the
     // child's copy of the registry is consistent.

@@ -1,5 +1,5 @@
 // ZeusdService with a lease journal: write-ahead of every change, and what recover() makes of a
-// journal a killed zeusd left (probe item A7).
+// journal a killed zeusd left.
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -226,8 +226,9 @@ TEST_F(ServiceRecoveryTest, A7_AJournalNamingOneGpuTwiceNeverCrashesZeusd) {
       << log();
 }
 
-// Probe item B2: GPU 0 was left at 200 W by a dead client whose lease is valid; GPU 1's lease is
-// in the journal twice. GPU 0 is restored; GPU 1's first lease too; the duplicate is named.
+// One bad lease costs only itself: GPU 0 was left at 200 W by a dead client whose lease is valid;
+// GPU 1's lease is in the journal twice. GPU 0 is restored; GPU 1's first lease too; the
+// duplicate is named.
 TEST_F(ServiceRecoveryTest, B2_AValidLeaseIsRestoredWhenAnotherLeaseIsBad) {
   ASSERT_TRUE(gpus_[0]->set_power_limit_mw(200000).has_value());
   ASSERT_TRUE(gpus_[1]->set_power_limit_mw(250000).has_value());

@@ -110,7 +110,7 @@ TEST_F(TokenServiceTest, TcpChangeWithTokenPersistsAndIsListed) {
   EXPECT_TRUE(listed["persistent"].empty()) << listed;
 }
 
-// Newcomer round 4f166e8, 2.5: operators.md's epilog "resets" with set_power_limit to the default
+// operators.md's epilog "resets" with set_power_limit to the default
 // (upstream has no reset route for the limit); that set, or one back to the limit before the
 // first persistent change, ends the entry as reset_power_limit does. Other sets keep it listed.
 TEST_F(TokenServiceTest, TcpSetBackToTheDefaultOrTheOriginalLimitClearsThePersistentEntry) {

@@ -1,4 +1,4 @@
-// Probe round 4, A5: a slow GPU command (a command override taking seconds) holds up only the
+// A slow GPU command (a command override taking seconds) holds up only the
 // next change of its own GPU: /discover, /leases, reads and the other GPUs answer at once,
 // while the command runs and while a process's exit restores through it.
 #include <gtest/gtest.h>

@@ -28,7 +28,7 @@
 // names it lease like a process's and are restored once the session is closed or silent for
 // longer than `lease_session_timeout_s`.
 // With a lease journal (lease_journal.h), every lease is on disk before its change reaches the
-// GPU, and recover() at start restores or re-adopts what a crashed zeusd left (probe item A7).
+// GPU, and recover() at start restores or re-adopts what a crashed zeusd left.
 // Thread-safety: handle(), on_process_exit() and restore_all() may be called from any thread.
 // A change or restore of a GPU holds that GPU's lock throughout, then the table lock (mutex_)
 // around the tables and the driver's calls; a command override runs without the table lock

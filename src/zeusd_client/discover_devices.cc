@@ -91,7 +91,7 @@ Result<Devices> discover_devices(const DiscoverOptions& options,
     } else {
       // Not on zeusd's cpu-read list: where RAPL cannot be read here either, the reason given is
       // zeusd's refusal with its fix, not the local advice to "run as root or use zeusd" given to
-      // someone who already uses zeusd (probe item C7).
+      // someone who already uses zeusd.
       const std::string fix =
           "the operator adds it with: zeusd serve --allow cpu-read=" + user_name(getuid());
       for (auto& backend : devices->backends) {

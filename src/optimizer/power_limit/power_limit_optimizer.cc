@@ -68,7 +68,7 @@ class PowerLimitOptimizer::Impl {
   ~Impl() {
     if (registered_) ExitRestorer::instance().remove(restorer_id_);
     // A forked child's copy (multiprocessing, DataLoader workers) owns nothing: the GPUs are the
-    // parent's to put back (probe item A3).
+    // parent's to put back.
     if (owner_pid_ != ::getpid()) return;
     std::lock_guard<std::mutex> lock(mutex_);
     if (state_ == State::kProfiling && monitor_.is_window_open(window_name())) {

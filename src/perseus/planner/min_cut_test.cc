@@ -7,10 +7,10 @@
 namespace zeus::pfo {
 namespace {
 
-// Probe item A1: an augmenting path is as long as the pipeline's critical path, which grows with
+// An augmenting path is as long as the pipeline's critical path, which grows with
 // the microbatches; a search that recursed once per node of the path overflowed the stack. A
 // chain of half a million nodes (a path far deeper than any call stack allows) must be solved.
-TEST(BoundedMinCut, A1LongAugmentingPathNeedsNoDeepStack) {
+TEST(BoundedMinCut, LongAugmentingPathNeedsNoDeepStack) {
   constexpr int kNodes = 500'000;
   constexpr int kNarrow = kNodes / 2;  // the edge kNarrow -> kNarrow + 1 is the bottleneck
   std::vector<BoundedEdge> edges;

@@ -69,10 +69,10 @@ void expect_matches_published(const Frontier& frontier, double energy_tolerance)
   ::testing::Test::RecordProperty("worst_relative_energy_error", std::to_string(worst));
 }
 
-// Probe item A1: the planner's size is known before any step, and jobs beyond its bounds are
+// The planner's size is known before any step, and jobs beyond its bounds are
 // refused at once (the 2 x 20,000 microbatch job used to overflow the stack, and would take the
 // better part of an hour).
-TEST(PlanSize, A1JobsBeyondTheBoundsAreRefusedBeforeAnyStep) {
+TEST(PlanSize, JobsBeyondTheBoundsAreRefusedBeforeAnyStep) {
   auto gpt3 = plan_size(load_profile("gpt3-175b+a100_sxm_bf16"), gpt3_a100_options());
   ASSERT_TRUE(gpt3) << gpt3.error().to_string();
   EXPECT_EQ(gpt3->instructions, 192);

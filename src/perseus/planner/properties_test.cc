@@ -132,9 +132,9 @@ TEST(PlanChoice, Rules) {
   EXPECT_FALSE(plan_for_straggler(candidates, 0.0));
 }
 
-// Probe item B1: the all-slowest schedule (T_max) is not a row of the frontier, yet when it
+// The all-slowest schedule (T_max) is not a row of the frontier, yet when it
 // costs least every rule that admits its time must choose it.
-TEST(PlanChoice, B1AllSlowestScheduleIsACandidateOfEveryRule) {
+TEST(PlanChoice, AllSlowestScheduleIsACandidateOfEveryRule) {
   const auto points = u_shaped_points();
   const PlanCandidates candidates{{0, 3.4, 0, 98, 0}, points};
   EXPECT_EQ(min_energy_plan(candidates).plan, std::nullopt);
@@ -155,11 +155,12 @@ TEST(PlanChoice, B1AllSlowestScheduleIsACandidateOfEveryRule) {
   EXPECT_EQ(plan_of(plan_within_slowdown(alone, 0.0)), std::nullopt);
 }
 
-// Probe item B1 through the planner, on the probe's hand-checkable profile: 2 stages x 1
-// microbatch (four instructions in one chain), 1 ms units q = 10..14 at 1410..1000 MHz, effective
-// energy e'(q) = 100 exp(-0.3 (q - 10)) + 50, blocking power 10 W. Energy falls all the way to
+// The same through the planner, on the hand-checkable profile (test/e2e/pfo_tiny_profile.py, as
+// e2e.pfo_all_slowest_schedule_is_a_candidate uses it): 2 stages x 1 microbatch (four
+// instructions in one chain), 1 ms units q = 10..14 at 1410..1000 MHz, effective energy
+// e'(q) = 100 exp(-0.3 (q - 10)) + 50, blocking power 10 W. Energy falls all the way to
 // T_max = 56 units (every instruction at q = 14): E = 4 e'(14) + 2 * 0.056 * 10 = 321.5977 J.
-TEST(PlanChoice, B1AllSlowestIsTStarOfTheTinyProfile) {
+TEST(PlanChoice, AllSlowestIsTStarOfTheTinyProfile) {
   const double blocking_w = testing::kTinyBlockingW;
   auto effective = testing::tiny_effective_energy_j;
   const StageProfile profile = testing::tiny_profile();
@@ -205,11 +206,11 @@ TEST(PlanChoice, AllMaxClockBaseline) {
   EXPECT_DOUBLE_EQ(all_max_clock_energy_j(profile, schedule, 10.0, 4.0), 2 * (32.0 + 25.0));
 }
 
-// Probe round 4, B6: the fastest plan is priced like the baseline (measured rows), so on a
+// The fastest plan is priced like the baseline (measured rows), so on a
 // profile whose fastest plan runs every instruction at its highest clock (energy falling linearly
-// with time, the probe's case) the saving is exactly 0, never negative; a clock without a row
+// with time) the saving is exactly 0, never negative; a clock without a row
 // gives NaN (the caller falls back to the fitted energy).
-TEST(PlanChoice, PfoPlan_B6_TheAllMaxPlanSavesExactlyNothing) {
+TEST(PlanChoice, PfoPlan_TheAllMaxPlanSavesExactlyNothing) {
   StageProfile profile;
   const int clocks[] = {1410, 1395, 1380, 1365, 1350, 1335, 1320, 1305};
   for (int s = 0; s < 2; ++s) {

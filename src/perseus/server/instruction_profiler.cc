@@ -212,7 +212,7 @@ Result<void> InstructionProfiler::observe(const std::vector<ProfilingResult>& re
                         " are dropped as warm-up and nothing measured "
                         "remains: run more iterations per round before reporting");
       }
-      // Finite too: values each finite can sum to inf (probe round 4, C3).
+      // Finite too: values each finite can sum to inf.
       if (!(time_s > 0) || !(energy_j >= 0) || !std::isfinite(time_s) || !std::isfinite(energy_j)) {
         return fail(ErrorCode::kInvalidArgument,
                     where + ": a mean time of " + python_float_repr(time_s) + " s and energy of " +

@@ -286,7 +286,7 @@ TEST(InstructionProfilerTest, ResultsWithoutBreakdownsOrIterationsAreRefusedByNa
   ASSERT_FALSE(below_zero);
   EXPECT_NE(below_zero.error().message.find("energies >= 0 J"), std::string::npos)
       << below_zero.error().message;
-  // Probe round 4, C3: finite values whose sum overflows never reach the profile as inf.
+  // Finite values whose sum overflows never reach the profile as inf.
   const Model huge = [](int, int) { return 1.5e308; };
   auto overflow = (*p)->observe(results_of(ranks, 1980, kTime, huge));
   ASSERT_FALSE(overflow);

@@ -1,8 +1,8 @@
 // What one client can make `zeus pfo serve` hold, and how a job fails when its scheduler cannot
-// start (probe round 4: A3, B1, B2): registrations are refused past the live jobs' and ranks'
-// bounds and past the connections a barrier needs; never-completed registrations go after an
-// hour, not a week; a waiter whose connection closed stops counting at the barrier; a schedule
-// file whose "rank" is not a number fails every waiting rank at once with a 400 naming it.
+// start: registrations are refused past the live jobs' and ranks' bounds and past the connections a
+// barrier needs; never-completed registrations go after an hour, not a week; a waiter whose
+// connection closed stops counting at the barrier; a schedule file whose "rank" is not a number
+// fails every waiting rank at once with a 400 naming it.
 #include "zeus/pfo_server.h"
 
 #include <gtest/gtest.h>
@@ -73,7 +73,7 @@ class PfoBoundsTest : public ::testing::Test {
   std::unique_ptr<http::HttpClient> client_;
 };
 
-TEST_F(PfoBoundsTest, PfoJobs_A3_LiveJobsAndTheirRanksAreBounded) {
+TEST_F(PfoBoundsTest, PfoJobs_LiveJobsAndTheirRanksAreBounded) {
   PfoServerOptions o;
   o.max_jobs = 3;
   o.max_total_ranks = 1000;
@@ -95,7 +95,7 @@ TEST_F(PfoBoundsTest, PfoJobs_A3_LiveJobsAndTheirRanksAreBounded) {
 }
 
 // Registrations alone, none of whose ranks ever come, cannot take the rank budget that real jobs
-// need (probe round 5, A4: 13 requests held it for an hour): together they hold at most half of
+// need (13 requests once held it for an hour): together they hold at most half of
 // it, a real job still registers beside them, and they are forgotten after a minute.
 TEST_F(PfoBoundsTest, JobsWhoseRanksNeverRegisterHoldAtMostHalfTheBudgetForAMinute) {
   FakeClock clock;
@@ -123,7 +123,7 @@ TEST_F(PfoBoundsTest, JobsWhoseRanksNeverRegisterHoldAtMostHalfTheBudgetForAMinu
   server_->stop();  // before `clock` goes: the sweep reads it
 }
 
-TEST_F(PfoBoundsTest, PfoJobs_A3_RegistrationsThatNeverCompleteGoAfterAnHourNotAWeek) {
+TEST_F(PfoBoundsTest, PfoJobs_RegistrationsThatNeverCompleteGoAfterAnHourNotAWeek) {
   FakeClock clock;
   PfoServerOptions o;
   o.clock = &clock;
@@ -139,7 +139,7 @@ TEST_F(PfoBoundsTest, PfoJobs_A3_RegistrationsThatNeverCompleteGoAfterAnHourNotA
   server_->stop();  // before `clock` goes: the sweep reads it
 }
 
-TEST_F(PfoBoundsTest, PfoBarrier_B1_AJobLargerThanTheConnectionBudgetIsRefusedNamingIt) {
+TEST_F(PfoBoundsTest, PfoBarrier_AJobLargerThanTheConnectionBudgetIsRefusedNamingIt) {
   PfoServerOptions o;
   o.max_connections = 100;
   start(o);
@@ -152,7 +152,7 @@ TEST_F(PfoBoundsTest, PfoBarrier_B1_AJobLargerThanTheConnectionBudgetIsRefusedNa
 
 // A rank that asked and then hung up no longer counts: the barrier does not complete for a
 // schedule that nobody receives; when it asks again, everyone gets a schedule.
-TEST_F(PfoBoundsTest, PfoBarrier_B1_AWaiterWhoseConnectionClosedStopsCounting) {
+TEST_F(PfoBoundsTest, PfoBarrier_AWaiterWhoseConnectionClosedStopsCounting) {
   start({});
   const std::string id = json::parse(register_job(2).body).get<std::string>();
   ASSERT_EQ(register_rank(id, 0).status, 200);
@@ -181,7 +181,7 @@ TEST_F(PfoBoundsTest, PfoBarrier_B1_AWaiterWhoseConnectionClosedStopsCounting) {
   EXPECT_EQ(one.status, 200) << one.body;
 }
 
-TEST_F(PfoBoundsTest, PfoSchedule_B2_ARankThatIsNotANumberFailsEveryWaitingRankWith400) {
+TEST_F(PfoBoundsTest, PfoSchedule_ARankThatIsNotANumberFailsEveryWaitingRankWith400) {
   PfoServerOptions o;
   o.solution_path = (dir_ / "bad.sched.json").string();
   std::ofstream(o.solution_path)

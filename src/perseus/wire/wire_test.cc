@@ -52,7 +52,7 @@ TEST(WireTest, RefusesWhatPydanticWouldAndMore) {
       {R"({"pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1, "colour": 1})", {"body", "colour"}},
       {R"({"pp_degree": 1, "pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1})", {"body", "pp_degree"}},
       {R"({"pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1, "job_metadata": "a/b"})", {"body", "job_metadata"}},
-      // Probe round 4, C2: what would break the job id in a URL path.
+      // What would break the job id in a URL path.
       {R"({"pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1, "job_metadata": "a?b"})", {"body", "job_metadata"}},
       {R"({"pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1, "job_metadata": "a#b"})", {"body", "job_metadata"}},
       {R"({"pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1, "job_metadata": "a%2Fb"})", {"body", "job_metadata"}},
@@ -81,7 +81,7 @@ TEST(WireTest, RefusesWhatPydanticWouldAndMore) {
   EXPECT_EQ(result.error().loc, (std::vector<std::string>{"body", "energy_breakdown", "forward", "0"}));
 }
 
-// A rank's clock list is bounded (probe round 5: 30 ranks of 10^6 clocks held 260 MB): 512
+// A rank's clock list is bounded (30 ranks of 10^6 clocks once held 260 MB): 512
 // clocks are taken, 513 refused with pydantic's list error, naming the field.
 TEST(WireTest, ARanksClockListIsBounded) {
   auto body = [](size_t n) {
