@@ -15,7 +15,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "output_path.h"
-#include "proxy/colosseum.h"
+#include "colosseum/colosseum.h"
 #include "proxy/live_status.h"
 #include "proxy/proxy.h"
 #include "proxy/run_report.h"

@@ -1,4 +1,4 @@
-#include "proxy/colosseum.h"
+#include "colosseum/colosseum.h"
 
 #include <nlohmann/json.hpp>
 
@@ -8,19 +8,19 @@
 #include <mutex>
 #include <random>
 
+#include "colosseum/colosseum_log.h"
+#include "colosseum/colosseum_page.h"
+#include "colosseum/colosseum_wire.h"
+#include "colosseum/duel.h"
+#include "colosseum/leaderboard.h"
+#include "colosseum/vote_store.h"
 #include "http/client.h"
 #include "http/server.h"
-#include "proxy/colosseum_log.h"
-#include "proxy/colosseum_wire.h"
-#include "proxy/duel.h"
-#include "proxy/leaderboard.h"
-#include "proxy/live_page.h"
 #include "proxy/live_routes.h"
 #include "proxy/meter.h"
 #include "proxy/serving.h"
 #include "proxy/sse_scan.h"
 #include "proxy/upstream.h"
-#include "store/sqlite/vote_store.h"
 #include "zeus/log.h"
 
 namespace zeus::proxy {

@@ -1,4 +1,4 @@
-#include "proxy/colosseum_log.h"
+#include "colosseum/colosseum_log.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

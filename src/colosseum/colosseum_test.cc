@@ -3,7 +3,7 @@
 // have at most a quarter of the answer slots (429 beyond), so it cannot take them all.
 // A real Colosseum on 127.0.0.1 (fake NVML GPU) in front of a real upstream whose answer takes
 // 3 s.
-#include "proxy/colosseum.h"
+#include "colosseum/colosseum.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

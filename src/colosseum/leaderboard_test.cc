@@ -1,4 +1,4 @@
-#include "proxy/leaderboard.h"
+#include "colosseum/leaderboard.h"
 
 #include <gtest/gtest.h>
 

@@ -35,7 +35,7 @@
 #include <optional>
 #include <string>
 
-#include "proxy/duel.h"
+#include "colosseum/duel.h"
 #include "zeus/result.h"
 
 namespace zeus::proxy {

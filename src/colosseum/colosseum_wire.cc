@@ -1,4 +1,4 @@
-#include "proxy/colosseum_wire.h"
+#include "colosseum/colosseum_wire.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "proxy/duel.h"
+#include "colosseum/duel.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "store/sqlite/vote_store.h"
+#include "colosseum/vote_store.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
