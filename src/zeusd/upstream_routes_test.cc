@@ -15,9 +15,11 @@
 #include "testing/fake_sysfs.h"
 #include "zeus/clock.h"
 #include "zeus/replay_gpu.h"
+#include "zeus/zeusd_client.h"
 #include "zeusd/process_watcher.h"
 #include "zeusd/zeusd_server.h"
 #include "zeusd/zeusd_service.h"
+#include "zeusd_client/zeusd_devices.h"
 
 namespace zeus::zeusd {
 namespace {
@@ -289,6 +291,28 @@ TEST_F(UpstreamRoutesTest, CpuEnergyAndPower) {
   EXPECT_TRUE(power["timestamp_ms"].is_number_unsigned());
   EXPECT_TRUE(power["power_mw"]["0"]["cpu_mw"].is_number_unsigned()) << power;
   EXPECT_TRUE(power["power_mw"]["0"]["dram_mw"].is_number_unsigned()) << power;
+}
+
+// Our client (zeusd_client/) on these routes, as it works without a local GPU: its reads (the
+// averaged power through get_average_power) and its changes, encoded from GpuCommands.
+TEST_F(UpstreamRoutesTest, OurClientReadsAndChangesThroughTheseRoutes) {
+  auto client = std::make_shared<ZeusdClient>(dir_ + "/zeusd.sock");
+  auto inventory = fetch_inventory(*client);
+  ASSERT_TRUE(inventory.has_value()) << inventory.error().message;
+  ZeusdGpu gpu(client, inventory->gpus[1], nullptr);
+  EXPECT_EQ(gpu.instant_power_mw().value(), 250000u);
+  EXPECT_EQ(gpu.average_power_mw().value(), 250000u);
+  EXPECT_EQ(gpu.power_limit_mw().value(), 400000u);
+  ASSERT_TRUE(gpu.set_power_limit_mw(300000).has_value());
+  EXPECT_EQ(fake_.read().devices[1].limit_mw, 300000u);
+  ASSERT_TRUE(gpu.set_persistence_mode(true).has_value());
+  EXPECT_TRUE(gpu.persistence_mode().value());
+  ASSERT_TRUE(gpu.reset_power_limit().has_value());
+  EXPECT_EQ(fake_.read().devices[1].limit_mw, 400000u);
+  auto refused = gpu.set_power_limit_mw(50000);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("outside"), std::string::npos);
 }
 
 // Upstream's writes go through the lease path: another live process's GPU is refused (409 in the
