@@ -37,6 +37,11 @@
 //
 //   auto governor = ServingGovernor::create(profile, options);
 //   ClockDecision d = governor->decide(observation);   // d.clock_mhz, d.reason
+//
+// Where it lives: the serving wing, src/serving/ (docs/architecture.md, "The serving wing").
+// This header and serving_calibration.h are its governor/ folder (serving_governor.cc,
+// serving_fit.cc: pure, in libzeus, including nothing of the wing's other folders); live/ runs it
+// in `zeus proxy --govern`, simulation/ replays traces through it (zeus/sim_serving.h).
 #pragma once
 
 #include <cstddef>

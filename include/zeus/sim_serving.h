@@ -19,6 +19,11 @@
 //
 //   auto trace = load_serving_trace("data/llm_traces/azure_llm_2023_conv.csv");
 //   auto result = run_serving_experiment(*trace, ServingSimOptions{});
+//
+// Where it lives: src/serving/simulation/ of the serving wing (docs/architecture.md, "The
+// serving wing"): serving_trace.cc, serving_sim.cc, serving_report.cc, in libzeus; it includes
+// the wing's governor (this header's zeus/serving_governor.h) and sim/'s report writers, never
+// the live loop.
 #pragma once
 
 #include <filesystem>

@@ -7,7 +7,6 @@
 #include "http/async_client.h"
 #include "http/client.h"
 #include "http/server.h"
-#include "proxy/clock_governor.h"
 #include "proxy/error_answer.h"
 #include "proxy/live_routes.h"
 #include "proxy/meter.h"
@@ -16,6 +15,7 @@
 #include "proxy/run_report.h"
 #include "proxy/serving.h"
 #include "proxy/upstream.h"
+#include "serving/live/clock_governor.h"
 #include "zeus/log.h"
 
 namespace zeus::proxy {

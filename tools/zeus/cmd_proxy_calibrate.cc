@@ -1,5 +1,5 @@
 // zeus proxy calibrate: the serving profile of this GPU and server for `zeus proxy --govern
-// --serving-profile` (src/proxy/calibrate.h; the fit in zeus/serving_calibration.h).
+// --serving-profile` (src/serving/live/calibrate.h; the fit in zeus/serving_calibration.h).
 #include <nlohmann/json.hpp>
 #include <iostream>
 #include <memory>
@@ -8,7 +8,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "output_path.h"
-#include "proxy/calibrate.h"
+#include "serving/live/calibrate.h"
 #include "serving_profile_file.h"
 
 namespace zeus::cli {

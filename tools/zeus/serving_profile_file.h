@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "proxy/calibrate.h"
+#include "serving/live/calibrate.h"
 #include "zeus/result.h"
 #include "zeus/serving_governor.h"
 

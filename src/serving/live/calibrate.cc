@@ -1,4 +1,4 @@
-#include "proxy/calibrate.h"
+#include "serving/live/calibrate.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 // What the governor observes, built from request events: waiting and running requests, their
 // context, the prompt rate, latencies once each, the bytes-to-tokens ratio and the attainment.
-#include "proxy/serving_load.h"
+#include "serving/live/serving_load.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "proxy/serving_load.h"
+#include "serving/live/serving_load.h"
 
 #include <algorithm>
 

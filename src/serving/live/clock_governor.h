@@ -15,6 +15,11 @@
 // and /metrics say so, and how to measure the saving (a run without --govern).
 // Thread-safety: status() from any thread; stop() from one.
 // Failure: start() fails when a GPU's clocks cannot be set (PermissionDenied names the fix).
+//
+// Where it lives: src/serving/live/ of the serving wing (docs/architecture.md, "The serving
+// wing"): this loop, what it observes (serving_load.h) and `zeus proxy calibrate`
+// (calibrate.h), built into zeus_proxy and in its namespace; they include the wing's governor
+// (zeus/serving_governor.h) and the proxy's parts (meter, live feed), and the proxy includes them.
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "proxy/clock_governor.h"
+#include "serving/live/clock_governor.h"
 
 #include <nlohmann/json.hpp>
 
