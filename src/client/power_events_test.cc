@@ -23,7 +23,7 @@ TEST(SseSplitter, EventsCutAnywhereComeOutWholeAndCommentsAreSkipped) {
 
 // A keep-alive (a block of comments only) is counted, so the client
 // can say "the power holds" on a steady GPU instead of looking hung.
-TEST(SseSplitter, Newcomer15_KeepAlivesAreCountedNotMistakenForReadings) {
+TEST(SseSplitter, KeepAlivesAreCountedNotMistakenForReadings) {
   SseSplitter sse;
   EXPECT_EQ(sse.feed(": keep-alive\n\n: keep-alive\r\n\r\n: half"), std::vector<std::string>{});
   EXPECT_EQ(sse.take_keepalives(), 2u);
@@ -71,7 +71,7 @@ TEST(PowerEvents, MalformedEventsAreRefusedWithWhatIsWrong) {
 // Negative, non-finite and implausible powers and device ids beyond any
 // machine's are refused (they poisoned the node's and the cluster's sums, and ids >= 2^32
 // aliased GPU 0).
-TEST(PowerEvents, StreamValues_B3_ImplausibleReadingsAreRefused) {
+TEST(PowerEvents, StreamValues_ImplausibleReadingsAreRefused) {
   for (const char* bad :
        {R"({"timestamp_ms":1,"gpu_id":0,"power_mw":-500000})",
         R"({"timestamp_ms":1,"gpu_id":0,"power_mw":1e300})",
@@ -88,7 +88,7 @@ TEST(PowerEvents, StreamValues_B3_ImplausibleReadingsAreRefused) {
 
 // A reading dated before the last one (a daemon clock stepping back, or after
 // a reading dated in the future) changes the power at the last reading's time; the count goes on.
-TEST(PowerIntegrator, StreamTime_B4_AReadingFromThePastNeverStopsTheCount) {
+TEST(PowerIntegrator, StreamTime_AReadingFromThePastNeverStopsTheCount) {
   PowerIntegrator energy;
   energy.set("gpu0", 300, 1e6);  // a reading far in the future
   energy.set("gpu0", 200, 10.0);

@@ -238,7 +238,7 @@ class MysqlStoreGoneTest : public MysqlStoreTest {
 // As PostgresStoreGoneTest: the pool holds connections the server closed when it
 // went away. A health check, a request that reads and one that only writes each get "cannot
 // connect to <URL>…", however many closed connections the pool holds; back, they succeed.
-TEST_F(MysqlStoreGoneTest, C4_AServerThatWentAwayIsCannotConnectOnEveryPath) {
+TEST_F(MysqlStoreGoneTest, AServerThatWentAwayIsCannotConnectOnEveryPath) {
   MysqlStoreOptions options;
   options.pool_size = 4;
   Result<std::unique_ptr<Store>> opened = open_mysql_store(user_url_, options);
@@ -279,7 +279,7 @@ TEST_F(MysqlStoreGoneTest, C4_AServerThatWentAwayIsCannotConnectOnEveryPath) {
 }
 
 // The server goes away in the middle of a request (between its read and its write).
-TEST_F(MysqlStoreGoneTest, C4_AServerThatGoesAwayMidRequestIsCannotConnect) {
+TEST_F(MysqlStoreGoneTest, AServerThatGoesAwayMidRequestIsCannotConnect) {
   Result<std::unique_ptr<Store>> opened = open_mysql_store(user_url_);
   ASSERT_TRUE(opened.has_value()) << opened.error().to_string();
   ASSERT_TRUE(
@@ -295,7 +295,7 @@ TEST_F(MysqlStoreGoneTest, C4_AServerThatGoesAwayMidRequestIsCannotConnect) {
 }
 
 // A transaction on a connection found closed names the server and the fix in our words.
-TEST_F(MysqlStoreGoneTest, C4_ALostConnectionNamesTheServerInOurWords) {
+TEST_F(MysqlStoreGoneTest, ALostConnectionNamesTheServerInOurWords) {
   ASSERT_TRUE(open_mysql_store(user_url_).has_value());  // the tables
   Result<store::MysqlUrl> where = store::parse_mysql_url(user_url_);
   ASSERT_TRUE(where.has_value()) << where.error().to_string();

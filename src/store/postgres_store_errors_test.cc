@@ -219,7 +219,7 @@ class PostgresStoreGoneTest : public PostgresStoreTest {
 // The pool holds connections the server closed when it went away. A health check
 // (ping), a request that reads and one that only writes each get "cannot connect to <URL>…",
 // however many closed connections the pool still holds; once the server is back, they succeed.
-TEST_F(PostgresStoreGoneTest, C4_AServerThatWentAwayIsCannotConnectOnEveryPath) {
+TEST_F(PostgresStoreGoneTest, AServerThatWentAwayIsCannotConnectOnEveryPath) {
   PostgresStoreOptions options;
   options.pool_size = 4;
   Result<std::unique_ptr<Store>> opened = open_postgres_store(db_url_, options);
@@ -262,7 +262,7 @@ TEST_F(PostgresStoreGoneTest, C4_AServerThatWentAwayIsCannotConnectOnEveryPath) 
 
 // The server goes away in the middle of a request (between its read and its write): the
 // request gets the same message.
-TEST_F(PostgresStoreGoneTest, C4_AServerThatGoesAwayMidRequestIsCannotConnect) {
+TEST_F(PostgresStoreGoneTest, AServerThatGoesAwayMidRequestIsCannotConnect) {
   Result<std::unique_ptr<Store>> opened = open_postgres_store(db_url_, {});
   ASSERT_TRUE(opened.has_value()) << opened.error().to_string();
   JobRecord job{*validate_job_spec(spec("k1")), "state"};
@@ -282,7 +282,7 @@ TEST_F(PostgresStoreGoneTest, C4_AServerThatGoesAwayMidRequestIsCannotConnect) {
 // A transaction on a connection found closed names the server and the fix, in our words
 // ("reading job 'k1': lost the connection to <URL>…"), where libpqxx says "Could not obtain
 // client encoding: not connected" — also on a connection libpq already knows closed.
-TEST_F(PostgresStoreGoneTest, C4_ALostConnectionNamesTheServerInOurWords) {
+TEST_F(PostgresStoreGoneTest, ALostConnectionNamesTheServerInOurWords) {
   ASSERT_TRUE(open_postgres_store(db_url_, {}).has_value());  // the tables
   pqxx::connection c(db_url_);
   store::prepare_statements(c);
@@ -322,7 +322,7 @@ TEST_F(PostgresStoreTest, UnreachableServerIsUnavailableAndHidesThePassword) {
 }
 
 // A database error's DETAIL and HINT lines join its first line.
-TEST(DatabaseMessage, C10_LibpqLinesBecomeOne) {
+TEST(DatabaseMessage, LibpqLinesBecomeOne) {
   const std::runtime_error e(
       "ERROR:  relation \"x\" does not exist\nLINE 1: SELECT 1 FROM x\n\t^\n  HINT:  create it\n");
   EXPECT_EQ(store::database_message(e),

@@ -191,7 +191,7 @@ TEST_F(CommandOverridesTest, RefusesAFileOthersCouldHaveWritten) {
 // error_pattern is matched in linear time on the whole output (RE2), so the
 // patterns that overflowed std::regex's stack or took tens of seconds on one long line (a leading
 // `.*`, nested repetition) answer at once, both when they match and when they do not.
-TEST_F(CommandOverridesTest, ZeusdOverride_A4_PatternsOnLongOutputNeitherCrashNorStall) {
+TEST_F(CommandOverridesTest, ZeusdOverride_PatternsOnLongOutputNeitherCrashNorStall) {
   // A wrapper that succeeds after one 60,000-byte line, then $ZEUS_TEST_TAIL.
   const fs::path script = dir_ / "longline.sh";
   std::ofstream(script) << "#!/bin/sh\nhead -c 60000 /dev/zero | tr '\\0' a\n"

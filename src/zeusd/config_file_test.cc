@@ -47,7 +47,7 @@ TEST(ZeusdConfig, UpstreamsNamesAreKeysToo) {
             std::string::npos);
 }
 
-TEST(ZeusdConfig, A9_MistakesAreRefusedWithTheirLine) {
+TEST(ZeusdConfig, MistakesAreRefusedWithTheirLine) {
   EXPECT_NE(error_of("socket = \"/tmp/c.sock\"\nalow = [\"gpu-control=@x\"]\n")
                 .find("line 2: unknown key 'alow'"),
             std::string::npos);

@@ -60,7 +60,7 @@ class LeaseJournalTest : public ::testing::Test {
   std::string path_;
 };
 
-TEST_F(LeaseJournalTest, A7_EveryKnobAndTheHolderSurviveARoundTrip) {
+TEST_F(LeaseJournalTest, EveryKnobAndTheHolderSurviveARoundTrip) {
   Lease partial;
   partial.gpu = 0;
   partial.pid = 7;
@@ -105,13 +105,13 @@ TEST_F(LeaseJournalTest, ASessionLeaseKeepsItsSessionAndAPidOfZero) {
       << decoded->rejected[0];
 }
 
-TEST_F(LeaseJournalTest, A7_MissingJournalIsAnEmptyOne) {
+TEST_F(LeaseJournalTest, MissingJournalIsAnEmptyOne) {
   const JournalContents read = LeaseJournal(path_, "boot-1").read();
   EXPECT_EQ(read.problem, "");
   EXPECT_TRUE(read.leases.empty());
 }
 
-TEST_F(LeaseJournalTest, A7_DamagedJournalIsReportedAndSetAsideNeverThrown) {
+TEST_F(LeaseJournalTest, DamagedJournalIsReportedAndSetAsideNeverThrown) {
   const std::string good = encode_journal({full_lease()}, "boot-1");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "not a JSON object"},
@@ -146,7 +146,7 @@ TEST_F(LeaseJournalTest, A7_DamagedJournalIsReportedAndSetAsideNeverThrown) {
 // One bad lease costs only itself. Each bad entry below sits between two valid
 // leases (GPU 0 and GPU 2); both valid ones are kept, the bad one is named with why, the file
 // stays in place until the next write replaces it, and a copy of it is kept for the operator.
-TEST_F(LeaseJournalTest, B2_EveryLeaseThatValidatesIsKeptAndEachBadOneIsNamed) {
+TEST_F(LeaseJournalTest, EveryLeaseThatValidatesIsKeptAndEachBadOneIsNamed) {
   const std::string valid0 = R"({"gpu": 0, "gpu_uuid": "GPU-0", "pid": 3, "uid": 0,
       "restores": {"power_limit_mw": 1}})";
   const std::string valid2 = R"({"gpu": 2, "gpu_uuid": "GPU-2", "pid": 5, "uid": 0,
@@ -206,7 +206,7 @@ TEST_F(LeaseJournalTest, B2_EveryLeaseThatValidatesIsKeptAndEachBadOneIsNamed) {
 
 // The journal of e2e.zeusd_partial_journal_restores_good_leases: a valid lease on GPU 0, then
 // the same lease on GPU 1 twice.
-TEST_F(LeaseJournalTest, B2_ProbeJournalKeepsGpu0AndTheFirstLeaseOfGpu1) {
+TEST_F(LeaseJournalTest, ProbeJournalKeepsGpu0AndTheFirstLeaseOfGpu1) {
   const std::string lease1 = R"({"gpu":1,"gpu_uuid":"GPU-1","pid":999998,"pid_start_ticks":1,
       "restores":{"power_limit_mw":700000,"sm_clocks_locked":false,"memory_clocks_locked":false},
       "uid":1001})";
@@ -226,7 +226,7 @@ TEST_F(LeaseJournalTest, B2_ProbeJournalKeepsGpu0AndTheFirstLeaseOfGpu1) {
 
 // A journal file that someone other than root owns, or that others may write, may hold planted
 // leases: it is set aside whole, none of it is used (as an unsafe socket directory is refused).
-TEST_F(LeaseJournalTest, A4_AJournalFileOthersCouldWriteIsNotUsed) {
+TEST_F(LeaseJournalTest, AJournalFileOthersCouldWriteIsNotUsed) {
   const std::string good = encode_journal({full_lease()}, "boot-1");
   for (const mode_t mode : {0620, 0602}) {
     put(good);
@@ -251,7 +251,7 @@ TEST_F(LeaseJournalTest, A4_AJournalFileOthersCouldWriteIsNotUsed) {
       << read.problem;
 }
 
-TEST_F(LeaseJournalTest, A7_ASymlinkOrDirectoryAtThePathIsNotFollowed) {
+TEST_F(LeaseJournalTest, ASymlinkOrDirectoryAtThePathIsNotFollowed) {
   const std::string victim = dir_ + "/victim";
   std::ofstream(victim) << encode_journal({full_lease()}, "boot-1");
   ASSERT_EQ(symlink(victim.c_str(), path_.c_str()), 0);
@@ -269,7 +269,7 @@ TEST_F(LeaseJournalTest, A7_ASymlinkOrDirectoryAtThePathIsNotFollowed) {
   EXPECT_EQ(LeaseJournal(victim, "boot-1").read().leases.size(), 1u);
 }
 
-TEST_F(LeaseJournalTest, A7_AnUnreadableJournalIsReportedButNotSetAside) {
+TEST_F(LeaseJournalTest, AnUnreadableJournalIsReportedButNotSetAside) {
   std::ofstream(dir_ + "/file") << "not a directory";
   const JournalContents read = LeaseJournal(dir_ + "/file/zeusd-leases.json", "boot-1").read();
   EXPECT_TRUE(read.leases.empty());
@@ -278,7 +278,7 @@ TEST_F(LeaseJournalTest, A7_AnUnreadableJournalIsReportedButNotSetAside) {
   EXPECT_TRUE(fs::is_regular_file(dir_ + "/file"));
 }
 
-TEST_F(LeaseJournalTest, A7_OneZeusdAtATimeHoldsTheJournal) {
+TEST_F(LeaseJournalTest, OneZeusdAtATimeHoldsTheJournal) {
   auto first = std::make_unique<LeaseJournal>(path_, "boot-1");
   ASSERT_TRUE(first->lock().has_value());
   // A second zeusd (here: another open file description) is refused before it reads anything.
@@ -293,7 +293,7 @@ TEST_F(LeaseJournalTest, A7_OneZeusdAtATimeHoldsTheJournal) {
   EXPECT_TRUE(second.lock().has_value());
 }
 
-TEST_F(LeaseJournalTest, A7_AnUnwritableJournalIsAnErrorNamingTheFix) {
+TEST_F(LeaseJournalTest, AnUnwritableJournalIsAnErrorNamingTheFix) {
   LeaseJournal journal(dir_ + "/missing/zeusd-leases.json", "boot-1");
   auto written = journal.write({full_lease()});
   ASSERT_FALSE(written.has_value());

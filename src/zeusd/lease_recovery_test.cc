@@ -26,7 +26,7 @@ StartTicksLookup processes(std::map<int, uint64_t> live) {
   };
 }
 
-TEST(LeaseRecovery, A7_LeaseOfAGoneProcessIsRestored) {
+TEST(LeaseRecovery, LeaseOfAGoneProcessIsRestored) {
   JournalContents journal{"boot-1", {lease(1, 4242, 777)}, "", {}};
   const RecoveryPlan plan = plan_recovery(journal, "boot-1", processes({}));
   ASSERT_EQ(plan.restore.size(), 1u);
@@ -35,7 +35,7 @@ TEST(LeaseRecovery, A7_LeaseOfAGoneProcessIsRestored) {
   EXPECT_NE(plan.restore[0].why.find("pid 4242 (uid 1000) exited"), std::string::npos);
 }
 
-TEST(LeaseRecovery, A7_LeaseOfALiveProcessIsReadopted) {
+TEST(LeaseRecovery, LeaseOfALiveProcessIsReadopted) {
   JournalContents journal{"boot-1", {lease(0, 10, 5), lease(1, 4242, 777)}, "", {}};
   const RecoveryPlan plan = plan_recovery(journal, "boot-1", processes({{4242, 777}}));
   ASSERT_EQ(plan.adopt.size(), 1u);
@@ -44,7 +44,7 @@ TEST(LeaseRecovery, A7_LeaseOfALiveProcessIsReadopted) {
   EXPECT_EQ(plan.restore[0].lease.pid, 10);
 }
 
-TEST(LeaseRecovery, A7_ReusedPidCountsAsGone) {
+TEST(LeaseRecovery, ReusedPidCountsAsGone) {
   JournalContents journal{"boot-1", {lease(1, 4242, 777)}, "", {}};
   const RecoveryPlan plan = plan_recovery(journal, "boot-1", processes({{4242, 90000}}));
   EXPECT_TRUE(plan.adopt.empty());
@@ -54,7 +54,7 @@ TEST(LeaseRecovery, A7_ReusedPidCountsAsGone) {
       << plan.restore[0].why;
 }
 
-TEST(LeaseRecovery, A7_AfterARebootEveryLeaseIsRestored) {
+TEST(LeaseRecovery, AfterARebootEveryLeaseIsRestored) {
   JournalContents journal{"boot-1", {lease(1, 4242, 777)}, "", {}};
   const RecoveryPlan plan = plan_recovery(journal, "boot-2", processes({{4242, 777}}));
   EXPECT_TRUE(plan.adopt.empty());
@@ -62,7 +62,7 @@ TEST(LeaseRecovery, A7_AfterARebootEveryLeaseIsRestored) {
   EXPECT_NE(plan.restore[0].why.find("rebooted"), std::string::npos);
 }
 
-TEST(LeaseRecovery, A7_UnknownStartTimeTrustsThePidAlone) {
+TEST(LeaseRecovery, UnknownStartTimeTrustsThePidAlone) {
   JournalContents journal{"", {lease(1, 4242, 0)}, "", {}};
   EXPECT_EQ(plan_recovery(journal, "boot-1", processes({{4242, 31}})).adopt.size(), 1u);
   EXPECT_EQ(plan_recovery(journal, "boot-1", processes({})).restore.size(), 1u);

@@ -7,7 +7,7 @@
 namespace zeus::zeusd {
 namespace {
 
-TEST(ProcessIdentity, A7_StartTimeOfALiveProcessIsReadAndStable) {
+TEST(ProcessIdentity, StartTimeOfALiveProcessIsReadAndStable) {
   const auto first = process_start_ticks(getpid());
   ASSERT_TRUE(first.has_value());
   EXPECT_EQ(process_start_ticks(getpid()), first);
@@ -16,7 +16,7 @@ TEST(ProcessIdentity, A7_StartTimeOfALiveProcessIsReadAndStable) {
   EXPECT_EQ(process_start_ticks(getpid(), "/nonexistent/proc"), std::nullopt);
 }
 
-TEST(ProcessIdentity, A7_CommandNamesWithSpacesAndParenthesesDoNotShiftTheFields) {
+TEST(ProcessIdentity, CommandNamesWithSpacesAndParenthesesDoNotShiftTheFields) {
   const std::string tail = " S 1 1 1 0 -1 4194304 103 0 0 0 0 0 0 0 20 0 1 0 239855 3133440 412";
   EXPECT_EQ(parse_stat_start_ticks("12697 (cat)" + tail), 239855u);
   EXPECT_EQ(parse_stat_start_ticks("12697 (a) b ) (c)" + tail), 239855u);
@@ -26,7 +26,7 @@ TEST(ProcessIdentity, A7_CommandNamesWithSpacesAndParenthesesDoNotShiftTheFields
             std::nullopt);
 }
 
-TEST(ProcessIdentity, A7_BootIdIsKnownOnLinux) {
+TEST(ProcessIdentity, BootIdIsKnownOnLinux) {
   EXPECT_FALSE(current_boot_id().empty());
   EXPECT_EQ(current_boot_id("/nonexistent/proc"), "");
 }

@@ -110,7 +110,7 @@ class ServiceRecoveryTest : public ::testing::Test {
   LogLevel previous_level_ = LogLevel::kWarning;
 };
 
-TEST_F(ServiceRecoveryTest, A7_EveryLeaseIsOnDiskBeforeItsChangeAndGoneAfterItsRestore) {
+TEST_F(ServiceRecoveryTest, EveryLeaseIsOnDiskBeforeItsChangeAndGoneAfterItsRestore) {
   processes_.live = {{4242, 777}};
   auto zeusd = start_zeusd();
   zeusd->recover();
@@ -127,7 +127,7 @@ TEST_F(ServiceRecoveryTest, A7_EveryLeaseIsOnDiskBeforeItsChangeAndGoneAfterItsR
   EXPECT_TRUE(journal_on_disk().leases.empty());
 }
 
-TEST_F(ServiceRecoveryTest, A7_ChangeIsRefusedWhenItsLeaseCannotBeRecorded) {
+TEST_F(ServiceRecoveryTest, ChangeIsRefusedWhenItsLeaseCannotBeRecorded) {
   journal_path_ = dir_ + "/missing/zeusd-leases.json";
   processes_.live = {{4242, 777}};
   auto zeusd = start_zeusd();
@@ -138,7 +138,7 @@ TEST_F(ServiceRecoveryTest, A7_ChangeIsRefusedWhenItsLeaseCannotBeRecorded) {
   EXPECT_TRUE(zeusd->leases().empty());
 }
 
-TEST_F(ServiceRecoveryTest, A7_RestartAfterTheClientDiedRestoresItsGpu) {
+TEST_F(ServiceRecoveryTest, RestartAfterTheClientDiedRestoresItsGpu) {
   processes_.live = {{4242, 777}};
   {
     auto zeusd = start_zeusd();  // killed with its lease: no restore_all()
@@ -155,7 +155,7 @@ TEST_F(ServiceRecoveryTest, A7_RestartAfterTheClientDiedRestoresItsGpu) {
       << log();
 }
 
-TEST_F(ServiceRecoveryTest, A7_RestartWhileTheClientRunsReadoptsItsLease) {
+TEST_F(ServiceRecoveryTest, RestartWhileTheClientRunsReadoptsItsLease) {
   processes_.live = {{4242, 777}};
   {
     auto zeusd = start_zeusd();
@@ -176,7 +176,7 @@ TEST_F(ServiceRecoveryTest, A7_RestartWhileTheClientRunsReadoptsItsLease) {
   EXPECT_TRUE(journal_on_disk().leases.empty());
 }
 
-TEST_F(ServiceRecoveryTest, A7_ReusedPidIsNotMistakenForTheClient) {
+TEST_F(ServiceRecoveryTest, ReusedPidIsNotMistakenForTheClient) {
   processes_.live = {{4242, 777}};
   {
     auto zeusd = start_zeusd();
@@ -189,7 +189,7 @@ TEST_F(ServiceRecoveryTest, A7_ReusedPidIsNotMistakenForTheClient) {
   EXPECT_TRUE(zeusd->leases().empty());
 }
 
-TEST_F(ServiceRecoveryTest, A7_LeaseFindsItsGpuByUuidWhenIndicesChange) {
+TEST_F(ServiceRecoveryTest, LeaseFindsItsGpuByUuidWhenIndicesChange) {
   Lease lease;
   lease.gpu = 0;  // was GPU 0 when recorded; that UUID is GPU 1 now
   lease.gpu_uuid = "GPU-replay-1";
@@ -207,7 +207,7 @@ TEST_F(ServiceRecoveryTest, A7_LeaseFindsItsGpuByUuidWhenIndicesChange) {
   EXPECT_NE(log().find("GPU-gone), which this machine no longer has"), std::string::npos) << log();
 }
 
-TEST_F(ServiceRecoveryTest, A7_AJournalNamingOneGpuTwiceNeverCrashesZeusd) {
+TEST_F(ServiceRecoveryTest, AJournalNamingOneGpuTwiceNeverCrashesZeusd) {
   Lease first, second;
   first.gpu = 0;
   second.gpu = 1;
@@ -229,7 +229,7 @@ TEST_F(ServiceRecoveryTest, A7_AJournalNamingOneGpuTwiceNeverCrashesZeusd) {
 // One bad lease costs only itself: GPU 0 was left at 200 W by a dead client whose lease is valid;
 // GPU 1's lease is in the journal twice. GPU 0 is restored; GPU 1's first lease too; the
 // duplicate is named.
-TEST_F(ServiceRecoveryTest, B2_AValidLeaseIsRestoredWhenAnotherLeaseIsBad) {
+TEST_F(ServiceRecoveryTest, AValidLeaseIsRestoredWhenAnotherLeaseIsBad) {
   ASSERT_TRUE(gpus_[0]->set_power_limit_mw(200000).has_value());
   ASSERT_TRUE(gpus_[1]->set_power_limit_mw(250000).has_value());
   const std::string lease1 = R"({"gpu":1,"gpu_uuid":"GPU-replay-1","pid":999998,"uid":1001,
@@ -257,7 +257,7 @@ TEST_F(ServiceRecoveryTest, B2_AValidLeaseIsRestoredWhenAnotherLeaseIsBad) {
   EXPECT_TRUE(after.leases.empty());
 }
 
-TEST_F(ServiceRecoveryTest, A7_DamagedJournalIsReportedAndZeusdStillServes) {
+TEST_F(ServiceRecoveryTest, DamagedJournalIsReportedAndZeusdStillServes) {
   { std::ofstream(journal_path_) << "{\"format\": \"zeusd-leases\", \"vers"; }
   processes_.live = {{4242, 777}};
   auto zeusd = start_zeusd();
@@ -268,7 +268,7 @@ TEST_F(ServiceRecoveryTest, A7_DamagedJournalIsReportedAndZeusdStillServes) {
   EXPECT_EQ(journal_on_disk().leases.size(), 1u);
 }
 
-TEST_F(ServiceRecoveryTest, A7_GpuAwayFromItsDefaultWithNoLeaseIsWarnedAtStart) {
+TEST_F(ServiceRecoveryTest, GpuAwayFromItsDefaultWithNoLeaseIsWarnedAtStart) {
   ASSERT_TRUE(gpus_[1]->set_power_limit_mw(250000).has_value());
   auto zeusd = start_zeusd();
   zeusd->recover();

@@ -43,7 +43,7 @@ class TrustedPath : public ::testing::Test {
   fs::path top_;
 };
 
-TEST_F(TrustedPath, A4_SafeTreeUnderTmpIsAccepted) {
+TEST_F(TrustedPath, SafeTreeUnderTmpIsAccepted) {
   // /tmp (sticky, 1777) holds the top, owned by this process's user: accepted.
   const fs::path sub = dir("a/b/c");
   const auto bad = find_untrusted_path_entry(sub.string(), geteuid());
@@ -51,7 +51,7 @@ TEST_F(TrustedPath, A4_SafeTreeUnderTmpIsAccepted) {
   EXPECT_FALSE(find_untrusted_path_entry("/", geteuid()).has_value());
 }
 
-TEST_F(TrustedPath, A4_AncestorOwnedByAnotherUserIsNamed) {
+TEST_F(TrustedPath, AncestorOwnedByAnotherUserIsNamed) {
   if (!root()) GTEST_SKIP() << "needs root to chown";
   const fs::path theirs = dir("theirs");
   const fs::path sub = dir("theirs/sub/deeper");
@@ -65,7 +65,7 @@ TEST_F(TrustedPath, A4_AncestorOwnedByAnotherUserIsNamed) {
   EXPECT_FALSE(find_untrusted_path_entry(sub.string(), kStranger).has_value());
 }
 
-TEST_F(TrustedPath, A4_GroupOrOtherWritableAncestorIsNamed) {
+TEST_F(TrustedPath, GroupOrOtherWritableAncestorIsNamed) {
   const fs::path group = dir("group", 0775);
   const fs::path sub = dir("group/sub");
   auto bad = find_untrusted_path_entry(sub.string(), geteuid());
@@ -85,7 +85,7 @@ TEST_F(TrustedPath, A4_GroupOrOtherWritableAncestorIsNamed) {
   EXPECT_EQ(bad->path, sub.string());
 }
 
-TEST_F(TrustedPath, A4_StickyAncestorNeedsATrustedEntryInside) {
+TEST_F(TrustedPath, StickyAncestorNeedsATrustedEntryInside) {
   const fs::path sticky = dir("sticky", 01777);
   const fs::path ours = dir("sticky/ours/sub");
   EXPECT_FALSE(find_untrusted_path_entry(ours.string(), geteuid()).has_value());
@@ -112,7 +112,7 @@ TEST_F(TrustedPath, A4_StickyAncestorNeedsATrustedEntryInside) {
   EXPECT_EQ(bad->path, sticky.string());
 }
 
-TEST_F(TrustedPath, A4_SymbolicLinksAreFollowedAndTheirTargetsChecked) {
+TEST_F(TrustedPath, SymbolicLinksAreFollowedAndTheirTargetsChecked) {
   const fs::path group = dir("group", 0775);
   const fs::path target = dir("group/target");
   const fs::path safe = dir("safe");
@@ -143,7 +143,7 @@ TEST_F(TrustedPath, A4_SymbolicLinksAreFollowedAndTheirTargetsChecked) {
   EXPECT_EQ(bad->path, link.string());
 }
 
-TEST_F(TrustedPath, A4_DotDotAndRelativePathsAreResolved) {
+TEST_F(TrustedPath, DotDotAndRelativePathsAreResolved) {
   const fs::path group = dir("group", 0775);
   const fs::path safe = dir("safe");
   dir("group/sub");

@@ -57,7 +57,7 @@ TEST(UnixSocketSetup, CreatesTheSocketWithItsFinalModeInASafeDirectory) {
 // A swapper renames the fresh socket away and puts a symlink to a victim file in its place, as
 // fast as it can, while the socket is set up again and again (in a directory it may write, as
 // allowed with a warning). The victim's mode and group must never change.
-TEST(UnixSocketSetup, A1_SymlinkSwapNeverReachesAnotherFile) {
+TEST(UnixSocketSetup, SymlinkSwapNeverReachesAnotherFile) {
   const fs::path dir = fresh_dir("race", 0777);
   const fs::path victim =
       fs::path(::testing::TempDir()) / ("zeusd_victim_" + std::to_string(getpid()));
@@ -104,7 +104,7 @@ TEST(UnixSocketSetup, A1_SymlinkSwapNeverReachesAnotherFile) {
 // A directory two levels up owned by another user (who could rename the socket's
 // directory away and put their own in its place) is refused, by name, with the fix; the same
 // tree with that directory given back to root is accepted.
-TEST(UnixSocketSetup, A4_RefusesAnAncestorOwnedByAnotherUser) {
+TEST(UnixSocketSetup, RefusesAnAncestorOwnedByAnotherUser) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to chown a directory to another user";
   const fs::path top = fresh_dir("a4_owner", 0755);
   const fs::path theirs = top / "theirs";
@@ -133,7 +133,7 @@ TEST(UnixSocketSetup, A4_RefusesAnAncestorOwnedByAnotherUser) {
 }
 
 // The lease journal's directory goes through the same check (tools/zeusd).
-TEST(UnixSocketSetup, A4_JournalDirectoryWithAGroupWritableAncestorIsRefused) {
+TEST(UnixSocketSetup, JournalDirectoryWithAGroupWritableAncestorIsRefused) {
   const fs::path top = fresh_dir("a4_journal", 0755);
   const fs::path shared = top / "shared";
   fs::create_directories(shared / "zeusd");
@@ -154,7 +154,7 @@ TEST(UnixSocketSetup, A4_JournalDirectoryWithAGroupWritableAncestorIsRefused) {
 
 // At stop only the socket file zeusd bound is removed. Someone who moved the
 // socket's directory away and put another socket (or any file) at its path keeps it.
-TEST(UnixSocketSetup, A4_RemovesOnlyTheSocketItBound) {
+TEST(UnixSocketSetup, RemovesOnlyTheSocketItBound) {
   const fs::path dir = fresh_dir("a4_inode", 0755);
   const std::string path = (dir / "z.sock").string();
   auto bound = bind_unix_socket({path, {}, {}, 0660, false});

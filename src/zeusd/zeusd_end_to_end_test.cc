@@ -378,7 +378,7 @@ TEST_F(ZeusdEndToEnd, PowerLimitOptimizerRunsUnprivilegedThroughZeusd) {
   EXPECT_TRUE(limit_becomes(0, 700000, 1.0));  // the optimizer's exit (and the lease) put it back
 }
 
-TEST_F(ZeusdEndToEnd, C7_UserRefusedCpuReadByZeusdIsToldToAskForTheAllowEntry) {
+TEST_F(ZeusdEndToEnd, UserRefusedCpuReadByZeusdIsToldToAskForTheAllowEntry) {
   // User "daemon" (uid 1) uses zeusd but is not on its cpu-read list, and cannot read RAPL here.
   const std::string socket = socket_path_;
   const std::string powercap = tree_.root();
@@ -397,7 +397,7 @@ TEST_F(ZeusdEndToEnd, C7_UserRefusedCpuReadByZeusdIsToldToAskForTheAllowEntry) {
   EXPECT_EQ(code, 0);
 }
 
-TEST_F(ZeusdEndToEnd, C7_OptimizerRefusedByZeusdIsNotToldToLetZeusdDoIt) {
+TEST_F(ZeusdEndToEnd, OptimizerRefusedByZeusdIsNotToldToLetZeusdDoIt) {
   // User "bin" (uid 2) may read GPUs through zeusd but is not on its gpu-control list.
   const std::string socket = socket_path_;
   const std::string powercap = tree_.root();

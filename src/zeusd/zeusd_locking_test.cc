@@ -97,7 +97,7 @@ class ZeusdLockingTest : public ::testing::Test {
   std::unique_ptr<ZeusdService> service_;
 };
 
-TEST_F(ZeusdLockingTest, ZeusdLocks_A5_ASlowCommandHoldsUpOnlyItsOwnGpu) {
+TEST_F(ZeusdLockingTest, ZeusdLocks_ASlowCommandHoldsUpOnlyItsOwnGpu) {
   const auto start = Clock::now();
   auto slow = std::async(std::launch::async, [&] {
     return call(42, "POST", set_limit(0, 150000));
@@ -122,7 +122,7 @@ TEST_F(ZeusdLockingTest, ZeusdLocks_A5_ASlowCommandHoldsUpOnlyItsOwnGpu) {
 
 // Two changes of the same GPU never interleave: the second waits for the first's command, then
 // sees its lease (another process: 409).
-TEST_F(ZeusdLockingTest, ZeusdLocks_A5_ChangesOfOneGpuStaySerialised) {
+TEST_F(ZeusdLockingTest, ZeusdLocks_ChangesOfOneGpuStaySerialised) {
   auto first = std::async(std::launch::async, [&] {
     return call(42, "POST", set_limit(0, 150000));
   });

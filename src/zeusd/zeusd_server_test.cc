@@ -39,7 +39,7 @@ class ZeusdServerSocket : public ::testing::Test {
   ServerOptions options_;
 };
 
-TEST_F(ZeusdServerSocket, A4_StopRemovesItsOwnSocket) {
+TEST_F(ZeusdServerSocket, StopRemovesItsOwnSocket) {
   auto server = start();
   ASSERT_NE(server, nullptr);
   EXPECT_TRUE(fs::is_socket(options_.socket_path));
@@ -47,7 +47,7 @@ TEST_F(ZeusdServerSocket, A4_StopRemovesItsOwnSocket) {
   EXPECT_FALSE(fs::exists(options_.socket_path));
 }
 
-TEST_F(ZeusdServerSocket, A4_StopLeavesAReplacedSocketInPlace) {
+TEST_F(ZeusdServerSocket, StopLeavesAReplacedSocketInPlace) {
   auto server = start();
   ASSERT_NE(server, nullptr);
   // Another socket now stands at the path; zeusd's own was moved away.

@@ -345,7 +345,7 @@ TEST_F(ZeusdServiceTest, ChangesNeedAProcessToTieTheLeaseTo) {
   EXPECT_TRUE(service_->leases().empty());
 }
 
-TEST_F(ZeusdServiceTest, C7_TcpPeerRefusedGpuControlIsToldTcpIsReadOnlyNotToGetAllowed) {
+TEST_F(ZeusdServiceTest, TcpPeerRefusedGpuControlIsToldTcpIsReadOnlyNotToGetAllowed) {
   // uid 3000 is on no allow-list; over TCP no --allow entry could ever grant a change.
   Peer tcp = peer(kStrangerUid, -1, {kReaderGroup});
   tcp.unix_socket = false;
