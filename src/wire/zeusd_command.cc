@@ -93,13 +93,13 @@ const std::vector<GpuWriteRoute>& gpu_write_routes() {
        {"min_clock_mhz", "max_clock_mhz"},
        {},
        [](const Numbers& n, const Flags&) -> std::vector<GpuCommand> {
-         return {LockGpuClocks{n.at("min_clock_mhz"), n.at("max_clock_mhz")}};
+         return {LockGpuClocks{{n.at("min_clock_mhz"), n.at("max_clock_mhz")}}};
        }},
       {"set_mem_locked_clocks",
        {"min_clock_mhz", "max_clock_mhz"},
        {},
        [](const Numbers& n, const Flags&) -> std::vector<GpuCommand> {
-         return {LockMemoryClocks{n.at("min_clock_mhz"), n.at("max_clock_mhz")}};
+         return {LockMemoryClocks{{n.at("min_clock_mhz"), n.at("max_clock_mhz")}}};
        }},
       {"reset_gpu_locked_clocks",
        {},

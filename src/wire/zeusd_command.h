@@ -51,19 +51,18 @@ struct SetPersistenceMode {
   bool enabled = false;
   bool operator==(const SetPersistenceMode&) const = default;
 };
-// Locks the SM (graphics) clocks to [min_mhz, max_mhz].
-struct LockGpuClocks {
+// A clock lock's range, [min_mhz, max_mhz].
+struct ClockRangeMhz {
   uint32_t min_mhz = 0;
   uint32_t max_mhz = 0;
-  bool operator==(const LockGpuClocks&) const = default;
+  bool operator==(const ClockRangeMhz&) const = default;
 };
+// Locks the SM (graphics) clocks: LockGpuClocks{{900, 1410}}.
+struct LockGpuClocks : ClockRangeMhz {};
+struct LockMemoryClocks : ClockRangeMhz {};
+// Unlock the SM clocks, the memory clocks.
 struct ResetGpuClocks {
   bool operator==(const ResetGpuClocks&) const = default;
-};
-struct LockMemoryClocks {
-  uint32_t min_mhz = 0;
-  uint32_t max_mhz = 0;
-  bool operator==(const LockMemoryClocks&) const = default;
 };
 struct ResetMemoryClocks {
   bool operator==(const ResetMemoryClocks&) const = default;

@@ -26,9 +26,9 @@ void split_query(const std::string& query, std::map<std::string, uint32_t>* numb
 
 TEST(ZeusdCommand, EveryCommandRoundTripsThroughItsWriteRoute) {
   const std::vector<GpuCommand> commands = {
-      SetPowerLimit{250000},        ResetPowerLimit{},        SetPersistenceMode{true},
-      SetPersistenceMode{false},    LockGpuClocks{900, 1410}, ResetGpuClocks{},
-      LockMemoryClocks{1593, 1593}, ResetMemoryClocks{},
+      SetPowerLimit{250000},          ResetPowerLimit{},          SetPersistenceMode{true},
+      SetPersistenceMode{false},      LockGpuClocks{{900, 1410}}, ResetGpuClocks{},
+      LockMemoryClocks{{1593, 1593}}, ResetMemoryClocks{},
   };
   for (const GpuCommand& command : commands) {
     const std::string target = gpu_command_target(command, 3, true);
@@ -54,7 +54,7 @@ TEST(ZeusdCommand, EveryCommandRoundTripsThroughItsWriteRoute) {
 TEST(ZeusdCommand, TargetsAreUpstreamsOwn) {
   EXPECT_EQ(gpu_command_target(SetPowerLimit{300000}, 0, true),
             "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000&block=true");
-  EXPECT_EQ(gpu_command_target(LockGpuClocks{600, 1200}, 1, false),
+  EXPECT_EQ(gpu_command_target(LockGpuClocks{{600, 1200}}, 1, false),
             "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=600&max_clock_mhz=1200"
             "&block=false");
   EXPECT_EQ(gpu_command_target(SetPersistenceMode{true}, 2, true),

@@ -121,28 +121,22 @@ tl::expected<uint32_t, ChangeError> save_before_change(Gpu& gpu, const std::stri
   if (before && !saved.persistence_mode) saved.persistence_mode = *before;
   return 0u;
 }
-// NVML cannot read a clock lock back: a lease restores clocks by unlocking them.
-tl::expected<uint32_t, ChangeError> save_before_change(Gpu&, const std::string&,
-                                                       SavedGpuState& saved, const LockGpuClocks&) {
-  saved.sm_clocks_locked = true;
-  return 0u;
+// NVML cannot read a clock lock back: a lease restores clocks by unlocking them. The flag of
+// each clock command's kind:
+bool SavedGpuState::*clocks_flag(const LockGpuClocks&) { return &SavedGpuState::sm_clocks_locked; }
+bool SavedGpuState::*clocks_flag(const ResetGpuClocks&) { return &SavedGpuState::sm_clocks_locked; }
+bool SavedGpuState::*clocks_flag(const LockMemoryClocks&) {
+  return &SavedGpuState::memory_clocks_locked;
 }
+bool SavedGpuState::*clocks_flag(const ResetMemoryClocks&) {
+  return &SavedGpuState::memory_clocks_locked;
+}
+// The clock commands.
+template <typename Command>
 tl::expected<uint32_t, ChangeError> save_before_change(Gpu&, const std::string&,
                                                        SavedGpuState& saved,
-                                                       const ResetGpuClocks&) {
-  saved.sm_clocks_locked = true;
-  return 0u;
-}
-tl::expected<uint32_t, ChangeError> save_before_change(Gpu&, const std::string&,
-                                                       SavedGpuState& saved,
-                                                       const LockMemoryClocks&) {
-  saved.memory_clocks_locked = true;
-  return 0u;
-}
-tl::expected<uint32_t, ChangeError> save_before_change(Gpu&, const std::string&,
-                                                       SavedGpuState& saved,
-                                                       const ResetMemoryClocks&) {
-  saved.memory_clocks_locked = true;
+                                                       const Command& command) {
+  saved.*clocks_flag(command) = true;
   return 0u;
 }
 
@@ -154,9 +148,9 @@ struct AppliedChange {
 };
 
 AppliedChange apply_command(Gpu& gpu, const SetPowerLimit& c, uint32_t before_mw) {
-  return {gpu.set_power_limit_mw(c.power_limit_mw), "set power limit " + std::to_string(before_mw) +
-                                                        " -> " + std::to_string(c.power_limit_mw) +
-                                                        " mW"};
+  const std::string mw = std::to_string(c.power_limit_mw);
+  return {gpu.set_power_limit_mw(c.power_limit_mw),
+          "set power limit " + std::to_string(before_mw) + " -> " + mw + " mW"};
 }
 AppliedChange apply_command(Gpu& gpu, const ResetPowerLimit&, uint32_t before_mw) {
   return {gpu.reset_power_limit(), "reset power limit (was " + std::to_string(before_mw) + " mW)"};

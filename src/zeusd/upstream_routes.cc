@@ -37,9 +37,6 @@ ChangeError read_failure(const Error& error, const std::string& what) {
   return ChangeError{0, error.code, what + ": " + error.message};
 }
 
-// One GPU's reading as its answer entry, or its failure.
-using GpuReading = tl::expected<json, ChangeError>;
-
 // `value` (a device call's Result) as `to_json` makes it, or the failure naming `what`.
 template <typename Value, typename ToJson>
 GpuReading reading(const Value& value, const std::string& what, ToJson&& to_json) {
@@ -47,9 +44,43 @@ GpuReading reading(const Value& value, const std::string& what, ToJson&& to_json
   return to_json(*value);
 }
 
+// The power reads' entries are bare numbers, under "power_mw".
 json milliwatts_json(uint32_t mw) { return json(mw); }
 
 }  // namespace
+
+GpuReading power_limit_entry(Gpu& gpu, const std::string& what) {
+  return reading(gpu.power_limit_mw(), what + " power limit", [](uint32_t mw) {
+    return json{{"power_limit_mw", mw}};
+  });
+}
+GpuReading power_limit_range_entry(Gpu& gpu, const std::string& what) {
+  return reading(
+      gpu.power_limit_range_mw(), what + " power limit constraints", [](PowerLimitRangeMw range) {
+        return json{{"min_power_limit_mw", range.min_mw}, {"max_power_limit_mw", range.max_mw}};
+      });
+}
+GpuReading persistence_mode_entry(Gpu& gpu, const std::string& what) {
+  return reading(gpu.persistence_mode(), what + " persistence mode", [](bool enabled) {
+    return json{{"enabled", enabled}};
+  });
+}
+GpuReading energy_entry(Gpu& gpu, const std::string& what) {
+  if (!gpu.has_energy_counter()) {
+    return tl::unexpected(ChangeError{400, ErrorCode::kNotSupported,
+                                      what + " has no trustworthy cumulative energy counter "
+                                             "(/discover: cumulative_energy_available false)"});
+  }
+  return reading(gpu.total_energy_mj(), what + " energy", [](uint64_t mj) {
+    return json{{"energy_mj", mj}};
+  });
+}
+GpuReading power_entry(Gpu& gpu, const std::string& what) {
+  return reading(gpu.instant_power_mw(), what + " power", milliwatts_json);
+}
+GpuReading average_power_entry(Gpu& gpu, const std::string& what) {
+  return reading(gpu.average_power_mw(), what + " average power", milliwatts_json);
+}
 
 UpstreamRoutes::UpstreamRoutes(Devices& devices, std::mutex& device_mutex, GpuLocks& gpu_locks,
                                ChangeGpu change_gpu, UpstreamOptions options)
@@ -84,8 +115,7 @@ HttpResponse UpstreamRoutes::whoami(const Peer& peer) {
   return json_answer(200, answer);
 }
 
-template <typename Read>
-HttpResponse UpstreamRoutes::read_each(const std::vector<int>& ids, Read&& read, bool power_map) {
+HttpResponse UpstreamRoutes::gpu_read(const std::vector<int>& ids, GpuReader read, bool power_map) {
   std::lock_guard<std::mutex> lock(device_mutex_);
   json answer = json::object();
   std::map<int, ChangeError> errors;
@@ -101,76 +131,6 @@ HttpResponse UpstreamRoutes::read_each(const std::vector<int>& ids, Read&& read,
   if (power_map)
     return json_answer(200, json{{"timestamp_ms", unix_time_ms()}, {"power_mw", answer}});
   return json_answer(200, answer);
-}
-
-HttpResponse UpstreamRoutes::get_power_limit(const std::vector<int>& ids) {
-  return read_each(
-      ids,
-      [](Gpu& gpu, const std::string& what) {
-        return reading(gpu.power_limit_mw(), what + " power limit", [](uint32_t mw) {
-          return json{{"power_limit_mw", mw}};
-        });
-      },
-      false);
-}
-
-HttpResponse UpstreamRoutes::get_power_limit_constraints(const std::vector<int>& ids) {
-  return read_each(
-      ids,
-      [](Gpu& gpu, const std::string& what) {
-        return reading(gpu.power_limit_range_mw(), what + " power limit constraints",
-                       [](PowerLimitRangeMw range) {
-                         return json{{"min_power_limit_mw", range.min_mw},
-                                     {"max_power_limit_mw", range.max_mw}};
-                       });
-      },
-      false);
-}
-
-HttpResponse UpstreamRoutes::get_persistence_mode(const std::vector<int>& ids) {
-  return read_each(
-      ids,
-      [](Gpu& gpu, const std::string& what) {
-        return reading(gpu.persistence_mode(), what + " persistence mode", [](bool enabled) {
-          return json{{"enabled", enabled}};
-        });
-      },
-      false);
-}
-
-HttpResponse UpstreamRoutes::get_cumulative_energy(const std::vector<int>& ids) {
-  return read_each(
-      ids,
-      [](Gpu& gpu, const std::string& what) -> GpuReading {
-        if (!gpu.has_energy_counter()) {
-          return tl::unexpected(ChangeError{400, ErrorCode::kNotSupported,
-                                            what +
-                                                " has no trustworthy cumulative energy counter "
-                                                "(/discover: cumulative_energy_available false)"});
-        }
-        return reading(gpu.total_energy_mj(), what + " energy", [](uint64_t mj) {
-          return json{{"energy_mj", mj}};
-        });
-      },
-      false);
-}
-
-HttpResponse UpstreamRoutes::get_power(const std::vector<int>& ids) {
-  return read_each(
-      ids,
-      [](Gpu& gpu, const std::string& what) {
-        return reading(gpu.instant_power_mw(), what + " power", milliwatts_json);
-      },
-      true);
-}
-
-HttpResponse UpstreamRoutes::get_average_power(const std::vector<int>& ids) {
-  return read_each(
-      ids,
-      [](Gpu& gpu, const std::string& what) {
-        return reading(gpu.average_power_mw(), what + " average power", milliwatts_json);
-      },
-      true);
 }
 
 HttpResponse UpstreamRoutes::gpu_write(std::string_view route,

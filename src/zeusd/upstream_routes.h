@@ -39,7 +39,7 @@
 // `device_mutex`.
 //
 //   UpstreamRoutes upstream(devices, mutex, gpu_locks, change_gpu, {});
-//   return upstream.get_power_limit(query.ids);
+//   return upstream.gpu_read(query.ids, power_limit_entry, /*power_map=*/false);
 #pragma once
 
 #include <functional>
@@ -48,6 +48,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "http/message.h"
 #include "zeus/device.h"
@@ -77,6 +79,20 @@ struct UpstreamOptions {
 std::string_view upstream_changes_name(UpstreamOptions::Changes changes);
 std::optional<UpstreamOptions::Changes> parse_upstream_changes(std::string_view name);
 
+// One GPU's entry in a read's answer, or its failure; `what` names the GPU ("GPU 0").
+using GpuReading = tl::expected<nlohmann::json, ChangeError>;
+using GpuReader = GpuReading (*)(Gpu& gpu, const std::string& what);
+// The GPU reads' entries: get_power_limit {"power_limit_mw"}, get_power_limit_constraints
+// {"min_power_limit_mw", "max_power_limit_mw"}, get_persistence_mode {"enabled"},
+// get_cumulative_energy {"energy_mj"} (400 without a trustworthy counter), get_power and
+// get_average_power the bare mW.
+GpuReading power_limit_entry(Gpu& gpu, const std::string& what);
+GpuReading power_limit_range_entry(Gpu& gpu, const std::string& what);
+GpuReading persistence_mode_entry(Gpu& gpu, const std::string& what);
+GpuReading energy_entry(Gpu& gpu, const std::string& what);
+GpuReading power_entry(Gpu& gpu, const std::string& what);
+GpuReading average_power_entry(Gpu& gpu, const std::string& what);
+
 class UpstreamRoutes {
  public:
   // Applies one command to one GPU; called with `device_mutex` held.
@@ -95,13 +111,9 @@ class UpstreamRoutes {
   static http::HttpResponse time();
   static http::HttpResponse whoami(const Peer& peer);
 
-  // The GPU reads, for the GPUs `ids` (checked below the GPU count).
-  http::HttpResponse get_power_limit(const std::vector<int>& ids);
-  http::HttpResponse get_power_limit_constraints(const std::vector<int>& ids);
-  http::HttpResponse get_persistence_mode(const std::vector<int>& ids);
-  http::HttpResponse get_cumulative_energy(const std::vector<int>& ids);
-  http::HttpResponse get_power(const std::vector<int>& ids);
-  http::HttpResponse get_average_power(const std::vector<int>& ids);
+  // A GPU read: `read`'s entry for each GPU of `ids` (checked below the GPU count), keyed by
+  // index; with `power_map`, get_power's shape: under "power_mw" beside "timestamp_ms".
+  http::HttpResponse gpu_read(const std::vector<int>& ids, GpuReader read, bool power_map);
 
   // A write: `commands` on every GPU of `query.ids`, in order (`route` names it in the log).
   http::HttpResponse gpu_write(std::string_view route, const std::vector<GpuCommand>& commands,
@@ -112,10 +124,6 @@ class UpstreamRoutes {
   http::HttpResponse cpu_power(const std::vector<int>& ids);
 
  private:
-  // One reading per GPU of `ids`: `read` answers its JSON entry or its failure.
-  template <typename Read>
-  http::HttpResponse read_each(const std::vector<int>& ids, Read&& read, bool power_map);
-
   Devices& devices_;
   std::mutex& device_mutex_;
   GpuLocks& gpu_locks_;

@@ -65,8 +65,10 @@ std::vector<Route> ZeusdService::route_table() {
   const Capability control = Capability::kGpuControl, gpu_read = Capability::kGpuRead,
                    cpu_read = Capability::kCpuRead;
   const QuerySpec gpus{"GPU", false, false, {}, {}};
-  auto upstream = [this](auto read) {
-    return [this, read](const RouteCall& call) { return (upstream_.*read)(call.query.ids); };
+  auto each_gpu = [this](GpuReader reader, bool power_map = false) {
+    return [this, reader, power_map](const RouteCall& call) {
+      return upstream_.gpu_read(call.query.ids, reader, power_map);
+    };
   };
   std::vector<Route> table = {
       // Ours.
@@ -86,17 +88,13 @@ std::vector<Route> ZeusdService::route_table() {
        [](const RouteCall&) { return UpstreamRoutes::time(); }},
       {"GET", "/auth/whoami", std::nullopt, std::nullopt, "",
        [](const RouteCall& call) { return UpstreamRoutes::whoami(call.peer); }},
-      {"GET", "/gpu/get_power_limit", gpu_read, gpus, "",
-       upstream(&UpstreamRoutes::get_power_limit)},
+      {"GET", "/gpu/get_power_limit", gpu_read, gpus, "", each_gpu(power_limit_entry)},
       {"GET", "/gpu/get_power_limit_constraints", gpu_read, gpus, "",
-       upstream(&UpstreamRoutes::get_power_limit_constraints)},
-      {"GET", "/gpu/get_persistence_mode", gpu_read, gpus, "",
-       upstream(&UpstreamRoutes::get_persistence_mode)},
-      {"GET", "/gpu/get_cumulative_energy", gpu_read, gpus, "",
-       upstream(&UpstreamRoutes::get_cumulative_energy)},
-      {"GET", "/gpu/get_power", gpu_read, gpus, "", upstream(&UpstreamRoutes::get_power)},
-      {"GET", "/gpu/get_average_power", gpu_read, gpus, "",
-       upstream(&UpstreamRoutes::get_average_power)},
+       each_gpu(power_limit_range_entry)},
+      {"GET", "/gpu/get_persistence_mode", gpu_read, gpus, "", each_gpu(persistence_mode_entry)},
+      {"GET", "/gpu/get_cumulative_energy", gpu_read, gpus, "", each_gpu(energy_entry)},
+      {"GET", "/gpu/get_power", gpu_read, gpus, "", each_gpu(power_entry, true)},
+      {"GET", "/gpu/get_average_power", gpu_read, gpus, "", each_gpu(average_power_entry, true)},
       {"GET", "/cpu/get_cumulative_energy", cpu_read,
        QuerySpec{"CPU", false, false, {}, {"cpu", "dram"}}, "",
        [this](const RouteCall& call) { return upstream_.cpu_energy(call.query); }},

@@ -247,29 +247,32 @@ TEST_F(ZeusdServiceTest, UnknownRoutesGpusAndMethods) {
 // The routes this release removed answer 404 naming what replaces them, and change nothing.
 TEST_F(ZeusdServiceTest, RemovedRoutesNameTheirReplacement) {
   const Peer root = peer(0, 47);
-  struct Case {
-    std::string method, path, replacement;
+  auto message = [&](const std::string& method, const std::string& path) {
+    HttpResponse response = call(root, method, path);
+    EXPECT_EQ(response.status, 404) << method << " " << path;
+    return message_of(response);
   };
-  const std::vector<Case> cases = {
-      {"GET", "/gpu/1/power_limit", "use GET /gpu/get_power_limit?gpu_ids=1 "},
-      {"POST", "/gpu/0/power_limit",
-       "use POST /gpu/set_power_limit?gpu_ids=0&power_limit_mw=N&block=true"},
-      {"DELETE", "/gpu/0/power_limit", "use POST /gpu/reset_power_limit?gpu_ids=0&block=true"},
-      {"GET", "/gpu/1/power",
-       "use GET /gpu/get_power?gpu_ids=1 (instant) or GET /gpu/get_average_power?gpu_ids=1"},
-      {"GET", "/gpu/0/energy", "use GET /gpu/get_cumulative_energy?gpu_ids=0"},
-      {"POST", "/gpu/0/persistence_mode", "use POST /gpu/set_persistence_mode?gpu_ids=0"},
-      {"POST", "/gpu/0/sm_clocks", "use POST /gpu/set_gpu_locked_clocks?gpu_ids=0"},
-      {"DELETE", "/gpu/0/memory_clocks", "use POST /gpu/reset_mem_locked_clocks?gpu_ids=0"},
-      {"GET", "/cpu/0/energy", "use GET /cpu/get_cumulative_energy?cpu_ids=0&cpu=true&dram=true"},
-  };
-  for (const auto& c : cases) {
-    HttpResponse response = call(root, c.method, c.path);
-    EXPECT_EQ(response.status, 404) << c.method << " " << c.path;
-    const std::string message = message_of(response);
-    EXPECT_EQ(message.rfind(c.method + " " + c.path + " was removed", 0), 0u) << message;
-    EXPECT_NE(message.find(c.replacement), std::string::npos) << message;
+  size_t removed = 0;
+  for (const Route& route : service_->routes()) {
+    const size_t at = route.pattern.find("{i}");
+    if (at == std::string::npos) continue;
+    ++removed;
+    std::string path = route.pattern;
+    path.replace(at, 3, "1");
+    const std::string said = message(route.method, path);
+    EXPECT_EQ(said.rfind(route.method + " " + path + " was removed", 0), 0u) << said;
+    EXPECT_NE(said.find("; use "), std::string::npos) << said;
+    EXPECT_NE(said.find("_ids=1"), std::string::npos) << said;  // the index, in the replacement
   }
+  EXPECT_EQ(removed, 12u);
+  EXPECT_NE(message("POST", "/gpu/0/power_limit")
+                .find("use POST /gpu/set_power_limit?gpu_ids=0&power_limit_mw=N&block=true"),
+            std::string::npos);
+  EXPECT_NE(message("DELETE", "/gpu/0/power_limit")
+                .find("use POST /gpu/reset_power_limit?gpu_ids=0&block=true"),
+            std::string::npos);
+  EXPECT_NE(message("GET", "/gpu/0/power").find("GET /gpu/get_average_power?gpu_ids=0"),
+            std::string::npos);
   EXPECT_TRUE(gpus_[0]->power_limit_history_mw().empty());
   EXPECT_TRUE(service_->leases().empty());
 }

@@ -238,13 +238,13 @@ Result<std::vector<uint32_t>> ZeusdGpu::supported_sm_clocks_mhz() {
 }
 
 Result<void> ZeusdGpu::lock_sm_clocks_mhz(uint32_t min_mhz, uint32_t max_mhz) {
-  return change(LockGpuClocks{min_mhz, max_mhz});
+  return change(LockGpuClocks{{min_mhz, max_mhz}});
 }
 
 Result<void> ZeusdGpu::reset_sm_clocks() { return change(ResetGpuClocks{}); }
 
 Result<void> ZeusdGpu::lock_memory_clocks_mhz(uint32_t min_mhz, uint32_t max_mhz) {
-  return change(LockMemoryClocks{min_mhz, max_mhz});
+  return change(LockMemoryClocks{{min_mhz, max_mhz}});
 }
 
 Result<void> ZeusdGpu::reset_memory_clocks() { return change(ResetMemoryClocks{}); }
