@@ -32,8 +32,8 @@
 // Prefill-heavy load (long prompts, TTFT-bound: compute-bound, ~1/clock) keeps clocks high;
 // decode-heavy load (TPOT-bound: memory-bound, nearly clock-independent) lets them fall.
 // Pure: no I/O and no clock of its own (times come in the observations). Thread-safety: one
-// governor per thread. Failure: create() answers InvalidArgument for an empty clock list or SLOs
-// that are not positive.
+// governor per thread. Failure: create() answers InvalidArgument for an empty clock list or
+// options that GovernorOptions::validate() refuses.
 //
 //   auto governor = ServingGovernor::create(profile, options);
 //   ClockDecision d = governor->decide(observation);   // d.clock_mhz, d.reason
@@ -48,7 +48,9 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "zeus/result.h"
@@ -111,22 +113,42 @@ struct ServingObservation {
   std::vector<double> tpot_s;   // requests finished in this period (their mean TPOT)
 };
 
+// The governor's knobs: the one options struct of `zeus proxy --govern` (proxy::GovernOptions
+// holds it) and `zeus simulate serving` (sim::ServingSimOptions holds it), checked in one place,
+// validate(), which both commands call (and create() again).
 struct GovernorOptions {
-  double ttft_slo_s = 1.0;
-  double tpot_slo_s = 0.1;
-  double quantile = 0.99;     // of the window's latencies compared with the SLOs
+  double ttft_slo_s = 1.0;    // > 0 and finite (seconds)
+  double tpot_slo_s = 0.1;    // > 0 and finite (seconds)
+  // The quantile of the window's latencies compared with the SLOs: above 0.5 and below 1. The
+  // SLOs bound a tail: a governor holding the median or a lower quantile under them would leave
+  // half the requests or more over them, and lower the clock on that.
+  double quantile = 0.99;
   // Corrected predictions may reach headroom x SLO while the error budget is unspent: the
   // correction carries the window's worst latencies (its quantile over window_s, bursts
   // included), which over-state a whole run's quantile. The headroom in use falls linearly to 1
   // as the share of requests over an SLO in the last budget_window_s reaches 1 - quantile (the
   // budget), and below 1 (to 0.8) beyond it: an error budget, spent where it saves most.
-  double headroom = 2.0;
-  double budget_window_s = 600.0;
-  double alarm = 0.9;         // a measured quantile over alarm x SLO raises the clock
-  double hold_s = 1.5;        // a lower target must hold this long before a step down
-  double window_s = 30.0;     // latencies kept for the quantiles (at most max_samples)
-  double load_tau_s = 3.0;    // the load the predictions use is smoothed over about this long
-  size_t max_samples = 4096;
+  double headroom = 2.0;          // 1 to 10
+  double budget_window_s = 600.0; // above 0, at most a day
+  double alarm = 0.9;         // a measured quantile over alarm x SLO raises the clock: (0, 1]
+  double hold_s = 1.5;        // a lower target must hold this long before a step down: 0 to 1 h
+  double window_s = 30.0;     // latencies kept for the quantiles (at most max_samples): (0, 1 day]
+  double load_tau_s = 3.0;    // the load the predictions use is smoothed over about this: (0, 1 h]
+  size_t max_samples = 4096;  // kFewestSamples to 100,000 (outcomes kept: 16 x this)
+
+  // Fewer latencies than this say nothing yet (the governor reads no quantile from them).
+  static constexpr size_t kFewestSamples = 5;
+
+  // A knob's name as the caller's user knows it, e.g. {"quantile", "--slo-quantile"}; a field
+  // not listed is named as above.
+  struct KnobName {
+    std::string_view field;
+    std::string_view shown;
+  };
+  // Whether every knob is in its range above. Failure: InvalidArgument naming the first knob
+  // out of range (by `names`), its value and its range: "--slo-quantile is 0.3; it must be above
+  // 0.5 and below 1, e.g. 0.99 (...)".
+  Result<void> validate(std::span<const KnobName> names = {}) const;
 };
 
 // Why the clock is what it is (logged with each decision).

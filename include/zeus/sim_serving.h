@@ -15,7 +15,7 @@
 // have seen over that period.
 // The SLOs default to the maximum-clock run's own p99 TTFT and TPOT times slo_margin.
 // Pure apart from load_serving_trace (reads the file). Failure: InvalidArgument naming the file,
-// line and column, or the option.
+// line and column, or the option (the governor's by GovernorOptions::validate).
 //
 //   auto trace = load_serving_trace("data/llm_traces/azure_llm_2023_conv.csv");
 //   auto result = run_serving_experiment(*trace, ServingSimOptions{});
@@ -55,12 +55,13 @@ struct ServingSimOptions {
   double control_period_s = 0.5;
   int max_batch = 256;
   int prefill_chunk_tokens = 2048;  // prompt tokens per iteration at most (vLLM's chunked prefill)
-  double slo_margin = 1.5;          // SLO = margin x the maximum clock's p99
-  double ttft_slo_s = 0;            // > 0: given instead
-  double tpot_slo_s = 0;
-  double quantile = 0.99;
+  double slo_margin = 1.5;          // an SLO not given = margin x the maximum clock's p99
   double time_scale = 1.0;          // arrivals compressed by this factor (> 1: more load)
-  GovernorOptions governor;         // its SLOs and quantile are set from the ones above
+  // The governor's knobs (GovernorOptions::validate checks them), SLOs and quantile included;
+  // the dual loop holds the same SLOs and quantile. An SLO of 0 is not given: the run derives it
+  // (slo_margin x the maximum clock's p99) and writes it here, in its copy, before the other
+  // policies run. Any other SLO is given, and checked.
+  GovernorOptions governor = {.ttft_slo_s = 0, .tpot_slo_s = 0};
   // What `profile` is, for the table's note: "parametric" or where a calibrated one came from.
   std::string profile_source = "parametric";
 };

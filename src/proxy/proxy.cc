@@ -134,7 +134,7 @@ Result<std::unique_ptr<LlmProxy>> LlmProxy::start(Devices& devices, ProxyOptions
   Result<GpuEnergyReader> reader = GpuEnergyReader::create(devices, options.gpu_indices);
   if (!reader) return fail(reader.error());
   const GovernOptions& govern = options.govern;
-  if (govern.enabled && (!(govern.ttft_slo_s > 0) || !(govern.tpot_slo_s > 0))) {
+  if (govern.enabled && (govern.governor.ttft_slo_s == 0 || govern.governor.tpot_slo_s == 0)) {
     return fail(ErrorCode::kInvalidArgument,
                 "--govern needs both SLOs, e.g. --ttft-slo 2s --tpot-slo 100ms");
   }

@@ -37,9 +37,9 @@ inline constexpr size_t kDefaultSteadyStateWindow = 10000;
 // --govern: the SLO-aware clock governor (clock_governor.h; docs/proxy.md, "Saving energy").
 struct GovernOptions {
   bool enabled = false;
-  double ttft_slo_s = 0;  // both required (> 0) when enabled
-  double tpot_slo_s = 0;
-  double quantile = 0.99;  // the SLOs bound this quantile of streamed requests' latencies
+  // The governor's knobs (GovernorOptions::validate checks them): the SLOs bound its quantile of
+  // streamed requests' latencies. Both SLOs are required when enabled: 0 until given.
+  GovernorOptions governor = {.ttft_slo_s = 0, .tpot_slo_s = 0};
   double period_s = 0.5;   // between two decisions
   // A calibrated profile (zeus proxy calibrate); none: the parametric model. Its coefficients
   // are used on the GPU's own clock ladder.

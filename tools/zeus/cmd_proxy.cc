@@ -14,6 +14,7 @@
 #include "cli_parse.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "governor_flags.h"
 #include "output_path.h"
 #include "colosseum/colosseum.h"
 #include "proxy/live_status.h"
@@ -164,6 +165,12 @@ void run(ProxyArgs& args) {
       }
     }
   }
+  // The governor's knobs, by their one rule (the simulator's too); a missing SLO is refused by
+  // LlmProxy::start ("--govern needs both SLOs").
+  const GovernorOptions& knobs = args.proxy.govern.governor;
+  if (args.proxy.govern.enabled && knobs.ttft_slo_s != 0 && knobs.tpot_slo_s != 0) {
+    governor_options_or_die(knobs);
+  }
   if (!args.serving_profile.empty()) {
     if (!args.proxy.govern.enabled) die("--serving-profile: only with --govern");
     args.proxy.govern.profile = value_or_die(read_serving_profile(args.serving_profile));
@@ -265,31 +272,24 @@ void add_proxy_command(CLI::App& app) {
                 "zeusd when ZEUSD_SOCK_PATH is set");
   args->govern_only.push_back(
       add_parsed_option(
-          *cmd, "--ttft-slo", options->govern.ttft_slo_s,
+          *cmd, "--ttft-slo", options->govern.governor.ttft_slo_s,
           [](const std::string& text) { return parse_seconds(text, "--ttft-slo", {0.001}); },
           "--govern: time to first token that the --slo-quantile of streamed requests must meet, "
           "e.g. 2s")
           ->type_name("TIME"));
   args->govern_only.push_back(
       add_parsed_option(
-          *cmd, "--tpot-slo", options->govern.tpot_slo_s,
+          *cmd, "--tpot-slo", options->govern.governor.tpot_slo_s,
           [](const std::string& text) { return parse_seconds(text, "--tpot-slo", {0.0001}); },
           "--govern: time per output token after the first, e.g. 100ms")
           ->type_name("TIME"));
-  args->govern_only.push_back(add_parsed_option(
-                                  *cmd, "--slo-quantile", options->govern.quantile,
-                                  [](const std::string& text) -> Result<double> {
-                                    auto q = parse_number(text, "--slo-quantile");
-                                    if (q && !(*q > 0.5 && *q < 1)) {
-                                      return fail(
-                                          ErrorCode::kInvalidArgument,
-                                          "--slo-quantile '" + text +
-                                              "': a quantile above 0.5 and below 1, e.g. 0.99");
-                                    }
-                                    return q;
-                                  },
-                                  "--govern: the quantile the SLOs bound (default 0.99)")
-                                  ->type_name("Q"));
+  // Its range (above 0.5, below 1) is GovernorOptions::validate's, checked in run().
+  args->govern_only.push_back(
+      add_parsed_option(
+          *cmd, "--slo-quantile", options->govern.governor.quantile,
+          [](const std::string& text) { return parse_number(text, "--slo-quantile"); },
+          "--govern: the quantile the SLOs bound, above 0.5 and below 1 (default 0.99)")
+          ->type_name("Q"));
   cmd->add_option("--serving-profile", args->serving_profile,
                   "--govern: start from this GPU's profile (zeus proxy calibrate --out FILE) "
                   "instead of the parametric model")

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
+#include "governor_flags.h"
 #include "serving_profile_file.h"
 #include "zeus/sim_serving.h"
 
@@ -19,10 +20,17 @@ void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, 
   auto trace = sim::load_serving_trace(path);
   if (!trace) die(trace.error().message);
   sim::ServingSimOptions options;
-  options.ttft_slo_s = args.ttft_slo_s;
-  options.tpot_slo_s = args.tpot_slo_s;
+  // The governor's knobs: the defaults and those given, checked by their one rule (the proxy's
+  // too); then an SLO not given is 0, which the run derives from --slo-margin.
+  GovernorOptions& knobs = options.governor;
+  knobs = GovernorOptions{};
+  knobs.quantile = args.quantile;
+  if (args.ttft_slo_s) knobs.ttft_slo_s = *args.ttft_slo_s;
+  if (args.tpot_slo_s) knobs.tpot_slo_s = *args.tpot_slo_s;
+  governor_options_or_die(knobs);
+  if (!args.ttft_slo_s) knobs.ttft_slo_s = 0;
+  if (!args.tpot_slo_s) knobs.tpot_slo_s = 0;
   options.slo_margin = args.slo_margin;
-  options.quantile = args.quantile;
   options.time_scale = args.time_scale;
   if (!args.serving_profile.empty()) {
     options.profile = value_or_die(read_serving_profile(args.serving_profile));

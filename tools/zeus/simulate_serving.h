@@ -1,15 +1,17 @@
 // `zeus simulate serving`: its options and run (simulate_serving.cc), called by cmd_simulate.cc.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace zeus::cli {
 
 struct ServingArgs {
   std::string trace;  // empty: the bundled conversation trace
-  double ttft_slo_s = 0, tpot_slo_s = 0;  // 0: slo_margin x the maximum clock's p99
-  double slo_margin = 1.5;
+  // The governor's knobs as given (checked by GovernorOptions::validate, as the proxy's are).
+  std::optional<double> ttft_slo_s, tpot_slo_s;  // none: slo_margin x the maximum clock's p99
   double quantile = 0.99;
+  double slo_margin = 1.5;
   double time_scale = 1.0;
   std::string serving_profile;  // a calibrated profile (zeus proxy calibrate); empty: parametric
   std::string report_dir;       // --report: the report folder; empty: none

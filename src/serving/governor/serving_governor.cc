@@ -9,7 +9,6 @@ namespace zeus {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-constexpr size_t kMinSamples = 5;  // fewer latencies than this say nothing yet
 
 }  // namespace
 
@@ -129,13 +128,7 @@ Result<std::unique_ptr<ServingGovernor>> ServingGovernor::create(ServingProfile 
   if (!(profile.clocks_mhz.back() > 0)) {
     return fail(ErrorCode::kInvalidArgument, "SM clocks must be positive (MHz)");
   }
-  if (!(options.ttft_slo_s > 0) || !(options.tpot_slo_s > 0) || !std::isfinite(options.ttft_slo_s) ||
-      !std::isfinite(options.tpot_slo_s)) {
-    return fail(ErrorCode::kInvalidArgument, "the TTFT and TPOT SLOs must be positive seconds");
-  }
-  if (!(options.quantile > 0 && options.quantile < 1)) {
-    return fail(ErrorCode::kInvalidArgument, "the SLO quantile must be in (0, 1), e.g. 0.99");
-  }
+  ZEUS_TRY(options.validate());
   return std::unique_ptr<ServingGovernor>(new ServingGovernor(std::move(profile), options));
 }
 
@@ -190,7 +183,7 @@ void ServingGovernor::remember(const ServingObservation& o) {
 }
 
 double ServingGovernor::quantile(const std::deque<std::pair<double, double>>& samples) const {
-  if (samples.size() < kMinSamples) return 0;
+  if (samples.size() < GovernorOptions::kFewestSamples) return 0;
   return quantile_of(samples);
 }
 

@@ -58,13 +58,9 @@ Result<std::unique_ptr<ClockGovernorLoop>> ClockGovernorLoop::start(const std::v
                 std::to_string(static_cast<int>(profile.max_clock())) +
                 " MHz: calibrate on this GPU (zeus proxy calibrate)");
   }
-  GovernorOptions governor_options;
-  governor_options.ttft_slo_s = options.ttft_slo_s;
-  governor_options.tpot_slo_s = options.tpot_slo_s;
-  governor_options.quantile = options.quantile;
-  auto governor = ServingGovernor::create(profile, governor_options);
+  auto governor = ServingGovernor::create(profile, options.governor);
   if (!governor) return fail(governor.error().code, "--govern: " + governor.error().message);
-  meter.set_slos(options.ttft_slo_s, options.tpot_slo_s);
+  meter.set_slos(options.governor.ttft_slo_s, options.governor.tpot_slo_s);
   return std::unique_ptr<ClockGovernorLoop>(
       new ClockGovernorLoop(std::move(controllers), std::move(*governor), std::move(profile), meter,
                             options, feed, feed_source));
@@ -140,7 +136,7 @@ void ClockGovernorLoop::step() {
         log_warning(
             "zeus proxy --govern: the latencies are over their SLO even at the maximum "
             "clock (TTFT p" +
-            std::to_string(static_cast<int>(options_.quantile * 100)) + " " +
+            std::to_string(static_cast<int>(options_.governor.quantile * 100)) + " " +
             std::to_string(d.ttft_quantile_s) + " s, TPOT " + std::to_string(d.tpot_quantile_s) +
             " s): the SLOs cannot be met at this "
             "load; the clock stays at the maximum. Raise --ttft-slo/--tpot-slo or add GPUs.");

@@ -201,14 +201,16 @@ ServingPolicyResult summarise(const std::string& name, const Run& run, const Ser
 
 // GreenLLM-style dual loop (reactive, no profile): the TPOT loop steps the clock one level per
 // period on its slack; the TTFT loop (or a queue longer than the batch) jumps to the maximum.
-ClockPolicy dual_loop(const ServingSimOptions& o, double ttft_slo, double tpot_slo) {
+ClockPolicy dual_loop(const ServingSimOptions& o, const GovernorOptions& g) {
   struct State {
     size_t index = 0;
     std::deque<std::pair<double, double>> ttft, tpot;
   };
   auto state = std::make_shared<State>();
   const std::vector<double> clocks = o.profile.clocks_mhz;
-  return [state, clocks, ttft_slo, tpot_slo, o](const ServingObservation& ob) {
+  const double ttft_slo = g.ttft_slo_s, tpot_slo = g.tpot_slo_s, held = g.quantile;
+  const int max_batch = o.max_batch;
+  return [state, clocks, ttft_slo, tpot_slo, held, max_batch](const ServingObservation& ob) {
     for (double v : ob.ttft_s) state->ttft.emplace_back(ob.now_s, v);
     for (double v : ob.tpot_s) state->tpot.emplace_back(ob.now_s, v);
     for (auto* d : {&state->ttft, &state->tpot}) {
@@ -217,10 +219,10 @@ ClockPolicy dual_loop(const ServingSimOptions& o, double ttft_slo, double tpot_s
     auto q = [&](const std::deque<std::pair<double, double>>& d) {
       std::vector<double> v;
       for (const auto& [t, x] : d) v.push_back(x);
-      return v.size() < 5 ? 0.0 : quantile(v, o.quantile);
+      return v.size() < 5 ? 0.0 : quantile(v, held);
     };
     const double ttft = q(state->ttft), tpot = q(state->tpot);
-    if (ttft > 0.9 * ttft_slo || ob.waiting > o.max_batch) {
+    if (ttft > 0.9 * ttft_slo || ob.waiting > max_batch) {
       state->index = 0;
     } else if (tpot > 0.9 * tpot_slo) {
       state->index = state->index > 0 ? state->index - 1 : 0;
@@ -265,7 +267,6 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
   e.trace = trace.name;
   e.profile_source = o.profile_source;
   e.requests = static_cast<int>(trace.requests.size());
-  e.quantile = o.quantile;
   for (const ServingRequest& r : trace.requests) e.output_tokens += r.output_tokens;
   const double start = trace.requests.front().arrival_s / o.time_scale;
   const double max_clock = o.profile.max_clock();
@@ -277,13 +278,20 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
     ttft.push_back(r.ttft_s);
     if (r.tpot_s >= 0) tpot.push_back(r.tpot_s);
   }
-  e.ttft_slo_s = o.ttft_slo_s > 0 ? o.ttft_slo_s : o.slo_margin * quantile(ttft, 0.99);
-  e.tpot_slo_s = o.tpot_slo_s > 0 ? o.tpot_slo_s : o.slo_margin * quantile(tpot, 0.99);
-  if (tpot.empty() && !(o.tpot_slo_s > 0)) {
+  // The governor's options, with the SLOs not given derived from this run; every knob checked
+  // before the other policies run (GovernorOptions::validate).
+  GovernorOptions g = o.governor;
+  if (g.tpot_slo_s == 0 && tpot.empty()) {
     return fail(ErrorCode::kInvalidArgument,
                 "no request in the trace has a TPOT (every GeneratedTokens is 1 or less), so "
                 "no TPOT SLO can be derived from it: give --tpot-slo");
   }
+  if (g.ttft_slo_s == 0) g.ttft_slo_s = o.slo_margin * quantile(ttft, 0.99);
+  if (g.tpot_slo_s == 0) g.tpot_slo_s = o.slo_margin * quantile(tpot, 0.99);
+  ZEUS_TRY(g.validate());
+  e.ttft_slo_s = g.ttft_slo_s;
+  e.tpot_slo_s = g.tpot_slo_s;
+  e.quantile = g.quantile;
   const ServingPolicyResult max_result = summarise("max-clock", at_max, e, start);
 
   // The best static clock: the least energy within one point of the maximum's violations.
@@ -300,12 +308,8 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
     }
   }
   const ServingPolicyResult dual =
-      summarise("dual-loop", replay(trace, o, dual_loop(o, e.ttft_slo_s, e.tpot_slo_s)), e, start);
+      summarise("dual-loop", replay(trace, o, dual_loop(o, g)), e, start);
 
-  GovernorOptions g = o.governor;
-  g.ttft_slo_s = e.ttft_slo_s;
-  g.tpot_slo_s = e.tpot_slo_s;
-  g.quantile = o.quantile;
   auto governor = ServingGovernor::create(o.profile, g);
   if (!governor) return fail(governor.error());
   std::shared_ptr<ServingGovernor> shared = std::move(*governor);

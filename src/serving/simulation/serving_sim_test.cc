@@ -93,13 +93,31 @@ TEST_F(ServingSimTest, GivenSlosAreUsedAndBadOptionsRefused) {
   auto trace = load_serving_trace(chat(200, 2.0));
   ASSERT_TRUE(trace.has_value());
   ServingSimOptions o;
-  o.ttft_slo_s = 0.5;
-  o.tpot_slo_s = 0.02;
+  o.governor.ttft_slo_s = 0.5;
+  o.governor.tpot_slo_s = 0.02;
   auto e = run_serving_experiment(*trace, o);
   ASSERT_TRUE(e.has_value());
   EXPECT_DOUBLE_EQ(e->ttft_slo_s, 0.5);
   EXPECT_DOUBLE_EQ(e->tpot_slo_s, 0.02);
   o.time_scale = 0;
+  EXPECT_FALSE(run_serving_experiment(*trace, o).has_value());
+}
+
+TEST_F(ServingSimTest, AnSloOfZeroIsDerivedAndTheGovernorsKnobsAreCheckedByTheirOneRule) {
+  auto trace = load_serving_trace(chat(200, 2.0));
+  ASSERT_TRUE(trace.has_value());
+  ServingSimOptions o;
+  o.governor.ttft_slo_s = 0.5;  // given; the TPOT SLO (0) is derived
+  auto e = run_serving_experiment(*trace, o);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_DOUBLE_EQ(e->ttft_slo_s, 0.5);
+  EXPECT_GT(e->tpot_slo_s, 0);
+  o.governor.quantile = 0.3;  // what GovernorOptions::validate refuses, by its words
+  auto refused = run_serving_experiment(*trace, o);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().message, GovernorOptions{.quantile = 0.3}.validate().error().message);
+  o.governor.quantile = 0.99;
+  o.governor.tpot_slo_s = -1;  // negative is not "derived": refused
   EXPECT_FALSE(run_serving_experiment(*trace, o).has_value());
 }
 
