@@ -9,13 +9,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
+#include <string_view>
 #include <system_error>
+#include <utility>
 
 namespace zeus::sim {
 namespace fs = std::filesystem;
 namespace {
 
-std::string html_escape(const std::string& text) {
+// The HTML report's markup, one helper per element shape: each takes plain text, escapes it and
+// returns the element followed by a line break where it is a block. The page around them, the
+// document's head and stylesheet, is web/report/ (report_frame_html(), filled by report_page).
+
+std::string html_escape(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
@@ -27,6 +34,71 @@ std::string html_escape(const std::string& text) {
     }
   }
   return out;
+}
+
+// `name` around `inner`, which is HTML already: element("p", "x") is <p>x</p>.
+std::string element(std::string_view name, std::string_view inner) {
+  std::string out;
+  out.append("<").append(name).append(">").append(inner).append("</").append(name).append(">");
+  return out;
+}
+
+// An element without content or end tag, e.g. an image: `name` with each attribute's value escaped.
+using Attributes = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+std::string empty_element(std::string_view name, Attributes attributes) {
+  std::string out = "<" + std::string(name);
+  for (const auto& [attribute, value] : attributes) {
+    out.append(" ").append(attribute).append("=\"").append(html_escape(value)).append("\"");
+  }
+  return out + ">";
+}
+
+std::string heading_html(std::string_view text, int level) {
+  return element("h" + std::to_string(level), html_escape(text)) + "\n";
+}
+
+std::string paragraph_html(std::string_view text) { return element("p", html_escape(text)) + "\n"; }
+
+// A paragraph in italics: the report's note on figures that were not rendered.
+std::string note_html(std::string_view text) {
+  return element("p", element("em", html_escape(text))) + "\n";
+}
+
+// The header row's cells are th, the others td; one row a line.
+std::string table_html(const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows) {
+  auto row_html = [](const std::vector<std::string>& cells, std::string_view cell) {
+    std::string inner;
+    for (const std::string& text : cells) inner += element(cell, html_escape(text));
+    return element("tr", inner) + "\n";
+  };
+  std::string inner = "\n" + row_html(header, "th");
+  for (const auto& row : rows) inner += row_html(row, "td");
+  return element("table", inner) + "\n";
+}
+
+// `<stem>.svg` with `caption` as its alternative text and, with the script's name, its caption.
+std::string figure_html(const std::string& stem, const std::string& caption) {
+  const std::string image = empty_element("img", {{"src", stem + ".svg"}, {"alt", caption}});
+  const std::string text = html_escape(caption + " (script: " + stem + ".gp)");
+  return element("figure", image + element("figcaption", text)) + "\n";
+}
+
+// The whole page: report_frame_html() with `title` and `body`, both HTML already, in place of its
+// @TITLE@ and @BODY@. One pass that never reads what it inserts, so the text may hold anything.
+std::string report_page(std::string_view title, std::string_view body) {
+  constexpr std::string_view kTitle = "@TITLE@", kBody = "@BODY@";
+  const std::string_view frame = report_frame_html();
+  const std::size_t title_at = frame.find(kTitle);
+  const std::size_t body_at = frame.find(kBody, title_at + kTitle.size());
+  std::string page;
+  page.reserve(frame.size() + title.size() + body.size());
+  page.append(frame.substr(0, title_at))
+      .append(title)
+      .append(frame.substr(title_at + kTitle.size(), body_at - title_at - kTitle.size()))
+      .append(body)
+      .append(frame.substr(body_at + kBody.size()));
+  return page;
 }
 
 Result<void> write_file(const fs::path& path, const std::string& text) {
@@ -134,12 +206,12 @@ ReportWriter::~ReportWriter() {
 
 void ReportWriter::heading(const std::string& text, int level) {
   markdown_ += std::string(static_cast<std::size_t>(level), '#') + " " + text + "\n\n";
-  html_ += "<h" + std::to_string(level) + ">" + html_escape(text) + "</h" + std::to_string(level) + ">\n";
+  html_ += heading_html(text, level);
 }
 
 void ReportWriter::paragraph(const std::string& text) {
   markdown_ += text + "\n\n";
-  html_ += "<p>" + html_escape(text) + "</p>\n";
+  html_ += paragraph_html(text);
 }
 
 void ReportWriter::table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
@@ -154,15 +226,7 @@ void ReportWriter::table(const std::vector<std::string>& header, const std::vect
   markdown_ += "\n";
   for (const auto& row : rows) markdown_ += md_row(row);
   markdown_ += "\n";
-  html_ += "<table>\n<tr>";
-  for (const std::string& h : header) html_ += "<th>" + html_escape(h) + "</th>";
-  html_ += "</tr>\n";
-  for (const auto& row : rows) {
-    html_ += "<tr>";
-    for (const std::string& c : row) html_ += "<td>" + html_escape(c) + "</td>";
-    html_ += "</tr>\n";
-  }
-  html_ += "</table>\n";
+  html_ += table_html(header, rows);
 }
 
 Result<void> ReportWriter::data_file(const std::string& name, const std::string& text) {
@@ -173,8 +237,7 @@ Result<void> ReportWriter::figure(const std::string& stem, const std::string& gn
   ZEUS_TRY(write_file(temp_dir_ / (stem + ".gp"), gnuplot_script));
   figures_.push_back(stem);
   markdown_ += "![" + caption + "](" + stem + ".svg)\n\n*" + caption + "* (script: `" + stem + ".gp`)\n\n";
-  html_ += "<figure><img src=\"" + stem + ".svg\" alt=\"" + html_escape(caption) + "\"><figcaption>" +
-           html_escape(caption) + " (script: " + stem + ".gp)</figcaption></figure>\n";
+  html_ += figure_html(stem, caption);
   return ok();
 }
 
@@ -253,11 +316,8 @@ Result<fs::path> ReportWriter::finish(const std::string& title) {
     if (!failed.empty()) note = "gnuplot failed on:" + failed + "; run it by hand in this folder to see why.";
   }
   std::string md = "# " + title + "\n\n" + (note.empty() ? "" : "> " + note + "\n\n") + markdown_;
-  std::string html = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + html_escape(title) +
-                     "</title>\n<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
-                     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
-                     "img{max-width:100%}</style></head><body>\n<h1>" + html_escape(title) + "</h1>\n" +
-                     (note.empty() ? "" : "<p><em>" + html_escape(note) + "</em></p>\n") + html_ + "</body></html>\n";
+  const std::string body = heading_html(title, 1) + (note.empty() ? "" : note_html(note)) + html_;
+  const std::string html = report_page(html_escape(title), body);
   ZEUS_TRY(write_file(temp_dir_ / "index.md", md));
   ZEUS_TRY(write_file(temp_dir_ / "index.html", html));
 

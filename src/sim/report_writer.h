@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "zeus/result.h"
@@ -54,6 +55,11 @@ class ReportWriter {
   std::vector<std::string> figures_;
   bool finished_ = false;
 };
+
+// The HTML report's frame: web/report/frame.html with web/report/report.css in its style element,
+// embedded at build time (cmake/EmbedWeb.cmake, zeus_embed_frame). Its @TITLE@ and @BODY@ appear
+// once each, the title's first (checked at build time); ReportWriter::finish fills them.
+std::string_view report_frame_html();
 
 // Formats a double with `digits` decimals ("%.*f").
 std::string fixed(double value, int digits);
