@@ -62,7 +62,7 @@ if sys.argv[2] == "--until-limit":  # poll until the limit reads argv[3] mW; pri
     import json
     start = time.monotonic()
     while time.monotonic() - start < float(sys.argv[4]):
-        now = json.loads(get("/gpu/0/power_limit"))["power_limit_mw"]
+        now = json.loads(get("/gpu/get_power_limit?gpu_ids=0"))["0"]["power_limit_mw"]
         if str(now) == sys.argv[3]:
             print(round((time.monotonic() - start) * 1000))
             sys.exit(0)
@@ -76,7 +76,7 @@ read -r min max default < <(get /discover | "$py" -c '
 import json, sys
 g = json.load(sys.stdin)["gpus"][0]
 print(g["power_limit_range_mw"]["min"], g["power_limit_range_mw"]["max"], g["default_power_limit_mw"])')
-before=$(get /gpu/0/power_limit | "$py" -c 'import json,sys; print(json.load(sys.stdin)["power_limit_mw"])')
+before=$(get "/gpu/get_power_limit?gpu_ids=0" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["0"]["power_limit_mw"])')
 target=$(( (min + max) / 2 / 1000 * 1000 ))
 [ "$target" != "$before" ] || target=$min
 echo "GPU 0: range $min-$max mW, default $default mW, now $before mW; nobody sets $target mW"
@@ -84,8 +84,8 @@ echo "GPU 0: range $min-$max mW, default $default mW, now $before mW; nobody set
 runuser -u nobody -- "$holder_py" - "$sock" "$target" > "$dir/holder.out" <<'PY' &
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-body = '{"power_limit_mw": %s}' % sys.argv[2]
-s.sendall(("POST /gpu/0/power_limit HTTP/1.1\r\nHost: zeusd\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)).encode())
+s.sendall(("POST /gpu/set_power_limit?gpu_ids=0&power_limit_mw=%s&block=true HTTP/1.1\r\nHost: zeusd\r\n"
+           "Content-Length: 0\r\n\r\n" % sys.argv[2]).encode())
 print(s.recv(4096).decode().split("\r\n")[0], flush=True)
 time.sleep(120)
 PY
@@ -93,7 +93,7 @@ holder=$!
 disown "$holder"
 for _ in $(seq 100); do grep -q HTTP "$dir/holder.out" && break; sleep 0.05; done
 grep -q "HTTP/1.1 200" "$dir/holder.out" || fail "nobody's request: $(cat "$dir/holder.out")"
-now=$(get /gpu/0/power_limit | "$py" -c 'import json,sys; print(json.load(sys.stdin)["power_limit_mw"])')
+now=$(get "/gpu/get_power_limit?gpu_ids=0" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["0"]["power_limit_mw"])')
 smi=$(nvidia-smi -i 0 --query-gpu=power.limit --format=csv,noheader,nounits 2>/dev/null || echo n/a)
 echo "after nobody's change: zeusd reads $now mW, nvidia-smi reads $smi W"
 [ "$now" = "$target" ] || fail "limit is $now mW, expected $target"
@@ -102,7 +102,7 @@ child=$(pgrep -P "$holder" || true)  # runuser forks python: the lease is python
 start=$(date +%s%N)
 kill -KILL $child "$holder" 2>/dev/null || true
 restored=$("$py" "$dir/get.py" "$sock" --until-limit "$before" 1) || restored=""
-now=$(get /gpu/0/power_limit | "$py" -c 'import json,sys; print(json.load(sys.stdin)["power_limit_mw"])')
+now=$(get "/gpu/get_power_limit?gpu_ids=0" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["0"]["power_limit_mw"])')
 [ -n "$restored" ] || fail "limit still $now mW 1 s after SIGKILL (expected $before)"
 echo "restored to $before mW ${restored} ms after SIGKILL"
 grep "nobody" "$dir/zeusd.log" | head -3

@@ -78,9 +78,12 @@ def call(method, path, body=None):
     return r.status, text
 if sys.argv[2] == "read":  # GET PATH, print the body
     status, text = call("GET", sys.argv[3]); assert status == 200, (status, text); print(text); sys.exit()
-for method, path, body in [("GET", "/discover", None), ("GET", "/cpu/0/energy", None),
-                           ("POST", "/gpu/0/power_limit", {"power_limit_mw": 300000}),
-                           ("POST", "/gpu/0/sm_clocks", {"min_mhz": 1200, "max_mhz": 1200})]:
+for method, path, body in [
+        ("GET", "/discover", None),
+        ("GET", "/cpu/get_cumulative_energy?cpu_ids=0&cpu=true&dram=true", None),
+        ("POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000&block=true", None),
+        ("POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=1200&max_clock_mhz=1200&block=true",
+         None)]:
     status, text = call(method, path, body)
     print(method, path, status, text[:160].replace("\n", " "), flush=True)
     assert status == 200, (method, path, status, text)
@@ -95,7 +98,7 @@ client_pid=$!
 for _ in $(seq 100); do grep -q "^changed" "$dir/client.out" && break; kill -0 "$client_pid" 2>/dev/null || break; sleep 0.05; done
 cat "$dir/client.out"
 grep -q "^changed" "$dir/client.out" || fail "nobody (group $group) could not use zeusd"
-grep -q '"dram_energy_uj":1000000,"package_energy_uj":5000000' "$dir/client.out" \
+grep -q '"cpu_energy_uj":6000000,"dram_energy_uj":3000000' "$dir/client.out" \
   || fail "the RAPL counters (root:root 0400) were not read: $(grep cpu "$dir/client.out")"
 read_as_root() { /usr/bin/python3 "$dir/client.py" "$sock" read "$1"; }
 read_as_root /leases | grep -q '"uid": *65534' || fail "no lease for nobody: $(read_as_root /leases)"
