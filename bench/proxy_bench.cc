@@ -123,7 +123,8 @@ Setup& setup() {
     auto upstream_port = out.upstream->listen_tcp("127.0.0.1", 0);
     if (!upstream_port) die(upstream_port.error().message);
     zeus::proxy::ProxyOptions proxy_options;
-    proxy_options.upstream = "http://127.0.0.1:" + std::to_string(*upstream_port);
+    proxy_options.upstream = *zeus::proxy::parse_upstream_url(
+        "http://127.0.0.1:" + std::to_string(*upstream_port), "--upstream");
     proxy_options.port = 0;
     proxy_options.gpu_indices = {0};
     // PROXY_BENCH_IO_THREADS=N: the proxy's event-loop threads (--io-threads; default 1).

@@ -56,14 +56,11 @@ class Arena final : public Colosseum {
     for (int i = 0; i < 2; ++i) {
       const ColosseumSide& side = options_.sides[i];
       auto client = upstream_client(side.url, options_.upstream_timeout_s,
-                                    "--upstream " + side.name + "=...",
                                     static_cast<size_t>(std::max(1, options_.workers)));
       if (!client) return fail(client.error());
-      Result<std::string> path = upstream_path(side.url, "--upstream " + side.name + "=...");
-      if (!path) return fail(path.error());
       sides_[i].name = side.name;
       sides_[i].client = std::move(*client);
-      sides_[i].path = std::move(*path);
+      sides_[i].path = side.url.path;
     }
     const auto& gpus_0 = options_.sides[0].gpu_indices;
     const auto& gpus_1 = options_.sides[1].gpu_indices;

@@ -33,7 +33,7 @@ namespace zeus::proxy {
 
 struct ColosseumSide {
   std::string name;              // shown after the vote; sent as "model"
-  std::string url;               // "http://host:port"
+  UpstreamUrl url;               // "http://host:port[/path]"
   std::vector<int> gpu_indices;  // empty: every GPU
 };
 

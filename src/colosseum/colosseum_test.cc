@@ -63,7 +63,8 @@ class ColosseumTest : public ::testing::Test {
     devices_.gpus = std::move(*gpus);
     int upstream_port = 0;
     upstream_ = slow_upstream(&upstream_port);
-    const std::string url = "http://127.0.0.1:" + std::to_string(upstream_port);
+    const UpstreamUrl url =
+        *parse_upstream_url("http://127.0.0.1:" + std::to_string(upstream_port), "--upstream");
     ColosseumOptions options;
     options.sides = {ColosseumSide{"small", url, {0}}, ColosseumSide{"big", url, {0}}};
     options.port = 0;

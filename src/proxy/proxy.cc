@@ -124,13 +124,11 @@ Result<std::unique_ptr<LlmProxy>> LlmProxy::start(Devices& devices, ProxyOptions
   if (options.steady_state_window < 1) {
     return fail(ErrorCode::kInvalidArgument, "--steady-state-window must be at least 1 request");
   }
-  auto client = upstream_client(options.upstream, options.upstream_timeout_s, "--upstream", 4);
+  auto client = upstream_client(options.upstream, options.upstream_timeout_s, 4);
   if (!client) return fail(client.error());
   auto relay_client = async_upstream_client(options.upstream, options.upstream_timeout_s,
-                                            "--upstream", options.max_idle_upstream_connections);
+                                            options.max_idle_upstream_connections);
   if (!relay_client) return fail(relay_client.error());
-  Result<std::string> path = upstream_path(options.upstream, "--upstream");
-  if (!path) return fail(path.error());
   Result<GpuEnergyReader> reader = GpuEnergyReader::create(devices, options.gpu_indices);
   if (!reader) return fail(reader.error());
   const GovernOptions& govern = options.govern;
@@ -144,7 +142,7 @@ Result<std::unique_ptr<LlmProxy>> LlmProxy::start(Devices& devices, ProxyOptions
                                        options.log_path, options.steady_state_window);
   ZEUS_TRY(meter->open_log());
   auto proxy = std::make_unique<Proxy>(options, std::move(*client), std::move(*relay_client),
-                                       std::move(*path), std::move(meter));
+                                       options.upstream.path, std::move(meter));
   if (govern.enabled) ZEUS_TRY(proxy->govern(governed));
   ZEUS_TRY(proxy->listen());
   return std::unique_ptr<LlmProxy>(std::move(proxy));

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "proxy/upstream.h"
 #include "zeus/device.h"
 #include "zeus/result.h"
 #include "zeus/serving_governor.h"
@@ -49,7 +50,7 @@ struct GovernOptions {
 };
 
 struct ProxyOptions {
-  std::string upstream;  // "http://host:port"
+  UpstreamUrl upstream;  // "http://host:port[/path]", read where the command line gives it
   std::string host = "127.0.0.1";
   int port = 8080;
   std::vector<int> gpu_indices;  // empty: every GPU

@@ -29,7 +29,7 @@ struct RelayContext {
   Meter* meter = nullptr;             // outlives every relay (the server stops first)
   ProxyMetrics* metrics = nullptr;
   double upstream_timeout_s = 600;    // to the answer's head, and between two of its pieces
-  std::string upstream_path;          // before every target (upstream.h: upstream_path)
+  std::string upstream_path;          // before every target (upstream.h: UpstreamUrl::path)
 };
 
 void start_relay(const RelayContext& context, const http::HttpRequest& request,

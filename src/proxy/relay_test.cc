@@ -101,7 +101,8 @@ class RelayTest : public ::testing::TestWithParam<int> {  // the proxy's I/O thr
     devices_.gpus = std::move(*gpus);
     start_upstream(upstream_);
     ProxyOptions options;
-    options.upstream = "http://127.0.0.1:" + std::to_string(upstream_.port);
+    options.upstream =
+        *parse_upstream_url("http://127.0.0.1:" + std::to_string(upstream_.port), "--upstream");
     options.port = 0;
     options.gpu_indices = {0};
     options.io_threads = GetParam();
@@ -116,7 +117,8 @@ class RelayTest : public ::testing::TestWithParam<int> {  // the proxy's I/O thr
   // A second proxy whose --upstream has a path (a server behind a gateway's path /gw/).
   Result<std::unique_ptr<LlmProxy>> start_gateway_proxy() {
     ProxyOptions options;
-    options.upstream = "http://127.0.0.1:" + std::to_string(upstream_.port) + "/gw/";
+    options.upstream = *parse_upstream_url(
+        "http://127.0.0.1:" + std::to_string(upstream_.port) + "/gw/", "--upstream");
     options.port = 0;
     options.gpu_indices = {0};
     options.io_threads = GetParam();

@@ -4,55 +4,26 @@
 #include <cctype>
 
 #include "http/uri.h"
-#include "http/url.h"
 #include "zeus/redact_url.h"
 
 namespace zeus::proxy {
 namespace {
 
-struct UpstreamAt {
-  http::HttpUrl url;
+http::ClientOptions upstream_options(double timeout_s, size_t max_idle_connections) {
   http::ClientOptions options;
-};
-
-Result<UpstreamAt> read_upstream(const std::string& url, double timeout_s, const std::string& what,
-                                 size_t max_idle_connections) {
-  Result<http::HttpUrl> parsed = http::parse_http_url(url);
-  if (!parsed) {
-    return fail(ErrorCode::kInvalidArgument,
-                what + " '" + redact_url(url) + "': " + parsed.error().message);
-  }
-  UpstreamAt at{std::move(*parsed), {}};
-  at.options.timeout_s = timeout_s;
-  at.options.max_body_bytes = 64 << 20;
-  at.options.max_idle_connections = std::max<size_t>(1, max_idle_connections);
-  return at;
+  options.timeout_s = timeout_s;
+  options.max_body_bytes = 64 << 20;
+  options.max_idle_connections = std::max<size_t>(1, max_idle_connections);
+  return options;
 }
 
 }  // namespace
 
-Result<std::unique_ptr<http::HttpClient>> upstream_client(const std::string& url, double timeout_s,
-                                                          const std::string& what,
-                                                          size_t max_idle_connections) {
-  Result<UpstreamAt> at = read_upstream(url, timeout_s, what, max_idle_connections);
-  if (!at) return fail(at.error());
-  return http::HttpClient::for_scheme(at->url.scheme, at->url.host, at->url.port, at->options);
-}
-
-Result<std::shared_ptr<http::AsyncHttpClient>> async_upstream_client(
-    const std::string& url, double timeout_s, const std::string& what,
-    size_t max_idle_connections) {
-  Result<UpstreamAt> at = read_upstream(url, timeout_s, what, max_idle_connections);
-  if (!at) return fail(at.error());
-  return http::AsyncHttpClient::for_scheme(at->url.scheme, at->url.host, at->url.port,
-                                           at->options);
-}
-
-Result<std::string> upstream_path(const std::string& url, const std::string& what) {
-  Result<http::HttpUrl> parsed = http::parse_http_url(url);
+Result<UpstreamUrl> parse_upstream_url(const std::string& text, const std::string& what) {
+  Result<http::HttpUrl> parsed = http::parse_http_url(text);
   if (!parsed) {
     return fail(ErrorCode::kInvalidArgument,
-                what + " '" + redact_url(url) + "': " + parsed.error().message);
+                what + " '" + redact_url(text) + "': " + parsed.error().message);
   }
   std::string path = parsed->path;
   while (!path.empty() && path.back() == '/') path.pop_back();
@@ -62,11 +33,25 @@ Result<std::string> upstream_path(const std::string& url, const std::string& wha
   });
   if (!plain) {
     return fail(ErrorCode::kInvalidArgument,
-                what + " '" + redact_url(url) + "': its path '" + parsed->path +
+                what + " '" + redact_url(text) + "': its path '" + parsed->path +
                     "' has characters a request target cannot carry as they are; write it "
                     "with letters, digits and - . _ ~ / only");
   }
-  return path;
+  return UpstreamUrl{text, std::move(*parsed), std::move(path)};
+}
+
+Result<std::unique_ptr<http::HttpClient>> upstream_client(const UpstreamUrl& upstream,
+                                                          double timeout_s,
+                                                          size_t max_idle_connections) {
+  return http::HttpClient::for_scheme(upstream.url.scheme, upstream.url.host, upstream.url.port,
+                                      upstream_options(timeout_s, max_idle_connections));
+}
+
+Result<std::shared_ptr<http::AsyncHttpClient>> async_upstream_client(
+    const UpstreamUrl& upstream, double timeout_s, size_t max_idle_connections) {
+  return http::AsyncHttpClient::for_scheme(upstream.url.scheme, upstream.url.host,
+                                           upstream.url.port,
+                                           upstream_options(timeout_s, max_idle_connections));
 }
 
 Result<std::string> upstream_target(const std::string& path, std::string_view target) {

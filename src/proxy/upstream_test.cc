@@ -1,6 +1,6 @@
-// upstream_client: http:// and https:// upstreams (the latter a real TLS server trusted through
-// ZEUS_CA_FILE), and the URLs it refuses; upstream_path/upstream_target: the URL's path put
-// before every target.
+// parse_upstream_url: the URLs it refuses and the path it keeps; upstream_client: http:// and
+// https:// upstreams (the latter a real TLS server trusted through ZEUS_CA_FILE);
+// upstream_target: the URL's path put before every target.
 #include "proxy/upstream.h"
 
 #include <gtest/gtest.h>
@@ -20,7 +20,9 @@ TEST(UpstreamClientTest, ReachesAnHttpsUpstreamTrustedThroughZeusCaFile) {
   ASSERT_TRUE(server.ok()) << server.problem();
   const std::string url = "https://localhost:" + std::to_string(server.port());
   ::setenv("ZEUS_CA_FILE", server.cert_file().c_str(), 1);
-  auto client = upstream_client(url, 10, "--upstream");
+  auto upstream = parse_upstream_url(url, "--upstream");
+  ASSERT_TRUE(upstream) << upstream.error().message;
+  auto client = upstream_client(*upstream, 10);
   ::unsetenv("ZEUS_CA_FILE");
   ASSERT_TRUE(client) << client.error().message;
   EXPECT_EQ((*client)->where(), url);
@@ -31,28 +33,30 @@ TEST(UpstreamClientTest, ReachesAnHttpsUpstreamTrustedThroughZeusCaFile) {
 }
 
 TEST(UpstreamClientTest, RefusesOtherSchemesNamingTheFlag) {
-  auto ftp = upstream_client("ftp://localhost:21", 10, "--upstream a=ftp://localhost:21");
+  auto ftp = parse_upstream_url("ftp://localhost:21", "--upstream a=ftp://localhost:21");
   ASSERT_FALSE(ftp);
   EXPECT_EQ(ftp.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(ftp.error().message.find("--upstream a="), std::string::npos);
-  EXPECT_TRUE(upstream_client("http://127.0.0.1:8000", 10, "--upstream"));
+  auto http = parse_upstream_url("http://127.0.0.1:8000", "--upstream");
+  ASSERT_TRUE(http);
+  EXPECT_TRUE(upstream_client(*http, 10));
 }
 
 // An upstream's path goes before every target sent to it; a path that would need escaping is
 // refused naming the flag.
 TEST(UpstreamPathTest, PrefixesEveryTargetWithTheUrlsPath) {
-  EXPECT_EQ(*upstream_path("http://h:8000", "--upstream"), "");
-  EXPECT_EQ(*upstream_path("http://h:8000/", "--upstream"), "");
-  EXPECT_EQ(*upstream_path("https://gw.example/llama/", "--upstream"), "/llama");
-  EXPECT_EQ(*upstream_path("http://h/a/b//", "--upstream"), "/a/b");
+  EXPECT_EQ(parse_upstream_url("http://h:8000", "--upstream")->path, "");
+  EXPECT_EQ(parse_upstream_url("http://h:8000/", "--upstream")->path, "");
+  EXPECT_EQ(parse_upstream_url("https://gw.example/llama/", "--upstream")->path, "/llama");
+  EXPECT_EQ(parse_upstream_url("http://h/a/b//", "--upstream")->path, "/a/b");
   EXPECT_EQ(*upstream_target("/llama", "/v1/models?x=%2F"), "/llama/v1/models?x=%2F");
   EXPECT_EQ(*upstream_target("", "/v1/models"), "/v1/models");
   EXPECT_EQ(*upstream_target("/llama", "*"), "*");
-  auto spaced = upstream_path("http://h/my%20model/", "--upstream a=...");
+  auto spaced = parse_upstream_url("http://h/my%20model/", "--upstream a=...");
   ASSERT_FALSE(spaced);
   EXPECT_EQ(spaced.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(spaced.error().message.find("--upstream a="), std::string::npos);
-  EXPECT_FALSE(upstream_path("http://h:99999/x", "--upstream"));
+  EXPECT_FALSE(parse_upstream_url("http://h:99999/x", "--upstream"));
 }
 
 // The target sent upstream is a normalised origin-form under the path: dot

@@ -81,7 +81,7 @@ void run_proxy(const proxy::ProxyOptions& options, const std::string& report_arg
   {
     proxy::LiveStatus status_line([&] { return running->status(); }, STDERR_FILENO, 0.5);
     serve_until_signal("zeus proxy: serving http://" + options.host + ":" +
-                       std::to_string(running->port()) + " in front of " + options.upstream);
+                       std::to_string(running->port()) + " in front of " + options.upstream.text);
     running->stop();
   }
   const proxy::RunReport report = running->report();
@@ -114,7 +114,8 @@ void run_colosseum(const ProxyArgs& args) {
           "llama=http://127.0.0.1:8000 --upstream mistral=http://127.0.0.1:8001");
     }
     options.sides[i].name = named.name;
-    options.sides[i].url = named.value;
+    options.sides[i].url = value_or_die(
+        proxy::parse_upstream_url(named.value, "--upstream " + named.name + "=..."), "zeus proxy");
   }
   for (const std::string& text : args.gpus) {
     auto named = value_or_die(parse_named_value(text, "--gpus", "="));
@@ -144,8 +145,8 @@ void run_colosseum(const ProxyArgs& args) {
   auto running = value_or_die(proxy::Colosseum::start(devices, options), "zeus proxy");
   serve_until_signal("zeus proxy: serving http://" + options.host + ":" +
                      std::to_string(running->port()) + " (Colosseum: " + options.sides[0].name +
-                     " at " + options.sides[0].url + " vs " + options.sides[1].name + " at " +
-                     options.sides[1].url + ")");
+                     " at " + options.sides[0].url.text + " vs " + options.sides[1].name +
+                     " at " + options.sides[1].url.text + ")");
   running->stop();
   for (const proxy::ProxySummary& s : running->summaries()) {
     std::cout << proxy::format_summary(s) << std::flush;
@@ -188,7 +189,8 @@ void run(ProxyArgs& args) {
     die("--colosseum-log: only the Colosseum (two --upstream) has duels; --log logs requests");
   }
   auto named = value_or_die(parse_named_value(args.upstreams[0], "--upstream", "=http"));
-  args.proxy.upstream = named.value;
+  args.proxy.upstream =
+      value_or_die(proxy::parse_upstream_url(named.value, "--upstream"), "zeus proxy");
   if (args.gpus.size() > 1) die("--gpus: give it once with one upstream");
   if (!args.gpus.empty()) {
     args.proxy.gpu_indices =

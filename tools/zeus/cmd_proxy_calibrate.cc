@@ -16,12 +16,14 @@ namespace {
 
 struct CalibrateArgs {
   proxy::CalibrateOptions options;
-  std::string gpus, clocks, concurrency = "1,4,16";
+  std::string upstream, gpus, clocks, concurrency = "1,4,16";
   std::string out;
 };
 
 void run_calibrate(CalibrateArgs& args) {
   const std::filesystem::path out = value_or_die(output_file("--out", args.out));
+  args.options.upstream =
+      value_or_die(proxy::parse_upstream_url(args.upstream, "--upstream"), "zeus proxy calibrate");
   if (!args.gpus.empty()) {
     args.options.gpu_indices =
         value_or_die(parse_int_list(args.gpus, "--gpus", "GPU indices like 0,1"));
@@ -40,7 +42,7 @@ void run_calibrate(CalibrateArgs& args) {
   }
   Devices devices = discover_or_die(true, false);
   if (devices.gpus.empty()) die("no GPU to calibrate: " + gpu_backend_reasons(devices));
-  std::cerr << "zeus proxy calibrate: sweeping the SM clock against " << args.options.upstream
+  std::cerr << "zeus proxy calibrate: sweeping the SM clock against " << args.options.upstream.text
             << " (" << args.options.concurrency.size() << " concurrency levels x "
             << args.options.seconds << " s per clock)" << std::endl;
   auto run = value_or_die(
@@ -84,7 +86,7 @@ CLI::App* add_proxy_calibrate_command(CLI::App& proxy_command) {
       "calibrate",
       "Measure the serving profile for --govern: sweep the SM clock against a running inference "
       "server with a synthetic streamed load");
-  cmd->add_option("--upstream", args->options.upstream,
+  cmd->add_option("--upstream", args->upstream,
                   "The inference server, e.g. http://127.0.0.1:8000 (it must be serving)")
       ->required();
   cmd->add_option("--out", args->out, "Write the profile (JSON) here")->required();

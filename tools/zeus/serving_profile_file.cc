@@ -34,7 +34,7 @@ std::string serving_profile_json(const proxy::CalibrationRun& run,
   }
   const json out = {{"format", kFormat},
                     {"gpu", run.gpu_name},
-                    {"upstream", options.upstream},
+                    {"upstream", options.upstream.text},
                     {"load",
                      {{"prompt_tokens", options.prompt_tokens},
                       {"output_tokens", options.output_tokens},

@@ -160,12 +160,9 @@ Result<CalibrationRun> run_calibration(Devices& devices, const CalibrateOptions&
   if (!reader) return fail(reader.error());
   int most = 1;
   for (int c : options.concurrency) most = std::max(most, c);
-  auto client =
-      upstream_client(options.upstream, options.timeout_s, "--upstream", static_cast<size_t>(most));
+  auto client = upstream_client(options.upstream, options.timeout_s, static_cast<size_t>(most));
   if (!client) return fail(client.error());
-  auto base = upstream_path(options.upstream, "--upstream");
-  if (!base) return fail(base.error());
-  auto target = upstream_target(*base, options.path);
+  auto target = upstream_target(options.upstream.path, options.path);
   if (!target) return fail(target.error());
   nlohmann::json request = {{"max_tokens", options.output_tokens},
                             {"stream", true},
@@ -253,7 +250,7 @@ Result<CalibrationRun> run_calibration(Devices& devices, const CalibrateOptions&
       const Clock::time_point t0 = Clock::now();
       auto done = run_point(**client, *target, body, c, options.seconds, options.timeout_s);
       if (!done) {
-        return fail(ErrorCode::kUnavailable, "calibrate: a request to " + options.upstream +
+        return fail(ErrorCode::kUnavailable, "calibrate: a request to " + options.upstream.text +
                                                  " failed at " + std::to_string(mhz) +
                                                  " MHz: " + done.error().message);
       }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "proxy/upstream.h"
 #include "zeus/device.h"
 #include "zeus/result.h"
 #include "zeus/serving_calibration.h"
@@ -22,7 +23,7 @@
 namespace zeus::proxy {
 
 struct CalibrateOptions {
-  std::string upstream;  // http://host:port[/path]
+  UpstreamUrl upstream;  // http://host:port[/path]
   std::string path = "/v1/completions";
   std::string model;                 // sent as "model" when not empty
   std::vector<int> gpu_indices;      // empty: every GPU
