@@ -6,7 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus::bench {
 

@@ -12,10 +12,10 @@
 
 #include "bench/ratio_reporter.h"
 #include "device/nvml/nvml_gpu.h"
-#include "zeus/clock.h"
-#include "zeus/energy_monitor.h"
-#include "zeus/log.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/common/clock.h"
+#include "zeus/common/log.h"
+#include "zeus/device/replay_gpu.h"
+#include "zeus/monitor/energy_monitor.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "zeus/pfo_planner.h"
+#include "zeus/perseus/pfo_planner.h"
 
 namespace {
 

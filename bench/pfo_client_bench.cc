@@ -16,12 +16,12 @@
 
 #include "bench/ratio_reporter.h"
 #include "device/nvml/nvml_gpu.h"
-#include "zeus/clock.h"
-#include "zeus/log.h"
-#include "zeus/pfo_http_client.h"
-#include "zeus/pfo_server.h"
-#include "zeus/pipeline_frequency_optimizer.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/common/clock.h"
+#include "zeus/common/log.h"
+#include "zeus/device/replay_gpu.h"
+#include "zeus/perseus/pfo_http_client.h"
+#include "zeus/perseus/pfo_server.h"
+#include "zeus/perseus/pipeline_frequency_optimizer.h"
 
 namespace {
 

@@ -16,8 +16,8 @@
 #include <sstream>
 #include <string>
 
-#include "zeus/pfo_plan_store.h"
-#include "zeus/sim_perseus.h"
+#include "zeus/perseus/pfo_plan_store.h"
+#include "zeus/perseus/sim_perseus.h"
 
 namespace {
 

@@ -44,7 +44,7 @@
 #include "proxy/proxy.h"
 #include "proxy/request_fields.h"
 #include "proxy/sse_scan.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace {
 

@@ -14,10 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/clock.h"
-#include "zeus/device.h"
-#include "zeus/energy_monitor.h"
-#include "zeus/log.h"
+#include "zeus/common/clock.h"
+#include "zeus/common/log.h"
+#include "zeus/device/device.h"
+#include "zeus/monitor/energy_monitor.h"
 
 namespace {
 

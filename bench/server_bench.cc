@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "server/store_url.h"
-#include "zeus/batch_size_optimizer.h"
-#include "zeus/bso_http_client.h"
-#include "zeus/bso_server.h"
+#include "zeus/client/bso_http_client.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
+#include "zeus/server/bso_server.h"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "zeus/sim_experiments.h"
-#include "zeus/simulator.h"
+#include "zeus/sim/sim_experiments.h"
+#include "zeus/sim/simulator.h"
 
 namespace {
 

@@ -18,9 +18,9 @@
 #include <mutex>
 #include <string>
 
-#include "zeus/batch_size_optimizer.h"
-#include "zeus/postgres_store.h"
-#include "zeus/sqlite_store.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
+#include "zeus/store/postgres_store.h"
+#include "zeus/store/sqlite_store.h"
 
 namespace {
 

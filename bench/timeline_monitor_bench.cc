@@ -21,10 +21,10 @@
 #include "device/rapl/rapl_cpu.h"
 #include "testing/fake_nvml_state.h"
 #include "testing/fake_sysfs.h"
-#include "zeus/clock.h"
-#include "zeus/log.h"
-#include "zeus/power_monitor.h"
-#include "zeus/temperature_monitor.h"
+#include "zeus/common/clock.h"
+#include "zeus/common/log.h"
+#include "zeus/monitor/power_monitor.h"
+#include "zeus/monitor/temperature_monitor.h"
 
 namespace {
 

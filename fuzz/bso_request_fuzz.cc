@@ -1,7 +1,7 @@
 // libFuzzer target: the batch-size service's request decoding and routing (server/
 // request_decoder.h, server/api.h). The first byte picks the mode:
 //   0-2: one body through decode_job_spec / decode_trial_id / decode_report; whatever decodes
-//        must re-encode (zeus/bso_json.h) and decode to the same value;
+//        must re-encode (zeus/wire/bso_json.h) and decode to the same value;
 //   3:   a job id from a query string (decode_job_id);
 //   4+:  a session of up to 8 requests against a fresh in-memory service, separated by NUL
 //        bytes, each "METHOD /path?query\n<body>": no answer may be a 5xx, and every JSON
@@ -19,7 +19,7 @@
 
 #include "server/api.h"
 #include "server/request_decoder.h"
-#include "zeus/bso_json.h"
+#include "zeus/wire/bso_json.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include "perseus/planner/execution_options.h"
 #include "perseus/planner/exponential_fit.h"
-#include "zeus/pfo_profile.h"
+#include "zeus/perseus/pfo_profile.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -12,8 +12,8 @@
 #include <memory>
 #include <string_view>
 
-#include "zeus/replay_gpu.h"
 #include "http/message.h"
+#include "zeus/device/replay_gpu.h"
 #include "zeusd/jwt_token.h"
 #include "zeusd/process_watcher.h"
 #include "zeusd/request_gate.h"

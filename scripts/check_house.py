@@ -4,9 +4,11 @@
 Usage: scripts/check_house.py [SOURCE_DIR]      (exit 1 naming every breach; --graph prints the
                                                  room graph instead)
 
-A room is a folder of src/ holding code (src/perseus/server is one room, src/perseus another
-only if it holds code itself). An include "room/.../x.h" points into that room; a public header
-"zeus/<area>/x.h" points into the room that owns the area (AREA_ROOMS). The rules:
+A room is a folder of src/ holding code, with its subfolders (src/device/nvml is part of
+src/device); a folder without code of its own is a wing whose subfolders are rooms
+(src/perseus/server, src/perseus/client). An include "room/.../x.h" points into that room; a public header
+"zeus/<area>/x.h" points into the room whose source file implements it (includes it first), else
+into the room named like its area. The rules:
   1. No include from a client room or the proxy into a server, store or simulator room.
   2. No circle of includes between rooms.
   3. The root CMakeLists.txt names no folder or test binary to give it a link exception.
@@ -17,14 +19,6 @@ import os
 import re
 import sys
 
-# Public header areas and the room that owns each (include/zeus/<area>/).
-AREA_ROOMS = {
-    "common": "common", "device": "device", "device_control": "device_control",
-    "monitor": "monitor", "optimizer": "optimizer", "train": "train", "sim": "sim",
-    "perseus": "perseus", "serving": "serving", "wire": "wire", "store": "store",
-    "client": "client", "server": "server", "zeusd_client": "zeusd_client",
-    "exporter": "exporter", "proxy": "proxy",
-}
 CLIENT_ROOMS = ("client", "perseus/client", "zeusd_client", "proxy", "serving/live")
 SERVER_ROOMS = ("server", "perseus/server", "zeusd", "store", "sim", "perseus/emulation",
                 "serving/simulation")
@@ -40,20 +34,39 @@ def rooms_of(src):
 
 
 def room_of_path(rel, rooms):
-    """The deepest room holding the file src/<rel>."""
+    """The room holding the file src/<rel>: its shallowest folder that is a room (a folder's
+    subfolders are parts of its room when it holds code itself: device/nvml is device's)."""
     parts = rel.split("/")[:-1]
-    while parts:
-        if "/".join(parts) in rooms:
-            return "/".join(parts)
-        parts.pop()
+    for depth in range(1, len(parts) + 1):
+        if "/".join(parts[:depth]) in rooms:
+            return "/".join(parts[:depth])
     return None
 
 
-def target_room(include, rooms):
+def header_owners(src, rooms):
+    """Public header "zeus/<area>/x.h" -> the room of its implementation: the x.cc that includes
+    it, else a source file whose first include it is, else (target_room) the area's room."""
+    by_stem, by_first = {}, {}
+    for root, _dirs, files in os.walk(src):
+        for name in sorted(files):
+            if not name.endswith(".cc") or name.endswith("_test.cc"):
+                continue
+            path = os.path.join(root, name)
+            room = room_of_path(os.path.relpath(path, src), rooms)
+            with open(path, encoding="utf-8") as f:
+                includes = INCLUDE.findall(f.read())
+            for include in includes:
+                if include.startswith("zeus/") and os.path.basename(include)[:-2] == name[:-3]:
+                    by_stem[include] = room
+            if includes and includes[0].startswith("zeus/"):
+                by_first.setdefault(includes[0], room)
+    return {**by_first, **by_stem}
+
+
+def target_room(include, rooms, owners):
     parts = include.split("/")
     if parts[0] == "zeus" and len(parts) >= 3:
-        area = AREA_ROOMS.get(parts[1])
-        return area if area in rooms else None
+        return owners.get(include, parts[1] if parts[1] in rooms else None)
     return room_of_path(include, rooms)
 
 
@@ -62,6 +75,7 @@ def within(room, group):
 
 
 def include_graph(src, rooms):
+    owners = header_owners(src, rooms)
     edges = {}  # (from, to) -> first file
     for root, _dirs, files in os.walk(src):
         for name in files:
@@ -71,7 +85,7 @@ def include_graph(src, rooms):
             here = room_of_path(os.path.relpath(path, src), rooms)
             with open(path, encoding="utf-8") as f:
                 for include in INCLUDE.findall(f.read()):
-                    there = target_room(include, rooms)
+                    there = target_room(include, rooms, owners)
                     if there and there != here:
                         edges.setdefault((here, there), os.path.relpath(path, src))
     return edges
@@ -148,7 +162,7 @@ def main():
         breaches.append(f"rule 5: include/zeus/{name} is in no area folder")
     for breach in breaches:
         print(breach)
-    print(f"{len(rooms)} rooms, {len(edges)} room-to-room includes, {len(breaches)} breaches")
+    print(f"{len({room_of_path(r + '/x', rooms) for r in rooms})} rooms, {len(edges)} room-to-room includes, {len(breaches)} breaches")
     return 1 if breaches else 0
 
 

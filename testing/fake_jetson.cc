@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::testing {
 namespace {

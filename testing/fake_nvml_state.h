@@ -72,7 +72,7 @@
 #include <utility>
 #include <vector>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::testing {
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "fake_rocm_smi/fake_state.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::testing {
 namespace {

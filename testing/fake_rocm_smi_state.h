@@ -19,7 +19,7 @@
 #include <optional>
 #include <string>
 
-#include "zeus/clock.h"
+#include "zeus/common/clock.h"
 
 namespace zeus::testing {
 

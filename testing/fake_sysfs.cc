@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::testing {
 

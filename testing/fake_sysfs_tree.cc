@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "fake_sysfs.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::testing {
 

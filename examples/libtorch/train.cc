@@ -17,14 +17,14 @@
 
 #include <torch/torch.h>
 
-#include "zeus/batch_size_optimizer.h"
-#include "zeus/batch_size_service.h"
-#include "zeus/bso_store.h"
-#include "zeus/clock.h"
-#include "zeus/device.h"
-#include "zeus/energy_monitor.h"
-#include "zeus/sqlite_store.h"
-#include "zeus/training_loop.h"
+#include "zeus/common/clock.h"
+#include "zeus/device/device.h"
+#include "zeus/monitor/energy_monitor.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
+#include "zeus/optimizer/batch_size_service.h"
+#include "zeus/optimizer/bso_store.h"
+#include "zeus/store/sqlite_store.h"
+#include "zeus/train/training_loop.h"
 
 namespace {
 

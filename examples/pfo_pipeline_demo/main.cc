@@ -31,12 +31,12 @@
 
 #include <CLI/CLI.hpp>
 
-#include "zeus/clock.h"
-#include "zeus/pfo_http_client.h"
-#include "zeus/pfo_planner.h"
-#include "zeus/pfo_profile.h"
-#include "zeus/pipeline_frequency_optimizer.h"
-#include "zeus/zeusd_client.h"
+#include "zeus/common/clock.h"
+#include "zeus/perseus/pfo_http_client.h"
+#include "zeus/perseus/pfo_planner.h"
+#include "zeus/perseus/pfo_profile.h"
+#include "zeus/perseus/pipeline_frequency_optimizer.h"
+#include "zeus/zeusd_client/zeusd_client.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "bindings.h"
-#include "zeus/accounting_monitor.h"
-#include "zeus/online_intensity.h"
+#include "zeus/client/online_intensity.h"
+#include "zeus/monitor/accounting_monitor.h"
 
 namespace zeus::python {
 namespace {

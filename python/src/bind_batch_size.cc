@@ -8,13 +8,13 @@
 #include <tuple>
 
 #include "bindings.h"
-#include "zeus/batch_size_optimizer.h"
-#include "zeus/batch_size_service.h"
-#include "zeus/bso_store.h"
-#include "zeus/sqlite_store.h"
-#include "zeus/training_loop.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
+#include "zeus/optimizer/batch_size_service.h"
+#include "zeus/optimizer/bso_store.h"
+#include "zeus/store/sqlite_store.h"
+#include "zeus/train/training_loop.h"
 #ifdef ZEUS_PYTHON_HTTP_CLIENT
-#include "zeus/bso_http_client.h"
+#include "zeus/client/bso_http_client.h"
 #endif
 
 namespace zeus::python {

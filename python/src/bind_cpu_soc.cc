@@ -1,6 +1,7 @@
 // _zeus_cpp.Cpu and the SoC reads of a Devices discovery: a RAPL package's cumulative package
 // and DRAM energy (uJ) and a system-on-chip's rail energies (mJ), the Cpu and Soc interfaces of
-// zeus/device.h. zeus_cpp.device.cpu and zeus_cpp.device.soc build upstream's CPUs and SoC on
+// zeus/device/device.h. zeus_cpp.device.cpu and zeus_cpp.device.soc build upstream's CPUs and SoC
+// on
 // them.
 #include <memory>
 #include <optional>

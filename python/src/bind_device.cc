@@ -1,12 +1,13 @@
-// _zeus_cpp.Devices and _zeus_cpp.Gpu: discover() and the Gpu interface of zeus/device.h, in the
+// _zeus_cpp.Devices and _zeus_cpp.Gpu: discover() and the Gpu interface of zeus/device/device.h,
+// in the
 // hardware's units (mW, mJ, MHz). zeus_cpp.device builds the Python Zeus's GPUs API on them.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "bindings.h"
-#include "zeus/rapl_zone.h"
-#include "zeus/zeusd_client.h"
+#include "zeus/device/rapl_zone.h"
+#include "zeus/zeusd_client/zeusd_client.h"
 
 namespace zeus::python {
 namespace {

@@ -1,11 +1,12 @@
-// The environment report of `python -m zeus_cpp.show_env` (zeus/environment_report.h), passed as
+// The environment report of `python -m zeus_cpp.show_env`
+// (zeus/zeusd_client/environment_report.h), passed as
 // JSON text so Python adds its own packages before formatting.
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "bindings.h"
-#include "zeus/environment_report.h"
+#include "zeus/zeusd_client/environment_report.h"
 
 namespace zeus::python {
 

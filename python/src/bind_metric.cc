@@ -1,5 +1,6 @@
 // _zeus_cpp.EnergyHistogram, EnergyCumulativeCounter, PowerGauge: the window metrics of
-// zeus/metric.h over their own device discovery (zeus_cpp.metric's core). The Python layer does
+// zeus/exporter/metric.h over their own device discovery (zeus_cpp.metric's core). The Python
+// layer does
 // the framework synchronisation; these calls run without the GIL.
 #include <map>
 #include <memory>
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "bindings.h"
-#include "zeus/metric.h"
+#include "zeus/exporter/metric.h"
 
 namespace zeus::python {
 namespace {

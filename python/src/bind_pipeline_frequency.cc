@@ -9,9 +9,9 @@
 #include <string>
 
 #include "bindings.h"
-#include "zeus/pipeline_frequency_optimizer.h"
+#include "zeus/perseus/pipeline_frequency_optimizer.h"
 #ifdef ZEUS_PYTHON_HTTP_CLIENT
-#include "zeus/pfo_http_client.h"
+#include "zeus/perseus/pfo_http_client.h"
 #endif
 
 namespace zeus::python {

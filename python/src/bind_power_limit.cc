@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "bindings.h"
-#include "zeus/power_limit_optimizer.h"
-#include "zeus/power_limit_selector.h"
+#include "zeus/optimizer/power_limit_optimizer.h"
+#include "zeus/optimizer/power_limit_selector.h"
 
 namespace zeus::python {
 namespace {

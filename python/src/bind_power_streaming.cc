@@ -3,7 +3,7 @@
 #include "bindings.h"
 
 #ifdef ZEUS_PYTHON_HTTP_CLIENT
-#include "zeus/power_streaming_client.h"
+#include "zeus/client/power_streaming_client.h"
 #endif
 
 namespace zeus::python {

@@ -1,4 +1,5 @@
-// The pure rules of zeus_cpp.profile.measure (zeus/profile_trial.h): parameter checks, iteration
+// The pure rules of zeus_cpp.profile.measure (zeus/monitor/profile_trial.h): parameter checks,
+// iteration
 // counts and the combination of the ranks' readings into a TrialResult.
 #include <optional>
 #include <string>
@@ -7,8 +8,8 @@
 #include <vector>
 
 #include "bindings.h"
-#include "zeus/profile_sweep.h"
-#include "zeus/profile_trial.h"
+#include "zeus/monitor/profile_sweep.h"
+#include "zeus/monitor/profile_trial.h"
 
 namespace zeus::python {
 namespace {

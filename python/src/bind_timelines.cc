@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "bindings.h"
-#include "zeus/power_monitor.h"
-#include "zeus/temperature_monitor.h"
+#include "zeus/monitor/power_monitor.h"
+#include "zeus/monitor/temperature_monitor.h"
 
 namespace zeus::python {
 namespace {

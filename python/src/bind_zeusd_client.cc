@@ -1,15 +1,16 @@
 // _zeus_cpp._ZeusdConnection: one connection to a zeusd daemon (zeus::ZeusdClient, the project's
 // HTTP layer) over its Unix socket or TCP with a bearer token, for zeus_cpp.utils.zeusd's
 // ZeusdClient (upstream's typed client). request() answers a 2xx body as text and raises the
-// ZeusError subclass of any other answer (zeus/zeusd_client.h: 401/403 PermissionDeniedError,
+// ZeusError subclass of any other answer (zeus/zeusd_client/zeusd_client.h: 401/403
+// PermissionDeniedError,
 // 400 InvalidArgumentError, 404 NotFoundError, 409/503 UnavailableError) with zeusd's message.
 // Over TCP, ensure_lease_session() opens the lease session that makes this process's changes
-// restorable (zeus/zeusd_client.h); the client's destructor closes it.
+// restorable (zeus/zeusd_client/zeusd_client.h); the client's destructor closes it.
 #include <memory>
 #include <string>
 
 #include "bindings.h"
-#include "zeus/zeusd_client.h"
+#include "zeus/zeusd_client/zeusd_client.h"
 
 namespace zeus::python {
 

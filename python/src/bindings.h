@@ -28,9 +28,9 @@
 #include <pybind11/stl.h>
 
 #include "errors.h"
-#include "zeus/clock.h"
-#include "zeus/device.h"
-#include "zeus/energy_monitor.h"
+#include "zeus/common/clock.h"
+#include "zeus/device/device.h"
+#include "zeus/monitor/energy_monitor.h"
 
 namespace zeus::python {
 

@@ -23,7 +23,7 @@
 
 #include <pybind11/pybind11.h>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::python {
 

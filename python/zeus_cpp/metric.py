@@ -17,7 +17,7 @@ HTTP), ``http://host:port`` or ``https://host:port``; an address with any other 
 ValueError naming these forms. The attribute keeps the address as given.
 
 The measuring, the background updates (threads, not processes) and the pushes are the C++
-core's (zeus/metric.h): the text comes from prometheus-cpp, the HTTP from the project's client.
+core's (zeus/exporter/metric.h): the text comes from prometheus-cpp, the HTTP from the project's client.
 An unreachable gateway raises UnavailableError from end_window (EnergyHistogram) or
 begin_window (the other two); what was observed stays and goes out with the next push.
 """

@@ -12,11 +12,11 @@ idle for the cool-down, warm up (a fixed count, or for `warmup_settle_duration` 
 and temperature settle), then measure ceil(measurement_duration / iteration time) iterations in
 one window. With torch.distributed initialised, every rank runs the workload on its GPUs and all
 ranks get the same result: energy summed over ranks, time the maximum, temperatures the mean.
-The counting and combining rules are the C++ core's (zeus/profile_trial.h).
+The counting and combining rules are the C++ core's (zeus/monitor/profile_trial.h).
 
 A sweep runs `num_trials` trials per value of one duration while the other stays at the maximum
 of its search range; a value is valid when the sample standard deviation of energy_per_iter over
-its trials is below `trial_stddev_threshold` joules (absolute, as upstream; zeus/profile_sweep.h).
+its trials is below `trial_stddev_threshold` joules (absolute, as upstream; zeus/monitor/profile_sweep.h).
 
     measurement_report, cooldown_report = profile_parameters(step, monitor)
     print(measurement_report.shortest_valid(), cooldown_report.shortest_valid())

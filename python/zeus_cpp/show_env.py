@@ -9,7 +9,7 @@ GPU libraries found and their paths, each device with its backend, why the other
 skipped, RAPL, and zeusd (ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT): reachable or not, and the
 capabilities it grants this process, and whether the fake GPU shipped with zeus_cpp is on
 (ZEUS_FAKE_GPU, zeus_cpp.fake_gpu). The C++ side is the report of `zeus show-env`
-(zeus/environment_report.h); this module adds Python's packages and the fake GPU.
+(zeus/zeusd_client/environment_report.h); this module adds Python's packages and the fake GPU.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 // make_bso_http_client(): the batch-size service over HTTP with the project's HTTP client
-// (zeus/bso_http_client.h, http/client.h).
-#include "zeus/bso_http_client.h"
+// (zeus/client/bso_http_client.h, http/client.h).
+#include "zeus/client/bso_http_client.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "client/server_url.h"
 #include "http/client.h"
-#include "zeus/bso_json.h"
+#include "zeus/wire/bso_json.h"
 
 namespace zeus {
 namespace {

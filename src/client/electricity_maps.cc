@@ -1,4 +1,4 @@
-// The Electricity Maps provider (zeus/online_intensity.h).
+// The Electricity Maps provider (zeus/client/online_intensity.h).
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -7,8 +7,8 @@
 #include "client/online_answer.h"
 #include "client/online_service.h"
 #include "client/server_url.h"
-#include "zeus/clock.h"
-#include "zeus/online_intensity.h"
+#include "zeus/client/online_intensity.h"
+#include "zeus/common/clock.h"
 
 namespace zeus {
 namespace {

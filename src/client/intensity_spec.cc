@@ -1,8 +1,9 @@
-// intensity_provider_from_spec (zeus/online_intensity.h): the CLI's and Python's provider names.
+// intensity_provider_from_spec (zeus/client/online_intensity.h): the CLI's and Python's provider
+// names.
 #include <cstdlib>
 #include <sstream>
 
-#include "zeus/online_intensity.h"
+#include "zeus/client/online_intensity.h"
 
 namespace zeus {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "http/client.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::client {
 

@@ -2,7 +2,7 @@
 // and OpenEI's APIs (as their documentation and upstream Zeus's recorded answers show them):
 // values per hour, caching, and every failure a user meets (401, garbage, a timeout, no server),
 // and the same over HTTPS.
-#include "zeus/online_intensity.h"
+#include "zeus/client/online_intensity.h"
 
 #include <gtest/gtest.h>
 

@@ -12,7 +12,7 @@
 
 #include "client/server_url.h"
 #include "http/client.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::client {
 

@@ -1,4 +1,4 @@
-// The OpenEI utility-rate provider (zeus/online_intensity.h).
+// The OpenEI utility-rate provider (zeus/client/online_intensity.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 #include "client/online_answer.h"
 #include "client/online_service.h"
 #include "client/server_url.h"
-#include "zeus/online_intensity.h"
+#include "zeus/client/online_intensity.h"
 
 namespace zeus {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "zeus/power_streaming_client.h"
+#include "zeus/client/power_streaming_client.h"
 
 namespace zeus::client {
 namespace {

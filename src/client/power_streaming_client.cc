@@ -1,7 +1,8 @@
-// PowerStreamingClient (zeus/power_streaming_client.h): a thread per node and device kind, each
+// PowerStreamingClient (zeus/client/power_streaming_client.h): a thread per node and device kind,
+// each
 // holding one event stream on the project's HTTP client; the events' decoding and the energy
 // integration are power_events.h's.
-#include "zeus/power_streaming_client.h"
+#include "zeus/client/power_streaming_client.h"
 
 #include <chrono>
 #include <cmath>
@@ -14,7 +15,7 @@
 #include "client/power_events.h"
 #include "common/median.h"
 #include "http/client.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

@@ -4,7 +4,7 @@
 #include <cctype>
 
 #include "http/url.h"
-#include "zeus/redact_url.h"
+#include "zeus/common/redact_url.h"
 
 namespace zeus::client {
 namespace {

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "http/client.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::client {
 

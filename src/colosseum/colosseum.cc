@@ -21,7 +21,7 @@
 #include "proxy/serving.h"
 #include "proxy/sse_scan.h"
 #include "proxy/upstream.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus::proxy {
 namespace {

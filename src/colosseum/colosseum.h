@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "proxy/proxy.h"
-#include "zeus/device.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/device/device.h"
 
 namespace zeus::proxy {
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus::proxy {
 namespace {

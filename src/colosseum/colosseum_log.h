@@ -36,7 +36,7 @@
 #include <string>
 
 #include "colosseum/duel.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::proxy {
 

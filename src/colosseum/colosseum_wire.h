@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::proxy {
 

@@ -1,4 +1,4 @@
-#include "zeus/clock.h"
+#include "zeus/common/clock.h"
 
 #include <chrono>
 #include <thread>

@@ -7,9 +7,9 @@
 #include "common/dynamic_library.h"
 #include "common/median.h"
 #include "common/sysfs.h"
-#include "zeus/clock.h"
-#include "zeus/log.h"
-#include "zeus/result.h"
+#include "zeus/common/clock.h"
+#include "zeus/common/log.h"
+#include "zeus/common/result.h"
 
 namespace zeus {
 namespace {

@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus {
 

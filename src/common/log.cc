@@ -1,4 +1,4 @@
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 #include <atomic>
 #include <cstdio>

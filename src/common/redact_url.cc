@@ -1,5 +1,5 @@
-// redact_url() (zeus/redact_url.h).
-#include "zeus/redact_url.h"
+// redact_url() (zeus/common/redact_url.h).
+#include "zeus/common/redact_url.h"
 
 #include <algorithm>
 #include <regex>

@@ -1,4 +1,4 @@
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus {
 

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus {
 

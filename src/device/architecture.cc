@@ -1,7 +1,7 @@
 // Names of GPU architectures and vendors.
 #include <string>
 
-#include "zeus/device.h"
+#include "zeus/device/device.h"
 
 namespace zeus {
 

@@ -8,9 +8,9 @@
 #include "device/jetson/jetson_soc.h"
 #include "device/nvml/nvml_gpu.h"
 #include "device/rapl/rapl_cpu.h"
-#include "zeus/clock.h"
-#include "zeus/device.h"
-#include "zeus/rapl_zone.h"
+#include "zeus/common/clock.h"
+#include "zeus/device/device.h"
+#include "zeus/device/rapl_zone.h"
 
 namespace zeus {
 namespace {

@@ -2,7 +2,7 @@
 
 #include "testing/fake_nvml_state.h"
 #include "testing/fake_sysfs.h"
-#include "zeus/device.h"
+#include "zeus/device/device.h"
 
 namespace zeus {
 namespace {

@@ -1,5 +1,5 @@
 // Gpu's optional readings: a backend without them answers NotSupported.
-#include "zeus/device.h"
+#include "zeus/device/device.h"
 
 namespace zeus {
 

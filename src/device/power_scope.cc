@@ -1,7 +1,7 @@
 // Names of GPU power scopes.
 #include <string>
 
-#include "zeus/device.h"
+#include "zeus/device/device.h"
 
 namespace zeus {
 

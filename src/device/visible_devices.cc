@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "zeus/device.h"
+#include "zeus/device/device.h"
 
 namespace zeus {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

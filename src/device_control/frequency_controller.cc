@@ -1,4 +1,4 @@
-#include "zeus/frequency_controller.h"
+#include "zeus/device_control/frequency_controller.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "device_control/exit_restorer.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

@@ -8,7 +8,7 @@
 #include "device/nvml/nvml_gpu.h"
 #include "testing/exit_path_child.h"
 #include "testing/fake_nvml_state.h"
-#include "zeus/frequency_controller.h"
+#include "zeus/device_control/frequency_controller.h"
 
 namespace zeus {
 

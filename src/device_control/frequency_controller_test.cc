@@ -1,7 +1,7 @@
 // FrequencyController on a ReplayGpu (what it locks, in order) and on the fake libnvidia-ml.so.1
 // (a GPU without memory clock locking, a GPU that refuses, restore on stop/destructor/exception).
 // Signals and exit() are in frequency_controller_signal_test.cc.
-#include "zeus/frequency_controller.h"
+#include "zeus/device_control/frequency_controller.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 
 #include "device/nvml/nvml_gpu.h"
 #include "testing/fake_nvml_state.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
 
 namespace zeus {
 namespace {

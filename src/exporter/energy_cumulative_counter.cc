@@ -1,4 +1,5 @@
-// EnergyCumulativeCounter (zeus/metric.h): per open window, a thread adds each update period's
+// EnergyCumulativeCounter (zeus/exporter/metric.h): per open window, a thread adds each update
+// period's
 // energy to the window's counters and pushes.
 #include <prometheus/counter.h>
 
@@ -8,8 +9,8 @@
 #include "common/periodic_task.h"
 #include "exporter/pushed_registry.h"
 #include "exporter/window_monitor.h"
-#include "zeus/log.h"
-#include "zeus/metric.h"
+#include "zeus/common/log.h"
+#include "zeus/exporter/metric.h"
 
 namespace zeus {
 namespace {

@@ -1,11 +1,11 @@
-// EnergyHistogram (zeus/metric.h): one histogram observation per ended window and device.
+// EnergyHistogram (zeus/exporter/metric.h): one histogram observation per ended window and device.
 #include <prometheus/histogram.h>
 
 #include <sstream>
 
 #include "exporter/pushed_registry.h"
 #include "exporter/window_monitor.h"
-#include "zeus/metric.h"
+#include "zeus/exporter/metric.h"
 
 namespace zeus {
 namespace {

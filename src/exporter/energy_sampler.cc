@@ -1,9 +1,9 @@
 // EnergySampler: reads the devices on its own thread and publishes immutable snapshots.
-#include "zeus/exporter.h"
+#include "zeus/exporter/exporter.h"
 
 #include <chrono>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 

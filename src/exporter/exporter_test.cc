@@ -1,4 +1,4 @@
-#include "zeus/exporter.h"
+#include "zeus/exporter/exporter.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -16,7 +16,7 @@
 #include "device/rapl/rapl_cpu.h"
 #include "testing/fake_nvml_state.h"
 #include "testing/fake_sysfs.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
 
 namespace zeus {
 namespace {

@@ -1,4 +1,5 @@
-// The exporter's metric families, built from one EnergySnapshot (see zeus/exporter.h for the
+// The exporter's metric families, built from one EnergySnapshot (see zeus/exporter/exporter.h for
+// the
 // names and labels). Pure: no I/O. Thread-safety: stateless.
 //
 //   auto families = zeus::exporter::metric_families(*sampler.latest());
@@ -9,7 +10,7 @@
 
 #include <prometheus/metric_family.h>
 
-#include "zeus/exporter.h"
+#include "zeus/exporter/exporter.h"
 
 namespace zeus::exporter {
 

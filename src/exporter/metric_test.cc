@@ -1,7 +1,8 @@
-// The window metrics (zeus/metric.h) against a recording Pushgateway served by the project's HTTP
+// The window metrics (zeus/exporter/metric.h) against a recording Pushgateway served by the
+// project's HTTP
 // server on 127.0.0.1, on a replayed GPU at 250 W and a fake clock. (The real Debian
 // prometheus-pushgateway and prometheus run in python/tests/test_metric_prometheus.py.)
-#include "zeus/metric.h"
+#include "zeus/exporter/metric.h"
 
 #include <cmath>
 #include <mutex>
@@ -10,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "http/server.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
 
 namespace zeus {
 namespace {

@@ -12,9 +12,9 @@
 #include "exporter/pushgateway.h"
 #include "exporter/stream_metric_families.h"
 #include "http/server.h"
-#include "zeus/exporter.h"
-#include "zeus/log.h"
-#include "zeus/power_streaming_client.h"
+#include "zeus/client/power_streaming_client.h"
+#include "zeus/common/log.h"
+#include "zeus/exporter/exporter.h"
 
 namespace zeus {
 namespace {

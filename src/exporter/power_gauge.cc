@@ -1,12 +1,13 @@
-// PowerGauge (zeus/metric.h): per open window, a thread sets each GPU's instant power and pushes.
+// PowerGauge (zeus/exporter/metric.h): per open window, a thread sets each GPU's instant power and
+// pushes.
 #include <prometheus/gauge.h>
 
 #include <map>
 
 #include "common/periodic_task.h"
 #include "exporter/pushed_registry.h"
-#include "zeus/log.h"
-#include "zeus/metric.h"
+#include "zeus/common/log.h"
+#include "zeus/exporter/metric.h"
 
 namespace zeus {
 namespace {

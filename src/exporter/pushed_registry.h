@@ -1,6 +1,6 @@
 // PushedRegistry: a prometheus-cpp Registry and the Pushgateway group it is pushed to, with PUT
 // (the group holds exactly what the registry holds) — the common part of the window metrics
-// (zeus/metric.h). Also the checks of their settings.
+// (zeus/exporter/metric.h). Also the checks of their settings.
 // Thread-safety: registry() families are thread-safe (prometheus-cpp); push() is serialised.
 //
 //   auto pushed = exporter::PushedRegistry::connect(url, "train");
@@ -16,7 +16,7 @@
 #include <prometheus/registry.h>
 
 #include "exporter/pushgateway.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::exporter {
 

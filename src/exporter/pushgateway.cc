@@ -4,7 +4,7 @@
 #include "http/client.h"
 #include "http/uri.h"
 #include "http/url.h"
-#include "zeus/redact_url.h"
+#include "zeus/common/redact_url.h"
 
 namespace zeus::exporter {
 namespace {

@@ -23,7 +23,7 @@
 
 #include <prometheus/metric_family.h>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::http {
 class HttpClient;

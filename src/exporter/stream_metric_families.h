@@ -1,6 +1,7 @@
 // The metric families of `zeus exporter --from`: many nodes' power and energy as streamed from
-// their zeusd daemons (zeus/power_streaming_client.h), per node (label `node`: the address as
-// given) and for the cluster. Names and labels are zeus/exporter.h's. Pure: no I/O.
+// their zeusd daemons (zeus/client/power_streaming_client.h), per node (label `node`: the address
+// as
+// given) and for the cluster. Names and labels are zeus/exporter/exporter.h's. Pure: no I/O.
 // Thread-safety: stateless.
 //
 //   auto families = zeus::exporter::stream_metric_families(client->power());
@@ -10,7 +11,7 @@
 
 #include <prometheus/metric_family.h>
 
-#include "zeus/power_streaming_client.h"
+#include "zeus/client/power_streaming_client.h"
 
 namespace zeus::exporter {
 

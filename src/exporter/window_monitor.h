@@ -1,4 +1,5 @@
-// The EnergyMonitor behind a window metric (zeus/metric.h): one measuring the given GPUs and CPU
+// The EnergyMonitor behind a window metric (zeus/exporter/metric.h): one measuring the given GPUs
+// and CPU
 // packages (nullopt: every one) with the metric's sync callback, the monitor's other options at
 // their defaults. Thread-safety: as EnergyMonitor::create.
 //
@@ -11,8 +12,8 @@
 #include <optional>
 #include <vector>
 
-#include "zeus/energy_monitor.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/monitor/energy_monitor.h"
 
 namespace zeus::exporter {
 

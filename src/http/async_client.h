@@ -31,7 +31,7 @@
 #include "http/client.h"
 #include "http/message.h"
 #include "http/server.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::http {
 

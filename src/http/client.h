@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "http/message.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::http {
 

@@ -22,7 +22,7 @@
 #include "http/client.h"
 #include "http/header_checks.h"
 #include "http/message.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::http::detail {
 

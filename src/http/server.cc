@@ -25,7 +25,7 @@
 #include "http/descriptor_budget.h"
 #include "http/reply.h"
 #include "http/server_core.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus::http {
 namespace detail {

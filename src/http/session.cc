@@ -17,9 +17,9 @@
 #include "http/beast_mapping.h"
 #include "http/header_checks.h"
 #include "http/reply.h"
-#include "http/stream_queue.h"
 #include "http/server_core.h"
-#include "zeus/log.h"
+#include "http/stream_queue.h"
+#include "zeus/common/log.h"
 
 namespace zeus::http::detail {
 namespace {

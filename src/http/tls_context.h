@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::http::detail {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::http {
 

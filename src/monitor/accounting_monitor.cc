@@ -1,4 +1,4 @@
-#include "zeus/accounting_monitor.h"
+#include "zeus/monitor/accounting_monitor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

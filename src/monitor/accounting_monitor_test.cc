@@ -1,4 +1,4 @@
-#include "zeus/accounting_monitor.h"
+#include "zeus/monitor/accounting_monitor.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
 
 namespace zeus {
 namespace {

@@ -1,4 +1,4 @@
-#include "zeus/counter_timeline.h"
+#include "zeus/monitor/counter_timeline.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-#include "zeus/counter_update_period.h"
+#include "zeus/monitor/counter_update_period.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <set>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

@@ -1,4 +1,4 @@
-#include "zeus/counter_update_period.h"
+#include "zeus/monitor/counter_update_period.h"
 
 #include <cmath>
 
@@ -6,7 +6,7 @@
 
 #include "device/nvml/nvml_gpu.h"
 #include "testing/fake_nvml_state.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
 
 namespace zeus {
 namespace {

@@ -1,4 +1,4 @@
-#include "zeus/energy_charge.h"
+#include "zeus/monitor/energy_charge.h"
 
 #include <gtest/gtest.h>
 

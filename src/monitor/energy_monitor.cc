@@ -1,4 +1,4 @@
-#include "zeus/energy_monitor.h"
+#include "zeus/monitor/energy_monitor.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -7,8 +7,8 @@
 
 #include "monitor/warning_throttle.h"
 #include "monitor/window_log.h"
-#include "zeus/log.h"
-#include "zeus/power_sampler.h"
+#include "zeus/common/log.h"
+#include "zeus/monitor/power_sampler.h"
 
 namespace zeus {
 

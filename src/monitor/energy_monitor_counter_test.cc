@@ -8,9 +8,9 @@
 
 #include "device/nvml/nvml_gpu.h"
 #include "testing/fake_nvml_state.h"
-#include "zeus/energy_monitor.h"
-#include "zeus/log.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/common/log.h"
+#include "zeus/device/replay_gpu.h"
+#include "zeus/monitor/energy_monitor.h"
 
 namespace zeus {
 namespace {

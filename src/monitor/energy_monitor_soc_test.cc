@@ -9,8 +9,8 @@
 #include "testing/fake_nvml_state.h"
 #include "testing/fake_sysfs.h"
 #include "testing/fake_sysfs_tree.h"
-#include "zeus/energy_monitor.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
+#include "zeus/monitor/energy_monitor.h"
 
 namespace zeus {
 namespace {

@@ -1,4 +1,4 @@
-#include "zeus/energy_monitor.h"
+#include "zeus/monitor/energy_monitor.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <sstream>
 #include <thread>
 
-#include "zeus/log.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/common/log.h"
+#include "zeus/device/replay_gpu.h"
 
 namespace zeus {
 namespace {

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "common/csv_table.h"
-#include "zeus/intensity_provider.h"
+#include "zeus/monitor/intensity_provider.h"
 
 namespace zeus {
 

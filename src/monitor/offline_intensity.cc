@@ -1,12 +1,12 @@
 // ConstantIntensity, the offline provider names and the ISO 8601 formatting
-// (zeus/intensity_provider.h).
+// (zeus/monitor/intensity_provider.h).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <limits>
 
-#include "zeus/intensity_provider.h"
+#include "zeus/monitor/intensity_provider.h"
 
 namespace zeus {
 namespace {

@@ -1,8 +1,8 @@
-#include "zeus/power_domain.h"
+#include "zeus/monitor/power_domain.h"
 
 #include <algorithm>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

@@ -1,4 +1,4 @@
-#include "zeus/power_domain.h"
+#include "zeus/monitor/power_domain.h"
 
 #include <gtest/gtest.h>
 

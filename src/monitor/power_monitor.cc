@@ -1,12 +1,12 @@
-#include "zeus/power_monitor.h"
+#include "zeus/monitor/power_monitor.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 
-#include "zeus/counter_update_period.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
+#include "zeus/monitor/counter_update_period.h"
 
 namespace zeus {
 

@@ -9,9 +9,9 @@
 
 #include "device/rapl/rapl_cpu.h"
 #include "testing/fake_sysfs.h"
-#include "zeus/clock.h"
-#include "zeus/power_monitor.h"
-#include "zeus/power_sampler.h"
+#include "zeus/common/clock.h"
+#include "zeus/monitor/power_monitor.h"
+#include "zeus/monitor/power_sampler.h"
 
 namespace zeus {
 namespace {

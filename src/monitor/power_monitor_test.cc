@@ -1,4 +1,4 @@
-#include "zeus/power_monitor.h"
+#include "zeus/monitor/power_monitor.h"
 
 #include <chrono>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "device/nvml/fake_nvml_handle_for_test.h"
 #include "testing/fake_nvml_state.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
 
 namespace zeus {
 namespace {

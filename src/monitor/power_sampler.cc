@@ -1,11 +1,11 @@
-#include "zeus/power_sampler.h"
+#include "zeus/monitor/power_sampler.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

@@ -1,4 +1,4 @@
-#include "zeus/power_sampler.h"
+#include "zeus/monitor/power_sampler.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <numbers>
 #include <thread>
 
-#include "zeus/replay_gpu.h"
-#include "zeus/sample_ring.h"
+#include "zeus/device/replay_gpu.h"
+#include "zeus/monitor/sample_ring.h"
 
 namespace zeus {
 namespace {

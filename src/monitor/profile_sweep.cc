@@ -1,4 +1,4 @@
-#include "zeus/profile_sweep.h"
+#include "zeus/monitor/profile_sweep.h"
 
 #include <cmath>
 

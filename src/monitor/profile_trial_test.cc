@@ -1,4 +1,4 @@
-#include "zeus/profile_trial.h"
+#include "zeus/monitor/profile_trial.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "zeus/temperature_monitor.h"
+#include "zeus/monitor/temperature_monitor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "common/periodic_task.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 

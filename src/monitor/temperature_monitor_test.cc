@@ -1,4 +1,4 @@
-#include "zeus/temperature_monitor.h"
+#include "zeus/monitor/temperature_monitor.h"
 
 #include <chrono>
 #include <thread>
@@ -7,7 +7,7 @@
 
 #include "device/nvml/nvml_gpu.h"
 #include "testing/fake_nvml_state.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
 
 namespace zeus {
 namespace {

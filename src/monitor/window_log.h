@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "zeus/energy_monitor.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/monitor/energy_monitor.h"
 
 namespace zeus {
 

@@ -4,7 +4,8 @@
 // A GPU may publish its counter only every ~100 ms (an H200): raw readings between two publishes
 // repeat, so a request that lived between them would be charged 0 J and the one in flight at the
 // next publish the whole step. Each GPU's readings go through a CounterTimeline
-// (zeus/counter_timeline.h), whose estimate now is interpolated between publishes and extrapolated
+// (zeus/monitor/counter_timeline.h), whose estimate now is interpolated between publishes and
+// extrapolated
 // past the last at the last step's rate. What follow() gives tracks that estimate at between half
 // and twice the counter's rate: when the estimate falls below it (the power dropped, the
 // extrapolation overshot) no stretch of time is charged 0 J for the error, and when a publish
@@ -19,7 +20,7 @@
 
 #include <vector>
 
-#include "zeus/counter_timeline.h"
+#include "zeus/monitor/counter_timeline.h"
 
 namespace zeus::proxy {
 

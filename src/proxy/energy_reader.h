@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "zeus/device.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/device/device.h"
 
 namespace zeus::proxy {
 

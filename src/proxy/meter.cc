@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "proxy/request_fields.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus::proxy {
 

@@ -22,7 +22,7 @@
 #include "proxy/proxy.h"
 #include "proxy/run_report.h"
 #include "proxy/run_window.h"
-#include "serving/live/serving_load.h"
+#include "serving/governor/serving_load.h"
 
 namespace zeus::proxy {
 

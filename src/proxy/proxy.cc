@@ -15,8 +15,8 @@
 #include "proxy/run_report.h"
 #include "proxy/serving.h"
 #include "proxy/upstream.h"
-#include "serving/live/clock_governor.h"
-#include "zeus/log.h"
+#include "proxy/clock_governor.h"
+#include "zeus/common/log.h"
 
 namespace zeus::proxy {
 namespace {

@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "proxy/upstream.h"
-#include "zeus/device.h"
-#include "zeus/result.h"
-#include "zeus/serving_governor.h"
+#include "zeus/common/result.h"
+#include "zeus/device/device.h"
+#include "zeus/serving/serving_governor.h"
 
 namespace zeus::proxy {
 

@@ -12,7 +12,7 @@
 #include "proxy/request_fields.h"
 #include "proxy/sse_scan.h"
 #include "proxy/upstream.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus::proxy {
 namespace {

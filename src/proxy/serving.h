@@ -15,7 +15,7 @@
 #include <string>
 
 #include "http/server.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::proxy {
 

@@ -17,7 +17,7 @@
 #include "http/async_client.h"
 #include "http/client.h"
 #include "http/url.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::proxy {
 

@@ -9,8 +9,8 @@
 #include "server/job_view.h"
 #include "server/json_text.h"
 #include "server/request_decoder.h"
-#include "zeus/bso_json.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
+#include "zeus/wire/bso_json.h"
 
 namespace zeus::server {
 namespace {

@@ -1,5 +1,6 @@
 // Api: the batch-size service's routes as a plain function from request to response, with no
-// sockets — the HTTP server (zeus/bso_server.h) feeds it, tests and the fuzzer call it directly.
+// sockets — the HTTP server (zeus/server/bso_server.h) feeds it, tests and the fuzzer call it
+// directly.
 //
 // Routes (docs/server.md plus the extras): POST /jobs (201 created, 200 identical, 409
 // conflict), GET /jobs/batch_size?job_id=J, POST /report, PATCH /trials (200 `null`), DELETE
@@ -22,8 +23,8 @@
 #include <vector>
 
 #include "server/metrics.h"
-#include "zeus/batch_size_optimizer.h"
-#include "zeus/bso_store.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
+#include "zeus/optimizer/bso_store.h"
 
 namespace zeus::server {
 

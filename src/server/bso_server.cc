@@ -1,6 +1,6 @@
-// BsoServer over the project's HTTP layer (zeus/bso_server.h, http/server.h): the transport
+// BsoServer over the project's HTTP layer (zeus/server/bso_server.h, http/server.h): the transport
 // around server::Api, and the background sweep that expires abandoned trials.
-#include "zeus/bso_server.h"
+#include "zeus/server/bso_server.h"
 
 #include <algorithm>
 #include <atomic>
@@ -17,8 +17,8 @@
 #include "server/health_probe.h"
 #include "server/json_text.h"
 #include "server/metrics.h"
-#include "zeus/batch_size_optimizer.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
 
 namespace zeus {
 namespace {

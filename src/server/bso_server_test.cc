@@ -1,6 +1,6 @@
 // The service over real HTTP: a BsoServer on 127.0.0.1 (port 0) and the HTTP layer's client, for every
 // route and every status code of docs/server.md and the extras.
-#include "zeus/bso_server.h"
+#include "zeus/server/bso_server.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,8 +14,8 @@
 
 #include "http/client.h"
 #include "http/test_socket.h"
-#include "zeus/batch_size_optimizer.h"
-#include "zeus/sqlite_store.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
+#include "zeus/store/sqlite_store.h"
 
 namespace zeus {
 namespace {
@@ -96,7 +96,7 @@ TEST_F(BsoServerTest, RegisterEchoesEverySpecField201Then200Then409) {
   json job = register_job();
   const json sent = json::parse(kSpec);
   for (const auto& item : sent.items()) EXPECT_EQ(job[item.key()], item.value()) << item.key();
-  // Plus our optional rule fields with their defaults (zeus/bso_types.h), which Zeus 0.16
+  // Plus our optional rule fields with their defaults (zeus/optimizer/bso_types.h), which Zeus 0.16
   // clients ignore.
   for (const char* ours : {"early_stop", "prune_factor", "pruning_beta_knob",
                            "pruning_stop_after_rises", "mab_min_relative_sd"}) {

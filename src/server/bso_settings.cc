@@ -3,8 +3,8 @@
 #include <charconv>
 #include <system_error>
 
-#include "zeus/postgres_store.h"
-#include "zeus/redact_url.h"
+#include "zeus/common/redact_url.h"
+#include "zeus/store/postgres_store.h"
 
 namespace zeus::server {
 namespace {

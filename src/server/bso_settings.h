@@ -4,7 +4,7 @@
 // with where it came from, so the server can say so at start. Upstream's database URLs are
 // SQLAlchemy's: `sqlite+aiosqlite:///relative.db` (four slashes: absolute),
 // `postgresql+asyncpg://...`, `mysql+asyncmy://...`; they are translated to the store factory's
-// form (zeus/store_factory.h). Every URL shown has its password replaced by "***"
+// form (zeus/store/store_factory.h). Every URL shown has its password replaced by "***"
 // (redact_url).
 // Pure: the caller reads the environment and the file. Failure: kInvalidArgument naming the
 // setting, its origin and what is accepted.
@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "zeus/log.h"
-#include "zeus/result.h"
+#include "zeus/common/log.h"
+#include "zeus/common/result.h"
 
 namespace zeus::server {
 

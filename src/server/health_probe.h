@@ -16,7 +16,7 @@
 #include <string>
 
 #include "common/periodic_task.h"
-#include "zeus/bso_store.h"
+#include "zeus/optimizer/bso_store.h"
 
 namespace zeus::server {
 

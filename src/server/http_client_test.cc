@@ -1,11 +1,12 @@
-// The C++ client (zeus/bso_http_client.h) against a real server: the BatchSizeService contract
+// The C++ client (zeus/client/bso_http_client.h) against a real server: the BatchSizeService
+// contract
 // over HTTP, error mapping, tokens, and an unreachable server.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/bso_http_client.h"
-#include "zeus/bso_server.h"
+#include "zeus/client/bso_http_client.h"
+#include "zeus/server/bso_server.h"
 
 namespace zeus {
 namespace {

@@ -10,7 +10,7 @@
 #include "optimizer/batch_size/next_trial.h"
 #include "optimizer/batch_size/pruning_explorer.h"
 #include "server/json_text.h"
-#include "zeus/bso_json.h"
+#include "zeus/wire/bso_json.h"
 
 namespace zeus::server {
 namespace {
@@ -19,7 +19,8 @@ using nlohmann::json;
 
 json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-// The wire's trial (zeus/bso_json.h) plus when it was dispatched, which only the job view shows.
+// The wire's trial (zeus/wire/bso_json.h) plus when it was dispatched, which only the job view
+// shows.
 json trial_json(const Trial& t) {
   json j = json::parse(trial_to_json(t));
   j["dispatched_at"] = t.dispatched_unix_s > 0 ? json(t.dispatched_unix_s) : json();

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "server/metrics.h"
-#include "zeus/bso_store.h"
-#include "zeus/bso_types.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/optimizer/bso_store.h"
+#include "zeus/optimizer/bso_types.h"
 
 namespace zeus::server {
 

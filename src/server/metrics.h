@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "zeus/bso_types.h"
+#include "zeus/optimizer/bso_types.h"
 
 namespace zeus::server {
 

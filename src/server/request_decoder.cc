@@ -7,7 +7,7 @@
 #include <span>
 
 #include "common/strict_json.h"
-#include "zeus/bso_json.h"
+#include "zeus/wire/bso_json.h"
 
 namespace zeus::server {
 namespace {

@@ -1,7 +1,7 @@
 // Strict decoding of the batch-size service's requests: JSON bodies and the job ids of query
 // strings and paths (docs/server.md), before anything reaches the optimizer.
 //
-// On top of the wire codec (zeus/bso_json.h: types, required fields, job-spec validation) the
+// On top of the wire codec (zeus/wire/bso_json.h: types, required fields, job-spec validation) the
 // decoder refuses unknown fields (a typo such as "eta_knb" would otherwise silently become the
 // default), strings that are too long or hold control characters, more than kMaxBatchSizes batch
 // sizes, and non-finite or negative time and energy. Existing Zeus clients send only known
@@ -18,8 +18,8 @@
 #include <string>
 #include <string_view>
 
-#include "zeus/bso_types.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/optimizer/bso_types.h"
 
 namespace zeus::server {
 

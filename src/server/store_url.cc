@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "zeus/store_factory.h"
+#include "zeus/store/store_factory.h"
 
 namespace zeus::server {
 

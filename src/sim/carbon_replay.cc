@@ -1,10 +1,10 @@
-// The recurrences' times and their charging over a series (zeus/sim_carbon.h).
+// The recurrences' times and their charging over a series (zeus/sim/sim_carbon.h).
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-#include "zeus/energy_charge.h"
-#include "zeus/sim_carbon.h"
+#include "zeus/monitor/energy_charge.h"
+#include "zeus/sim/sim_carbon.h"
 
 namespace zeus::sim {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "sim/experiments_fixture.h"
-#include "zeus/sim_carbon.h"
+#include "zeus/sim/sim_carbon.h"
 
 namespace zeus::sim {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "sim/appendf.h"
 #include "sim/parallel.h"
-#include "zeus/sim_compare.h"
+#include "zeus/sim/sim_compare.h"
 
 namespace zeus::sim {
 namespace {

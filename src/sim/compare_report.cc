@@ -1,9 +1,9 @@
-// The report of `zeus simulate compare` (zeus/sim_compare.h).
+// The report of `zeus simulate compare` (zeus/sim/sim_compare.h).
 #include <string>
 #include <vector>
 
 #include "sim/report_writer.h"
-#include "zeus/sim_compare.h"
+#include "zeus/sim/sim_compare.h"
 
 namespace zeus::sim {
 namespace {

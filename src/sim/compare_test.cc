@@ -1,4 +1,4 @@
-#include "zeus/sim_compare.h"
+#include "zeus/sim/sim_compare.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The concurrent-submissions experiment (zeus/sim_concurrent.h): an event-driven replay.
+// The concurrent-submissions experiment (zeus/sim/sim_concurrent.h): an event-driven replay.
 #include <cmath>
 #include <cstdio>
 #include <queue>
@@ -6,7 +6,7 @@
 
 #include "sim/appendf.h"
 #include "sim/phases.h"
-#include "zeus/sim_concurrent.h"
+#include "zeus/sim/sim_concurrent.h"
 
 namespace zeus::sim {
 namespace {

@@ -1,9 +1,9 @@
-// The concurrent-submissions report (zeus/sim_report.h).
+// The concurrent-submissions report (zeus/sim/sim_report.h).
 #include <string>
 #include <vector>
 
 #include "sim/report_writer.h"
-#include "zeus/sim_report.h"
+#include "zeus/sim/sim_report.h"
 
 namespace zeus::sim {
 namespace {

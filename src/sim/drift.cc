@@ -1,9 +1,10 @@
-// The drift experiment (zeus/sim_drift.h): phases of one workload with different target metrics.
+// The drift experiment (zeus/sim/sim_drift.h): phases of one workload with different target
+// metrics.
 #include <cstdio>
 
 #include "sim/appendf.h"
 #include "sim/phases.h"
-#include "zeus/sim_drift.h"
+#include "zeus/sim/sim_drift.h"
 
 namespace zeus::sim {
 namespace {

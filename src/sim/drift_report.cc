@@ -1,9 +1,9 @@
-// The drift report (zeus/sim_report.h): regret curves and the batch size of each recurrence.
+// The drift report (zeus/sim/sim_report.h): regret curves and the batch size of each recurrence.
 #include <string>
 #include <vector>
 
 #include "sim/report_writer.h"
-#include "zeus/sim_report.h"
+#include "zeus/sim/sim_report.h"
 
 namespace zeus::sim {
 

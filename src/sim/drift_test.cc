@@ -2,8 +2,8 @@
 
 #include "sim/experiments_fixture.h"
 #include "sim/phases.h"
-#include "zeus/sim_drift.h"
-#include "zeus/sim_report.h"
+#include "zeus/sim/sim_drift.h"
+#include "zeus/sim/sim_report.h"
 
 namespace zeus::sim {
 namespace {

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "zeus/sim_experiments.h"
+#include "zeus/sim/sim_experiments.h"
 
 namespace zeus::sim::testing {
 

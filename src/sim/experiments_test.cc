@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "sim/experiments_fixture.h"
-#include "zeus/sim_experiments.h"
-#include "zeus/sim_report.h"
-#include "zeus/simulator.h"
+#include "zeus/sim/sim_experiments.h"
+#include "zeus/sim/sim_report.h"
+#include "zeus/sim/simulator.h"
 
 namespace zeus::sim {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "sim/appendf.h"
 #include "sim/parallel.h"
-#include "zeus/sim_experiments.h"
+#include "zeus/sim/sim_experiments.h"
 
 namespace zeus::sim {
 namespace {

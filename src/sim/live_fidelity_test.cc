@@ -7,9 +7,9 @@
 #include <filesystem>
 
 #include "sim/policy.h"
-#include "zeus/batch_size_optimizer.h"
-#include "zeus/bso_store.h"
-#include "zeus/simulator.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
+#include "zeus/optimizer/bso_store.h"
+#include "zeus/sim/simulator.h"
 
 namespace zeus::sim {
 namespace {

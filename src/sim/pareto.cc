@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "sim/appendf.h"
-#include "zeus/sim_experiments.h"
+#include "zeus/sim/sim_experiments.h"
 
 namespace zeus::sim {
 

@@ -7,7 +7,7 @@
 #include <span>
 
 #include "sim/policy.h"
-#include "zeus/simulator.h"
+#include "zeus/sim/simulator.h"
 
 namespace zeus::sim {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "optimizer/batch_size/rng.h"
-#include "zeus/result.h"
-#include "zeus/simulator.h"
+#include "zeus/common/result.h"
+#include "zeus/sim/simulator.h"
 
 namespace zeus::sim {
 

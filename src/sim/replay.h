@@ -4,7 +4,7 @@
 
 #include "optimizer/batch_size/early_stop.h"
 #include "sim/policy.h"
-#include "zeus/sim_trace.h"
+#include "zeus/sim/sim_trace.h"
 
 namespace zeus::sim {
 

@@ -1,5 +1,5 @@
 // ReportWriter: assembles a report folder (Markdown + HTML + CSV + gnuplot scripts + SVG) in a
-// temporary folder and renames it into place in finish(); see zeus/sim_report.h.
+// temporary folder and renames it into place in finish(); see zeus/sim/sim_report.h.
 #pragma once
 
 #include <filesystem>
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::sim {
 

@@ -1,11 +1,11 @@
-// The search-path experiment (zeus/sim_search_path.h).
+// The search-path experiment (zeus/sim/sim_search_path.h).
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <set>
 
 #include "sim/appendf.h"
-#include "zeus/sim_search_path.h"
+#include "zeus/sim/sim_search_path.h"
 
 namespace zeus::sim {
 

@@ -1,4 +1,4 @@
-// The search-path report (zeus/sim_report.h): Fig. 8 — paths over a regret heat map.
+// The search-path report (zeus/sim/sim_report.h): Fig. 8 — paths over a regret heat map.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include "sim/gnuplot_scripts.h"
 #include "sim/report_writer.h"
-#include "zeus/sim_report.h"
+#include "zeus/sim/sim_report.h"
 
 namespace zeus::sim {
 

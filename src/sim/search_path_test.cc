@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "sim/experiments_fixture.h"
-#include "zeus/sim_report.h"
-#include "zeus/sim_search_path.h"
+#include "zeus/sim/sim_report.h"
+#include "zeus/sim/sim_search_path.h"
 
 namespace zeus::sim {
 namespace {

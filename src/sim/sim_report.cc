@@ -1,11 +1,11 @@
-// The headline and pareto reports (zeus/sim_report.h): tables, CSV data and gnuplot figures.
+// The headline and pareto reports (zeus/sim/sim_report.h): tables, CSV data and gnuplot figures.
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "sim/gnuplot_scripts.h"
 #include "sim/report_writer.h"
-#include "zeus/sim_report.h"
+#include "zeus/sim/sim_report.h"
 
 namespace zeus::sim {
 namespace {

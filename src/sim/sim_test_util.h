@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "zeus/sim_trace.h"
+#include "zeus/sim/sim_trace.h"
 
 namespace zeus::sim::testing {
 

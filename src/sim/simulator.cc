@@ -4,7 +4,7 @@
 
 #include "sim/phases.h"
 #include "sim/replay.h"
-#include "zeus/simulator.h"
+#include "zeus/sim/simulator.h"
 
 namespace zeus::sim {
 

@@ -5,7 +5,7 @@
 #include "sim/policy.h"
 #include "sim/replay.h"
 #include "sim/sim_test_util.h"
-#include "zeus/simulator.h"
+#include "zeus/sim/simulator.h"
 
 namespace zeus::sim {
 namespace {

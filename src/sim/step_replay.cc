@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "sim/replay.h"
-#include "zeus/energy_monitor.h"
-#include "zeus/power_limit_optimizer.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
+#include "zeus/monitor/energy_monitor.h"
+#include "zeus/optimizer/power_limit_optimizer.h"
 
 namespace zeus::sim {
 namespace {

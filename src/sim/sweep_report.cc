@@ -1,10 +1,10 @@
-// The sweep reports (zeus/sim_report.h): eta-sweep, beta-sweep, ablation, gpus.
+// The sweep reports (zeus/sim/sim_report.h): eta-sweep, beta-sweep, ablation, gpus.
 #include <string>
 #include <vector>
 
 #include "sim/gnuplot_scripts.h"
 #include "sim/report_writer.h"
-#include "zeus/sim_report.h"
+#include "zeus/sim/sim_report.h"
 
 namespace zeus::sim {
 namespace {

@@ -1,10 +1,10 @@
-// The sweeps (zeus/sim_sweeps.h): one headline run per variant, Zeus's numbers extracted.
+// The sweeps (zeus/sim/sim_sweeps.h): one headline run per variant, Zeus's numbers extracted.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
 
 #include "sim/appendf.h"
-#include "zeus/sim_sweeps.h"
+#include "zeus/sim/sim_sweeps.h"
 
 namespace zeus::sim {
 namespace {

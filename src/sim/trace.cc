@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "common/csv_table.h"
-#include "zeus/log.h"
-#include "zeus/sim_trace.h"
+#include "zeus/common/log.h"
+#include "zeus/sim/sim_trace.h"
 
 namespace zeus::sim {
 namespace {

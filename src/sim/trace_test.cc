@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/sim_test_util.h"
-#include "zeus/sim_trace.h"
+#include "zeus/sim/sim_trace.h"
 
 namespace zeus::sim {
 namespace {

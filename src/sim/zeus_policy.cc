@@ -15,8 +15,8 @@
 #include "optimizer/batch_size/next_epoch_cost.h"
 #include "optimizer/batch_size/next_trial.h"
 #include "sim/policy.h"
-#include "zeus/bso_types.h"
-#include "zeus/power_limit_selector.h"
+#include "zeus/optimizer/bso_types.h"
+#include "zeus/optimizer/power_limit_selector.h"
 
 namespace zeus::sim {
 namespace {

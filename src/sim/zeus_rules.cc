@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "zeus/simulator.h"
+#include "zeus/sim/simulator.h"
 
 namespace zeus::sim {
 namespace {

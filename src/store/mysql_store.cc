@@ -1,7 +1,7 @@
-// open_mysql_store(): the Store over MySQL/MariaDB (zeus/mysql_store.h): the tables, the
+// open_mysql_store(): the Store over MySQL/MariaDB (zeus/store/mysql_store.h): the tables, the
 // connection pool, and transactions with their retries. SQL for MySQL lives here and in
 // mysql_transaction.cc.
-#include "zeus/mysql_store.h"
+#include "zeus/store/mysql_store.h"
 
 #include <algorithm>
 #include <chrono>

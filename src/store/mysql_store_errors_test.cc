@@ -13,9 +13,9 @@
 
 #include "store/mysql_store_fixture.h"
 #include "store/mysql_transaction.h"
-#include "zeus/mysql_store.h"
-#include "zeus/postgres_store.h"
-#include "zeus/redact_url.h"
+#include "zeus/common/redact_url.h"
+#include "zeus/store/mysql_store.h"
+#include "zeus/store/postgres_store.h"
 
 namespace zeus {
 namespace {

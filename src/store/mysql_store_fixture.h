@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "store/test_mysql.h"
-#include "zeus/mysql_store.h"
+#include "zeus/store/mysql_store.h"
 
 namespace zeus::testing_mysql {
 

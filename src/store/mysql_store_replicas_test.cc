@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "store/mysql_store_fixture.h"
-#include "zeus/batch_size_optimizer.h"
-#include "zeus/mysql_store.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
+#include "zeus/store/mysql_store.h"
 
 namespace zeus {
 namespace {

@@ -3,7 +3,7 @@
 // character set. Runs on the MariaDB test server (test_mysql.h), one database per test; several
 // stores on one database (replicas) are in mysql_store_replicas_test.cc, failure paths in
 // mysql_store_errors_test.cc.
-#include "zeus/mysql_store.h"
+#include "zeus/store/mysql_store.h"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "store/mysql_store_fixture.h"
-#include "zeus/batch_size_optimizer.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
 
 namespace zeus {
 namespace {

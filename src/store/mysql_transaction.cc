@@ -5,8 +5,8 @@
 #include <cmath>
 #include <utility>
 
-#include "zeus/bso_json.h"
-#include "zeus/mysql_store.h"
+#include "zeus/store/mysql_store.h"
+#include "zeus/wire/bso_json.h"
 
 namespace zeus::store {
 // Named, not anonymous: files of a folder share a unity batch (see CMakeLists.txt).

@@ -30,7 +30,7 @@
 
 #include "store/mysql_connection.h"
 #include "store/postgres_job_cache.h"
-#include "zeus/bso_store.h"
+#include "zeus/optimizer/bso_store.h"
 
 namespace zeus::store {
 

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <string_view>
 
-#include "zeus/redact_url.h"
+#include "zeus/common/redact_url.h"
 
 namespace zeus::store {
 namespace {

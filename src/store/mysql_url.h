@@ -1,5 +1,5 @@
 // MysqlUrl: a MySQL/MariaDB database URL taken apart for the C connector (store-internal; the
-// forms are those of open_mysql_store, zeus/mysql_store.h).
+// forms are those of open_mysql_store, zeus/store/mysql_store.h).
 //
 // "mysql://user:password@host:port/database?unix_socket=/path&charset=utf8mb4&connect_timeout=5"
 // (and the TLS parameters below); a host (even "localhost") is always reached over TCP at its
@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::store {
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "zeus/bso_store.h"
+#include "zeus/optimizer/bso_store.h"
 
 namespace zeus::store {
 

@@ -1,7 +1,8 @@
-// open_postgres_store(): the Store over PostgreSQL with libpqxx 6 (zeus/postgres_store.h): the
+// open_postgres_store(): the Store over PostgreSQL with libpqxx 6 (zeus/store/postgres_store.h):
+// the
 // schema, the connection pool, and transactions with their retries. SQL for PostgreSQL lives
 // here and in postgres_transaction.cc.
-#include "zeus/postgres_store.h"
+#include "zeus/store/postgres_store.h"
 
 #include <charconv>
 #include <chrono>
@@ -14,9 +15,9 @@
 #include <vector>
 
 #include "store/postgres_transaction.h"
-#include "zeus/bso_json.h"
-#include "zeus/log.h"
-#include "zeus/redact_url.h"
+#include "zeus/common/log.h"
+#include "zeus/common/redact_url.h"
+#include "zeus/wire/bso_json.h"
 
 namespace zeus {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "store/postgres_store_fixture.h"
 #include "store/postgres_transaction.h"
-#include "zeus/postgres_store.h"
-#include "zeus/redact_url.h"
+#include "zeus/common/redact_url.h"
+#include "zeus/store/postgres_store.h"
 
 namespace zeus {
 namespace {

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "store/test_postgres.h"
-#include "zeus/postgres_store.h"
+#include "zeus/store/postgres_store.h"
 
 namespace zeus::testing_pg {
 

@@ -1,7 +1,7 @@
 // PostgresStore beyond the shared contract: persistence, writers of one job taking turns, two
 // stores (replicas) driving the same jobs, held-back writes, doubles. Runs on the test cluster
 // (test_postgres.h), one schema per test; failure paths are in postgres_store_errors_test.cc.
-#include "zeus/postgres_store.h"
+#include "zeus/store/postgres_store.h"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "store/postgres_store_fixture.h"
-#include "zeus/batch_size_optimizer.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
 
 namespace zeus {
 namespace {

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <utility>
 
-#include "zeus/bso_json.h"
+#include "zeus/wire/bso_json.h"
 
 namespace zeus::store {
 namespace {

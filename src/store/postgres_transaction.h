@@ -29,7 +29,7 @@
 #include <string>
 
 #include "store/postgres_job_cache.h"
-#include "zeus/bso_store.h"
+#include "zeus/optimizer/bso_store.h"
 
 namespace zeus::store {
 

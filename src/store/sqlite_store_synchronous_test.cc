@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <string>
 
-#include "zeus/store_factory.h"
+#include "zeus/store/store_factory.h"
 
 namespace zeus {
 namespace {

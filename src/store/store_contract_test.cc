@@ -11,10 +11,10 @@
 
 #include "store/test_mysql.h"
 #include "store/test_postgres.h"
-#include "zeus/bso_store.h"
-#include "zeus/mysql_store.h"
-#include "zeus/postgres_store.h"
-#include "zeus/sqlite_store.h"
+#include "zeus/optimizer/bso_store.h"
+#include "zeus/store/mysql_store.h"
+#include "zeus/store/postgres_store.h"
+#include "zeus/store/sqlite_store.h"
 
 namespace zeus {
 namespace {

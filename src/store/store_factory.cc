@@ -1,15 +1,15 @@
-// open_store(): URL -> Store (zeus/store_factory.h).
-#include "zeus/store_factory.h"
+// open_store(): URL -> Store (zeus/store/store_factory.h).
+#include "zeus/store/store_factory.h"
 
 #include <charconv>
 #include <string_view>
 #include <system_error>
 
 #include "store/mysql_url.h"
-#include "zeus/mysql_store.h"
-#include "zeus/postgres_store.h"
-#include "zeus/redact_url.h"
-#include "zeus/sqlite_store.h"
+#include "zeus/common/redact_url.h"
+#include "zeus/store/mysql_store.h"
+#include "zeus/store/postgres_store.h"
+#include "zeus/store/sqlite_store.h"
 
 namespace zeus {
 namespace {

@@ -1,5 +1,5 @@
 // open_store(): every accepted URL form opens a working store; anything else is a clear error.
-#include "zeus/store_factory.h"
+#include "zeus/store/store_factory.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // The in-process BatchSizeService: a thin adapter over BatchSizeOptimizer.
-#include "zeus/batch_size_service.h"
+#include "zeus/optimizer/batch_size_service.h"
 
 namespace zeus {
 namespace {

@@ -1,9 +1,9 @@
-#include "zeus/training_loop.h"
+#include "zeus/train/training_loop.h"
 
 #include <cmath>
 #include <string>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

@@ -1,12 +1,12 @@
-#include "zeus/training_loop.h"
+#include "zeus/train/training_loop.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "zeus/batch_size_optimizer.h"
-#include "zeus/bso_store.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
+#include "zeus/optimizer/bso_store.h"
 
 namespace zeus {
 namespace {

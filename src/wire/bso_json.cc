@@ -1,5 +1,5 @@
-// JSON codec of the batch-size optimizer (zeus/bso_json.h), over nlohmann_json.
-#include "zeus/bso_json.h"
+// JSON codec of the batch-size optimizer (zeus/wire/bso_json.h), over nlohmann_json.
+#include "zeus/wire/bso_json.h"
 
 #include <cmath>
 #include <cstdint>
@@ -124,7 +124,8 @@ Result<JobSpec> job_spec_from_json(std::string_view text, const JobSpec& default
   ZEUS_TRY(read(j, "max_power", true, &s.max_power_w, what));
   ZEUS_TRY(read(j, "number_of_gpus", false, &s.number_of_gpus, what));
   ZEUS_TRY(read(j, "gpu_model", false, &s.gpu_model, what));
-  // Ours, optional (a Zeus 0.16 client omits them and gets the defaults of zeus/bso_types.h).
+  // Ours, optional (a Zeus 0.16 client omits them and gets the defaults of
+  // zeus/optimizer/bso_types.h).
   std::string early_stop(early_stop_mode_name(s.early_stop));
   ZEUS_TRY(read(j, "early_stop", false, &early_stop, what));
   if (!parse_early_stop_mode(early_stop, &s.early_stop)) {

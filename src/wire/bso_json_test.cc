@@ -1,4 +1,4 @@
-#include "zeus/bso_json.h"
+#include "zeus/wire/bso_json.h"
 
 #include <gtest/gtest.h>
 

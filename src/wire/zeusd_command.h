@@ -21,7 +21,7 @@
 #include <variant>
 #include <vector>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::zeusd {
 

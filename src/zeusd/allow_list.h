@@ -23,7 +23,7 @@
 
 #include "common/user_name.h"
 #include "wire/zeusd_command.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::zeusd {
 

@@ -10,7 +10,7 @@
 #include <toml++/toml.h>
 
 #include "common/run_command.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus::zeusd {
 namespace {

@@ -30,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 #include "zeusd/output_pattern.h"
 
 namespace zeus::zeusd {

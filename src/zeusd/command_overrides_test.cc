@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "zeus/clock.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/common/clock.h"
+#include "zeus/device/replay_gpu.h"
 #include "zeusd/override_gpu.h"
 
 namespace zeus::zeusd {

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <optional>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 #include "zeusd/zeusd_service.h"
 
 namespace zeus::zeusd {

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "wire/zeusd_command.h"
-#include "zeus/device.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/device/device.h"
 
 namespace zeus::zeusd {
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <string_view>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 #include "zeusd/allow_list.h"
 
 namespace zeus::zeusd {

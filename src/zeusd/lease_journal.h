@@ -30,7 +30,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 #include "zeusd/lease_table.h"
 
 namespace zeus::zeusd {

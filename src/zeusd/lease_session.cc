@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::zeusd {
 

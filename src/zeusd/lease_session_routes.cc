@@ -12,7 +12,7 @@
 #include <random>
 #include <nlohmann/json.hpp>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 #include "zeusd/json_answer.h"
 #include "zeusd/zeusd_service.h"
 

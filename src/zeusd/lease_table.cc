@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::zeusd {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace re2 {
 class RE2;

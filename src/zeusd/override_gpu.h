@@ -11,7 +11,7 @@
 
 #include <memory>
 
-#include "zeus/device.h"
+#include "zeus/device/device.h"
 #include "zeusd/command_overrides.h"
 
 namespace zeus::zeusd {

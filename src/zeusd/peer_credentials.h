@@ -13,7 +13,7 @@
 //   if (peer) zeus::log_info("request from " + peer->description());
 #pragma once
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 #include "zeusd/allow_list.h"
 
 namespace zeus::zeusd {

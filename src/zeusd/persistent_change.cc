@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 #include "zeusd/json_answer.h"
 #include "zeusd/zeusd_service.h"
 

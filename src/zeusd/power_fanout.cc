@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus::zeusd {
 

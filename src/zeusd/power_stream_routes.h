@@ -21,7 +21,7 @@
 
 #include "http/message.h"
 #include "http/server.h"
-#include "zeus/device.h"
+#include "zeus/device/device.h"
 #include "zeusd/allow_list.h"
 #include "zeusd/power_fanout.h"
 #include "zeusd/upstream_routes.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434

@@ -19,7 +19,7 @@
 #include <optional>
 #include <thread>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 #include "zeusd/process_identity.h"
 
 namespace zeus::zeusd {

@@ -2,7 +2,7 @@
 // for the rules; this file applies them to the devices and logs every decision.
 #include <string>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 #include "zeusd/lease_recovery.h"
 #include "zeusd/zeusd_service.h"
 

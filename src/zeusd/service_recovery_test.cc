@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "zeus/log.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/common/log.h"
+#include "zeus/device/replay_gpu.h"
 #include "zeusd/process_identity.h"
 #include "zeusd/zeusd_service.h"
 

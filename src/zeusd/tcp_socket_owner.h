@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::zeusd {
 

@@ -5,7 +5,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
 #include "zeusd/jwt_token.h"
 #include "zeusd/zeusd_service.h"
 

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 #include "zeusd/trusted_path.h"
 
 namespace zeus::zeusd {

@@ -26,7 +26,7 @@
 #include <optional>
 #include <string>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::zeusd {
 

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/clock.h"
-#include "zeus/log.h"
+#include "zeus/common/clock.h"
+#include "zeus/common/log.h"
 #include "zeusd/json_answer.h"
 
 namespace zeus::zeusd {

@@ -52,7 +52,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "http/message.h"
-#include "zeus/device.h"
+#include "zeus/device/device.h"
 #include "zeusd/allow_list.h"
 #include "zeusd/gpu_change.h"
 #include "zeusd/gpu_locks.h"

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "zeus/zeusd_client.h"
+#include "zeus/zeusd_client/zeusd_client.h"
 
 namespace zeus {
 namespace {

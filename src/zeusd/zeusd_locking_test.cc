@@ -11,8 +11,8 @@
 #include <set>
 #include <thread>
 
-#include "zeus/clock.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/common/clock.h"
+#include "zeus/device/replay_gpu.h"
 #include "zeusd/command_overrides.h"
 #include "zeusd/override_gpu.h"
 #include "zeusd/zeusd_service.h"

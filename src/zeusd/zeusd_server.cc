@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 #include "zeusd/peer_credentials.h"
 
 namespace zeus::zeusd {

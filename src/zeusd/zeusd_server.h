@@ -26,7 +26,7 @@
 #include <string>
 
 #include "http/server.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 #include "zeusd/allow_list.h"
 #include "zeusd/unix_socket_setup.h"
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 #include "zeusd/json_answer.h"
 
 namespace zeus::zeusd {

@@ -43,7 +43,7 @@
 #include <optional>
 
 #include "http/message.h"
-#include "zeus/device.h"
+#include "zeus/device/device.h"
 #include "zeusd/allow_list.h"
 #include "zeusd/gpu_change.h"
 #include "zeusd/gpu_locks.h"

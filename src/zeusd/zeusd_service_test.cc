@@ -7,7 +7,7 @@
 
 #include "device/rapl/rapl_cpu.h"
 #include "testing/fake_sysfs.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
 
 namespace zeus::zeusd {
 namespace {

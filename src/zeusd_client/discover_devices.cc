@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "zeus/zeusd_client.h"
 #include "common/user_name.h"
+#include "zeus/zeusd_client/zeusd_client.h"
 #include "zeusd_client/zeusd_devices.h"
 
 namespace zeus {

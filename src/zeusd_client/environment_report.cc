@@ -1,6 +1,7 @@
-// The environment report (zeus/environment_report.h). It lives beside discover_devices() because
+// The environment report (zeus/zeusd_client/environment_report.h). It lives beside
+// discover_devices() because
 // it reports what that routing sees and probes zeusd the way the library's client talks to it.
-#include "zeus/environment_report.h"
+#include "zeus/zeusd_client/environment_report.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +15,7 @@
 #include "common/dynamic_library.h"
 #include "http/client.h"
 #include "http/url.h"
-#include "zeus/zeusd_client.h"
+#include "zeus/zeusd_client/zeusd_client.h"
 
 namespace zeus {
 namespace {

@@ -1,6 +1,6 @@
 // ZeusdClient: HTTP/1.1 to zeusd (its Unix socket, or TCP with a bearer token) with the project's
 // HTTP client (kept-alive connections, opened per process).
-#include "zeus/zeusd_client.h"
+#include "zeus/zeusd_client/zeusd_client.h"
 
 #include <unistd.h>
 

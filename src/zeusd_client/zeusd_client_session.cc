@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/log.h"
-#include "zeus/zeusd_client.h"
+#include "zeus/common/log.h"
+#include "zeus/zeusd_client/zeusd_client.h"
 
 namespace zeus {
 

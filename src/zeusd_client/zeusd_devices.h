@@ -9,7 +9,8 @@
 // /cpu/get_cumulative_energy.
 // ZeusdCpu reads RAPL counters through zeusd; its counters start at 0 when it is created, like
 // RaplCpu's. Units: the Gpu/Cpu interface's. Thread-safety: as ZeusdClient (shared, serialised).
-// Failure: zeusd's answers as Errors (see zeus/zeusd_client.h); NotFound for a local GPU that
+// Failure: zeusd's answers as Errors (see zeus/zeusd_client/zeusd_client.h); NotFound for a local
+// GPU that
 // zeusd does not manage.
 //
 //   auto client = std::make_shared<zeus::ZeusdClient>("/run/zeusd/zeusd.sock");
@@ -27,8 +28,8 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "wire/zeusd_command.h"
-#include "zeus/device.h"
-#include "zeus/zeusd_client.h"
+#include "zeus/device/device.h"
+#include "zeus/zeusd_client/zeusd_client.h"
 
 namespace zeus::zeusd {
 

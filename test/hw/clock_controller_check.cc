@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "zeus/frequency_controller.h"
-#include "zeus/zeusd_client.h"
+#include "zeus/device_control/frequency_controller.h"
+#include "zeus/zeusd_client/zeusd_client.h"
 
 namespace {
 

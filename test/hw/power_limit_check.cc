@@ -3,7 +3,7 @@
 // Needs root (or CAP_SYS_ADMIN). Run by test/hw/nvml_real.sh.
 #include <cstdio>
 
-#include "zeus/device.h"
+#include "zeus/device/device.h"
 
 int main() {
   auto devices = zeus::discover(zeus::DiscoverOptions::from_environment());

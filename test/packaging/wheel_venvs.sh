@@ -4,6 +4,10 @@
 # tree: pip install --no-index, then
 #   - ldd of every ELF file the wheel installed resolves only to the manylinux allow-list or to
 #     files inside the environment;
+#   - the extension (what `import zeus_cpp` loads) needs none of the daemon's libraries (libjwt,
+#     RE2, toml++: only the zeusd program links them) and no database server's client (libpq,
+#     libpqxx, MariaDB's connector: only zeus serve's stores); SQLite it may (BatchSizeService.local).
+#     auditwheel renames what it bundles (libjwt-7c1e16bc.so.0): names are matched by their stem;
 #   - import, and a ZeusMonitor window on the fake NVML (the fake's 300 W);
 #   - the `zeus` command pip put on the environment's bin/: zeus devices finds the fake GPU,
 #     zeus measure -- sleep 1 measures it, and zeus finds its bundled data (zeus simulate);
@@ -54,6 +58,11 @@ for wheel in "${wheels[@]}"; do
     done < <(ldd "$f")
   done < <(find "$site/zeus_cpp" "$site/zeus_cpp.libs" -type f -print0)
   [ $elves -ge 4 ] || fail "$name: only $elves ELF files installed (extension, zeus, zeusd, libraries)"
+  needed=$(readelf -d "$site"/zeus_cpp/_zeus_cpp*.so | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  [ -n "$needed" ] || fail "$name: readelf listed nothing the extension needs"
+  bad=$(grep -E '^(libjwt|libre2|libtomlplusplus|libpq|libpqxx|libmariadb|libmysqlclient)[-.]' <<< "$needed" || true)
+  [ -z "$bad" ] || fail "$name: the extension needs $(tr '\n' ' ' <<< "$bad")(only zeusd or zeus serve may)"
+  echo "  extension needs: $(tr '\n' ' ' <<< "$needed")"
   "$venv/bin/python" - "$venv" <<'PY' || fail "$name: import and monitor window"
 import sys, time
 import zeus_cpp

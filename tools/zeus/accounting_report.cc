@@ -1,7 +1,7 @@
 #include "accounting_report.h"
 
 #include "cli_util.h"
-#include "zeus/online_intensity.h"
+#include "zeus/client/online_intensity.h"
 
 namespace zeus::cli {
 namespace {

@@ -1,5 +1,6 @@
 // zeus measure --carbon / --price: the command's window charged by a provider
-// (zeus/accounting_monitor.h), beside the plain measurement. The JSON, under "carbon" or "cost":
+// (zeus/monitor/accounting_monitor.h), beside the plain measurement. The JSON, under "carbon" or
+// "cost":
 //   {"provider", "unit" ("gCO2eq", "$"), "complete", "gpu": {"0": x}, "cpu": {...},
 //    "dram": {...}, "gpu_total", "total"[, "unknown_reason"]}
 #pragma once
@@ -10,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/accounting_monitor.h"
+#include "zeus/monitor/accounting_monitor.h"
 
 namespace zeus::cli {
 

@@ -7,7 +7,7 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::cli {
 

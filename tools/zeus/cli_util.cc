@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "zeus/zeusd_client.h"
+#include "zeus/zeusd_client/zeusd_client.h"
 
 namespace zeus::cli {
 

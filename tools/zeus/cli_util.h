@@ -8,8 +8,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_parse.h"
-#include "zeus/device.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/device/device.h"
 
 namespace zeus::cli {
 

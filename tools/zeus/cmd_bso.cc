@@ -12,8 +12,8 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "token_file.h"
-#include "zeus/bso_http_client.h"
-#include "zeus/bso_json.h"
+#include "zeus/client/bso_http_client.h"
+#include "zeus/wire/bso_json.h"
 
 namespace zeus::cli {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "zeus/power_domain.h"
+#include "zeus/monitor/power_domain.h"
 
 namespace zeus::cli {
 namespace {

@@ -11,9 +11,9 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "zeus/clock.h"
-#include "zeus/exporter.h"
-#include "zeus/power_streaming_client.h"
+#include "zeus/client/power_streaming_client.h"
+#include "zeus/common/clock.h"
+#include "zeus/exporter/exporter.h"
 #include "zeusd_streams.h"
 
 namespace zeus::cli {

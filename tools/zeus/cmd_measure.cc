@@ -4,13 +4,13 @@
 #include <memory>
 #include <optional>
 
+#include "accounting_report.h"
 #include "child_process.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "accounting_report.h"
 #include "measurement_report.h"
-#include "zeus/clock.h"
-#include "zeus/energy_monitor.h"
+#include "zeus/common/clock.h"
+#include "zeus/monitor/energy_monitor.h"
 
 namespace zeus::cli {
 namespace {

@@ -16,10 +16,10 @@
 #include "commands.h"
 #include "output_path.h"
 #include "pfo_files.h"
-#include "zeus/pfo_plan_choice.h"
-#include "zeus/pfo_planner.h"
-#include "zeus/pfo_plan_store.h"
-#include "zeus/sim_perseus.h"
+#include "zeus/perseus/pfo_plan_choice.h"
+#include "zeus/perseus/pfo_plan_store.h"
+#include "zeus/perseus/pfo_planner.h"
+#include "zeus/perseus/sim_perseus.h"
 
 namespace zeus::cli {
 namespace {

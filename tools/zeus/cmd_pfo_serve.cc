@@ -1,4 +1,5 @@
-// zeus pfo serve: the Perseus pipeline frequency server (zeus/pfo_server.h; routes and settings:
+// zeus pfo serve: the Perseus pipeline frequency server (zeus/perseus/pfo_server.h; routes and
+// settings:
 // docs/perseus.md, "Runtime: the server"). Upstream's environment settings (ZEUS_PFO_SCHEDULER,
 // ZEUS_PFO_SCHEDULER_ARGS, ZEUS_PFO_DUMP_DATA, ZEUS_PFO_DUMP_DIR, ZEUS_PFO_MAX_JOB_IDLE_TIME) are
 // the defaults of the flags, so upstream's deployment instructions work unchanged.
@@ -15,7 +16,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "perseus/server/scheduler.h"
-#include "zeus/pfo_server.h"
+#include "zeus/perseus/pfo_server.h"
 
 namespace zeus::cli {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "zeus/power_limit_selector.h"
-#include "zeus/power_profile.h"
+#include "zeus/optimizer/power_limit_selector.h"
+#include "zeus/optimizer/power_profile.h"
 
 namespace zeus::cli {
 namespace {

@@ -20,10 +20,10 @@
 #include "measurement_report.h"
 #include "power_plot.h"
 #include "power_remote.h"
-#include "zeus/clock.h"
-#include "zeus/energy_monitor.h"
-#include "zeus/power_domain.h"
-#include "zeus/power_monitor.h"
+#include "zeus/common/clock.h"
+#include "zeus/monitor/energy_monitor.h"
+#include "zeus/monitor/power_domain.h"
+#include "zeus/monitor/power_monitor.h"
 #include "zeusd_streams.h"
 
 namespace zeus::cli {

@@ -4,7 +4,8 @@
 // command once inside a measurement window (so iterations = 1 and energy_per_iter is the
 // command's GPU energy), reading the GPUs' mean temperature before and after. --warmup-trials
 // runs it unmeasured first, without cool-down (upstream's warm-up trials). The summary is the
-// sweep statistics of zeus/profile_sweep.h: mean and sample standard deviation of the energy,
+// sweep statistics of zeus/monitor/profile_sweep.h: mean and sample standard deviation of the
+// energy,
 // valid when the deviation is below --threshold joules.
 #include <chrono>
 #include <cmath>
@@ -18,9 +19,9 @@
 #include "child_process.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "zeus/clock.h"
-#include "zeus/energy_monitor.h"
-#include "zeus/profile_sweep.h"
+#include "zeus/common/clock.h"
+#include "zeus/monitor/energy_monitor.h"
+#include "zeus/monitor/profile_sweep.h"
 
 namespace zeus::cli {
 namespace {

@@ -13,15 +13,15 @@
 
 #include "cli_parse.h"
 #include "cli_util.h"
+#include "colosseum/colosseum.h"
 #include "commands.h"
 #include "governor_flags.h"
 #include "output_path.h"
-#include "colosseum/colosseum.h"
 #include "proxy/live_status.h"
 #include "proxy/proxy.h"
 #include "proxy/run_report.h"
 #include "serving_profile_file.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus::cli {
 namespace {

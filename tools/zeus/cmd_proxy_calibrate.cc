@@ -1,5 +1,5 @@
 // zeus proxy calibrate: the serving profile of this GPU and server for `zeus proxy --govern
-// --serving-profile` (src/serving/live/calibrate.h; the fit in zeus/serving_calibration.h).
+// --serving-profile` (src/serving/live/calibrate.h; the fit in zeus/serving/serving_calibration.h).
 #include <nlohmann/json.hpp>
 #include <iostream>
 #include <memory>

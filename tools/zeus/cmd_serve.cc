@@ -15,10 +15,10 @@
 #include "server/bso_settings.h"
 #include "server/store_url.h"
 #include "token_file.h"
-#include "zeus/bso_server.h"
-#include "zeus/log.h"
-#include "zeus/postgres_store.h"
-#include "zeus/redact_url.h"
+#include "zeus/common/log.h"
+#include "zeus/common/redact_url.h"
+#include "zeus/server/bso_server.h"
+#include "zeus/store/postgres_store.h"
 
 namespace zeus::cli {
 namespace {

@@ -1,11 +1,12 @@
 // zeus show-env: versions, libraries, devices, RAPL and zeusd as Zeus sees them, for a bug report
-// (the report of zeus/environment_report.h; `python -m zeus_cpp.show_env` adds Python's side).
+// (the report of zeus/zeusd_client/environment_report.h; `python -m zeus_cpp.show_env` adds
+// Python's side).
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "zeus/environment_report.h"
+#include "zeus/zeusd_client/environment_report.h"
 
 namespace zeus::cli {
 

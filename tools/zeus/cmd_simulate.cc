@@ -18,15 +18,15 @@
 #include <string>
 
 #include "cli_util.h"
-#include "simulate_serving.h"
 #include "commands.h"
 #include "simulate_json.h"
-#include "zeus/intensity_provider.h"
-#include "zeus/sim_carbon.h"
-#include "zeus/sim_drift.h"
-#include "zeus/sim_experiments.h"
-#include "zeus/sim_perseus.h"
-#include "zeus/sim_report.h"
+#include "simulate_serving.h"
+#include "zeus/monitor/intensity_provider.h"
+#include "zeus/perseus/sim_perseus.h"
+#include "zeus/sim/sim_carbon.h"
+#include "zeus/sim/sim_drift.h"
+#include "zeus/sim/sim_experiments.h"
+#include "zeus/sim/sim_report.h"
 
 namespace zeus::cli {
 namespace {
@@ -124,7 +124,7 @@ void print_progress(int done, int total) {
   std::fflush(stderr);
 }
 
-// `zeus simulate perseus`: the Perseus emulation (zeus/sim_perseus.h).
+// `zeus simulate perseus`: the Perseus emulation (zeus/perseus/sim_perseus.h).
 void run_perseus(const SimulateArgs& args) {
   sim::PerseusEmulationOptions options;
   options.data_dir = args.data_dir.empty() ? default_data_dir() : args.data_dir;

@@ -1,10 +1,10 @@
 // The governor's knobs as the command line names them: `zeus proxy --govern` and `zeus simulate
 // serving` read the same flags (--ttft-slo, --tpot-slo, --slo-quantile) into one GovernorOptions
-// (zeus/serving_governor.h), and both check it with GovernorOptions::validate() through
+// (zeus/serving/serving_governor.h), and both check it with GovernorOptions::validate() through
 // governor_options_or_die(), so a value one refuses the other refuses too, naming the flag.
 #pragma once
 
-#include "zeus/serving_governor.h"
+#include "zeus/serving/serving_governor.h"
 
 namespace zeus::cli {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/energy_monitor.h"
+#include "zeus/monitor/energy_monitor.h"
 
 namespace zeus::cli {
 

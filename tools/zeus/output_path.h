@@ -17,7 +17,7 @@
 #include <filesystem>
 #include <string>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::cli {
 

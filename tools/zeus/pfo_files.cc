@@ -9,11 +9,11 @@
 #include <system_error>
 
 #include "cli_parse.h"
-#include "perseus/planner/python_float.h"
 #include "output_path.h"
+#include "perseus/planner/python_float.h"
 
-#include "zeus/pfo_plan_choice.h"
-#include "zeus/pfo_plan_store.h"
+#include "zeus/perseus/pfo_plan_choice.h"
+#include "zeus/perseus/pfo_plan_store.h"
 
 namespace zeus::cli {
 namespace fs = std::filesystem;

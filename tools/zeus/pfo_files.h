@@ -1,7 +1,8 @@
 // The files of `zeus pfo plan --out DIR` and `zeus pfo choose`:
 //   frontier.csv   `time,energy` (s, J of one pipeline iteration), one row per plan, slowest first;
 //   plans.bin      every plan's clocks as changes from the plan before, with whole plans every
-//                  256 (zeus/pfo_plan_store.h; `zeus pfo export-plan` writes plans in the JSON
+//                  256 (zeus/perseus/pfo_plan_store.h; `zeus pfo export-plan` writes plans in the
+// JSON
 //                  form {"index", "time", "energy", "frequencies": [[MHz per instruction in
 //                  execution order] per stage]} of the plans.jsonl that older versions wrote);
 //   summary.json   options, T_max/T_min/T*, the all-max-clock baseline and saving, the schedule
@@ -20,10 +21,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/pfo_planner.h"
-#include "zeus/pfo_profile.h"
-#include "zeus/pfo_straggler_policy.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/perseus/pfo_planner.h"
+#include "zeus/perseus/pfo_profile.h"
+#include "zeus/perseus/pfo_straggler_policy.h"
 
 namespace zeus::cli {
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
-#include "zeus/power_streaming_client.h"
+#include "zeus/client/power_streaming_client.h"
 #include "zeusd_streams.h"
 
 namespace zeus::cli {

@@ -1,5 +1,5 @@
 // `zeus power --from HOST:PORT,unix:/path,...`: live power of many machines from their zeusd
-// daemons' power streams (zeus/power_streaming_client.h) instead of this machine's GPUs.
+// daemons' power streams (zeus/client/power_streaming_client.h) instead of this machine's GPUs.
 #pragma once
 
 #include <atomic>

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "serving/live/calibrate.h"
-#include "zeus/result.h"
-#include "zeus/serving_governor.h"
+#include "zeus/common/result.h"
+#include "zeus/serving/serving_governor.h"
 
 namespace zeus::cli {
 

@@ -4,13 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/sim_compare.h"
-#include "zeus/sim_concurrent.h"
-#include "zeus/sim_drift.h"
-#include "zeus/sim_experiments.h"
-#include "zeus/sim_perseus.h"
-#include "zeus/sim_search_path.h"
-#include "zeus/sim_sweeps.h"
+#include "zeus/perseus/sim_perseus.h"
+#include "zeus/sim/sim_compare.h"
+#include "zeus/sim/sim_concurrent.h"
+#include "zeus/sim/sim_drift.h"
+#include "zeus/sim/sim_experiments.h"
+#include "zeus/sim/sim_search_path.h"
+#include "zeus/sim/sim_sweeps.h"
 
 namespace zeus::cli {
 

@@ -1,5 +1,5 @@
 // zeus simulate serving (simulate_serving.h): Azure's LLM traces through the serving model under
-// the four clock policies (zeus/sim_serving.h); the table, or one JSON object with --json.
+// the four clock policies (zeus/serving/sim_serving.h); the table, or one JSON object with --json.
 #include "simulate_serving.h"
 
 #include <filesystem>
@@ -9,7 +9,7 @@
 #include "cli_util.h"
 #include "governor_flags.h"
 #include "serving_profile_file.h"
-#include "zeus/sim_serving.h"
+#include "zeus/serving/sim_serving.h"
 
 namespace zeus::cli {
 

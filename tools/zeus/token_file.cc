@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "cli_util.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus::cli {
 

@@ -1,6 +1,6 @@
 // `--from LIST`: the zeusd daemons whose live power streams a command reads (`zeus power --from`,
 // `zeus exporter --from`): the option, and the streaming client's targets (address syntax of
-// zeus/power_streaming_client.h, the token from ZEUSD_TOKEN).
+// zeus/client/power_streaming_client.h, the token from ZEUSD_TOKEN).
 #pragma once
 
 #include <optional>
@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "zeus/power_streaming_client.h"
+#include "zeus/client/power_streaming_client.h"
 
 namespace zeus::cli {
 

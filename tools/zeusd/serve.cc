@@ -12,13 +12,13 @@
 #include <string>
 
 #include "serve_config.h"
-#include "zeus/device.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
+#include "zeus/device/device.h"
 #include "zeusd/allow_list.h"
 #include "zeusd/command_overrides.h"
-#include "zeusd/override_gpu.h"
 #include "zeusd/jwt_token.h"
 #include "zeusd/lease_journal.h"
+#include "zeusd/override_gpu.h"
 #include "zeusd/process_identity.h"
 #include "zeusd/process_watcher.h"
 #include "zeusd/request_gate.h"

@@ -13,7 +13,7 @@ client.set_power_limit([0], 250_000)  # undone by zeusd when this process exits
 One lease rule for the whole package: zeusd undoes every change this process makes through
 it (power limits, clock locks, persistence mode) when the process exits, even by SIGKILL. On the
 Unix socket zeusd follows the process; over TCP the client opens a lease session with its first
-change (as the C++ library does, zeus/zeusd_client.h), heart-beats it and closes it at exit (a
+change (as the C++ library does, zeus/zeusd_client/zeusd_client.h), heart-beats it and closes it at exit (a
 killed process's session times out). `ZeusdClient(config, persist=True)` opts out over TCP:
 changes then persist as upstream's client leaves them (listed under `persistent` in zeusd's
 `GET /leases`), until someone resets them.

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "testing/fake_rocm_smi_state.h"
-#include "zeus/device.h"
+#include "zeus/device/device.h"
 
 namespace zeus {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <utility>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 

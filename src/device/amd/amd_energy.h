@@ -15,7 +15,7 @@
 #include <mutex>
 #include <string>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus {
 

@@ -22,8 +22,8 @@
 
 #include "device/amd/amd_energy.h"
 #include "device/amd/rocm_smi_api.h"
-#include "zeus/clock.h"
-#include "zeus/device.h"
+#include "zeus/common/clock.h"
+#include "zeus/device/device.h"
 
 namespace zeus {
 

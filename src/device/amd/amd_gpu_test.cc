@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "testing/fake_rocm_smi_state.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <utility>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

@@ -28,7 +28,7 @@
 
 #include "common/dynamic_library.h"
 #include "device/amd/amdsmi_types.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus {
 

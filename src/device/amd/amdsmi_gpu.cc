@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "device/amd/amd_common.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

@@ -33,8 +33,8 @@
 
 #include "device/amd/amd_energy.h"
 #include "device/amd/amdsmi_api.h"
-#include "zeus/clock.h"
-#include "zeus/device.h"
+#include "zeus/common/clock.h"
+#include "zeus/device/device.h"
 
 namespace zeus {
 

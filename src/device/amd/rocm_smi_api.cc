@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

@@ -24,7 +24,7 @@
 
 #include "common/dynamic_library.h"
 #include "device/amd/rocm_smi_types.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus {
 

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "device/jetson/jetson_rails.h"
-#include "zeus/clock.h"
-#include "zeus/device.h"
+#include "zeus/common/clock.h"
+#include "zeus/device/device.h"
 
 namespace zeus {
 

@@ -10,7 +10,7 @@
 #include "testing/fake_jetson.h"
 #include "testing/fake_sysfs.h"
 #include "testing/fake_sysfs_tree.h"
-#include "zeus/clock.h"
+#include "zeus/common/clock.h"
 
 namespace zeus {
 namespace {

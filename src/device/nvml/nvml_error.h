@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "device/nvml/nvml_api.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::nvml {
 

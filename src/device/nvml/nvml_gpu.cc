@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "device/nvml/nvml_error.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "device/nvml/nvml_library.h"
-#include "zeus/device.h"
+#include "zeus/device/device.h"
 
 namespace zeus {
 

@@ -10,7 +10,7 @@
 #include "device/nvml/fake_nvml_handle_for_test.h"
 #include "device/nvml/nvml_gpu.h"
 #include "testing/fake_nvml_state.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

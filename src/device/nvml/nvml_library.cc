@@ -1,7 +1,7 @@
 #include "device/nvml/nvml_library.h"
 
 #include "device/nvml/nvml_error.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus::nvml {
 namespace {

@@ -20,7 +20,7 @@
 
 #include "common/dynamic_library.h"
 #include "device/nvml/nvml_api.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::nvml {
 

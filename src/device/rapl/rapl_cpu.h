@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "zeus/device.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/device/device.h"
 
 namespace zeus {
 

@@ -6,8 +6,8 @@
 
 #include "common/sysfs.h"
 #include "device/rapl/rapl_cpu.h"
-#include "zeus/device.h"
-#include "zeus/rapl_zone.h"
+#include "zeus/device/device.h"
+#include "zeus/device/rapl_zone.h"
 
 namespace zeus {
 namespace {

@@ -9,7 +9,7 @@
 #include "device/rapl/rapl_cpu.h"
 #include "testing/fake_sysfs.h"
 #include "testing/fake_sysfs_tree.h"
-#include "zeus/rapl_zone.h"
+#include "zeus/device/rapl_zone.h"
 
 namespace zeus {
 namespace {

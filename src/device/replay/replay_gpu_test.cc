@@ -1,4 +1,4 @@
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
 
 #include <gtest/gtest.h>
 

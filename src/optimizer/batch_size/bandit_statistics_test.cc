@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "optimizer/batch_size/rng.h"
-#include "zeus/batch_size_optimizer.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
 
 namespace zeus {
 namespace {

@@ -1,4 +1,4 @@
-#include "zeus/batch_size_optimizer.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
 
 #include <cmath>
 #include <cstdio>

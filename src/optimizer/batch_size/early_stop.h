@@ -26,7 +26,7 @@
 #include <optional>
 #include <string_view>
 
-#include "zeus/bso_types.h"
+#include "zeus/optimizer/bso_types.h"
 
 namespace zeus::bso {
 

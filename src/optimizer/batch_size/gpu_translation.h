@@ -13,8 +13,8 @@
 //   // t->time_s = 1200, t->energy_j = 300000, t->cost = 330000
 #pragma once
 
-#include "zeus/bso_types.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/optimizer/bso_types.h"
 
 namespace zeus::bso {
 

@@ -1,9 +1,9 @@
-// validate_job_spec, job_spec_difference and the trial enum names (zeus/bso_types.h).
+// validate_job_spec, job_spec_difference and the trial enum names (zeus/optimizer/bso_types.h).
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
-#include "zeus/bso_types.h"
+#include "zeus/optimizer/bso_types.h"
 
 namespace zeus {
 namespace {

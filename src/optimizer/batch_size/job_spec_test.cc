@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "zeus/bso_types.h"
+#include "zeus/optimizer/bso_types.h"
 
 namespace zeus {
 namespace {

@@ -5,7 +5,7 @@
 #include <map>
 #include <mutex>
 
-#include "zeus/bso_store.h"
+#include "zeus/optimizer/bso_store.h"
 
 namespace zeus {
 namespace {

@@ -16,7 +16,7 @@
 #include <optional>
 #include <span>
 
-#include "zeus/bso_types.h"
+#include "zeus/optimizer/bso_types.h"
 
 namespace zeus::bso {
 

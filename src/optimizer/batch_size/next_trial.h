@@ -22,8 +22,8 @@
 #include "optimizer/batch_size/gaussian_ts.h"
 #include "optimizer/batch_size/pruning_explorer.h"
 #include "optimizer/batch_size/rng.h"
-#include "zeus/bso_types.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/optimizer/bso_types.h"
 
 namespace zeus::bso {
 

@@ -27,8 +27,8 @@
 #include <span>
 #include <vector>
 
-#include "zeus/bso_types.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/optimizer/bso_types.h"
 
 namespace zeus::bso {
 

@@ -1,6 +1,6 @@
-// The Store interfaces' default methods (zeus/bso_store.h): StoreTransaction's
+// The Store interfaces' default methods (zeus/optimizer/bso_store.h): StoreTransaction's
 // get_job_with_trials (two reads) and Store's ping (an empty transaction).
-#include "zeus/bso_store.h"
+#include "zeus/optimizer/bso_store.h"
 
 namespace zeus {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "zeus/energy_monitor.h"
+#include "zeus/monitor/energy_monitor.h"
 
 namespace zeus::testing_support {
 

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "zeus/device.h"
-#include "zeus/power_profile.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/device/device.h"
+#include "zeus/optimizer/power_profile.h"
 
 namespace zeus {
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "zeus/power_profile.h"
+#include "zeus/optimizer/power_profile.h"
 
 namespace zeus {
 namespace {

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "zeus/power_limit_selector.h"
-#include "zeus/power_profile.h"
+#include "zeus/optimizer/power_limit_selector.h"
+#include "zeus/optimizer/power_profile.h"
 
 namespace zeus {
 namespace {

@@ -1,4 +1,4 @@
-#include "zeus/power_limit_optimizer.h"
+#include "zeus/optimizer/power_limit_optimizer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "device_control/exit_restorer.h"
 #include "optimizer/power_limit/knob_control.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 

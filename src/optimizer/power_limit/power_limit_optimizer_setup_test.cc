@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "optimizer/power_limit/counter_monitor_for_test.h"
-#include "zeus/power_limit_optimizer.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
+#include "zeus/optimizer/power_limit_optimizer.h"
 
 namespace zeus {
 namespace {

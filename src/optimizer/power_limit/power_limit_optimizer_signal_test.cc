@@ -10,7 +10,7 @@
 #include "optimizer/power_limit/counter_monitor_for_test.h"
 #include "testing/exit_path_child.h"
 #include "testing/fake_nvml_state.h"
-#include "zeus/power_limit_optimizer.h"
+#include "zeus/optimizer/power_limit_optimizer.h"
 
 namespace zeus {
 

@@ -2,7 +2,7 @@
 // power = the limit L (the GPU would draw 1000 W), step time T(L) = 0.1 s * (1 + 0.2 x^2.5) with
 // x = (300 - L) / 100. Per profiled window of n steps: E = n L T(L), time = n T(L), so every
 // selector's winner is computed here from the formula, independently of the library.
-#include "zeus/power_limit_optimizer.h"
+#include "zeus/optimizer/power_limit_optimizer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include <set>
 
 #include "optimizer/power_limit/counter_monitor_for_test.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
 
 namespace zeus {
 namespace {

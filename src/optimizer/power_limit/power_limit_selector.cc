@@ -1,4 +1,4 @@
-#include "zeus/power_limit_selector.h"
+#include "zeus/optimizer/power_limit_selector.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "zeus/power_profile.h"
+#include "zeus/optimizer/power_profile.h"
 
 #include <unistd.h>
 

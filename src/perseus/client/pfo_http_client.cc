@@ -1,6 +1,7 @@
-// make_pfo_http_client(): the pipeline-frequency server over HTTP (zeus/pfo_http_client.h), with
+// make_pfo_http_client(): the pipeline-frequency server over HTTP
+// (zeus/perseus/pfo_http_client.h), with
 // the project's HTTP client and the server's own wire codec (perseus/wire/wire.h).
-#include "zeus/pfo_http_client.h"
+#include "zeus/perseus/pfo_http_client.h"
 
 #include <nlohmann/json.hpp>
 

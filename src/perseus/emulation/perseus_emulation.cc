@@ -1,5 +1,5 @@
 // run_perseus_emulation: the paper's large-model emulation (Table 6, Fig. 7) from the bundled
-// stage profiles (zeus/sim_perseus.h).
+// stage profiles (zeus/perseus/sim_perseus.h).
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -11,9 +11,9 @@
 
 #include "common/csv_table.h"
 #include "sim/parallel.h"
-#include "zeus/pfo_plan_choice.h"
-#include "zeus/pfo_straggler_policy.h"
-#include "zeus/sim_perseus.h"
+#include "zeus/perseus/pfo_plan_choice.h"
+#include "zeus/perseus/pfo_straggler_policy.h"
+#include "zeus/perseus/sim_perseus.h"
 
 namespace zeus::sim {
 namespace {

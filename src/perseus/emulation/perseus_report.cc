@@ -1,4 +1,4 @@
-// The Perseus emulation report (zeus/sim_perseus.h): Table 6 and Fig. 7 against the paper,
+// The Perseus emulation report (zeus/perseus/sim_perseus.h): Table 6 and Fig. 7 against the paper,
 // normalised frontiers, savings against the straggler's slowdown, and the pipeline timeline of
 // one iteration before and after planning (instructions coloured by SM clock).
 #include <algorithm>
@@ -9,8 +9,8 @@
 
 #include "sim/gnuplot_scripts.h"
 #include "sim/report_writer.h"
-#include "zeus/pfo_plan_choice.h"
-#include "zeus/sim_perseus.h"
+#include "zeus/perseus/pfo_plan_choice.h"
+#include "zeus/perseus/sim_perseus.h"
 
 namespace zeus::sim {
 namespace {

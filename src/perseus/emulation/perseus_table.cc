@@ -1,8 +1,8 @@
-// format_perseus_table: the text output of `zeus simulate perseus` (zeus/sim_perseus.h).
+// format_perseus_table: the text output of `zeus simulate perseus` (zeus/perseus/sim_perseus.h).
 #include <string>
 
 #include "sim/appendf.h"
-#include "zeus/sim_perseus.h"
+#include "zeus/perseus/sim_perseus.h"
 
 namespace zeus::sim {
 

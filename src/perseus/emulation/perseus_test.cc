@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "zeus/pfo_planner.h"
-#include "zeus/sim_perseus.h"
+#include "zeus/perseus/pfo_planner.h"
+#include "zeus/perseus/sim_perseus.h"
 
 namespace zeus::sim {
 namespace {

@@ -1,11 +1,11 @@
-// execute_pipeline: an event-driven replay of one 1F1B iteration (zeus/sim_perseus.h).
+// execute_pipeline: an event-driven replay of one 1F1B iteration (zeus/perseus/sim_perseus.h).
 #include <map>
 #include <queue>
 #include <string>
 #include <tuple>
 
 #include "perseus/planner/python_float.h"
-#include "zeus/sim_perseus.h"
+#include "zeus/perseus/sim_perseus.h"
 
 namespace zeus::sim {
 namespace {

@@ -1,4 +1,5 @@
-// The compact plan store (zeus/pfo_plan_store.h). Layout, all little-endian (docs/perseus.md):
+// The compact plan store (zeus/perseus/pfo_plan_store.h). Layout, all little-endian
+// (docs/perseus.md):
 //   header   "ZPFOPLN1", u32 version 1, u32 stages, u32 microbatches, u32 checkpoint interval K,
 //            u64 plans, u32 global clocks, f64 unit, f64 P2P power;
 //            per stage u32 instructions then one byte per instruction (0 forward, 1 backward)
@@ -17,7 +18,7 @@
 #include <string_view>
 
 #include "common/atomic_file.h"
-#include "zeus/pfo_plan_store.h"
+#include "zeus/perseus/pfo_plan_store.h"
 
 namespace zeus::pfo {
 namespace {

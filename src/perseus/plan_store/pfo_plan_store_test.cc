@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "zeus/pfo_plan_store.h"
-#include "zeus/sim_perseus.h"
+#include "zeus/perseus/pfo_plan_store.h"
+#include "zeus/perseus/sim_perseus.h"
 
 namespace zeus::pfo {
 namespace {

@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "zeus/pfo_planner.h"
-#include "zeus/pfo_profile.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/perseus/pfo_planner.h"
+#include "zeus/perseus/pfo_profile.h"
 
 namespace zeus::pfo {
 

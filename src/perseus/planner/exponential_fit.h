@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "zeus/pfo_planner.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/perseus/pfo_planner.h"
 
 namespace zeus::pfo {
 

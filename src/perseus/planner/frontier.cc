@@ -1,6 +1,6 @@
 #include <string>
 
-#include "zeus/pfo_planner.h"
+#include "zeus/perseus/pfo_planner.h"
 
 namespace zeus::pfo {
 

@@ -1,4 +1,4 @@
-#include "zeus/pfo_planner.h"
+#include "zeus/perseus/pfo_planner.h"
 
 namespace zeus::pfo {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "perseus/planner/min_cut.h"
 #include "perseus/planner/pipeline_dag.h"
-#include "zeus/pfo_planner.h"
+#include "zeus/perseus/pfo_planner.h"
 
 namespace zeus::pfo {
 

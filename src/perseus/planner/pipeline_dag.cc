@@ -5,7 +5,7 @@
 #include <map>
 #include <tuple>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::pfo {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "zeus/pfo_planner.h"
+#include "zeus/perseus/pfo_planner.h"
 
 namespace zeus::pfo {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <tuple>
 
-#include "zeus/pfo_plan_choice.h"
-#include "zeus/pfo_straggler_policy.h"
+#include "zeus/perseus/pfo_plan_choice.h"
+#include "zeus/perseus/pfo_straggler_policy.h"
 
 namespace zeus::pfo {
 namespace {

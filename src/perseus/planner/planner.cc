@@ -8,7 +8,7 @@
 #include "perseus/planner/exponential_fit.h"
 #include "perseus/planner/pd_step.h"
 #include "perseus/planner/pipeline_dag.h"
-#include "zeus/pfo_planner.h"
+#include "zeus/perseus/pfo_planner.h"
 
 namespace zeus::pfo {
 namespace {

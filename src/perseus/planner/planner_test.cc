@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "perseus/planner/test_data.h"
-#include "zeus/pfo_planner.h"
+#include "zeus/perseus/pfo_planner.h"
 
 namespace zeus::pfo {
 namespace {

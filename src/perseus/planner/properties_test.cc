@@ -9,8 +9,8 @@
 #include <string>
 
 #include "perseus/planner/test_data.h"
-#include "zeus/pfo_plan_choice.h"
-#include "zeus/pfo_planner.h"
+#include "zeus/perseus/pfo_plan_choice.h"
+#include "zeus/perseus/pfo_planner.h"
 
 namespace zeus::pfo {
 namespace {

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "common/csv_table.h"
-#include "zeus/pfo_profile.h"
+#include "zeus/perseus/pfo_profile.h"
 
 namespace zeus::pfo {
 namespace {

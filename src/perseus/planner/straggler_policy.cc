@@ -1,8 +1,8 @@
-// combined_straggler_plan (zeus/pfo_straggler_policy.h).
+// combined_straggler_plan (zeus/perseus/pfo_straggler_policy.h).
 #include <algorithm>
 #include <string>
 
-#include "zeus/pfo_straggler_policy.h"
+#include "zeus/perseus/pfo_straggler_policy.h"
 
 namespace zeus::pfo {
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "zeus/pfo_straggler_policy.h"
+#include "zeus/perseus/pfo_straggler_policy.h"
 
 namespace zeus::pfo {
 namespace {

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "zeus/pfo_profile.h"
+#include "zeus/perseus/pfo_profile.h"
 
 namespace zeus::pfo::testing {
 

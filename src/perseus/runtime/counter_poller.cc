@@ -3,7 +3,7 @@
 #include <bit>
 #include <chrono>
 
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus::pfo {
 namespace {

@@ -1,4 +1,5 @@
-// CounterPoller: a GPU's energy counter read into a CounterTimeline (zeus/counter_timeline.h) for
+// CounterPoller: a GPU's energy counter read into a CounterTimeline
+// (zeus/monitor/counter_timeline.h) for
 // the Perseus profiler: at the caller's edges (read(), at every instruction's begin and end) and,
 // while active (a step runs), by a background thread every background_s. The thread is what
 // places a stepped counter's publishes to within a few ms when the edges are sparse (a loaded
@@ -22,9 +23,9 @@
 #include <optional>
 #include <thread>
 
-#include "zeus/clock.h"
-#include "zeus/counter_timeline.h"
-#include "zeus/result.h"
+#include "zeus/common/clock.h"
+#include "zeus/common/result.h"
+#include "zeus/monitor/counter_timeline.h"
 
 namespace zeus::pfo {
 

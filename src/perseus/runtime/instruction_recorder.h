@@ -37,10 +37,10 @@
 #include <vector>
 
 #include "perseus/runtime/counter_poller.h"
-#include "zeus/clock.h"
-#include "zeus/energy_monitor.h"
-#include "zeus/pfo_runtime_types.h"
-#include "zeus/result.h"
+#include "zeus/common/clock.h"
+#include "zeus/common/result.h"
+#include "zeus/monitor/energy_monitor.h"
+#include "zeus/perseus/pfo_runtime_types.h"
 
 namespace zeus::pfo {
 

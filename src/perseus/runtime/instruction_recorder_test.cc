@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
 
 namespace zeus::pfo {
 namespace {

@@ -1,14 +1,15 @@
-// PipelineFrequencyOptimizer (zeus/pipeline_frequency_optimizer.h): the schedule cursor, the
+// PipelineFrequencyOptimizer (zeus/perseus/pipeline_frequency_optimizer.h): the schedule cursor,
+// the
 // instruction recorder and the clock controller of one rank, and its side of the server's rounds.
-#include "zeus/pipeline_frequency_optimizer.h"
+#include "zeus/perseus/pipeline_frequency_optimizer.h"
 
 #include <string>
 #include <utility>
 
 #include "perseus/runtime/instruction_recorder.h"
 #include "perseus/runtime/schedule_cursor.h"
-#include "zeus/energy_monitor.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
+#include "zeus/monitor/energy_monitor.h"
 
 namespace zeus {
 namespace {

@@ -4,7 +4,7 @@
 // SM clock history shows what the controller locked, instruction by instruction. A scripted HTTP
 // server (the project's HTTP layer) stands in where the schedule must change between rounds,
 // which a PointSolution schedule never does.
-#include "zeus/pipeline_frequency_optimizer.h"
+#include "zeus/perseus/pipeline_frequency_optimizer.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -18,9 +18,9 @@
 
 #include "http/test_server.h"
 #include "perseus/wire/wire.h"
-#include "zeus/pfo_http_client.h"
-#include "zeus/pfo_server.h"
-#include "zeus/replay_gpu.h"
+#include "zeus/device/replay_gpu.h"
+#include "zeus/perseus/pfo_http_client.h"
+#include "zeus/perseus/pfo_server.h"
 
 namespace zeus {
 namespace {

@@ -16,8 +16,8 @@
 #include <string_view>
 #include <utility>
 
-#include "zeus/pfo_runtime_types.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/perseus/pfo_runtime_types.h"
 
 namespace zeus::pfo {
 

@@ -10,8 +10,8 @@
 #include <sstream>
 #include <vector>
 
-#include "zeus/pfo_plan_store.h"
-#include "zeus/sim_perseus.h"
+#include "zeus/perseus/pfo_plan_store.h"
+#include "zeus/perseus/sim_perseus.h"
 
 namespace zeus::pfo::testing {
 

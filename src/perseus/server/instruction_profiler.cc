@@ -11,7 +11,7 @@
 
 #include "perseus/planner/python_float.h"
 #include "perseus/server/scheduler_3d.h"
-#include "zeus/pfo_planner.h"
+#include "zeus/perseus/pfo_planner.h"
 
 namespace zeus::pfo {
 namespace {

@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "perseus/server/scheduler.h"
-#include "zeus/pfo_profile.h"
+#include "zeus/perseus/pfo_profile.h"
 
 namespace zeus::pfo {
 

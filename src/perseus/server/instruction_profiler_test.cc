@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "perseus/server/profiler_scheduler.h"
-#include "zeus/pfo_profile.h"
+#include "zeus/perseus/pfo_profile.h"
 
 namespace zeus::pfo {
 namespace {

@@ -28,7 +28,7 @@
 #include <tl/expected.hpp>
 
 #include "perseus/server/scheduler.h"
-#include "zeus/pfo_runtime_types.h"
+#include "zeus/perseus/pfo_runtime_types.h"
 
 namespace zeus::pfo {
 

@@ -9,7 +9,7 @@
 
 #include "common/atomic_file.h"
 #include "perseus/wire/wire.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus::pfo {
 namespace {

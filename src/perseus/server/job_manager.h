@@ -1,4 +1,5 @@
-// The Perseus server's jobs: a map of job state machines (perseus/server/job.h) behind one lock, the
+// The Perseus server's jobs: a map of job state machines (perseus/server/job.h) behind one lock,
+// the
 // connections of ranks waiting at the schedule barrier (answered from whichever thread completes
 // the barrier — no thread waits), the dump files, and the sweep that times out barriers and
 // evicts idle jobs.
@@ -20,7 +21,7 @@
 
 #include "http/server.h"
 #include "perseus/server/job.h"
-#include "zeus/clock.h"
+#include "zeus/common/clock.h"
 
 namespace zeus::pfo {
 

@@ -1,8 +1,9 @@
-// PfoServer over the project's HTTP layer (zeus/pfo_server.h): the routes, and the sweep thread.
+// PfoServer over the project's HTTP layer (zeus/perseus/pfo_server.h): the routes, and the sweep
+// thread.
 // GET /schedule runs on the event loop (it only parks the Reply or answers the barrier's ranks);
 // the other routes run on the worker pool (the last registration reads the schedule file, the
 // last result of a round writes the dump).
-#include "zeus/pfo_server.h"
+#include "zeus/perseus/pfo_server.h"
 
 #include <nlohmann/json.hpp>
 
@@ -19,7 +20,7 @@
 #include "http/url.h"
 #include "perseus/server/job_manager.h"
 #include "perseus/wire/wire.h"
-#include "zeus/log.h"
+#include "zeus/common/log.h"
 
 namespace zeus {
 namespace {

@@ -3,7 +3,7 @@
 // barrier needs; never-completed registrations go after an hour, not a week; a waiter whose
 // connection closed stops counting at the barrier; a schedule file whose "rank" is not a number
 // fails every waiting rank at once with a 400 naming it.
-#include "zeus/pfo_server.h"
+#include "zeus/perseus/pfo_server.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 
 #include "http/client.h"
 #include "http/test_socket.h"
-#include "zeus/clock.h"
+#include "zeus/common/clock.h"
 
 namespace zeus {
 namespace {

@@ -10,7 +10,7 @@
 #include "http/client.h"
 #include "perseus/server/frontier_test_plans.h"
 #include "perseus/server/job.h"
-#include "zeus/pfo_server.h"
+#include "zeus/perseus/pfo_server.h"
 
 namespace zeus {
 namespace {

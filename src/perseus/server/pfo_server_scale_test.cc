@@ -12,7 +12,7 @@
 
 #include "http/client.h"
 #include "http/test_socket.h"
-#include "zeus/pfo_server.h"
+#include "zeus/perseus/pfo_server.h"
 
 namespace zeus {
 namespace {

@@ -1,6 +1,6 @@
 // PfoServer over HTTP on 127.0.0.1: ranks as threads through registration, the schedule barrier,
 // results and rounds; the dump; and every error a job can meet.
-#include "zeus/pfo_server.h"
+#include "zeus/perseus/pfo_server.h"
 
 #include <gtest/gtest.h>
 

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "perseus/server/schedule_literal.h"
-#include "zeus/pfo_runtime_types.h"
-#include "zeus/result.h"
+#include "zeus/common/result.h"
+#include "zeus/perseus/pfo_runtime_types.h"
 
 namespace zeus::pfo {
 

@@ -12,7 +12,7 @@
 #include "common/strict_json.h"
 #include "perseus/server/straggler_detect.h"
 
-#include "zeus/pfo_straggler_policy.h"
+#include "zeus/perseus/pfo_straggler_policy.h"
 
 namespace zeus::pfo {
 namespace {

@@ -1,8 +1,10 @@
 // The Frontier scheduler of the Perseus server (`zeus pfo serve --scheduler frontier --plans DIR`):
-// holds a planned frontier (DIR/plans.bin, zeus/pfo_plan_store.h), serves every rank the fastest
+// holds a planned frontier (DIR/plans.bin, zeus/perseus/pfo_plan_store.h), serves every rank the
+// fastest
 // plan (each rank runs its pipeline stage's clocks: rank r gets stage pp_rank's list), and when a
 // straggler is known serves the other pipelines what the combined straggler policy picks for the
-// straggler's time T' (zeus/pfo_straggler_policy.h: the least-energy frontier plan finishing by
+// straggler's time T' (zeus/perseus/pfo_straggler_policy.h: the least-energy frontier plan
+// finishing by
 // T', or one global clock for every instruction when that costs less at T'); the straggler's own
 // pipeline (its dp rank) keeps the fastest plan, as in Perseus.
 // A straggler becomes known in two ways; the operator's, when set, wins:
@@ -31,7 +33,7 @@
 #include <string_view>
 
 #include "perseus/server/scheduler.h"
-#include "zeus/pfo_plan_store.h"
+#include "zeus/perseus/pfo_plan_store.h"
 
 namespace zeus::pfo {
 

@@ -1,4 +1,5 @@
-// The Frontier scheduler's measured-straggler detection (pure; perseus/server/scheduler_frontier.h).
+// The Frontier scheduler's measured-straggler detection (pure;
+// perseus/server/scheduler_frontier.h).
 // Pipelines are the data-parallel replicas (RankInfo::dp_rank). Per round, pipeline p's time
 // m_p is the longest of its ranks' mean iteration times (ProfilingResult::iter_time).
 //   - Calibration c (measured seconds per planned second) from the first measured round that ran
@@ -22,7 +23,7 @@
 #include <vector>
 
 #include "common/median.h"
-#include "zeus/pfo_runtime_types.h"
+#include "zeus/perseus/pfo_runtime_types.h"
 
 namespace zeus::pfo {
 

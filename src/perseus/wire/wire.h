@@ -1,4 +1,5 @@
-// The JSON codec of the Perseus runtime's wire messages (zeus/pfo_runtime_types.h): what Zeus
+// The JSON codec of the Perseus runtime's wire messages (zeus/perseus/pfo_runtime_types.h): what
+// Zeus
 // 0.16's pipeline-frequency client sends decodes unchanged; anything else is refused with the
 // field and the reason, which the server answers as FastAPI does a validation error:
 //   422 {"detail": [{"loc": ["body", "world_size"], "msg": "...", "type": "value_error"}]}.
@@ -22,7 +23,7 @@
 
 #include <tl/expected.hpp>
 
-#include "zeus/pfo_runtime_types.h"
+#include "zeus/perseus/pfo_runtime_types.h"
 
 namespace zeus::pfo {
 

@@ -1,10 +1,11 @@
-// GovernorOptions::validate (zeus/serving_governor.h): the one check of the governor's knobs,
+// GovernorOptions::validate (zeus/serving/serving_governor.h): the one check of the governor's
+// knobs,
 // for `zeus proxy --govern`, `zeus simulate serving` and ServingGovernor::create alike.
 #include <cmath>
 #include <cstdio>
 #include <string>
 
-#include "zeus/serving_governor.h"
+#include "zeus/serving/serving_governor.h"
 
 namespace zeus {
 namespace {

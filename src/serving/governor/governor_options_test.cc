@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "zeus/serving_governor.h"
+#include "zeus/serving/serving_governor.h"
 
 namespace zeus {
 namespace {

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <set>
 
-#include "zeus/serving_calibration.h"
+#include "zeus/serving/serving_calibration.h"
 
 namespace zeus {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "zeus/serving_calibration.h"
+#include "zeus/serving/serving_calibration.h"
 
 namespace zeus {
 namespace {

@@ -1,4 +1,4 @@
-#include "zeus/serving_governor.h"
+#include "zeus/serving/serving_governor.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // once, never back up without a reason), a load step or burst raising at once, measured
 // latencies over the SLO raising even against the profile, and an SLO unreachable at the
 // maximum clock said as such.
-#include "zeus/serving_governor.h"
+#include "zeus/serving/serving_governor.h"
 
 #include <gtest/gtest.h>
 

@@ -13,9 +13,9 @@
 #include "proxy/energy_reader.h"
 #include "proxy/sse_scan.h"
 #include "proxy/upstream.h"
-#include "zeus/frequency_controller.h"
-#include "zeus/log.h"
-#include "zeus/serving_governor.h"
+#include "zeus/common/log.h"
+#include "zeus/device_control/frequency_controller.h"
+#include "zeus/serving/serving_governor.h"
 
 namespace zeus::proxy {
 namespace {

@@ -1,5 +1,6 @@
 // `zeus proxy calibrate`: measures the serving profile of this GPU and server (the points of
-// zeus/serving_calibration.h) by sweeping the SM clock against the running inference server with
+// zeus/serving/serving_calibration.h) by sweeping the SM clock against the running inference
+// server with
 // a synthetic streamed load at several concurrency levels. Each clock is locked through one
 // FrequencyController per GPU (zeusd leases where ZEUSD_SOCK_PATH is set; restored at the end,
 // on errors and on signals); at each clock and concurrency C, C clients send the same prompt
@@ -16,9 +17,9 @@
 #include <vector>
 
 #include "proxy/upstream.h"
-#include "zeus/device.h"
-#include "zeus/result.h"
-#include "zeus/serving_calibration.h"
+#include "zeus/common/result.h"
+#include "zeus/device/device.h"
+#include "zeus/serving/serving_calibration.h"
 
 namespace zeus::proxy {
 

@@ -1,4 +1,5 @@
-// format_serving_table and write_serving_report (zeus/sim_serving.h): the table `zeus simulate
+// format_serving_table and write_serving_report (zeus/serving/sim_serving.h): the table `zeus
+// simulate
 // serving` prints and its --report.
 #include <algorithm>
 #include <cmath>
@@ -9,7 +10,7 @@
 
 #include "sim/gnuplot_scripts.h"
 #include "sim/report_writer.h"
-#include "zeus/sim_serving.h"
+#include "zeus/serving/sim_serving.h"
 
 namespace zeus::sim {
 

@@ -1,4 +1,5 @@
-// run_serving_experiment (zeus/sim_serving.h): the continuously batching server model, its clock
+// run_serving_experiment (zeus/serving/sim_serving.h): the continuously batching server model, its
+// clock
 // policies, and the four-policy comparison.
 #include <algorithm>
 #include <cmath>
@@ -6,7 +7,7 @@
 #include <functional>
 #include <memory>
 
-#include "zeus/sim_serving.h"
+#include "zeus/serving/sim_serving.h"
 
 namespace zeus::sim {
 namespace {

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "zeus/sim_serving.h"
+#include "zeus/serving/sim_serving.h"
 
 namespace zeus::sim {
 namespace {

@@ -1,4 +1,4 @@
-// load_serving_trace (zeus/sim_serving.h): Azure's LLM inference trace CSV -> requests.
+// load_serving_trace (zeus/serving/sim_serving.h): Azure's LLM inference trace CSV -> requests.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "common/csv_table.h"
-#include "zeus/sim_serving.h"
+#include "zeus/serving/sim_serving.h"
 
 namespace zeus::sim {
 namespace {

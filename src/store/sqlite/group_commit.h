@@ -20,7 +20,7 @@
 #include <mutex>
 #include <span>
 
-#include "zeus/bso_store.h"
+#include "zeus/optimizer/bso_store.h"
 
 namespace zeus::store {
 

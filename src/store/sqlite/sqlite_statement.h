@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "zeus/result.h"
+#include "zeus/common/result.h"
 
 namespace zeus::store {
 

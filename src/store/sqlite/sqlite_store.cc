@@ -1,6 +1,6 @@
-// open_sqlite_store(): the Store over SQLite (zeus/sqlite_store.h). All SQL of the batch-size
+// open_sqlite_store(): the Store over SQLite (zeus/store/sqlite_store.h). All SQL of the batch-size
 // optimizer lives in this file.
-#include "zeus/sqlite_store.h"
+#include "zeus/store/sqlite_store.h"
 
 #include <sqlite3.h>
 
@@ -11,7 +11,7 @@
 #include "store/sqlite/group_commit.h"
 #include "store/sqlite/job_cache.h"
 #include "store/sqlite/sqlite_statement.h"
-#include "zeus/bso_json.h"
+#include "zeus/wire/bso_json.h"
 
 namespace zeus {
 namespace {

@@ -12,8 +12,8 @@
 #include <set>
 #include <thread>
 
-#include "zeus/batch_size_optimizer.h"
-#include "zeus/sqlite_store.h"
+#include "zeus/optimizer/batch_size_optimizer.h"
+#include "zeus/store/sqlite_store.h"
 
 namespace zeus {
 namespace {
