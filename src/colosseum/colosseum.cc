@@ -13,7 +13,7 @@
 #include "colosseum/colosseum_wire.h"
 #include "colosseum/duel.h"
 #include "colosseum/leaderboard.h"
-#include "colosseum/vote_store.h"
+#include "store/sqlite/vote_store.h"
 #include "http/client.h"
 #include "http/server.h"
 #include "proxy/live_routes.h"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "colosseum/vote_store.h"
+#include "store/sqlite/vote_store.h"
 
 namespace zeus::proxy {
 

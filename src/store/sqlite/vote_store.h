@@ -1,7 +1,7 @@
 // VoteStore: the Colosseum's votes in SQLite (`zeus proxy --votes FILE`): one row per duel that
 // got its response vote (which model answered on each side, each answer's energy and tokens, the
 // side chosen), later completed by the energy vote ("was the extra energy worth it"). The
-// leaderboard (src/colosseum/leaderboard.h) is computed from all rows.
+// leaderboard (src/colosseum/leaderboard.h, which the Colosseum computes) is computed from all rows.
 // Fails: open() with kUnavailable when the file cannot be opened or is not a votes database;
 // writes with kUnavailable when the database is busy or the disk is full.
 // Thread-safety: every method from any thread (one connection under a mutex).

@@ -1,4 +1,4 @@
-#include "colosseum/vote_store.h"
+#include "store/sqlite/vote_store.h"
 
 #include <sqlite3.h>
 
