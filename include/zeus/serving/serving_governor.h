@@ -18,9 +18,13 @@
 //      the target is the measured quantile scaled by how the profile says latency changes with
 //      the clock).
 //      The target is the lowest clock whose corrected predictions sit under `headroom` x each SLO
-//      and whose uncorrected TPOT meets its SLO (the headroom discounts the correction's tail; a
-//      queue of long prompts behind short answers has none) (for the queue, prompt rate and
-//      prompt size, the larger of smoothed and current: a burst raises at once).
+//      and whose uncorrected TPOT and TTFT meet their SLOs (the headroom discounts the
+//      correction's tail; a queue of long prompts behind short answers has none, nor has a queue
+//      of prompts still to prefill) (for the queue, prompt rate and prompt size, the larger of
+//      smoothed and current: a burst raises at once). The headroom in use is the error budget's
+//      (GovernorOptions::headroom) times a factor integrating the run's whole budget: spent
+//      beyond it the factor falls (to 0.3, in about 30 s per budget overspent), within it the
+//      factor recovers to 1.
 //   3. Up at once, down slowly: a target above the clock in force is applied at once, and a
 //      measured quantile over `alarm` x its SLO raises the clock at least one step even when the
 //      prediction disagrees; a lower target must stay the target for `hold_s` before the clock
@@ -208,6 +212,8 @@ class ServingGovernor {
   std::deque<std::pair<double, double>> tpot_predicted_;
   std::deque<std::pair<double, bool>> outcomes_;  // (time, over an SLO) for the error budget
   double headroom_now_ = 1;                       // the headroom in use (error budget)
+  double outcomes_total_ = 0, over_total_ = 0;  // every outcome since the start, and those over
+  double overspend_ = 1;  // the run's budget, integrated: a factor on the headroom, [0.3, 1]
 };
 
 }  // namespace zeus

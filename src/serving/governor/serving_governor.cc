@@ -9,6 +9,9 @@ namespace zeus {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
+// The error budget's integral: its time constant (s) and the least factor on the headroom.
+constexpr double kOverspendS = 30;
+constexpr double kLeastOverspend = 0.3;
 
 }  // namespace
 
@@ -176,6 +179,9 @@ void ServingGovernor::remember(const ServingObservation& o) {
   keep(tpot_, o.tpot_s);
   for (double s : o.ttft_s) outcomes_.emplace_back(o.now_s, s > options_.ttft_slo_s);
   for (double s : o.tpot_s) outcomes_.emplace_back(o.now_s, s > options_.tpot_slo_s);
+  for (double s : o.ttft_s) over_total_ += s > options_.ttft_slo_s;
+  for (double s : o.tpot_s) over_total_ += s > options_.tpot_slo_s;
+  outcomes_total_ += static_cast<double>(o.ttft_s.size() + o.tpot_s.size());
   while (!outcomes_.empty() && (outcomes_.size() > 16 * options_.max_samples ||
                                 outcomes_.front().first < o.now_s - options_.budget_window_s)) {
     outcomes_.pop_front();
@@ -266,18 +272,30 @@ ClockDecision ServingGovernor::decide(const ServingObservation& o) {
   // Half the budget each: a request may go over either SLO, and it counts once against it.
   const double budget = (1 - options_.quantile) / 2;
   const double spent = outcomes_.size() < 50 ? 1.0 : static_cast<double>(over) / outcomes_.size() / budget;
-  headroom_now_ = std::clamp(1 + (1 - spent) * (options_.headroom - 1), 0.8, std::max(1.0, options_.headroom));
+  // The run's budget so far, integrated: spent beyond it, the headroom shrinks (down to
+  // kLeastOverspend of itself) until the run's share is back within it; within it, it recovers.
+  // The window's budget above forgets an overspend after budget_window_s, and a governor that
+  // spends each window's whole budget late (a correction lags a burst) ends every run over it.
+  if (outcomes_total_ >= 50) {
+    const double run_spent = over_total_ / outcomes_total_ / budget;
+    overspend_ = std::clamp(overspend_ * std::exp(since_last_s / kOverspendS * (1 - run_spent)),
+                            kLeastOverspend, 1.0);
+  }
+  headroom_now_ = overspend_ * std::clamp(1 + (1 - spent) * (options_.headroom - 1), 0.8, std::max(1.0, options_.headroom));
   d.headroom = headroom_now_;
   // The lowest clock whose corrected predictions keep the headroom (clocks fall with the index).
   size_t target = 0;
   for (size_t i = 0; i < profile_.clocks_mhz.size(); ++i) {
     const double f = profile_.clocks_mhz[i];
-    // The headroom is for the tail the correction carries; the profile's own TPOT must meet the
-    // SLO (a queue of long prompts behind short answers puts a full prefill chunk in every
-    // iteration: that has no tail to discount).
+    // The headroom is for the tail the correction carries; the profile's own TPOT and TTFT must
+    // meet the SLOs (a queue of long prompts behind short answers puts a full prefill chunk in
+    // every iteration, and a queue's prompts cannot be prefilled faster than the profile says:
+    // neither has a tail to discount, and a correction learnt before a queue grew, from
+    // requests that never waited in it, would discount it).
     const double tpot = predict_tpot_s(f, load);
-    if (tpot > options_.tpot_slo_s ||
-        ttft_correction_ * predict_ttft_s(f, load) > headroom_now_ * options_.ttft_slo_s ||
+    const double ttft = predict_ttft_s(f, load);
+    if (tpot > options_.tpot_slo_s || ttft > options_.ttft_slo_s ||
+        ttft_correction_ * ttft > headroom_now_ * options_.ttft_slo_s ||
         tpot_correction_ * tpot > headroom_now_ * options_.tpot_slo_s) {
       break;
     }
