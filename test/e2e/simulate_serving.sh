@@ -24,6 +24,26 @@ print(doc["trace"], "governor saves %.1f %%, +%.2f points of violations" % (100 
 '
 done
 "$ZEUS" simulate serving --trace "$data/azure_llm_2023_code.csv" | grep -q "^governor "
+# Four replicas (issue 50): the four policies under least-loaded routing, then the pack router's
+# three; the JSON names the routing and the replicas awake; packing sleeps replicas of a light
+# load and saves against four replicas at the maximum clock, within a point of violations, at the
+# SLOs one server holds (an operator's SLOs do not tighten with more GPUs).
+"$ZEUS" simulate serving --trace "$data/azure_llm_2023_conv.csv" --replicas 4 --ttft-slo 0.4 \
+  --tpot-slo 0.024 --json | /usr/bin/python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+assert doc["replicas"] == 4, doc["replicas"]
+names = [p["name"] for p in doc["policies"]]
+assert names == ["max-clock", "best-static", "dual-loop", "governor", "pack-max-clock", "pack-best-static", "pack-governor"], names
+routing = [p["routing"] for p in doc["policies"]]
+assert routing == ["least-loaded"] * 4 + ["pack"] * 3, routing
+mx, pack = doc["policies"][0], doc["policies"][6]
+assert mx["replicas_awake_mean"] == 4 and pack["replicas_awake_mean"] < 3, (mx, pack)
+assert pack["energy_j"] < 0.6 * mx["energy_j"], (pack, mx)
+assert pack["slo_violation_rate"] <= mx["slo_violation_rate"] + 0.01, (pack, mx)
+print("4 replicas: pack-governor saves %.1f %%, %.2f replicas awake" % (100 * (1 - pack["energy_j"] / mx["energy_j"]), pack["replicas_awake_mean"]))
+'
+"$ZEUS" simulate serving --replicas 0 > /dev/null 2>&1 && { echo "FAIL: --replicas 0 accepted"; exit 1; }
 report=$(mktemp -d)/report
 trap 'rm -rf "$(dirname "$report")"' EXIT
 "$ZEUS" simulate serving --trace "$data/azure_llm_2023_code.csv" --report "$report" > /dev/null

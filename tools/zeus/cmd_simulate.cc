@@ -456,6 +456,17 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--time-scale", args->serving.time_scale,
                   "serving: arrivals compressed by this factor (2: twice the load; default 1)")
       ->check(CLI::Range(0.01, 100.0));
+  cmd->add_option("--replicas", args->serving.replicas,
+                  "serving: replicas of the server, each its own GPUs and clock (default 1); "
+                  "with more, every policy runs under least-loaded routing and the pack "
+                  "router's policies (pack-max-clock, pack-best-static, pack-governor: the "
+                  "fewest replicas that hold the SLOs serve, the others sleep) are added")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--wake-s", args->serving.wake_s,
+                  "serving: seconds a sleeping replica takes to serve again under the pack "
+                  "router (default 0.5: a clock raised; tens of seconds for an engine's sleep "
+                  "mode)")
+      ->check(CLI::Range(0.0, 600.0));
   cmd->add_option("--window", args->drift.window_size,
                   "drift: window of newest costs for the windowed Zeus (default 5)");
   cmd->callback([args, cmd, interval] {

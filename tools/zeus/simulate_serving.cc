@@ -32,6 +32,8 @@ void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, 
   if (!args.tpot_slo_s) knobs.tpot_slo_s = 0;
   options.slo_margin = args.slo_margin;
   options.time_scale = args.time_scale;
+  options.replicas = args.replicas;
+  options.router.wake_s = args.wake_s;
   if (!args.serving_profile.empty()) {
     options.profile = value_or_die(read_serving_profile(args.serving_profile));
     options.profile_source = args.serving_profile;
@@ -56,15 +58,20 @@ void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, 
                         {"tpot_slo_s", result->tpot_slo_s},
                         {"slo_quantile", result->quantile},
                         {"model", args.serving_profile.empty() ? "parametric" : "calibrated"},
+                        {"replicas", result->replicas},
                         {"serving_profile", args.serving_profile.empty()
                                                 ? nlohmann::json(nullptr)
                                                 : nlohmann::json(args.serving_profile)},
                         {"policies", nlohmann::json::array()}};
   for (const sim::ServingPolicyResult& p : result->policies) {
     doc["policies"].push_back({{"name", p.name},
+                               {"routing", p.routing},
+                               {"replicas_awake_mean", p.mean_awake},
                                {"energy_j", p.energy_j},
                                {"j_per_token", p.j_per_token},
                                {"slo_violation_rate", p.slo_violation_rate},
+                               {"ttft_violation_rate", p.ttft_violation_rate},
+                               {"tpot_violation_rate", p.tpot_violation_rate},
                                {"ttft_p50_s", p.ttft_p50_s},
                                {"ttft_p99_s", p.ttft_p99_s},
                                {"tpot_p50_s", p.tpot_p50_s},

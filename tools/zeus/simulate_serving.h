@@ -13,6 +13,8 @@ struct ServingArgs {
   double quantile = 0.99;
   double slo_margin = 1.5;
   double time_scale = 1.0;
+  int replicas = 1;
+  double wake_s = 0.5;  // the pack router's (RouterOptions::wake_s)
   std::string serving_profile;  // a calibrated profile (zeus proxy calibrate); empty: parametric
   std::string report_dir;       // --report: the report folder; empty: none
   std::string gnuplot;          // --gnuplot

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "zeus/common/result.h"
+#include "zeus/serving/replica_router.h"
 #include "zeus/serving/serving_governor.h"
 
 namespace zeus::sim {
@@ -65,19 +66,31 @@ struct ServingSimOptions {
   GovernorOptions governor = {.ttft_slo_s = 0, .tpot_slo_s = 0};
   // What `profile` is, for the table's note: "parametric" or where a calibrated one came from.
   std::string profile_source = "parametric";
+  // Replicas of the server (1 to ReplicaRouter::kMaxReplicas), each its own GPUs and clock. With
+  // more than one, each policy runs under least-loaded routing, and the pack router's policies
+  // (pack-max-clock, pack-best-static, pack-governor) are added. `router`'s policy is ignored
+  // (both run); its other knobs are the pack router's.
+  int replicas = 1;
+  RouterOptions router;
 };
 
 struct ServingPolicyResult {
-  std::string name;  // "max-clock", "best-static", "dual-loop", "governor"
+  // "max-clock", "best-static", "dual-loop", "governor"; with replicas also "pack-max-clock",
+  // "pack-best-static", "pack-governor" (the pack router with that clock policy per replica)
+  std::string name;
+  std::string routing = "least-loaded";  // or "pack"
   double energy_j = 0;
   double j_per_token = 0;     // energy over output tokens
   double ttft_p50_s = 0, ttft_p99_s = 0;
   double tpot_p50_s = 0, tpot_p99_s = 0;
   double slo_violation_rate = 0;  // requests over either SLO, 0-1
+  double ttft_violation_rate = 0, tpot_violation_rate = 0;  // over each SLO, 0-1
   double mean_clock_mhz = 0;      // time-weighted
   double static_clock_mhz = 0;    // best-static: its clock
-  std::vector<std::pair<double, double>> clock_timeline;  // (s, MHz) at each change
+  double mean_awake = 1;           // replicas not asleep, time-weighted
+  std::vector<std::pair<double, double>> clock_timeline;  // (s, mean MHz over replicas) at each change
   std::vector<std::pair<double, double>> load_timeline;   // (s, running requests) per period
+  std::vector<std::pair<double, double>> awake_timeline;  // (s, replicas awake) at each change
 };
 
 struct ServingExperiment {
@@ -87,7 +100,8 @@ struct ServingExperiment {
   long long output_tokens = 0;
   double ttft_slo_s = 0, tpot_slo_s = 0, quantile = 0.99;
   std::string profile_source = "parametric";  // the options'
-  std::vector<ServingPolicyResult> policies;  // max-clock, best-static, dual-loop, governor
+  int replicas = 1;
+  std::vector<ServingPolicyResult> policies;  // max-clock, best-static, dual-loop, governor[, pack-*]
 };
 
 Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,

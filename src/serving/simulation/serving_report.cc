@@ -23,9 +23,17 @@ std::string format_serving_table(const ServingExperiment& e) {
                 e.trace.c_str(), e.requests, e.duration_s, e.output_tokens, e.ttft_slo_s,
                 e.tpot_slo_s, e.quantile * 100);
   out += line;
-  std::snprintf(line, sizeof line, "%-12s %12s %9s %9s %8s %9s %9s %9s %9s %10s %8s\n", "policy",
-                "energy (kJ)", "vs max", "J/token", "clock", "TTFT p50", "TTFT p99", "TPOT p50",
-                "TPOT p99", "violations", "vs max");
+  if (e.replicas > 1) {
+    std::snprintf(line, sizeof line,
+                  "%d replicas; pack-*: the pack router (the fewest replicas that hold the SLOs "
+                  "serve, the others sleep); the others route least-loaded\n",
+                  e.replicas);
+    out += line;
+  }
+  const int width = e.replicas > 1 ? 16 : 12;
+  std::snprintf(line, sizeof line, "%-*s %12s %9s %9s %8s %9s %9s %9s %9s %10s %8s%s\n", width,
+                "policy", "energy (kJ)", "vs max", "J/token", "clock", "TTFT p50", "TTFT p99",
+                "TPOT p50", "TPOT p99", "violations", "vs max", e.replicas > 1 ? "  awake" : "");
   out += line;
   const ServingPolicyResult* max = e.policies.empty() ? nullptr : &e.policies.front();
   for (const ServingPolicyResult& p : e.policies) {
@@ -37,13 +45,19 @@ std::string format_serving_table(const ServingExperiment& e) {
     } else {
       std::snprintf(clock, sizeof clock, "~%.0f", p.mean_clock_mhz);
     }
+    char awake[16] = "";
+    if (e.replicas > 1) std::snprintf(awake, sizeof awake, "  %5.2f", p.mean_awake);
     std::snprintf(line, sizeof line,
-                  "%-12s %12.1f %8.1f%% %9.3f %8s %9.3f %9.3f %9.4f %9.4f %9.2f%% %+7.2fpp\n",
-                  p.name.c_str(), p.energy_j / 1000, saved, p.j_per_token, clock, p.ttft_p50_s,
-                  p.ttft_p99_s, p.tpot_p50_s, p.tpot_p99_s, 100 * p.slo_violation_rate, extra);
+                  "%-*s %12.1f %8.1f%% %9.3f %8s %9.3f %9.3f %9.4f %9.4f %9.2f%% %+7.2fpp%s\n",
+                  width, p.name.c_str(), p.energy_j / 1000, saved, p.j_per_token, clock,
+                  p.ttft_p50_s, p.ttft_p99_s, p.tpot_p50_s, p.tpot_p99_s,
+                  100 * p.slo_violation_rate, extra, awake);
     out += line;
   }
-  out += "clock: the static clock, or ~ the time-weighted mean (MHz). The server and its power are ";
+  out += e.replicas > 1 ? "clock: the static clock, or ~ the time-weighted mean over replicas (MHz); "
+                          "awake: replicas not asleep, time-weighted mean. "
+                        : "clock: the static clock, or ~ the time-weighted mean (MHz). ";
+  out += "The server and its power are ";
   out += e.profile_source == "parametric"
              ? "the parametric model (docs/proxy.md, \"Saving energy\"), not a measurement.\n"
              : "the serving profile calibrated in " + e.profile_source + ".\n";
@@ -164,8 +178,15 @@ Result<std::filesystem::path> write_serving_report(const ServingExperiment& e,
           : "the serving profile calibrated in " + e.profile_source;
   report.paragraph("Trace " + e.trace + ": " + std::to_string(e.requests) + " requests over " +
                    fixed(e.duration_s, 0) + " s, " + std::to_string(e.output_tokens) +
-                   " output tokens, replayed through a continuously batching server under four "
-                   "SM clock policies. SLOs: TTFT " + fixed(e.ttft_slo_s, 3) + " s, TPOT " +
+                   " output tokens, replayed through " +
+                   (e.replicas > 1 ? std::to_string(e.replicas) + " replicas of a continuously batching "
+                                                                   "server under " +
+                                         std::to_string(e.policies.size()) +
+                                         " policies (pack-*: the pack router, the others "
+                                         "least-loaded)"
+                                   : std::string("a continuously batching server under four SM "
+                                                 "clock policies")) +
+                   ". SLOs: TTFT " + fixed(e.ttft_slo_s, 3) + " s, TPOT " +
                    fixed(e.tpot_slo_s, 4) + " s at p" + fixed(100 * e.quantile, 0) +
                    "; a violation is a request over either. The server and its power: " + model +
                    ".");
@@ -248,6 +269,28 @@ Result<std::filesystem::path> write_serving_report(const ServingExperiment& e,
   ZEUS_TRY(report.line_chart("serving_load", {"time (s)", "running requests (governor)"},
                              load_rows, "Requests running over time (" + model + ")",
                              "time in the trace (s)", "requests"));
+  if (e.replicas > 1) {
+    // The pack router's replicas awake (serving, waking or draining) over time, per policy.
+    std::vector<std::string> header = {"time (s)"};
+    std::vector<const ServingPolicyResult*> packed;
+    for (const ServingPolicyResult& p : e.policies) {
+      if (p.routing != "pack") continue;
+      header.push_back(p.name);
+      packed.push_back(&p);
+    }
+    std::vector<std::vector<std::string>> awake_rows;
+    for (double t = 0; t <= e.duration_s; t += step) {
+      std::vector<std::string> row = {fixed(t, 0)};
+      for (const ServingPolicyResult* p : packed) {
+        row.push_back(fixed(at(p->awake_timeline, t, e.replicas), 0));
+      }
+      awake_rows.push_back(std::move(row));
+    }
+    ZEUS_TRY(report.line_chart("serving_awake", header, awake_rows,
+                               "Replicas awake under the pack router, of " +
+                                   std::to_string(e.replicas) + " (" + model + ")",
+                               "time in the trace (s)", "replicas"));
+  }
   return report.finish("zeus simulate serving: " + e.trace);
 }
 

@@ -1,173 +1,17 @@
-// run_serving_experiment (zeus/serving/sim_serving.h): the continuously batching server model, its
-// clock
-// policies, and the four-policy comparison.
+// run_serving_experiment (zeus/serving/sim_serving.h): the clock policies and the comparison; the
+// server model and its replicas are serving_cluster.cc's.
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 
+#include "serving_cluster.h"
 #include "zeus/serving/sim_serving.h"
 
 namespace zeus::sim {
 namespace {
-
-// What a policy answers each control period: the SM clock (MHz).
-using ClockPolicy = std::function<double(const ServingObservation&)>;
-
-struct RequestOutcome {
-  double ttft_s = -1;
-  double tpot_s = -1;  // -1: one output token, no TPOT
-};
-
-// Points of a timeline (a chart's), at most 2 x kMaxTimelinePoints: past that, every other point
-// is dropped and from then on only every `stride`-th is kept (a month of busy periods stays a
-// few hundred kB).
-constexpr size_t kMaxTimelinePoints = 20000;
-struct Timeline {
-  std::vector<std::pair<double, double>> points;
-  size_t stride = 1, seen = 0;
-  void push(double t, double value) {
-    if (seen++ % stride != 0) return;
-    points.emplace_back(t, value);
-    if (points.size() < 2 * kMaxTimelinePoints) return;
-    for (size_t i = 0; 2 * i < points.size(); ++i) points[i] = points[2 * i];
-    points.resize((points.size() + 1) / 2);
-    stride *= 2;
-  }
-};
-
-struct Run {
-  double energy_j = 0;
-  double clock_integral = 0;  // MHz x s
-  double end_s = 0;
-  std::vector<RequestOutcome> outcomes;
-  Timeline clocks, load;
-};
-
-struct Active {
-  size_t request = 0;
-  int prompt_left = 0;
-  int generated = 0;
-  double first_token_s = 0;
-};
-
-// One replay of the trace under `policy`.
-Run replay(const ServingTrace& trace, const ServingSimOptions& o, const ClockPolicy& policy) {
-  const ServingProfile& p = o.profile;
-  const auto& reqs = trace.requests;
-  Run run;
-  run.outcomes.resize(reqs.size());
-  std::deque<Active> waiting;
-  std::vector<Active> running;
-  size_t next = 0;
-  double now = reqs.front().arrival_s / o.time_scale;
-  double clock = p.max_clock();
-  double next_tick = now + o.control_period_s;
-  run.clocks.push(now, clock);
-  // What happened since the last control tick.
-  ServingObservation period;
-  double period_prompt_tokens = 0, period_arrivals = 0;
-  double period_output_tokens = 0, period_finished = 0;
-
-  auto tick = [&](double at) {
-    period.now_s = at;
-    period.running = static_cast<double>(running.size());
-    period.waiting = static_cast<double>(waiting.size());
-    double context = 0;
-    for (const Active& a : running) context += reqs[a.request].prompt_tokens + a.generated;
-    period.mean_context_tokens = running.empty() ? 0 : context / static_cast<double>(running.size());
-    period.prompt_tokens_per_s = period_prompt_tokens / o.control_period_s;
-    period.mean_prompt_tokens = period_arrivals > 0 ? period_prompt_tokens / period_arrivals : 0;
-    period.mean_output_tokens = period_finished > 0 ? period_output_tokens / period_finished : 0;
-    const double chosen = policy(period);
-    if (chosen != clock) run.clocks.push(at, chosen);
-    clock = chosen;
-    run.load.push(at, period.running + period.waiting);
-    period = ServingObservation{};
-    period_prompt_tokens = period_arrivals = 0;
-    period_output_tokens = period_finished = 0;
-  };
-  auto advance = [&](double until, double watts) {  // runs the ticks up to `until`
-    while (next_tick <= until) {
-      run.energy_j += watts * (next_tick - now);
-      run.clock_integral += clock * (next_tick - now);
-      now = next_tick;
-      tick(now);
-      next_tick += o.control_period_s;
-    }
-    run.energy_j += watts * (until - now);
-    run.clock_integral += clock * (until - now);
-    now = until;
-  };
-
-  while (next < reqs.size() || !waiting.empty() || !running.empty()) {
-    while (next < reqs.size() && reqs[next].arrival_s / o.time_scale <= now) {
-      waiting.push_back({next, reqs[next].prompt_tokens, 0, 0});
-      period_prompt_tokens += reqs[next].prompt_tokens;
-      period_arrivals += 1;
-      ++next;
-    }
-    if (waiting.empty() && running.empty()) {
-      advance(reqs[next].arrival_s / o.time_scale, p.idle_w);  // idle until the next arrival
-      continue;
-    }
-    // One iteration: a token for each running request, prompt chunks for the waiting ones.
-    double context = 0;
-    for (const Active& a : running) context += reqs[a.request].prompt_tokens + a.generated;
-    int budget = o.prefill_chunk_tokens;
-    size_t slots = static_cast<size_t>(o.max_batch) > running.size() ? o.max_batch - running.size() : 0;
-    std::vector<std::pair<size_t, int>> chunks;  // (position in waiting, tokens)
-    for (size_t w = 0; w < waiting.size() && budget > 0 && slots > 0; ++w, --slots) {
-      const int chunk = std::min(waiting[w].prompt_left, budget);
-      chunks.emplace_back(w, chunk);
-      budget -= chunk;
-    }
-    const double prefill = o.prefill_chunk_tokens - budget;
-    const double batch = static_cast<double>(running.size());
-    const double seconds = std::max(1e-6, p.iteration_s(clock, prefill, batch, context));
-    const double watts = p.iteration_w(clock, prefill, batch, context);
-    // Ticks that fall inside the iteration see its start's clock; the end is what counts.
-    advance(now + seconds, watts);
-    for (auto it = running.begin(); it != running.end();) {
-      const ServingRequest& r = reqs[it->request];
-      if (++it->generated >= r.output_tokens) {
-        const double tpot = (now - it->first_token_s) / (r.output_tokens - 1);
-        run.outcomes[it->request].tpot_s = tpot;
-        period.tpot_s.push_back(tpot);
-        period_output_tokens += r.output_tokens;
-        period_finished += 1;
-        *it = running.back();
-        running.pop_back();
-      } else {
-        ++it;
-      }
-    }
-    size_t done_prefills = 0;
-    for (const auto& [w, tokens] : chunks) {
-      Active& a = waiting[w];
-      a.prompt_left -= tokens;
-      if (a.prompt_left > 0) continue;
-      const ServingRequest& r = reqs[a.request];
-      a.generated = 1;
-      a.first_token_s = now;
-      const double ttft = now - r.arrival_s / o.time_scale;
-      run.outcomes[a.request].ttft_s = ttft;
-      period.ttft_s.push_back(ttft);
-      if (r.output_tokens > 1) {
-        running.push_back(a);
-      } else {
-        period_output_tokens += 1;
-        period_finished += 1;
-      }
-      ++done_prefills;
-    }
-    // Prefills finish in FIFO order: the finished ones are the queue's front.
-    waiting.erase(waiting.begin(), waiting.begin() + static_cast<std::ptrdiff_t>(done_prefills));
-  }
-  run.end_s = now;
-  return run;
-}
 
 double quantile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
@@ -176,27 +20,36 @@ double quantile(std::vector<double> values, double q) {
   return values[k];
 }
 
-ServingPolicyResult summarise(const std::string& name, const Run& run, const ServingExperiment& e,
-                              double start_s) {
+ServingPolicyResult summarise(const std::string& name, const ClusterRun& run,
+                              const ServingExperiment& e, double start_s) {
   ServingPolicyResult out;
   out.name = name;
+  out.routing = name.rfind("pack-", 0) == 0 ? "pack" : "least-loaded";
   out.energy_j = run.energy_j;
   out.j_per_token = e.output_tokens > 0 ? run.energy_j / static_cast<double>(e.output_tokens) : 0;
   std::vector<double> ttft, tpot;
-  size_t violations = 0;
+  size_t violations = 0, ttft_over = 0, tpot_over = 0;
   for (const RequestOutcome& r : run.outcomes) {
     ttft.push_back(r.ttft_s);
     if (r.tpot_s >= 0) tpot.push_back(r.tpot_s);
     if (r.ttft_s > e.ttft_slo_s || r.tpot_s > e.tpot_slo_s) ++violations;
+    ttft_over += r.ttft_s > e.ttft_slo_s;
+    tpot_over += r.tpot_s > e.tpot_slo_s;
   }
   out.ttft_p50_s = quantile(ttft, 0.5);
   out.ttft_p99_s = quantile(ttft, 0.99);
   out.tpot_p50_s = quantile(tpot, 0.5);
   out.tpot_p99_s = quantile(tpot, 0.99);
-  out.slo_violation_rate = run.outcomes.empty() ? 0 : static_cast<double>(violations) / run.outcomes.size();
-  out.mean_clock_mhz = run.end_s > start_s ? run.clock_integral / (run.end_s - start_s) : 0;
+  const double requests = static_cast<double>(std::max<size_t>(1, run.outcomes.size()));
+  out.slo_violation_rate = static_cast<double>(violations) / requests;
+  out.ttft_violation_rate = static_cast<double>(ttft_over) / requests;
+  out.tpot_violation_rate = static_cast<double>(tpot_over) / requests;
+  const double span = run.end_s - start_s;
+  out.mean_clock_mhz = span > 0 ? run.clock_integral / (span * e.replicas) : 0;
+  out.mean_awake = span > 0 ? run.awake_integral / span : e.replicas;
   out.clock_timeline = run.clocks.points;
   out.load_timeline = run.load.points;
+  out.awake_timeline = run.awake.points;
   return out;
 }
 
@@ -248,6 +101,12 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
   if (Result<void> valid = o.profile.validate(); !valid) {
     return fail(ErrorCode::kInvalidArgument, "the serving profile: " + valid.error().message);
   }
+  if (o.replicas < 1 || o.replicas > ReplicaRouter::kMaxReplicas) {
+    return fail(ErrorCode::kInvalidArgument,
+                "--replicas is " + std::to_string(o.replicas) + "; it must be from 1 to " +
+                    std::to_string(ReplicaRouter::kMaxReplicas));
+  }
+  ZEUS_TRY(o.router.validate());
   // What a replay steps through is bounded: a month of simulated time at most (every control
   // period is a tick of the policy, idle or not, so that a gap replays as a server would live
   // it: about 0.1 us a tick, a few seconds for a month's replays; the timelines are bounded).
@@ -269,10 +128,29 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
   e.profile_source = o.profile_source;
   e.requests = static_cast<int>(trace.requests.size());
   for (const ServingRequest& r : trace.requests) e.output_tokens += r.output_tokens;
+  e.replicas = o.replicas;
   const double start = trace.requests.front().arrival_s / o.time_scale;
   const double max_clock = o.profile.max_clock();
 
-  const Run at_max = replay(trace, o, [max_clock](const ServingObservation&) { return max_clock; });
+  // One replay: a fresh router (routing state is per run) and a clock policy per replica.
+  GovernorOptions g = o.governor;
+  auto replay = [&](RoutingPolicy routing,
+                    const std::function<ClockPolicy(int)>& policy) -> ClusterRun {
+    RouterOptions ro = o.router;
+    ro.policy = routing;
+    // Least-loaded routing reads no SLO; before they are derived, any valid ones do.
+    GovernorOptions slos = g;
+    if (routing == RoutingPolicy::kLeastLoaded) slos = GovernorOptions{};
+    // Cannot fail: the profile, replicas and router knobs were checked above, the SLOs by
+    // g.validate() before any pack replay.
+    auto router = ReplicaRouter::create(o.profile, slos, ro, o.replicas);
+    ZEUS_CHECK(router.has_value(), router.error().message);
+    return replay_cluster(trace, o, ClusterSetup{o.replicas, policy, router->get()});
+  };
+  auto fixed = [](double f) {
+    return [f](int) -> ClockPolicy { return [f](const ServingObservation&) { return f; }; };
+  };
+  const ClusterRun at_max = replay(RoutingPolicy::kLeastLoaded, fixed(max_clock));
   e.duration_s = at_max.end_s - start;
   std::vector<double> ttft, tpot;
   for (const RequestOutcome& r : at_max.outcomes) {
@@ -281,7 +159,6 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
   }
   // The governor's options, with the SLOs not given derived from this run; every knob checked
   // before the other policies run (GovernorOptions::validate).
-  GovernorOptions g = o.governor;
   if (g.tpot_slo_s == 0 && tpot.empty()) {
     return fail(ErrorCode::kInvalidArgument,
                 "no request in the trace has a TPOT (every GeneratedTokens is 1 or less), so "
@@ -295,30 +172,47 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
   e.quantile = g.quantile;
   const ServingPolicyResult max_result = summarise("max-clock", at_max, e, start);
 
-  // The best static clock: the least energy within one point of the maximum's violations.
-  ServingPolicyResult best = max_result;
-  best.name = "best-static";
-  best.static_clock_mhz = max_clock;
-  for (size_t i = 1; i < o.profile.clocks_mhz.size(); ++i) {
-    const double f = o.profile.clocks_mhz[i];
-    ServingPolicyResult r =
-        summarise("best-static", replay(trace, o, [f](const ServingObservation&) { return f; }), e, start);
-    r.static_clock_mhz = f;
-    if (r.slo_violation_rate <= max_result.slo_violation_rate + 0.01 && r.energy_j < best.energy_j) {
-      best = r;
+  // The best static clock under a routing: the least energy within one point of the maximum
+  // clock's violations (least-loaded: the baseline's).
+  auto best_static = [&](RoutingPolicy routing, const std::string& name,
+                         const ServingPolicyResult* at_top) -> ServingPolicyResult {
+    std::optional<ServingPolicyResult> best;
+    if (at_top) {
+      best = *at_top;
+      best->name = name;
+      best->static_clock_mhz = max_clock;
     }
-  }
-  const ServingPolicyResult dual =
-      summarise("dual-loop", replay(trace, o, dual_loop(o, g)), e, start);
-
-  auto governor = ServingGovernor::create(o.profile, g);
-  if (!governor) return fail(governor.error());
-  std::shared_ptr<ServingGovernor> shared = std::move(*governor);
-  const ServingPolicyResult ours = summarise(
-      "governor",
-      replay(trace, o, [shared](const ServingObservation& ob) { return shared->decide(ob).clock_mhz; }),
-      e, start);
+    for (size_t i = at_top ? 1 : 0; i < o.profile.clocks_mhz.size(); ++i) {
+      const double f = o.profile.clocks_mhz[i];
+      const ClusterRun run = replay(routing, fixed(f));
+      ServingPolicyResult r = summarise(name, run, e, start);
+      r.static_clock_mhz = f;
+      const bool within = r.slo_violation_rate <= max_result.slo_violation_rate + 0.01;
+      if (!best || (within && r.energy_j < best->energy_j)) best = r;
+    }
+    return *best;
+  };
+  auto governed = [&](int) -> ClockPolicy {
+    // One governor per replica (create() cannot fail here: g and the profile were checked).
+    std::shared_ptr<ServingGovernor> governor = std::move(*ServingGovernor::create(o.profile, g));
+    return [governor](const ServingObservation& ob) { return governor->decide(ob).clock_mhz; };
+  };
+  const ServingPolicyResult best = best_static(RoutingPolicy::kLeastLoaded, "best-static", &max_result);
+  const ClusterRun dual_run = replay(RoutingPolicy::kLeastLoaded,
+                               [&](int) { return dual_loop(o, g); });
+  const ClusterRun ours_run = replay(RoutingPolicy::kLeastLoaded, governed);
+  const ServingPolicyResult dual = summarise("dual-loop", dual_run, e, start);
+  const ServingPolicyResult ours = summarise("governor", ours_run, e, start);
   e.policies = {max_result, best, dual, ours};
+  if (o.replicas > 1) {
+    const ClusterRun pack_max = replay(RoutingPolicy::kPack, fixed(max_clock));
+    const ServingPolicyResult pack_top = summarise("pack-max-clock", pack_max, e, start);
+    const ServingPolicyResult pack_best = best_static(RoutingPolicy::kPack, "pack-best-static", nullptr);
+    const ClusterRun pack_ours = replay(RoutingPolicy::kPack, governed);
+    e.policies.push_back(pack_top);
+    e.policies.push_back(pack_best);
+    e.policies.push_back(summarise("pack-governor", pack_ours, e, start));
+  }
   return e;
 }
 

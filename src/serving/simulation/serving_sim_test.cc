@@ -121,5 +121,62 @@ TEST_F(ServingSimTest, AnSloOfZeroIsDerivedAndTheGovernorsKnobsAreCheckedByTheir
   EXPECT_FALSE(run_serving_experiment(*trace, o).has_value());
 }
 
+TEST_F(ServingSimTest, ReplicasAddThePackPoliciesWhichSleepIdleReplicasAndSaveOnALightLoad) {
+  auto trace = load_serving_trace(chat(1500, 4.0));
+  ASSERT_TRUE(trace.has_value());
+  ServingSimOptions o;
+  o.replicas = 4;
+  // The operator's SLOs, not four idle replicas' p99: one replica can hold them.
+  o.governor.ttft_slo_s = 1.0;
+  o.governor.tpot_slo_s = 0.05;
+  auto e = run_serving_experiment(*trace, o);
+  ASSERT_TRUE(e.has_value()) << e.error().to_string();
+  ASSERT_EQ(e->policies.size(), 7u);
+  const char* names[] = {"max-clock",      "best-static",      "dual-loop",    "governor",
+                         "pack-max-clock", "pack-best-static", "pack-governor"};
+  for (size_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(e->policies[i].name, names[i]);
+    EXPECT_EQ(e->policies[i].routing, i < 4 ? "least-loaded" : "pack") << names[i];
+  }
+  const ServingPolicyResult& max = e->policies[0];
+  const ServingPolicyResult& pack = e->policies[4];
+  const ServingPolicyResult& pack_governor = e->policies[6];
+  EXPECT_DOUBLE_EQ(max.mean_awake, 4);
+  EXPECT_LT(pack.mean_awake, 2.5);  // a light load packs onto one or two replicas
+  EXPECT_LT(pack.energy_j, max.energy_j);
+  EXPECT_LT(pack_governor.energy_j, pack.energy_j);
+  EXPECT_LE(pack_governor.slo_violation_rate, max.slo_violation_rate + 0.01);
+  EXPECT_GT(pack.awake_timeline.size(), 1u);  // replicas went to sleep
+  for (const ServingPolicyResult& p : e->policies) {
+    EXPECT_GT(p.ttft_p99_s, 0) << p.name;  // every request answered
+    EXPECT_LE(p.ttft_p99_s, 10) << p.name;
+  }
+}
+
+TEST_F(ServingSimTest, OneReplicaIsTheSingleServerAndFourSpreadTheSameTraceThinner) {
+  auto trace = load_serving_trace(chat(600, 4.0));
+  ASSERT_TRUE(trace.has_value());
+  ServingSimOptions one;
+  one.governor.ttft_slo_s = 1.0;
+  one.governor.tpot_slo_s = 0.05;
+  ServingSimOptions four = one;
+  four.replicas = 4;
+  auto a = run_serving_experiment(*trace, one);
+  auto b = run_serving_experiment(*trace, four);
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  EXPECT_EQ(a->policies.size(), 4u);
+  // Four replicas at the maximum clock: shorter batches (lower TPOT), four GPUs' idle power.
+  EXPECT_LT(b->policies[0].tpot_p50_s, a->policies[0].tpot_p50_s);
+  EXPECT_GT(b->policies[0].energy_j, a->policies[0].energy_j);
+  ServingSimOptions bad = four;
+  bad.replicas = 0;
+  EXPECT_FALSE(run_serving_experiment(*trace, bad).has_value());
+  bad.replicas = 2;
+  bad.router.fill = 0;
+  auto refused = run_serving_experiment(*trace, bad);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("fill"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace zeus::sim
