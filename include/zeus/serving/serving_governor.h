@@ -24,7 +24,11 @@
 //      smoothed and current: a burst raises at once). The headroom in use is the error budget's
 //      (GovernorOptions::headroom) times a factor integrating the run's whole budget: spent
 //      beyond it the factor falls (to 0.3, in about 30 s per budget overspent), within it the
-//      factor recovers to 1.
+//      factor recovers to 1. Capacity guard: never a clock whose prefill throughput (a full
+//      chunk beside each decode iteration of the running batch) falls below the sustained
+//      prompt arrival rate, whatever the SLOs (a queue that grows without bound breaks them
+//      later, when no clock can catch up). Sustained: smoothed over 30 s or twice the TTFT SLO,
+//      the longer (a burst's seconds are the queue's, which the TTFT prediction answers).
 //   3. Up at once, down slowly: a target above the clock in force is applied at once, and a
 //      measured quantile over `alarm` x its SLO raises the clock at least one step even when the
 //      prediction disagrees; a lower target must stay the target for `hold_s` before the clock
@@ -190,6 +194,9 @@ class ServingGovernor {
  private:
   ServingGovernor(ServingProfile profile, GovernorOptions options);
   void remember(const ServingObservation& o);
+  // Whether the prefill throughput at this clock keeps up with the smoothed prompt rate (the
+  // capacity guard; step 2 of the decision).
+  bool keeps_up(double clock_mhz) const;
   double quantile(const std::deque<std::pair<double, double>>& samples) const;  // 0: too few
   double quantile_of(const std::deque<std::pair<double, double>>& samples) const;
 
@@ -201,6 +208,7 @@ class ServingGovernor {
   double idle_since_s_ = -1;    // when nothing ran or waited since (-1: busy)
   ServingObservation load_;     // the load, smoothed (exponentially, load_tau_s)
   double load_at_s_ = -1;       // when load_ was last updated (-1: never)
+  double sustained_prompt_tokens_per_s_ = 0;  // the capacity guard's (30 s or 2 x TTFT SLO)
   double ttft_correction_ = 1;  // observed / predicted, smoothed
   double tpot_correction_ = 1;
   std::deque<std::pair<double, double>> ttft_;  // (time, seconds)

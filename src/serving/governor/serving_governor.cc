@@ -12,6 +12,10 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // The error budget's integral: its time constant (s) and the least factor on the headroom.
 constexpr double kOverspendS = 30;
 constexpr double kLeastOverspend = 0.3;
+// The capacity guard: the sustained prompt rate at most this share of a clock's prefill
+// throughput, sustained over at least kSustainedS (s) or twice the TTFT SLO.
+constexpr double kMostPrefillShare = 1.0;
+constexpr double kSustainedS = 30;
 
 }  // namespace
 
@@ -165,6 +169,20 @@ double ServingGovernor::predict_ttft_s(double clock_mhz, const ServingObservatio
   return decode + tokens * std::max(per_token, profile_.prefill_s_per_token * slow);
 }
 
+bool ServingGovernor::keeps_up(double clock_mhz) const {
+  // The capacity guard: the prompt tokens arriving (sustained, not a burst's seconds, which the
+  // queue absorbs and the TTFT prediction answers) must not outrun the prefill throughput at this
+  // clock, a full chunk beside each decode iteration of the running batch. Past it the queue
+  // grows without bound, whether or not an SLO notices in time.
+  const double batch = std::max(1.0, load_.running);
+  const double decode =
+      profile_.iteration_s(clock_mhz, 0, batch, batch * load_.mean_context_tokens);
+  const double chunk = std::max(1.0, profile_.prefill_chunk_tokens);
+  const double iteration = decode + chunk * profile_.prefill_s_per_token *
+                                        (profile_.max_clock() / clock_mhz);
+  return sustained_prompt_tokens_per_s_ <= kMostPrefillShare * chunk / iteration;
+}
+
 void ServingGovernor::remember(const ServingObservation& o) {
   auto keep = [&](std::deque<std::pair<double, double>>& samples, const std::vector<double>& in) {
     for (double s : in) {
@@ -223,6 +241,11 @@ ClockDecision ServingGovernor::decide(const ServingObservation& o) {
   smooth(load_.waiting, o.waiting);
   smooth(load_.mean_context_tokens, o.mean_context_tokens);
   smooth(load_.prompt_tokens_per_s, o.prompt_tokens_per_s);
+  const double slow_weight =
+      load_at_s_ < 0 ? 1.0
+                     : 1.0 - std::exp(-std::max(0.0, o.now_s - load_at_s_) /
+                                      std::max(kSustainedS, 2 * options_.ttft_slo_s));
+  sustained_prompt_tokens_per_s_ += slow_weight * (o.prompt_tokens_per_s - sustained_prompt_tokens_per_s_);
   if (o.mean_prompt_tokens > 0) smooth(load_.mean_prompt_tokens, o.mean_prompt_tokens);
   if (o.mean_output_tokens > 0) {
     // The first finished requests set it; later ones are smoothed in.
@@ -294,7 +317,7 @@ ClockDecision ServingGovernor::decide(const ServingObservation& o) {
     // requests that never waited in it, would discount it).
     const double tpot = predict_tpot_s(f, load);
     const double ttft = predict_ttft_s(f, load);
-    if (tpot > options_.tpot_slo_s || ttft > options_.ttft_slo_s ||
+    if (!keeps_up(f) || tpot > options_.tpot_slo_s || ttft > options_.ttft_slo_s ||
         ttft_correction_ * ttft > headroom_now_ * options_.ttft_slo_s ||
         tpot_correction_ * tpot > headroom_now_ * options_.tpot_slo_s) {
       break;

@@ -269,5 +269,33 @@ TEST(ServingClockLadderTest, StepsOfAtLeastAFractionDownToTheFloorFromAnyOrder) 
   EXPECT_TRUE(serving_clock_ladder({}).empty());
 }
 
+TEST_F(GovernorTest, TheCapacityGuardKeepsPrefillAheadOfThePromptRateWhateverTheSlos) {
+  // SLOs no latency could break, and a sustained prompt rate that only the upper clocks' prefill
+  // keeps up with: without the guard the governor would walk down to the floor while the queue
+  // grew without bound.
+  GovernorOptions loose = options_;
+  loose.ttft_slo_s = 3000;
+  loose.tpot_slo_s = 100;
+  auto g = ServingGovernor::create(ServingProfile::parametric_h100(), loose);
+  ASSERT_TRUE(g.has_value());
+  const ServingProfile p = ServingProfile::parametric_h100();
+  // Prefill throughput at a clock f: a 2048-token chunk beside 8 sequences' decode iteration.
+  auto throughput = [&](double f) {
+    return 2048 / p.iteration_s(f, 2048, 8, 8 * 800.0);
+  };
+  // Between the two clocks' prefill throughputs: 1530 keeps up, 1380 not.
+  const double rate = 0.5 * (throughput(1530) + throughput(1380));
+  ClockDecision d;
+  for (double t = 0; t < 120; t += 0.5) {
+    ServingObservation o = light(t);
+    o.prompt_tokens_per_s = rate;
+    o.ttft_s.clear();
+    o.tpot_s.clear();
+    d = (*g)->decide(o);
+    ASSERT_GE(d.clock_mhz, 1530) << "at " << t << " s: " << governor_reason_name(d.reason);
+  }
+  EXPECT_EQ(d.clock_mhz, 1530);  // it did go down as far as the guard allows
+}
+
 }  // namespace
 }  // namespace zeus
