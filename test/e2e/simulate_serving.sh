@@ -44,6 +44,21 @@ assert pack["slo_violation_rate"] <= mx["slo_violation_rate"] + 0.01, (pack, mx)
 print("4 replicas: pack-governor saves %.1f %%, %.2f replicas awake" % (100 * (1 - pack["energy_j"] / mx["energy_j"]), pack["replicas_awake_mean"]))
 '
 "$ZEUS" simulate serving --replicas 0 > /dev/null 2>&1 && { echo "FAIL: --replicas 0 accepted"; exit 1; }
+# A power budget at 60 % of one H100's limit (420 W): the budget's two policies hold it in
+# (nearly) every whole second, where the maximum clock does not.
+"$ZEUS" simulate serving --trace "$data/azure_llm_2023_code.csv" --power-budget 60% --json | /usr/bin/python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+assert abs(doc["power_budget_w"] - 420) < 1e-9, doc["power_budget_w"]
+P = {p["name"]: p for p in doc["policies"]}
+assert P["max-clock"]["budget_held"] < 0.9, P["max-clock"]
+for name in ("governor-budget", "governor-equal-caps"):
+    assert P[name]["budget_held"] >= 0.99, P[name]
+print("power budget 420 W: held %.2f %% (budget), %.2f %% (equal caps), %.2f %% (maximum clock)" % tuple(100 * P[n]["budget_held"] for n in ("governor-budget", "governor-equal-caps", "max-clock")))
+'
+for bad in 0 -3 abc 120% 60%%; do
+  "$ZEUS" simulate serving --power-budget "$bad" > /dev/null 2>&1 && { echo "FAIL: --power-budget $bad accepted"; exit 1; }
+done
 report=$(mktemp -d)/report
 trap 'rm -rf "$(dirname "$report")"' EXIT
 "$ZEUS" simulate serving --trace "$data/azure_llm_2023_code.csv" --report "$report" > /dev/null

@@ -462,6 +462,16 @@ void add_simulate_command(CLI::App& app) {
                   "router's policies (pack-max-clock, pack-best-static, pack-governor: the "
                   "fewest replicas that hold the SLOs serve, the others sleep) are added")
       ->check(CLI::Range(1, 256));
+  cmd->add_option("--power-budget", args->serving.power_budget,
+                  "serving: a power budget over all replicas' GPUs, in watts or as a share of "
+                  "their limit (60%: 0.6 x replicas x --gpu-power-limit); adds governor-budget "
+                  "(clocks lowered under it) and governor-equal-caps (each GPU capped at budget "
+                  "/ replicas), and the share of 1-s windows within it for every policy")
+      ->type_name("W|P%");
+  cmd->add_option("--gpu-power-limit", args->serving.gpu_power_limit_w,
+                  "serving: one GPU's power limit in watts, for --power-budget P% (default 700, "
+                  "an H100 SXM's)")
+      ->check(CLI::Range(1.0, 10000.0));
   cmd->add_option("--wake-s", args->serving.wake_s,
                   "serving: seconds a sleeping replica takes to serve again under the pack "
                   "router (default 0.5: a clock raised; tens of seconds for an engine's sleep "

@@ -34,6 +34,24 @@ void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, 
   options.time_scale = args.time_scale;
   options.replicas = args.replicas;
   options.router.wake_s = args.wake_s;
+  if (!args.power_budget.empty()) {
+    // Watts, or a share of the GPUs' total limit ("60%").
+    const std::string& text = args.power_budget;
+    const bool share = text.back() == '%';
+    const std::string number = share ? text.substr(0, text.size() - 1) : text;
+    size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(number, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != number.size() || !(value > 0) || (share && value > 100)) {
+      die("--power-budget '" + text + "': give watts (e.g. 1680) or a share of the GPUs' " +
+          "limit from 1% to 100% (e.g. 60%)");
+    }
+    options.power_budget_w = share ? value / 100 * args.replicas * args.gpu_power_limit_w : value;
+  }
   if (!args.serving_profile.empty()) {
     options.profile = value_or_die(read_serving_profile(args.serving_profile));
     options.profile_source = args.serving_profile;
@@ -59,6 +77,9 @@ void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, 
                         {"slo_quantile", result->quantile},
                         {"model", args.serving_profile.empty() ? "parametric" : "calibrated"},
                         {"replicas", result->replicas},
+                        {"power_budget_w", result->power_budget_w > 0
+                                               ? nlohmann::json(result->power_budget_w)
+                                               : nlohmann::json(nullptr)},
                         {"serving_profile", args.serving_profile.empty()
                                                 ? nlohmann::json(nullptr)
                                                 : nlohmann::json(args.serving_profile)},
@@ -67,6 +88,9 @@ void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, 
     doc["policies"].push_back({{"name", p.name},
                                {"routing", p.routing},
                                {"replicas_awake_mean", p.mean_awake},
+                               {"budget_held", p.budget_held >= 0 ? nlohmann::json(p.budget_held)
+                                                                  : nlohmann::json(nullptr)},
+                               {"peak_window_w", p.peak_window_w},
                                {"energy_j", p.energy_j},
                                {"j_per_token", p.j_per_token},
                                {"slo_violation_rate", p.slo_violation_rate},

@@ -15,6 +15,8 @@ struct ServingArgs {
   double time_scale = 1.0;
   int replicas = 1;
   double wake_s = 0.5;  // the pack router's (RouterOptions::wake_s)
+  std::string power_budget;        // "" none; watts, or "P%" of replicas x gpu_power_limit_w
+  double gpu_power_limit_w = 700;
   std::string serving_profile;  // a calibrated profile (zeus proxy calibrate); empty: parametric
   std::string report_dir;       // --report: the report folder; empty: none
   std::string gnuplot;          // --gnuplot

@@ -72,11 +72,17 @@ struct ServingSimOptions {
   // (both run); its other knobs are the pack router's.
   int replicas = 1;
   RouterOptions router;
+  // A power budget over all replicas' GPUs (W; 0: none). Given, two policies are added:
+  // governor-budget (the governors' clocks lowered under the budget, zeus/serving/power_budget.h)
+  // and governor-equal-caps (the same governors, each GPU capped at budget / replicas by its
+  // firmware, per iteration), and every policy reports the share of 1-s windows within it.
+  double power_budget_w = 0;
 };
 
 struct ServingPolicyResult {
   // "max-clock", "best-static", "dual-loop", "governor"; with replicas also "pack-max-clock",
   // "pack-best-static", "pack-governor" (the pack router with that clock policy per replica)
+  // and with a power budget "governor-budget", "governor-equal-caps"
   std::string name;
   std::string routing = "least-loaded";  // or "pack"
   double energy_j = 0;
@@ -88,6 +94,10 @@ struct ServingPolicyResult {
   double mean_clock_mhz = 0;      // time-weighted
   double static_clock_mhz = 0;    // best-static: its clock
   double mean_awake = 1;           // replicas not asleep, time-weighted
+  // With a power budget: the share of whole seconds whose mean power (all GPUs) stayed within
+  // it, and the highest such second's (W); -1 and 0 without a budget.
+  double budget_held = -1;
+  double peak_window_w = 0;
   std::vector<std::pair<double, double>> clock_timeline;  // (s, mean MHz over replicas) at each change
   std::vector<std::pair<double, double>> load_timeline;   // (s, running requests) per period
   std::vector<std::pair<double, double>> awake_timeline;  // (s, replicas awake) at each change
@@ -101,6 +111,7 @@ struct ServingExperiment {
   double ttft_slo_s = 0, tpot_slo_s = 0, quantile = 0.99;
   std::string profile_source = "parametric";  // the options'
   int replicas = 1;
+  double power_budget_w = 0;  // the options' (0: none)
   std::vector<ServingPolicyResult> policies;  // max-clock, best-static, dual-loop, governor[, pack-*]
 };
 

@@ -36,7 +36,10 @@ struct Replica {
   bool busy = false;
   double end_s = kNever;
   double watts = 0;
-  double clock = 0;
+  double clock = 0;      // the clock in force
+  double effective = 0;  // the iteration's (below `clock` when a power cap throttles it)
+  double cap_w = 0;      // its power cap (0: none)
+  double period_energy_j = 0;  // since the last tick
   ClockPolicy policy;
   ServingObservation period;
   double prompt_tokens = 0, arrivals = 0, output_tokens = 0, finished = 0;
@@ -52,11 +55,11 @@ struct Replica {
 class Engine {
  public:
   Engine(const ServingTrace& trace, const ServingSimOptions& o, const ClusterSetup& setup)
-      : reqs_(trace.requests), o_(o), p_(o.profile), router_(*setup.router) {
+      : reqs_(trace.requests), o_(o), p_(o.profile), router_(*setup.router), setup_(setup) {
     replicas_.resize(static_cast<size_t>(setup.replicas));
     for (size_t i = 0; i < replicas_.size(); ++i) {
       replicas_[i].policy = setup.clock_policy(static_cast<int>(i));
-      replicas_[i].clock = p_.max_clock();
+      replicas_[i].clock = replicas_[i].effective = p_.max_clock();
       replicas_[i].watts = p_.idle_w;
     }
     run_.outcomes.resize(reqs_.size());
@@ -64,6 +67,7 @@ class Engine {
 
   ClusterRun run() {
     now_ = arrival(0);
+    window_end_ = now_ + 1;
     double next_tick = now_ + o_.control_period_s;
     run_.clocks.push(now_, mean_clock());
     run_.awake.push(now_, router_.awake());
@@ -133,12 +137,26 @@ class Engine {
   }
 
   void advance(double until) {
+    double watts = 0, clocks = 0;
     const double dt = until - now_;
     for (Replica& r : replicas_) {
-      run_.energy_j += r.watts * dt;
-      run_.clock_integral += r.clock * dt;
+      watts += r.watts;
+      clocks += r.busy ? r.effective : r.clock;
+      r.period_energy_j += r.watts * dt;
     }
+    run_.energy_j += watts * dt;
+    run_.clock_integral += clocks * dt;
     run_.awake_integral += last_awake_ * dt;
+    // Whole seconds of power: the budget is held, or not, per 1-s window.
+    while (window_end_ <= until) {
+      window_energy_j_ += watts * (window_end_ - std::max(now_, window_end_ - 1));
+      run_.windows += 1;
+      run_.peak_window_w = std::max(run_.peak_window_w, window_energy_j_);
+      if (setup_.budget_w > 0 && window_energy_j_ > setup_.budget_w * (1 + 1e-9)) run_.windows_over += 1;
+      window_energy_j_ = 0;
+      window_end_ += 1;
+    }
+    window_energy_j_ += watts * (until - std::max(now_, window_end_ - 1));
     now_ = until;
   }
 
@@ -164,8 +182,19 @@ class Engine {
     }
     const double prefill = o_.prefill_chunk_tokens - budget;
     const double batch = static_cast<double>(r.running.size());
-    const double seconds = std::max(1e-6, p_.iteration_s(r.clock, prefill, batch, context));
-    r.watts = p_.iteration_w(r.clock, prefill, batch, context);
+    // A power cap throttles the iteration: the highest clock at or under the one in force whose
+    // power fits (the firmware's, per iteration; at the lowest clock it fits or not).
+    r.effective = r.clock;
+    const double cap = r.cap_w > 0 ? r.cap_w : setup_.cap_w;
+    if (cap > 0) {
+      for (double f : p_.clocks_mhz) {
+        if (f > r.clock + 1e-9) continue;
+        r.effective = f;
+        if (p_.iteration_w(f, prefill, batch, context) <= cap) break;
+      }
+    }
+    const double seconds = std::max(1e-6, p_.iteration_s(r.effective, prefill, batch, context));
+    r.watts = p_.iteration_w(r.effective, prefill, batch, context);
     r.busy = true;
     r.end_s = now_ + seconds;
   }
@@ -254,6 +283,7 @@ class Engine {
       r.period = ServingObservation{};
       r.prompt_tokens = r.arrivals = r.output_tokens = r.finished = 0;
     }
+    if (setup_.budget) apply_budget(period);
     const double after = mean_clock();
     if (after != before) run_.clocks.push(now_, after);
     run_.load.push(now_, load);
@@ -262,11 +292,49 @@ class Engine {
     last_awake_ = awake;
   }
 
+  // The budget lowers the clocks the policies chose and splits itself into caps: each replica's
+  // power at every clock predicted from what it drew over the last period, scaled by how the
+  // profile says its load's power changes with the clock; its need, the seconds of work queued.
+  void apply_budget(double period) {
+    std::vector<BudgetedGpu> gpus(replicas_.size());
+    double measured = 0;
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      Replica& r = replicas_[i];
+      double queued = 0;
+      for (const Active& a : r.waiting) queued += a.prompt_left;
+      for (size_t q : r.inbox) queued += reqs_[q].prompt_tokens;
+      const double batch = static_cast<double>(r.running.size());
+      const double context = r.context(reqs_);
+      const double drew = r.period_energy_j / period;
+      measured += drew;
+      r.period_energy_j = 0;
+      const bool idle = r.running.empty() && queued <= 0;
+      // A period's mean load: its prefill spread over the iterations.
+      const double prefill =
+          std::min<double>(o_.prefill_chunk_tokens, queued > 0 ? o_.prefill_chunk_tokens / 2.0 : 0);
+      const double now_w = p_.iteration_w(r.effective, prefill, batch, context);
+      gpus[i].wanted_mhz = r.clock;
+      gpus[i].need = queued * p_.prefill_s_per_token + batch * p_.decode_s_per_seq;
+      gpus[i].prefilling = queued > 0;
+      for (double f : p_.clocks_mhz) {
+        const double model = p_.iteration_w(f, prefill, batch, context);
+        gpus[i].watts_at.push_back(idle ? p_.idle_w : std::max(p_.idle_w, drew) * model / now_w);
+      }
+    }
+    const BudgetDecision d = setup_.budget->allocate(gpus, measured);
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      replicas_[i].clock = d.clock_mhz[i];
+      replicas_[i].cap_w = d.cap_w[i];
+    }
+  }
+
   const std::vector<ServingRequest>& reqs_;
   const ServingSimOptions& o_;
   const ServingProfile& p_;
   ReplicaRouter& router_;
+  const ClusterSetup& setup_;
   std::vector<Replica> replicas_;
+  double window_end_ = 0, window_energy_j_ = 0;  // the 1-s window in progress
   ClusterRun run_;
   size_t next_ = 0;
   double now_ = 0;

@@ -8,13 +8,15 @@
 // an iteration's end (tokens, first tokens, finished requests), an arrival (routed at once: the
 // proxy sees it then; the replica takes it into its batch at its next iteration). A replica
 // asleep sits at its lowest clock and idle power; a waking one starts no iteration before the
-// router says it serves.
+// router says it serves. Under a power budget the budget lowers the policies' clocks each tick;
+// under a power cap each iteration's clock is throttled until its power fits the cap.
 #pragma once
 
 #include <functional>
 #include <utility>
 #include <vector>
 
+#include "zeus/serving/power_budget.h"
 #include "zeus/serving/replica_router.h"
 #include "zeus/serving/sim_serving.h"
 
@@ -46,6 +48,10 @@ struct ClusterRun {
   Timeline clocks;  // the mean clock over replicas, at each change
   Timeline load;    // requests running and waiting, each period
   Timeline awake;   // replicas not asleep, at each change
+  // Whole seconds of the run (from the first arrival), and those whose mean power over every
+  // replica exceeded `budget_w` (when given).
+  int windows = 0, windows_over = 0;
+  double peak_window_w = 0;
 };
 
 struct ClusterSetup {
@@ -53,6 +59,13 @@ struct ClusterSetup {
   // The clock policy of replica i (called once per replica, before the replay).
   std::function<ClockPolicy(int replica)> clock_policy;
   ReplicaRouter* router = nullptr;  // required; its replica count is `replicas`
+  // Clocks under a power budget: each tick, after the policies, the budget lowers what they
+  // propose (null: none).
+  PowerBudget* budget = nullptr;
+  // A per-GPU power cap the firmware holds: each iteration runs at the highest clock at or under
+  // the one in force whose power stays under it (0: none).
+  double cap_w = 0;
+  double budget_w = 0;  // the windows are counted against this (0: not counted)
 };
 
 ClusterRun replay_cluster(const ServingTrace& trace, const ServingSimOptions& options,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,10 +31,20 @@ std::string format_serving_table(const ServingExperiment& e) {
                   e.replicas);
     out += line;
   }
-  const int width = e.replicas > 1 ? 16 : 12;
+  if (e.power_budget_w > 0) {
+    std::snprintf(line, sizeof line,
+                  "power budget %.0f W over %d GPU%s; held: the share of whole seconds whose "
+                  "mean power stayed within it\n",
+                  e.power_budget_w, e.replicas, e.replicas > 1 ? "s" : "");
+    out += line;
+  }
+  const int width = e.replicas > 1 || e.power_budget_w > 0 ? 19 : 12;
   std::snprintf(line, sizeof line, "%-*s %12s %9s %9s %8s %9s %9s %9s %9s %10s %8s%s\n", width,
                 "policy", "energy (kJ)", "vs max", "J/token", "clock", "TTFT p50", "TTFT p99",
-                "TPOT p50", "TPOT p99", "violations", "vs max", e.replicas > 1 ? "  awake" : "");
+                "TPOT p50", "TPOT p99", "violations", "vs max",
+                (std::string(e.replicas > 1 ? "  awake" : "") +
+                 (e.power_budget_w > 0 ? "     held" : ""))
+                    .c_str());
   out += line;
   const ServingPolicyResult* max = e.policies.empty() ? nullptr : &e.policies.front();
   for (const ServingPolicyResult& p : e.policies) {
@@ -45,8 +56,12 @@ std::string format_serving_table(const ServingExperiment& e) {
     } else {
       std::snprintf(clock, sizeof clock, "~%.0f", p.mean_clock_mhz);
     }
-    char awake[16] = "";
+    char awake[32] = "";
     if (e.replicas > 1) std::snprintf(awake, sizeof awake, "  %5.2f", p.mean_awake);
+    if (e.power_budget_w > 0) {
+      std::snprintf(awake + std::strlen(awake), sizeof awake - std::strlen(awake), "  %6.2f%%",
+                    100 * p.budget_held);
+    }
     std::snprintf(line, sizeof line,
                   "%-*s %12.1f %8.1f%% %9.3f %8s %9.3f %9.3f %9.4f %9.4f %9.2f%% %+7.2fpp%s\n",
                   width, p.name.c_str(), p.energy_j / 1000, saved, p.j_per_token, clock,

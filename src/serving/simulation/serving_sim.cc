@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "serving_cluster.h"
+#include "zeus/serving/power_budget.h"
 #include "zeus/serving/sim_serving.h"
 
 namespace zeus::sim {
@@ -50,6 +51,10 @@ ServingPolicyResult summarise(const std::string& name, const ClusterRun& run,
   out.clock_timeline = run.clocks.points;
   out.load_timeline = run.load.points;
   out.awake_timeline = run.awake.points;
+  if (e.power_budget_w > 0) {
+    out.budget_held = run.windows > 0 ? 1.0 - static_cast<double>(run.windows_over) / run.windows : 1.0;
+    out.peak_window_w = run.peak_window_w;
+  }
   return out;
 }
 
@@ -107,6 +112,12 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
                     std::to_string(ReplicaRouter::kMaxReplicas));
   }
   ZEUS_TRY(o.router.validate());
+  if (o.power_budget_w != 0 && !(o.power_budget_w > 0 && o.power_budget_w <= 1e6)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "--power-budget is " + std::to_string(o.power_budget_w) +
+                    " W; give the GPUs' total in watts (above 0, at most 1,000,000) or a share "
+                    "of their limit, e.g. 60%");
+  }
   // What a replay steps through is bounded: a month of simulated time at most (every control
   // period is a tick of the policy, idle or not, so that a gap replays as a server would live
   // it: about 0.1 us a tick, a few seconds for a month's replays; the timelines are bounded).
@@ -129,13 +140,15 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
   e.requests = static_cast<int>(trace.requests.size());
   for (const ServingRequest& r : trace.requests) e.output_tokens += r.output_tokens;
   e.replicas = o.replicas;
+  e.power_budget_w = o.power_budget_w;
   const double start = trace.requests.front().arrival_s / o.time_scale;
   const double max_clock = o.profile.max_clock();
 
   // One replay: a fresh router (routing state is per run) and a clock policy per replica.
   GovernorOptions g = o.governor;
-  auto replay = [&](RoutingPolicy routing,
-                    const std::function<ClockPolicy(int)>& policy) -> ClusterRun {
+  enum class Power { kFree, kBudget, kEqualCaps };
+  auto replay = [&](RoutingPolicy routing, const std::function<ClockPolicy(int)>& policy,
+                    Power power = Power::kFree) -> ClusterRun {
     RouterOptions ro = o.router;
     ro.policy = routing;
     // Least-loaded routing reads no SLO; before they are derived, any valid ones do.
@@ -145,7 +158,17 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
     // g.validate() before any pack replay.
     auto router = ReplicaRouter::create(o.profile, slos, ro, o.replicas);
     ZEUS_CHECK(router.has_value(), router.error().message);
-    return replay_cluster(trace, o, ClusterSetup{o.replicas, policy, router->get()});
+    ClusterSetup setup{o.replicas, policy, router->get()};
+    setup.budget_w = o.power_budget_w;
+    std::unique_ptr<PowerBudget> budget;
+    if (power == Power::kBudget) {
+      auto made = PowerBudget::create(o.power_budget_w, o.profile.clocks_mhz);
+      ZEUS_CHECK(made.has_value(), made.error().message);
+      budget = std::move(*made);
+      setup.budget = budget.get();
+    }
+    if (power == Power::kEqualCaps) setup.cap_w = o.power_budget_w / o.replicas;
+    return replay_cluster(trace, o, setup);
   };
   auto fixed = [](double f) {
     return [f](int) -> ClockPolicy { return [f](const ServingObservation&) { return f; }; };
@@ -204,6 +227,12 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
   const ServingPolicyResult dual = summarise("dual-loop", dual_run, e, start);
   const ServingPolicyResult ours = summarise("governor", ours_run, e, start);
   e.policies = {max_result, best, dual, ours};
+  if (o.power_budget_w > 0) {
+    const ClusterRun budgeted = replay(RoutingPolicy::kLeastLoaded, governed, Power::kBudget);
+    const ClusterRun capped = replay(RoutingPolicy::kLeastLoaded, governed, Power::kEqualCaps);
+    e.policies.push_back(summarise("governor-budget", budgeted, e, start));
+    e.policies.push_back(summarise("governor-equal-caps", capped, e, start));
+  }
   if (o.replicas > 1) {
     const ClusterRun pack_max = replay(RoutingPolicy::kPack, fixed(max_clock));
     const ServingPolicyResult pack_top = summarise("pack-max-clock", pack_max, e, start);

@@ -178,5 +178,35 @@ TEST_F(ServingSimTest, OneReplicaIsTheSingleServerAndFourSpreadTheSameTraceThinn
   EXPECT_NE(refused.error().message.find("fill"), std::string::npos);
 }
 
+TEST_F(ServingSimTest, APowerBudgetAddsTwoPoliciesThatHoldItInEveryWholeSecond) {
+  auto trace = load_serving_trace(chat(800, 8.0));
+  ASSERT_TRUE(trace.has_value());
+  ServingSimOptions o;
+  o.replicas = 2;
+  o.governor.ttft_slo_s = 1.0;
+  o.governor.tpot_slo_s = 0.05;
+  o.power_budget_w = 0.6 * 2 * 700;
+  auto e = run_serving_experiment(*trace, o);
+  ASSERT_TRUE(e.has_value()) << e.error().to_string();
+  ASSERT_EQ(e->policies.size(), 9u);  // 4, the budget's 2, the pack router's 3
+  EXPECT_EQ(e->policies[4].name, "governor-budget");
+  EXPECT_EQ(e->policies[5].name, "governor-equal-caps");
+  const ServingPolicyResult& max = e->policies[0];
+  EXPECT_LT(max.budget_held, 1.0);  // the maximum clock goes over it
+  EXPECT_GT(max.peak_window_w, o.power_budget_w);
+  for (size_t i : {4u, 5u}) {
+    EXPECT_GE(e->policies[i].budget_held, 0.99) << e->policies[i].name;
+    EXPECT_LE(e->policies[i].peak_window_w, o.power_budget_w * 1.05) << e->policies[i].name;
+  }
+  ServingSimOptions bad = o;
+  bad.power_budget_w = -5;
+  EXPECT_FALSE(run_serving_experiment(*trace, bad).has_value());
+  bad.power_budget_w = 0;  // none: no budget policies, no windows counted
+  auto none = run_serving_experiment(*trace, bad);
+  ASSERT_TRUE(none.has_value());
+  EXPECT_EQ(none->policies.size(), 7u);
+  EXPECT_EQ(none->policies[0].budget_held, -1);
+}
+
 }  // namespace
 }  // namespace zeus::sim
