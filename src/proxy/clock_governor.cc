@@ -29,11 +29,9 @@ double unix_now_s() {
 
 }  // namespace
 
-Result<std::unique_ptr<ClockGovernorLoop>> ClockGovernorLoop::start(const std::vector<Gpu*>& gpus,
-                                                                    Meter& meter,
-                                                                    GovernOptions options,
-                                                                    LiveFeed* feed,
-                                                                    int feed_source) {
+Result<std::unique_ptr<ClockGovernorLoop>> ClockGovernorLoop::start(
+    const std::vector<Gpu*>& gpus, Meter& meter, GovernOptions options, LiveFeed* feed,
+    int feed_source, std::unique_ptr<EngineScraper> scraper) {
   if (gpus.empty()) return fail(ErrorCode::kInvalidArgument, "--govern: no GPU to govern");
   if (!(options.period_s > 0)) {
     return fail(ErrorCode::kInvalidArgument, "--govern: the control period must be > 0 s");
@@ -63,22 +61,74 @@ Result<std::unique_ptr<ClockGovernorLoop>> ClockGovernorLoop::start(const std::v
   meter.set_slos(options.governor.ttft_slo_s, options.governor.tpot_slo_s);
   return std::unique_ptr<ClockGovernorLoop>(
       new ClockGovernorLoop(std::move(controllers), std::move(*governor), std::move(profile), meter,
-                            options, feed, feed_source));
+                            options, feed, feed_source, std::move(scraper)));
 }
 
 ClockGovernorLoop::ClockGovernorLoop(std::vector<std::unique_ptr<FrequencyController>> controllers,
                                      std::unique_ptr<ServingGovernor> governor,
                                      ServingProfile profile, Meter& meter, GovernOptions options,
-                                     LiveFeed* feed, int feed_source)
+                                     LiveFeed* feed, int feed_source,
+                                     std::unique_ptr<EngineScraper> scraper)
     : controllers_(std::move(controllers)),
       governor_(std::move(governor)),
       profile_(std::move(profile)),
       meter_(meter),
       options_(options),
       feed_(feed),
-      feed_source_(feed_source) {
+      feed_source_(feed_source),
+      scraper_(std::move(scraper)) {
   last_.clock_mhz = profile_.max_clock();
+  // The first read decides the start-up line; the thread starts after it (no race on scraper_).
+  if (!scraper_) {
+    load_source_ = "the proxy's own view (--engine-metrics off)";
+  } else if (Result<EngineSignals> s = scraper_->scrape(); s) {
+    engine_ok_ = true;
+    load_source_ = "the engine's /metrics (" + s->engine + ": " + s->families + ") beside the " +
+                   "proxy's own view, the larger of the two";
+  } else {
+    load_source_ = "the proxy's own view only (requests that do not pass through it are not "
+                   "seen): " + s.error().message;
+  }
   thread_ = std::thread([this] { run(); });
+}
+
+std::string ClockGovernorLoop::load_source() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return load_source_;
+}
+
+void ClockGovernorLoop::merge_engine_load(ServingObservation& o, nlohmann::json& row) {
+  if (!scraper_) return;
+  Result<EngineSignals> s = scraper_->scrape();
+  if (!s) {
+    if (engine_ok_) {
+      log_warning("zeus proxy --govern: the engine's metrics stopped answering (" +
+                  s.error().message + "): the governor sees only the requests through the proxy");
+      std::lock_guard<std::mutex> lock(mu_);
+      load_source_ = "the proxy's own view only (the engine's metrics stopped answering)";
+    }
+    engine_ok_ = false;
+    row["load_source"] = "proxy";
+    return;
+  }
+  if (!engine_ok_) {
+    log_info("zeus proxy --govern: reading the engine's own load from its metrics (" + s->engine +
+             ")");
+    std::lock_guard<std::mutex> lock(mu_);
+    load_source_ = "the engine's /metrics (" + s->engine + ": " + s->families +
+                   ") beside the proxy's own view, the larger of the two";
+  }
+  engine_ok_ = true;
+  row["load_source"] = s->engine;
+  if (s->running >= 0) {
+    row["engine_running"] = s->running;
+    o.running = std::max(o.running, s->running);
+  }
+  if (s->waiting >= 0) {
+    row["engine_waiting"] = s->waiting;
+    o.waiting = std::max(o.waiting, s->waiting);
+  }
+  if (s->kv_cache_usage >= 0) row["kv_cache_usage"] = s->kv_cache_usage;
 }
 
 ClockGovernorLoop::~ClockGovernorLoop() { stop(); }
@@ -111,7 +161,9 @@ void ClockGovernorLoop::run() {
 
 // One decision: observe, decide, apply, account, log.
 void ClockGovernorLoop::step() {
-  const ServingObservation o = meter_.serving_observation();
+  ServingObservation o = meter_.serving_observation();
+  nlohmann::json engine = nlohmann::json::object();
+  merge_engine_load(o, engine);
   const ClockDecision d = governor_->decide(o);
   for (auto& controller : controllers_) controller->request(static_cast<uint32_t>(d.clock_mhz));
   const double measured_j = meter_.status().measured_j;
@@ -148,7 +200,7 @@ void ClockGovernorLoop::step() {
   }
   if (feed_) feed_->clock(feed_source_, unix_now_s(), d.clock_mhz, attainment.rate());
   if (!log_it) return;
-  const nlohmann::json row = {{"type", "governor"},
+  nlohmann::json row = {{"type", "governor"},
                               {"time_unix_s", unix_now_s()},
                               {"clock_mhz", d.clock_mhz},
                               {"previous_mhz", before.clock_mhz},
@@ -162,6 +214,7 @@ void ClockGovernorLoop::step() {
                               {"predicted_tpot_s", d.predicted_tpot_s},
                               {"headroom", d.headroom},
                               {"slo_attainment", attainment.rate()}};
+  for (auto& [key, value] : engine.items()) row[key] = value;
   meter_.log_line(row.dump());
 }
 
@@ -172,6 +225,7 @@ void ClockGovernorLoop::add_status(ProxyStatus& status) {
   status.clock_mhz = last_.clock_mhz;
   status.max_clock_mhz = profile_.max_clock();
   status.governor_reason = decided_ ? governor_reason_name(last_.reason) : "blind";
+  status.governor_load = load_source_;
   status.clock_changes = changes_;
   status.energy_saved_j = saved_j_;
   status.energy_saved_source =

@@ -31,6 +31,9 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "proxy/engine_scraper.h"
 #include "proxy/proxy.h"
 #include "zeus/common/result.h"
 #include "zeus/device/device.h"
@@ -44,10 +47,17 @@ class LiveFeed;
 
 class ClockGovernorLoop {
  public:
-  // `gpus`, `meter` and `feed` (may be null) must outlive the loop.
+  // `gpus`, `meter` and `feed` (may be null) must outlive the loop. `scraper` (may be null:
+  // --engine-metrics off) reads the engine's own load each period; the larger of its running and
+  // waiting requests and the proxy's count. Its first answer decides the start-up line
+  // (load_source()); a later change of source is a warning.
   static Result<std::unique_ptr<ClockGovernorLoop>> start(const std::vector<Gpu*>& gpus,
                                                           Meter& meter, GovernOptions options,
-                                                          LiveFeed* feed, int feed_source);
+                                                          LiveFeed* feed, int feed_source,
+                                                          std::unique_ptr<EngineScraper> scraper = nullptr);
+  // Where the load comes from, in words ("the upstream's /metrics (vLLM: ...) beside the
+  // proxy's own view", or "the proxy's own view only: <why>").
+  std::string load_source();
   ~ClockGovernorLoop();
   // Stops deciding and restores every GPU's clocks. Idempotent.
   void stop();
@@ -57,9 +67,12 @@ class ClockGovernorLoop {
  private:
   ClockGovernorLoop(std::vector<std::unique_ptr<FrequencyController>> controllers,
                     std::unique_ptr<ServingGovernor> governor, ServingProfile profile, Meter& meter,
-                    GovernOptions options, LiveFeed* feed, int feed_source);
+                    GovernOptions options, LiveFeed* feed, int feed_source,
+                    std::unique_ptr<EngineScraper> scraper);
   void run();
   void step();
+  // Reads the engine (when there is a scraper) into `o`; notes a change of source.
+  void merge_engine_load(ServingObservation& o, nlohmann::json& row);
 
   std::vector<std::unique_ptr<FrequencyController>> controllers_;
   std::unique_ptr<ServingGovernor> governor_;
@@ -69,7 +82,11 @@ class ClockGovernorLoop {
   LiveFeed* feed_;
   const int feed_source_;
 
+  std::unique_ptr<EngineScraper> scraper_;  // the governor's thread only
+  bool engine_ok_ = false;                   // the last scrape succeeded
+
   std::mutex mu_;  // guards what follows
+  std::string load_source_;
   ClockDecision last_;
   bool decided_ = false;
   int64_t changes_ = 0;

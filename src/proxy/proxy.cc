@@ -68,7 +68,16 @@ class Proxy final : public LlmProxy {
 
   // --govern: the clock governor on `gpus`, publishing to the live page.
   Result<void> govern(const std::vector<Gpu*>& gpus) {
-    auto loop = ClockGovernorLoop::start(gpus, *meter_, options_.govern, &feed_, 0);
+    std::unique_ptr<EngineScraper> scraper;
+    if (options_.govern.engine_metrics != "off") {
+      // Half a period at most: the decision waits for it.
+      auto made = EngineScraper::create(options_.upstream, options_.govern.engine_metrics,
+                                        std::min(0.5 * options_.govern.period_s, 1.0));
+      if (!made) return fail(made.error());
+      scraper = std::move(*made);
+    }
+    auto loop =
+        ClockGovernorLoop::start(gpus, *meter_, options_.govern, &feed_, 0, std::move(scraper));
     if (!loop) return fail(loop.error());
     governor_ = std::move(*loop);
     return ok();

@@ -47,6 +47,8 @@ struct GovernOptions {
   bool has_profile = false;
   ServingProfile profile;
   std::string profile_source;  // where `profile` came from (a file's path), for the summary
+  // The engine's own load (engine_scraper.h): "auto" (the upstream's /metrics), "off", or a URL.
+  std::string engine_metrics = "auto";
 };
 
 struct ProxyOptions {
@@ -79,6 +81,7 @@ struct ProxyStatus {
   bool governing = false;
   double clock_mhz = 0, max_clock_mhz = 0;  // the SM clock chosen, and the highest
   std::string governor_reason = {};         // why (governor_reason_name)
+  std::string governor_load = {};  // where the governor's load comes from, in words
   int64_t clock_changes = 0;
   double energy_saved_j = 0;   // against the maximum clock: an ESTIMATE from the serving profile
   std::string energy_saved_source = {};  // what the estimate rests on, in words

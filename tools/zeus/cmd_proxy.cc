@@ -78,6 +78,10 @@ void run_proxy(const proxy::ProxyOptions& options, const std::string& report_arg
   if (!report_arg.empty()) report_path = value_or_die(output_file("--report", report_arg));
   Devices devices = gpus_or_die();
   auto running = value_or_die(proxy::LlmProxy::start(devices, options), "zeus proxy");
+  if (options.govern.enabled) {
+    std::cerr << "zeus proxy --govern: the load comes from " << running->status().governor_load
+              << "\n";
+  }
   {
     proxy::LiveStatus status_line([&] { return running->status(); }, STDERR_FILENO, 0.5);
     serve_until_signal("zeus proxy: serving http://" + options.host + ":" +
@@ -302,6 +306,12 @@ void add_proxy_command(CLI::App& app) {
           [](const std::string& text) { return parse_seconds(text, "--govern-period", {0.05}); },
           "--govern: time between two decisions (default 0.5s)")
           ->type_name("TIME"));
+  args->govern_only.push_back(
+      cmd->add_option("--engine-metrics", options->govern.engine_metrics,
+                      "--govern: where the engine's own load is read (its requests running and "
+                      "waiting, which include those that bypass the proxy): auto (default: the "
+                      "upstream's /metrics; vLLM, SGLang, TGI, llama.cpp), off, or a URL")
+          ->type_name("auto|off|URL"));
   cmd->footer(
       "Answers gain X-Zeus-Energy-J and X-Zeus-Tokens (headers; HTTP trailers on streams).\n"
       "Send 'X-Zeus-Energy: 1' (or ?zeus=1) for usage.energy_j in JSON answers and a\n"

@@ -155,6 +155,28 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
+        if self.path.rstrip("/").endswith("/metrics"):
+            # vLLM's gauges of its own load (FAKE_LLM_METRICS=0: no metrics page, as a server
+            # started without them)
+            if os.environ.get("FAKE_LLM_METRICS", "1") == "0":
+                self.send_error(404)
+                return
+            with engine.cond:
+                running, waiting = len(engine.running), len(engine.queue)
+            body = ("# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+                    "# TYPE vllm:num_requests_running gauge\n"
+                    'vllm:num_requests_running{engine="0",model_name="fake"} %d\n'
+                    "# TYPE vllm:num_requests_waiting gauge\n"
+                    'vllm:num_requests_waiting{engine="0",model_name="fake"} %d\n'
+                    "# TYPE vllm:kv_cache_usage_perc gauge\n"
+                    'vllm:kv_cache_usage_perc{engine="0",model_name="fake"} %.3f\n'
+                    % (running, waiting, min(1.0, running / 256))).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         body = b'{"status":"ok"}'
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
