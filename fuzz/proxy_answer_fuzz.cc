@@ -3,7 +3,10 @@
 // parsed document gives (answer_json_reference.h); an SSE stream fed to SseScanner in pieces
 // split anywhere (the split points taken from the input) passes through byte for byte — what
 // the relay takes with its [DONE] line held back, then releases, is the input — and counts the
-// same tokens, usage and model as the stream fed whole.
+// same tokens, usage and model as the stream fed whole. The same bytes read as an engine's
+// /metrics page (serving/governor/engine_signals.h, which the governor scrapes) give signals
+// that are finite and within their ranges, or a clear refusal.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +16,7 @@
 #include "proxy/answer_json.h"
 #include "proxy/answer_json_reference.h"
 #include "proxy/sse_scan.h"
+#include "serving/governor/engine_signals.h"
 
 namespace {
 
@@ -53,5 +57,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   require(pieces.model() == whole.model() && pieces.id() == whole.id());
   require(pieces.usage().prompt_tokens == whole.usage().prompt_tokens &&
           pieces.usage().completion_tokens == whole.usage().completion_tokens);
+
+  if (auto signals = zeus::read_engine_signals(text); signals) {
+    require(!signals->engine.empty() && (signals->running >= 0 || signals->waiting >= 0));
+    for (double v : {signals->running, signals->waiting}) require(v == -1 || (std::isfinite(v) && v >= 0));
+    require(signals->kv_cache_usage == -1 ||
+            (signals->kv_cache_usage >= 0 && signals->kv_cache_usage <= 1));
+  } else {
+    require(!signals.error().message.empty());
+  }
   return 0;
 }

@@ -17,6 +17,8 @@ struct EngineFamilies {
   const char* kv[2];  // the KV-cache usage gauge (0-1), by version; nullptr: none
 };
 
+constexpr double kMostValue = 1e9;
+
 constexpr EngineFamilies kEngines[] = {
     {"vLLM", "vllm:num_requests_running", "vllm:num_requests_waiting",
      {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}},
@@ -107,7 +109,8 @@ Result<EngineSignals> read_engine_signals(std::string_view text) {
         }
       }
       if (!into) continue;
-      if (!ok || !std::isfinite(value) || value < 0) {
+      // No engine holds a billion requests: such a value is a broken page (and sums stay finite).
+      if (!ok || !std::isfinite(value) || value < 0 || value > kMostValue) {
         ++skipped[e];
         continue;
       }

@@ -60,11 +60,12 @@ TEST(EngineSignalsTest, LinesItCannotReadAreSkippedAndCountedNeverFatal) {
       "vllm:num_requests_running{a=\"b\"} NaN\n"
       "vllm:num_requests_running{a=\"b\"} +Inf\n"
       "vllm:num_requests_running{a=\"b\"}5\n"
+      "vllm:num_requests_running{a=\"b\"} 1e308\n"
       "vllm:num_requests_running{a=\"c\"} 5\n"
       "\n  \n{\"json\": true}\n");
   ASSERT_TRUE(s.has_value()) << s.error().to_string();
   EXPECT_DOUBLE_EQ(s->running, 5);
-  EXPECT_EQ(s->skipped_lines, 6);
+  EXPECT_EQ(s->skipped_lines, 7);
 }
 
 TEST(EngineSignalsTest, AnUnknownOrOversizedPageIsRefusedSayingWhatItHeld) {
