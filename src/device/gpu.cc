@@ -8,6 +8,11 @@ Result<uint32_t> Gpu::memory_average_power_mw() {
                                             ") does not report its memory's power");
 }
 
+Result<uint32_t> Gpu::sm_clock_mhz() {
+  return fail(ErrorCode::kNotSupported, "GPU " + std::to_string(physical_index()) + " (" + name() +
+                                            ") does not report its SM clock");
+}
+
 Result<int> Gpu::temperature_c() {
   return fail(ErrorCode::kNotSupported, "GPU " + std::to_string(physical_index()) + " (" + name() +
                                             ") does not report its temperature");

@@ -82,6 +82,19 @@ GpuReading average_power_entry(Gpu& gpu, const std::string& what) {
   return reading(gpu.average_power_mw(), what + " average power", milliwatts_json);
 }
 
+GpuReading state_entry(Gpu& gpu, const std::string& what) {
+  // The limit in force is required; each other reading is null where the GPU cannot tell (a
+  // controller closing a loop needs the rest even then).
+  GpuReading limit = power_limit_entry(gpu, what);
+  if (!limit) return limit;
+  auto optional = [](const Result<uint32_t>& value) { return value ? json(*value) : json(nullptr); };
+  json entry = *limit;
+  entry["power_draw_mw"] = optional(gpu.instant_power_mw());
+  entry["average_power_mw"] = optional(gpu.average_power_mw());
+  entry["sm_clock_mhz"] = optional(gpu.sm_clock_mhz());
+  return entry;
+}
+
 UpstreamRoutes::UpstreamRoutes(Devices& devices, std::mutex& device_mutex, GpuLocks& gpu_locks,
                                ChangeGpu change_gpu, UpstreamOptions options)
     : devices_(devices),

@@ -92,6 +92,12 @@ GpuReading persistence_mode_entry(Gpu& gpu, const std::string& what);
 GpuReading energy_entry(Gpu& gpu, const std::string& what);
 GpuReading power_entry(Gpu& gpu, const std::string& what);
 GpuReading average_power_entry(Gpu& gpu, const std::string& what);
+// Our addition (GET /gpu/get_state): what is in force on the GPU, for a controller that closes a
+// loop (a power budget, a cluster planner that cannot see whether a cap took effect):
+// {"power_limit_mw", "power_draw_mw" (instant), "average_power_mw", "sm_clock_mhz" (the clock it
+// runs at now: a lock's, a cap's or the driver's)}, each but the limit null where the GPU cannot
+// tell. Which process holds a change is GET /leases.
+GpuReading state_entry(Gpu& gpu, const std::string& what);
 
 class UpstreamRoutes {
  public:

@@ -146,6 +146,27 @@ TEST_F(UpstreamRoutesTest, GpuReadsAreKeyedByIndex) {
   EXPECT_TRUE(average["timestamp_ms"].is_number_unsigned());
 }
 
+TEST_F(UpstreamRoutesTest, GetStateSaysWhatIsInForceAndFollowsALockAndALimit) {
+  json state = get_json("/gpu/get_state?gpu_ids=0");
+  ASSERT_EQ(state.size(), 1u) << state;
+  EXPECT_EQ(state["0"]["power_limit_mw"], 700000);
+  EXPECT_EQ(state["0"]["power_draw_mw"], 350000);
+  EXPECT_TRUE(state["0"]["average_power_mw"].is_number_unsigned()) << state;
+  EXPECT_EQ(state["0"]["sm_clock_mhz"], 1980);  // unlocked: the fake boosts to its highest
+  ASSERT_EQ(call("POST",
+                 "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=900&max_clock_mhz=1500"
+                 "&block=true")
+                .status,
+            200);
+  ASSERT_EQ(call("POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000&block=true").status,
+            200);
+  state = get_json("/gpu/get_state");
+  EXPECT_EQ(state["0"]["sm_clock_mhz"], 1500);  // the lock's top is what it runs at
+  EXPECT_EQ(state["0"]["power_limit_mw"], 300000);
+  EXPECT_EQ(state["1"]["power_limit_mw"], 400000);
+  EXPECT_EQ(get_json("/gpu/get_state?gpu_ids=7", 400).contains("error"), true);
+}
+
 TEST_F(UpstreamRoutesTest, GpuWritesChangeTheFakeAndTakeLeases) {
   http::HttpResponse set =
       call("POST", "/gpu/set_power_limit?gpu_ids=1&power_limit_mw=300000&block=true");

@@ -83,7 +83,7 @@ std::vector<Route> ZeusdService::route_table() {
       {"DELETE", "/lease_session/{id}", control, std::nullopt,
        "/lease_session/{id} answers DELETE only",
        [this](const RouteCall& call) { return close_session(call.peer, call.captures[0]); }},
-      // Upstream's API, and ours in its style (get_average_power, reset_power_limit).
+      // Upstream's API, and ours in its style (get_average_power, get_state, reset_power_limit).
       {"GET", "/time", std::nullopt, std::nullopt, "",
        [](const RouteCall&) { return UpstreamRoutes::time(); }},
       {"GET", "/auth/whoami", std::nullopt, std::nullopt, "",
@@ -95,6 +95,7 @@ std::vector<Route> ZeusdService::route_table() {
       {"GET", "/gpu/get_cumulative_energy", gpu_read, gpus, "", each_gpu(energy_entry)},
       {"GET", "/gpu/get_power", gpu_read, gpus, "", each_gpu(power_entry, true)},
       {"GET", "/gpu/get_average_power", gpu_read, gpus, "", each_gpu(average_power_entry, true)},
+      {"GET", "/gpu/get_state", gpu_read, gpus, "", each_gpu(state_entry)},
       {"GET", "/cpu/get_cumulative_energy", cpu_read,
        QuerySpec{"CPU", false, false, {}, {"cpu", "dram"}}, "",
        [this](const RouteCall& call) { return upstream_.cpu_energy(call.query); }},

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Hardware check (ctest label hw, `make hw`; needs root and an NVIDIA GPU): zeusd over the real
 # NVML sets a power limit for a non-root user (nobody, on the gpu-control allow-list) and restores
-# it within 1 s after that user's process is killed with SIGKILL. Prints what it saw.
+# it within 1 s after that user's process is killed with SIGKILL; GET /gpu/get_state reads the
+# limit in force, the draw and the SM clock. Prints what it saw.
 # --dry-run-fake: the same on the fake NVML (build/release/fakes), to check the script itself on
 # a machine without a GPU (the GPU kit's run.sh --fake). Needs no curl: requests go through
 # Python's http.client over the socket.
@@ -97,6 +98,14 @@ now=$(get "/gpu/get_power_limit?gpu_ids=0" | "$py" -c 'import json,sys; print(js
 smi=$(nvidia-smi -i 0 --query-gpu=power.limit --format=csv,noheader,nounits 2>/dev/null || echo n/a)
 echo "after nobody's change: zeusd reads $now mW, nvidia-smi reads $smi W"
 [ "$now" = "$target" ] || fail "limit is $now mW, expected $target"
+# What is in force, as a controller reads it (GET /gpu/get_state): the limit just set, the draw,
+# the SM clock the GPU runs at now.
+state=$(get "/gpu/get_state?gpu_ids=0")
+echo "get_state: $state"
+"$py" -c 'import json, sys
+s = json.loads(sys.argv[1])["0"]
+assert s["power_limit_mw"] == int(sys.argv[2]), s
+assert s["sm_clock_mhz"] is None or s["sm_clock_mhz"] > 0, s' "$state" "$target" || fail "get_state: $state"
 
 child=$(pgrep -P "$holder" || true)  # runuser forks python: the lease is python's
 start=$(date +%s%N)

@@ -5,6 +5,7 @@
 // symbols, no nvmlDeviceGetTotalEnergyConsumption, no nvmlDeviceGetFieldValues).
 // Besides NVML's symbols it exports zeus_fake_nvml_call_count(name) and
 // zeus_fake_nvml_reset_call_counts() so tests can see which entry points were called.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -398,6 +399,33 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int 
   return read_device("nvmlDeviceGetTemperature", device, [&](const json& dev) {
     if (celsius == nullptr || sensor != kNvmlTemperatureGpu) return kNvmlErrorInvalidArgument;
     *celsius = dev["temperature_c"].get<unsigned int>();
+    return kNvmlSuccess;
+  });
+}
+
+// The clock in force: the top of a lock, else the highest supported clock (the fake GPU boosts);
+// "sm_clock_mhz" in the state overrides it (a GPU a power cap throttled).
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type,
+                                                     unsigned int* mhz) {
+  return read_device("nvmlDeviceGetClockInfo", device, [&](const json& dev) {
+    if (mhz == nullptr) return kNvmlErrorInvalidArgument;
+    const bool memory = type == kNvmlClockMem;
+    if (!memory && type != kNvmlClockSm && type != kNvmlClockGraphics) {
+      return kNvmlErrorNotSupported;
+    }
+    const char* locked = memory ? "locked_memory_clocks_mhz" : "locked_sm_clocks_mhz";
+    const char* supported = memory ? "memory_clocks_mhz" : "graphics_clocks_mhz";
+    if (!memory && dev.contains("sm_clock_mhz") && dev["sm_clock_mhz"].is_number()) {
+      *mhz = dev["sm_clock_mhz"].get<unsigned int>();
+    } else if (dev.contains(locked) && dev[locked].is_array() && dev[locked].size() == 2) {
+      *mhz = dev[locked][1].get<unsigned int>();
+    } else if (dev.contains(supported) && dev[supported].is_array() && !dev[supported].empty()) {
+      unsigned int top = 0;
+      for (const json& v : dev[supported]) top = std::max(top, v.get<unsigned int>());
+      *mhz = top;
+    } else {
+      return kNvmlErrorNotSupported;
+    }
     return kNvmlSuccess;
   });
 }

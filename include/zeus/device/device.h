@@ -101,6 +101,9 @@ class Gpu {
   // H100), and the GPU's core temperature in degrees Celsius.
   virtual Result<uint32_t> memory_average_power_mw();
   virtual Result<int> temperature_c();
+  // The SM clock the GPU runs at now, in MHz (NVML's clock info): what a clock lock, a power cap
+  // or the driver's own boost leaves in force. NotSupported unless a backend has it.
+  virtual Result<uint32_t> sm_clock_mhz();
   // The scope of the power readings (and so of the energy measured from them). NVML probes the
   // GPU scope first and falls back to the module scope, as upstream Zeus; other backends: kGpu.
   virtual PowerScope power_scope() { return PowerScope::kGpu; }

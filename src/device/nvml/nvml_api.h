@@ -71,6 +71,10 @@ inline constexpr unsigned int kNvmlPowerScopeMemory = 2;
 
 // nvmlTemperatureSensors_t: the GPU die sensor.
 inline constexpr int kNvmlTemperatureGpu = 0;
+// nvmlClockType_t: NVML_CLOCK_GRAPHICS 0, NVML_CLOCK_SM 1, NVML_CLOCK_MEM 2.
+inline constexpr int kNvmlClockGraphics = 0;
+inline constexpr int kNvmlClockSm = 1;
+inline constexpr int kNvmlClockMem = 2;
 
 // nvmlValueType_t: which member of nvmlValue_t holds the value.
 inline constexpr int kNvmlValueTypeDouble = 0;
@@ -140,6 +144,7 @@ struct NvmlApi {
   nvmlReturn_t (*device_get_power_usage)(nvmlDevice_t, unsigned int*) = nullptr;
   nvmlReturn_t (*device_get_field_values)(nvmlDevice_t, int, nvmlFieldValue_t*) = nullptr;
   nvmlReturn_t (*device_get_temperature)(nvmlDevice_t, int, unsigned int*) = nullptr;
+  nvmlReturn_t (*device_get_clock_info)(nvmlDevice_t, int, unsigned int*) = nullptr;
   nvmlReturn_t (*device_get_total_energy_consumption)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*device_get_persistence_mode)(nvmlDevice_t, int*) = nullptr;
   nvmlReturn_t (*device_set_persistence_mode)(nvmlDevice_t, int) = nullptr;

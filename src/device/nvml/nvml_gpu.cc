@@ -307,6 +307,13 @@ Result<uint32_t> NvmlGpu::memory_average_power_mw() {
   return value_mw;
 }
 
+Result<uint32_t> NvmlGpu::sm_clock_mhz() {
+  unsigned int mhz = 0;
+  ZEUS_TRY(call(library_->api().device_get_clock_info, "nvmlDeviceGetClockInfo",
+                "reading the SM clock", kNvmlClockSm, &mhz));
+  return static_cast<uint32_t>(mhz);
+}
+
 Result<int> NvmlGpu::temperature_c() {
   unsigned int celsius = 0;
   ZEUS_TRY(call(library_->api().device_get_temperature, "nvmlDeviceGetTemperature",

@@ -58,6 +58,7 @@ class NvmlGpu final : public Gpu {
   // or GPU lacks it, e.g. A40).
   Result<uint32_t> memory_average_power_mw() override;
   Result<int> temperature_c() override;
+  Result<uint32_t> sm_clock_mhz() override;
   // The instant power field's resolved scope (resolving it now if no reading did yet).
   PowerScope power_scope() override;
 

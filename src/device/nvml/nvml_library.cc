@@ -60,6 +60,7 @@ Result<std::shared_ptr<NvmlLibrary>> NvmlLibrary::load(const std::string& path) 
   resolve(*library, "nvmlDeviceGetPowerUsage", false, &api.device_get_power_usage);
   resolve(*library, "nvmlDeviceGetFieldValues", false, &api.device_get_field_values);
   resolve(*library, "nvmlDeviceGetTemperature", false, &api.device_get_temperature);
+  resolve(*library, "nvmlDeviceGetClockInfo", false, &api.device_get_clock_info);
   resolve(*library, "nvmlDeviceGetTotalEnergyConsumption", false,
           &api.device_get_total_energy_consumption);
   resolve(*library, "nvmlDeviceGetPersistenceMode", false, &api.device_get_persistence_mode);
