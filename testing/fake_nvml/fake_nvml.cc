@@ -4,7 +4,8 @@
 // ZEUS_FAKE_NVML_OLD_DRIVER, ${build}/fakes/old/libnvidia-ml.so.1 (an old driver: no `_v2`
 // symbols, no nvmlDeviceGetTotalEnergyConsumption, no nvmlDeviceGetFieldValues).
 // Besides NVML's symbols it exports zeus_fake_nvml_call_count(name) and
-// zeus_fake_nvml_reset_call_counts() so tests can see which entry points were called.
+// zeus_fake_nvml_reset_call_counts() so tests can see which entry points were called. The clocks'
+// entry points are fake_nvml_clocks.cc's; the machinery both use, fake_nvml_calls.h.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -14,14 +15,14 @@
 #include <vector>
 
 #include "device/nvml/nvml_api.h"
+#include "fake_nvml/fake_nvml_calls.h"
 #include "fake_nvml/fake_state.h"
 
 using namespace zeus::nvml;
 using nlohmann::json;
 using zeus::fake_nvml::FakeState;
 
-#define FAKE_NVML_EXPORT extern "C" __attribute__((visibility("default")))
-
+namespace zeus::fake_nvml::calls {
 namespace {
 
 constexpr size_t kMaxDevices = 64;
@@ -36,12 +37,17 @@ std::map<std::string, long> g_call_counts;  // what zeus_fake_nvml_call_count re
 // leaves them alone).
 std::map<std::pair<size_t, std::string>, long> g_device_calls;
 
+}  // namespace
+
+std::mutex& mutex() { return g_mutex; }
+FakeState& state() { return g_state; }
+
 // Common prologue of every device call, under g_mutex: counts the call, checks init, picks up
 // another process's change of the state file, checks the handle and injected errors. Sets
 // *index (and *call_number: this call's number on this device); returns the code to answer, or
 // NVML_SUCCESS to go on.
 nvmlReturn_t enter(const char* function, nvmlDevice_t device, size_t* index,
-                   long* call_number = nullptr) {
+                   long* call_number) {
   ++g_call_counts[function];
   if (g_init_count == 0) return kNvmlErrorUninitialized;
   g_state.refresh();
@@ -55,6 +61,8 @@ nvmlReturn_t enter(const char* function, nvmlDevice_t device, size_t* index,
   if (call_number != nullptr) *call_number = number;
   return g_state.injected_error(function, static_cast<int>(*index), number);
 }
+
+namespace {
 
 // Enter for a device-less call.
 nvmlReturn_t enter_global(const char* function) {
@@ -84,18 +92,6 @@ nvmlReturn_t copy_string(const std::string& text, char* out, unsigned int length
   return kNvmlSuccess;
 }
 
-nvmlReturn_t copy_list(const json& list, unsigned int* count, unsigned int* out) {
-  if (count == nullptr) return kNvmlErrorInvalidArgument;
-  const unsigned int needed = static_cast<unsigned int>(list.size());
-  if (*count < needed || (needed > 0 && out == nullptr)) {
-    *count = needed;
-    return kNvmlErrorInsufficientSize;
-  }
-  for (unsigned int i = 0; i < needed; ++i) out[i] = list[i].get<unsigned int>();
-  *count = needed;
-  return kNvmlSuccess;
-}
-
 nvmlReturn_t get_count(const char* function, unsigned int* count) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (nvmlReturn_t rc = enter_global(function); rc != kNvmlSuccess) return rc;
@@ -115,32 +111,10 @@ nvmlReturn_t get_handle(const char* function, unsigned int index, nvmlDevice_t* 
   return kNvmlSuccess;
 }
 
-// Runs a read of device state: prologue, then `read(device_json)`.
-template <typename Read>
-nvmlReturn_t read_device(const char* function, nvmlDevice_t device, Read read) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  size_t index = 0;
-  if (nvmlReturn_t rc = enter(function, device, &index); rc != kNvmlSuccess) return rc;
-  return read(g_state.device(index));
-}
-
-// Runs a change of device state: prologue, `check(device_json)` on the current state, then
-// `change(device_json, state_json)` on the freshest state, written back.
-template <typename Check, typename Change>
-nvmlReturn_t change_device(const char* function, nvmlDevice_t device, Check check, Change change) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  size_t index = 0;
-  if (nvmlReturn_t rc = enter(function, device, &index); rc != kNvmlSuccess) return rc;
-  if (nvmlReturn_t rc = check(g_state.device(index)); rc != kNvmlSuccess) return rc;
-  g_state.mutate([&](json& state) {
-    if (index < state["devices"].size()) change(state["devices"][index], state, index);
-  });
-  return kNvmlSuccess;
-}
-
-nvmlReturn_t check_nothing(const json&) { return kNvmlSuccess; }
-
 }  // namespace
+}  // namespace zeus::fake_nvml::calls
+
+using namespace zeus::fake_nvml::calls;
 
 FAKE_NVML_EXPORT long zeus_fake_nvml_call_count(const char* function) {
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -403,33 +377,6 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int 
   });
 }
 
-// The clock in force: the top of a lock, else the highest supported clock (the fake GPU boosts);
-// "sm_clock_mhz" in the state overrides it (a GPU a power cap throttled).
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type,
-                                                     unsigned int* mhz) {
-  return read_device("nvmlDeviceGetClockInfo", device, [&](const json& dev) {
-    if (mhz == nullptr) return kNvmlErrorInvalidArgument;
-    const bool memory = type == kNvmlClockMem;
-    if (!memory && type != kNvmlClockSm && type != kNvmlClockGraphics) {
-      return kNvmlErrorNotSupported;
-    }
-    const char* locked = memory ? "locked_memory_clocks_mhz" : "locked_sm_clocks_mhz";
-    const char* supported = memory ? "memory_clocks_mhz" : "graphics_clocks_mhz";
-    if (!memory && dev.contains("sm_clock_mhz") && dev["sm_clock_mhz"].is_number()) {
-      *mhz = dev["sm_clock_mhz"].get<unsigned int>();
-    } else if (dev.contains(locked) && dev[locked].is_array() && dev[locked].size() == 2) {
-      *mhz = dev[locked][1].get<unsigned int>();
-    } else if (dev.contains(supported) && dev[supported].is_array() && !dev[supported].empty()) {
-      unsigned int top = 0;
-      for (const json& v : dev[supported]) top = std::max(top, v.get<unsigned int>());
-      *mhz = top;
-    } else {
-      return kNvmlErrorNotSupported;
-    }
-    return kNvmlSuccess;
-  });
-}
-
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, int* mode) {
   return read_device("nvmlDeviceGetPersistenceMode", device, [&](const json& dev) {
     if (mode == nullptr) return kNvmlErrorInvalidArgument;
@@ -447,95 +394,4 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, 
                    : kNvmlErrorInvalidArgument;
       },
       [&](json& dev, json&, size_t) { dev["persistence"] = mode == kNvmlFeatureEnabled; });
-}
-
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device,
-                                                                 unsigned int* count,
-                                                                 unsigned int* clocks_mhz) {
-  return read_device("nvmlDeviceGetSupportedMemoryClocks", device, [&](const json& dev) {
-    return copy_list(dev["memory_clocks_mhz"], count, clocks_mhz);
-  });
-}
-
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device,
-                                                                   unsigned int memory_mhz,
-                                                                   unsigned int* count,
-                                                                   unsigned int* clocks_mhz) {
-  return read_device("nvmlDeviceGetSupportedGraphicsClocks", device, [&](const json& dev) {
-    bool known = false;
-    for (const json& clock : dev["memory_clocks_mhz"])
-      known |= clock.get<unsigned int>() == memory_mhz;
-    if (!known) return kNvmlErrorNotFound;
-    return copy_list(dev["graphics_clocks_mhz"], count, clocks_mhz);
-  });
-}
-
-namespace {
-
-// Lock check shared by SM and memory clocks: min <= max, both within the supported list's span.
-nvmlReturn_t check_lock(const json& supported, unsigned int min_mhz, unsigned int max_mhz) {
-  if (min_mhz > max_mhz || supported.empty()) return kNvmlErrorInvalidArgument;
-  unsigned int lowest = supported[0].get<unsigned int>();
-  unsigned int highest = lowest;
-  for (const json& clock : supported) {
-    lowest = std::min(lowest, clock.get<unsigned int>());
-    highest = std::max(highest, clock.get<unsigned int>());
-  }
-  if (min_mhz < lowest || max_mhz > highest) return kNvmlErrorInvalidArgument;
-  return kNvmlSuccess;
-}
-
-// Appends one SM clock lock ({0, 0}: a reset) to "sm_clock_log" when the state file asked for
-// the log by holding that array (opt-in: a job that locks clocks per instruction would otherwise
-// grow every state file).
-void log_sm_clocks(json& state, size_t index, unsigned int min_mhz, unsigned int max_mhz) {
-  const auto log = state.find("sm_clock_log");
-  if (log == state.end() || !log->is_array()) return;
-  log->push_back({{"index", index},
-                  {"min_mhz", min_mhz},
-                  {"max_mhz", max_mhz},
-                  {"time_ns", zeus::fake_nvml::realtime_ns()}});
-}
-
-}  // namespace
-
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device,
-                                                           unsigned int min_mhz,
-                                                           unsigned int max_mhz) {
-  return change_device(
-      "nvmlDeviceSetGpuLockedClocks", device,
-      [&](const json& dev) { return check_lock(dev["graphics_clocks_mhz"], min_mhz, max_mhz); },
-      [&](json& dev, json& state, size_t index) {
-        if (dev.contains("power_draw_mw_by_sm_mhz")) FakeState::bring_energy_up_to_date(dev);
-        dev["locked_sm_clocks_mhz"] = {min_mhz, max_mhz};
-        log_sm_clocks(state, index, min_mhz, max_mhz);
-      });
-}
-
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
-  return change_device("nvmlDeviceResetGpuLockedClocks", device, check_nothing,
-                       [&](json& dev, json& state, size_t index) {
-                         if (dev.contains("power_draw_mw_by_sm_mhz")) {
-                           FakeState::bring_energy_up_to_date(dev);
-                         }
-                         dev["locked_sm_clocks_mhz"] = nullptr;
-                         log_sm_clocks(state, index, 0, 0);
-                       });
-}
-
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device,
-                                                              unsigned int min_mhz,
-                                                              unsigned int max_mhz) {
-  return change_device(
-      "nvmlDeviceSetMemoryLockedClocks", device,
-      [&](const json& dev) { return check_lock(dev["memory_clocks_mhz"], min_mhz, max_mhz); },
-      [&](json& dev, json&, size_t) {
-        dev["locked_memory_clocks_mhz"] = {min_mhz, max_mhz};
-      });
-}
-
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device) {
-  return change_device(
-      "nvmlDeviceResetMemoryLockedClocks", device, check_nothing,
-      [&](json& dev, json&, size_t) { dev["locked_memory_clocks_mhz"] = nullptr; });
 }

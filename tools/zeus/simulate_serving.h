@@ -1,8 +1,13 @@
-// `zeus simulate serving`: its options and run (simulate_serving.cc), called by cmd_simulate.cc.
+// `zeus simulate serving`: its options (simulate_serving_flags.cc) and run (simulate_serving.cc),
+// called by cmd_simulate.cc.
 #pragma once
 
 #include <optional>
 #include <string>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace zeus::cli {
 
@@ -21,6 +26,10 @@ struct ServingArgs {
   std::string report_dir;       // --report: the report folder; empty: none
   std::string gnuplot;          // --gnuplot
 };
+
+// Adds the serving experiment's options to `zeus simulate` (simulate_serving_flags.cc); `args`
+// must outlive the parse.
+void add_serving_options(CLI::App& cmd, ServingArgs& args);
 
 // Prints the table (or with json, one JSON object) of the four policies; exits on errors.
 void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, bool json);
