@@ -56,6 +56,19 @@ for name in ("governor-budget", "governor-equal-caps"):
     assert P[name]["budget_held"] >= 0.99, P[name]
 print("power budget 420 W: held %.2f %% (budget), %.2f %% (equal caps), %.2f %% (maximum clock)" % tuple(100 * P[n]["budget_held"] for n in ("governor-budget", "governor-equal-caps", "max-clock")))
 '
+# Prefill and decode apart: the three pd policies, the pair of static clocks, every request
+# answered; --prefill-replicas must leave a decode replica.
+"$ZEUS" simulate serving --trace "$data/azure_llm_2023_conv.csv" --replicas 4 --prefill-replicas 1 --json | /usr/bin/python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+P = {p["name"]: p for p in doc["policies"]}
+assert {"pd-max-clock", "pd-best-static", "pd-governor"} <= set(P), sorted(P)
+top, best, gov = P["pd-max-clock"], P["pd-best-static"], P["pd-governor"]
+assert top["routing"] == "prefill-decode" and best["prefill_clock_mhz"] >= best["static_clock_mhz"], best
+assert gov["energy_j"] < 0.7 * top["energy_j"] and gov["slo_violation_rate"] <= top["slo_violation_rate"] + 0.01, (gov, top)
+print("P/D 1:3: pd-governor %.1f %% below both pools at the maximum clock" % (100 * (1 - gov["energy_j"] / top["energy_j"])))
+'
+"$ZEUS" simulate serving --replicas 2 --prefill-replicas 2 > /dev/null 2>&1 && { echo "FAIL: no decode replica accepted"; exit 1; }
 for bad in 0 -3 abc 120% 60%%; do
   "$ZEUS" simulate serving --power-budget "$bad" > /dev/null 2>&1 && { echo "FAIL: --power-budget $bad accepted"; exit 1; }
 done

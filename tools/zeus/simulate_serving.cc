@@ -34,6 +34,8 @@ void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, 
   options.time_scale = args.time_scale;
   options.replicas = args.replicas;
   options.router.wake_s = args.wake_s;
+  options.prefill_replicas = args.prefill_replicas;
+  options.kv_transfer_s_per_token = args.kv_transfer_us * 1e-6;
   if (!args.power_budget.empty()) {
     // Watts, or a share of the GPUs' total limit ("60%").
     const std::string& text = args.power_budget;
@@ -77,6 +79,7 @@ void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, 
                         {"slo_quantile", result->quantile},
                         {"model", args.serving_profile.empty() ? "parametric" : "calibrated"},
                         {"replicas", result->replicas},
+                        {"prefill_replicas", args.prefill_replicas},
                         {"power_budget_w", result->power_budget_w > 0
                                                ? nlohmann::json(result->power_budget_w)
                                                : nlohmann::json(nullptr)},
@@ -101,6 +104,9 @@ void run_simulate_serving(const ServingArgs& args, const std::string& data_dir, 
                                {"tpot_p50_s", p.tpot_p50_s},
                                {"tpot_p99_s", p.tpot_p99_s},
                                {"mean_clock_mhz", p.mean_clock_mhz},
+                               {"prefill_clock_mhz", p.prefill_clock_mhz > 0
+                                                         ? nlohmann::json(p.prefill_clock_mhz)
+                                                         : nlohmann::json(nullptr)},
                                {"static_clock_mhz", p.static_clock_mhz > 0 ? nlohmann::json(p.static_clock_mhz)
                                                                            : nlohmann::json(nullptr)}});
   }

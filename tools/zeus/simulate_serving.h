@@ -22,6 +22,8 @@ struct ServingArgs {
   double wake_s = 0.5;  // the pack router's (RouterOptions::wake_s)
   std::string power_budget;        // "" none; watts, or "P%" of replicas x gpu_power_limit_w
   double gpu_power_limit_w = 700;
+  int prefill_replicas = 0;    // P/D: of replicas, these only prefill
+  double kv_transfer_us = 2;   // per prompt token
   std::string serving_profile;  // a calibrated profile (zeus proxy calibrate); empty: parametric
   std::string report_dir;       // --report: the report folder; empty: none
   std::string gnuplot;          // --gnuplot

@@ -48,6 +48,15 @@ void add_serving_options(CLI::App& cmd, ServingArgs& args) {
                   "serving: one GPU's power limit in watts, for --power-budget P% (default 700, "
                   "an H100 SXM's)")
       ->check(CLI::Range(1.0, 10000.0));
+  cmd.add_option("--prefill-replicas", args.prefill_replicas,
+                  "serving: prefill and decode apart (vLLM's and SGLang's P/D): this many of "
+                  "--replicas only prefill, the rest only decode; adds pd-max-clock, "
+                  "pd-best-static (a static clock per pool) and pd-governor")
+      ->check(CLI::Range(0, 255));
+  cmd.add_option("--kv-transfer-us", args.kv_transfer_us,
+                  "serving: with --prefill-replicas, microseconds per prompt token for its KV "
+                  "cache to reach the decode pool (default 2: ~128 KB a token over ~64 GB/s)")
+      ->check(CLI::Range(0.0, 1000.0));
   cmd.add_option("--wake-s", args.wake_s,
                   "serving: seconds a sleeping replica takes to serve again under the pack "
                   "router (default 0.5: a clock raised; tens of seconds for an engine's sleep "

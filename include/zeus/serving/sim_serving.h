@@ -77,14 +77,23 @@ struct ServingSimOptions {
   // and governor-equal-caps (the same governors, each GPU capped at budget / replicas by its
   // firmware, per iteration), and every policy reports the share of 1-s windows within it.
   double power_budget_w = 0;
+  // Prefill and decode apart (vLLM's and SGLang's P/D): with 1 to replicas - 1 prefill replicas,
+  // the policies pd-max-clock, pd-best-static (the best pair of static clocks, one per pool) and
+  // pd-governor (a governor per replica: the prefill pool's TTFT-bound, the decode pool's
+  // TPOT-bound) are added: requests arrive at the prefill pool, and each prompt's KV cache
+  // reaches the decode pool kv_transfer_s_per_token x its tokens after its first token.
+  int prefill_replicas = 0;
+  double kv_transfer_s_per_token = 2e-6;  // 0 to 1 ms a token
 };
 
 struct ServingPolicyResult {
   // "max-clock", "best-static", "dual-loop", "governor"; with replicas also "pack-max-clock",
   // "pack-best-static", "pack-governor" (the pack router with that clock policy per replica)
-  // and with a power budget "governor-budget", "governor-equal-caps"
+  // with a power budget "governor-budget", "governor-equal-caps", and with prefill replicas
+  // "pd-max-clock", "pd-best-static", "pd-governor"
   std::string name;
-  std::string routing = "least-loaded";  // or "pack"
+  std::string routing = "least-loaded";  // or "pack", or "prefill-decode"
+  double prefill_clock_mhz = 0;          // pd-best-static: the prefill pool's clock
   double energy_j = 0;
   double j_per_token = 0;     // energy over output tokens
   double ttft_p50_s = 0, ttft_p99_s = 0;

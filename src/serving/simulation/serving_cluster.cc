@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <queue>
 
 namespace zeus::sim {
 
@@ -32,6 +33,7 @@ struct Replica {
   std::vector<size_t> inbox;  // routed, not yet in an iteration
   std::deque<Active> waiting;
   std::vector<Active> running;
+  std::vector<Active> joining;  // handed off (P/D), joining the batch at the next iteration
   std::vector<std::pair<size_t, int>> chunks;  // the iteration's prefill: (position, tokens)
   bool busy = false;
   double end_s = kNever;
@@ -44,7 +46,9 @@ struct Replica {
   ServingObservation period;
   double prompt_tokens = 0, arrivals = 0, output_tokens = 0, finished = 0;
 
-  bool empty() const { return inbox.empty() && waiting.empty() && running.empty(); }
+  bool empty() const {
+    return inbox.empty() && waiting.empty() && running.empty() && joining.empty();
+  }
   double context(const std::vector<ServingRequest>& reqs) const {
     double sum = 0;
     for (const Active& a : running) sum += reqs[a.request].prompt_tokens + a.generated;
@@ -74,7 +78,11 @@ class Engine {
     last_awake_ = router_.awake();
     for (;;) {
       while (next_ < reqs_.size() && arrival(next_) <= now_) route(next_++);
-      bool work_left = next_ < reqs_.size();
+      while (!handoffs_.empty() && handoffs_.top().ready_s <= now_) {
+        replicas_[decode_replica()].joining.push_back(handoffs_.top().active);
+        handoffs_.pop();
+      }
+      bool work_left = next_ < reqs_.size() || !handoffs_.empty();
       double t_end = kNever;
       size_t ending = 0;
       for (size_t i = 0; i < replicas_.size(); ++i) {
@@ -89,7 +97,8 @@ class Engine {
         }
       }
       if (!work_left) break;
-      const double t_arrival = next_ < reqs_.size() ? arrival(next_) : kNever;
+      const double t_arrival = std::min(next_ < reqs_.size() ? arrival(next_) : kNever,
+                                        handoffs_.empty() ? kNever : handoffs_.top().ready_s);
       const double t = std::min(t_end, t_arrival);
       if (next_tick <= t) {  // a tick at an iteration's end sees it unfinished
         advance(next_tick);
@@ -125,9 +134,30 @@ class Engine {
     return out;
   }
 
+  // The least-loaded replica of [from, to) (P/D: a pool).
+  size_t least_loaded(size_t from, size_t to) const {
+    size_t best = from;
+    double best_work = kNever;
+    for (size_t i = from; i < to; ++i) {
+      const Replica& r = replicas_[i];
+      double work = static_cast<double>(r.running.size() + r.joining.size() + r.inbox.size());
+      for (const Active& a : r.waiting) work += 1 + a.prompt_left / double(o_.prefill_chunk_tokens);
+      if (work < best_work) {
+        best_work = work;
+        best = i;
+      }
+    }
+    return best;
+  }
+  size_t decode_replica() const {
+    return least_loaded(static_cast<size_t>(setup_.prefill_replicas), replicas_.size());
+  }
+
   void route(size_t request) {
     int to = 0;
-    if (replicas_.size() > 1) {
+    if (setup_.prefill_replicas > 0) {
+      to = static_cast<int>(least_loaded(0, static_cast<size_t>(setup_.prefill_replicas)));
+    } else if (replicas_.size() > 1) {
       const std::vector<ReplicaView> v = views();
       to = std::max(0, router_.route(v));
     }
@@ -168,6 +198,8 @@ class Engine {
       r.arrivals += 1;
     }
     r.inbox.clear();
+    for (Active& a : r.joining) r.running.push_back(a);
+    r.joining.clear();
     if (r.waiting.empty() && r.running.empty()) return;
     const double context = r.context(reqs_);
     int budget = o_.prefill_chunk_tokens;
@@ -230,7 +262,10 @@ class Engine {
       const double ttft = now_ - arrival(a.request);
       run_.outcomes[a.request].ttft_s = ttft;
       r.period.ttft_s.push_back(ttft);
-      if (q.output_tokens > 1) {
+      if (q.output_tokens > 1 && setup_.prefill_replicas > 0) {
+        // P/D: the first token came from the prefill replica; the KV cache travels on.
+        handoffs_.push({now_ + setup_.kv_transfer_s_per_token * q.prompt_tokens, a});
+      } else if (q.output_tokens > 1) {
         r.running.push_back(a);
       } else {
         r.output_tokens += 1;
@@ -269,7 +304,7 @@ class Engine {
       Replica& r = replicas_[i];
       ServingObservation& ob = r.period;
       ob.now_s = now_;
-      ob.running = static_cast<double>(r.running.size());
+      ob.running = static_cast<double>(r.running.size() + r.joining.size());
       ob.waiting = static_cast<double>(r.waiting.size());
       const double context = r.context(reqs_);
       ob.mean_context_tokens = r.running.empty() ? 0 : context / static_cast<double>(r.running.size());
@@ -333,6 +368,12 @@ class Engine {
   const ServingProfile& p_;
   ReplicaRouter& router_;
   const ClusterSetup& setup_;
+  struct Handoff {
+    double ready_s;
+    Active active;
+    bool operator>(const Handoff& other) const { return ready_s > other.ready_s; }
+  };
+  std::priority_queue<Handoff, std::vector<Handoff>, std::greater<>> handoffs_;  // P/D, by time
   std::vector<Replica> replicas_;
   double window_end_ = 0, window_energy_j_ = 0;  // the 1-s window in progress
   ClusterRun run_;

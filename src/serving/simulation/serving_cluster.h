@@ -66,6 +66,12 @@ struct ClusterSetup {
   // the one in force whose power stays under it (0: none).
   double cap_w = 0;
   double budget_w = 0;  // the windows are counted against this (0: not counted)
+  // Prefill and decode apart (vLLM's and SGLang's P/D): replicas [0, prefill_replicas) only
+  // prefill (requests arrive there, least-loaded), the others only decode; a prompt's KV cache
+  // reaches the least-loaded decode replica kv_transfer_s_per_token x its tokens after its first
+  // token (0 replicas: every replica does both).
+  int prefill_replicas = 0;
+  double kv_transfer_s_per_token = 2e-6;
 };
 
 ClusterRun replay_cluster(const ServingTrace& trace, const ServingSimOptions& options,

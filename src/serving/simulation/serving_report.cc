@@ -39,7 +39,7 @@ std::string format_serving_table(const ServingExperiment& e) {
     out += line;
   }
   const int width = e.replicas > 1 || e.power_budget_w > 0 ? 19 : 12;
-  std::snprintf(line, sizeof line, "%-*s %12s %9s %9s %8s %9s %9s %9s %9s %10s %8s%s\n", width,
+  std::snprintf(line, sizeof line, "%-*s %12s %9s %9s %9s %9s %9s %9s %9s %10s %8s%s\n", width,
                 "policy", "energy (kJ)", "vs max", "J/token", "clock", "TTFT p50", "TTFT p99",
                 "TPOT p50", "TPOT p99", "violations", "vs max",
                 (std::string(e.replicas > 1 ? "  awake" : "") +
@@ -51,7 +51,9 @@ std::string format_serving_table(const ServingExperiment& e) {
     const double saved = max && max->energy_j > 0 ? 100.0 * (p.energy_j / max->energy_j - 1) : 0;
     const double extra = max ? 100.0 * (p.slo_violation_rate - max->slo_violation_rate) : 0;
     char clock[32];
-    if (p.static_clock_mhz > 0) {
+    if (p.prefill_clock_mhz > 0) {
+      std::snprintf(clock, sizeof clock, "%.0f/%.0f", p.prefill_clock_mhz, p.static_clock_mhz);
+    } else if (p.static_clock_mhz > 0) {
       std::snprintf(clock, sizeof clock, "%.0f", p.static_clock_mhz);
     } else {
       std::snprintf(clock, sizeof clock, "~%.0f", p.mean_clock_mhz);
@@ -63,11 +65,19 @@ std::string format_serving_table(const ServingExperiment& e) {
                     100 * p.budget_held);
     }
     std::snprintf(line, sizeof line,
-                  "%-*s %12.1f %8.1f%% %9.3f %8s %9.3f %9.3f %9.4f %9.4f %9.2f%% %+7.2fpp%s\n",
+                  "%-*s %12.1f %8.1f%% %9.3f %9s %9.3f %9.3f %9.4f %9.4f %9.2f%% %+7.2fpp%s\n",
                   width, p.name.c_str(), p.energy_j / 1000, saved, p.j_per_token, clock,
                   p.ttft_p50_s, p.ttft_p99_s, p.tpot_p50_s, p.tpot_p99_s,
                   100 * p.slo_violation_rate, extra, awake);
     out += line;
+  }
+  if (e.replicas > 1) {
+    for (const ServingPolicyResult& p : e.policies) {
+      if (p.prefill_clock_mhz > 0) {
+        out += "pd-*: prefill and decode apart; pd-best-static's clock is prefill/decode. ";
+        break;
+      }
+    }
   }
   out += e.replicas > 1 ? "clock: the static clock, or ~ the time-weighted mean over replicas (MHz); "
                           "awake: replicas not asleep, time-weighted mean. "

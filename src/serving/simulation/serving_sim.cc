@@ -25,7 +25,9 @@ ServingPolicyResult summarise(const std::string& name, const ClusterRun& run,
                               const ServingExperiment& e, double start_s) {
   ServingPolicyResult out;
   out.name = name;
-  out.routing = name.rfind("pack-", 0) == 0 ? "pack" : "least-loaded";
+  out.routing = name.rfind("pack-", 0) == 0 ? "pack"
+                : name.rfind("pd-", 0) == 0  ? "prefill-decode"
+                                             : "least-loaded";
   out.energy_j = run.energy_j;
   out.j_per_token = e.output_tokens > 0 ? run.energy_j / static_cast<double>(e.output_tokens) : 0;
   std::vector<double> ttft, tpot;
@@ -112,6 +114,17 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
                     std::to_string(ReplicaRouter::kMaxReplicas));
   }
   ZEUS_TRY(o.router.validate());
+  if (o.prefill_replicas != 0 && !(o.prefill_replicas >= 1 && o.prefill_replicas < o.replicas)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "--prefill-replicas is " + std::to_string(o.prefill_replicas) +
+                    "; with --replicas " + std::to_string(o.replicas) +
+                    " it must be from 1 to " + std::to_string(o.replicas - 1) +
+                    " (the rest decode; --replicas counts both pools)");
+  }
+  if (!(o.kv_transfer_s_per_token >= 0 && o.kv_transfer_s_per_token <= 1e-3)) {
+    return fail(ErrorCode::kInvalidArgument,
+                "the KV transfer time must be from 0 to 1 ms a token");
+  }
   if (o.power_budget_w != 0 && !(o.power_budget_w > 0 && o.power_budget_w <= 1e6)) {
     return fail(ErrorCode::kInvalidArgument,
                 "--power-budget is " + std::to_string(o.power_budget_w) +
@@ -148,7 +161,7 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
   GovernorOptions g = o.governor;
   enum class Power { kFree, kBudget, kEqualCaps };
   auto replay = [&](RoutingPolicy routing, const std::function<ClockPolicy(int)>& policy,
-                    Power power = Power::kFree) -> ClusterRun {
+                    Power power = Power::kFree, bool disaggregated = false) -> ClusterRun {
     RouterOptions ro = o.router;
     ro.policy = routing;
     // Least-loaded routing reads no SLO; before they are derived, any valid ones do.
@@ -168,6 +181,10 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
       setup.budget = budget.get();
     }
     if (power == Power::kEqualCaps) setup.cap_w = o.power_budget_w / o.replicas;
+    if (disaggregated) {
+      setup.prefill_replicas = o.prefill_replicas;
+      setup.kv_transfer_s_per_token = o.kv_transfer_s_per_token;
+    }
     return replay_cluster(trace, o, setup);
   };
   auto fixed = [](double f) {
@@ -232,6 +249,40 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
     const ClusterRun capped = replay(RoutingPolicy::kLeastLoaded, governed, Power::kEqualCaps);
     e.policies.push_back(summarise("governor-budget", budgeted, e, start));
     e.policies.push_back(summarise("governor-equal-caps", capped, e, start));
+  }
+  if (o.prefill_replicas > 0) {
+    // Prefill and decode apart: the pools' clocks, each pair of static ones, and governors.
+    const int pools = o.prefill_replicas;
+    auto pair = [pools](double prefill, double decode) {
+      return [=](int i) -> ClockPolicy {
+        const double f = i < pools ? prefill : decode;
+        return [f](const ServingObservation&) { return f; };
+      };
+    };
+    const ServingPolicyResult pd_max = summarise(
+        "pd-max-clock", replay(RoutingPolicy::kLeastLoaded, pair(max_clock, max_clock),
+                               Power::kFree, true),
+        e, start);
+    ServingPolicyResult pd_best = pd_max;
+    pd_best.name = "pd-best-static";
+    pd_best.static_clock_mhz = pd_best.prefill_clock_mhz = max_clock;
+    for (double fp : o.profile.clocks_mhz) {
+      for (double fd : o.profile.clocks_mhz) {
+        if (fp == max_clock && fd == max_clock) continue;
+        ServingPolicyResult r = summarise(
+            "pd-best-static",
+            replay(RoutingPolicy::kLeastLoaded, pair(fp, fd), Power::kFree, true), e, start);
+        r.static_clock_mhz = fd;
+        r.prefill_clock_mhz = fp;
+        if (r.slo_violation_rate <= pd_max.slo_violation_rate + 0.01 && r.energy_j < pd_best.energy_j) {
+          pd_best = r;
+        }
+      }
+    }
+    e.policies.push_back(pd_max);
+    e.policies.push_back(pd_best);
+    e.policies.push_back(summarise(
+        "pd-governor", replay(RoutingPolicy::kLeastLoaded, governed, Power::kFree, true), e, start));
   }
   if (o.replicas > 1) {
     const ClusterRun pack_max = replay(RoutingPolicy::kPack, fixed(max_clock));

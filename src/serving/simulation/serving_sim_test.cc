@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "zeus/serving/sim_serving.h"
 
@@ -206,6 +207,52 @@ TEST_F(ServingSimTest, APowerBudgetAddsTwoPoliciesThatHoldItInEveryWholeSecond) 
   ASSERT_TRUE(none.has_value());
   EXPECT_EQ(none->policies.size(), 7u);
   EXPECT_EQ(none->policies[0].budget_held, -1);
+}
+
+TEST_F(ServingSimTest, PrefillAndDecodeApartHandTheKvCacheOnAndTheDecodePoolRunsLow) {
+  auto trace = load_serving_trace(chat(600, 4.0));
+  ASSERT_TRUE(trace.has_value());
+  ServingSimOptions o;
+  o.replicas = 3;
+  o.prefill_replicas = 1;
+  o.governor.ttft_slo_s = 1.0;
+  o.governor.tpot_slo_s = 0.05;
+  auto e = run_serving_experiment(*trace, o);
+  ASSERT_TRUE(e.has_value()) << e.error().to_string();
+  std::map<std::string, const ServingPolicyResult*> by_name;
+  for (const ServingPolicyResult& p : e->policies) by_name[p.name] = &p;
+  ASSERT_TRUE(by_name.count("pd-max-clock") && by_name.count("pd-best-static") &&
+              by_name.count("pd-governor"));
+  const ServingPolicyResult& top = *by_name["pd-max-clock"];
+  const ServingPolicyResult& best = *by_name["pd-best-static"];
+  const ServingPolicyResult& ours = *by_name["pd-governor"];
+  EXPECT_EQ(top.routing, "prefill-decode");
+  // Every request answered: its first token from the prefill pool, the rest from the decode pool.
+  EXPECT_GT(top.ttft_p99_s, 0);
+  EXPECT_GT(top.tpot_p50_s, 0);
+  // Decode alone is memory-bound: the best pair keeps the prefill clock above the decode one.
+  EXPECT_GE(best.prefill_clock_mhz, best.static_clock_mhz);
+  EXPECT_LT(best.energy_j, top.energy_j);
+  EXPECT_LT(ours.energy_j, 0.9 * top.energy_j);
+  EXPECT_LE(ours.slo_violation_rate, top.slo_violation_rate + 0.01);
+  // A slow KV transfer shows in the TPOT (a request's tokens wait for its cache), not the TTFT.
+  ServingSimOptions slow = o;
+  slow.kv_transfer_s_per_token = 1e-3;
+  auto s = run_serving_experiment(*trace, slow);
+  ASSERT_TRUE(s.has_value());
+  for (const ServingPolicyResult& p : s->policies) {
+    if (p.name == "pd-max-clock") {
+      EXPECT_GT(p.tpot_p50_s, top.tpot_p50_s);
+    }
+  }
+  ServingSimOptions bad = o;
+  bad.prefill_replicas = 3;  // no decode replica left
+  auto refused = run_serving_experiment(*trace, bad);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("--prefill-replicas"), std::string::npos);
+  bad.prefill_replicas = 1;
+  bad.kv_transfer_s_per_token = -1;
+  EXPECT_FALSE(run_serving_experiment(*trace, bad).has_value());
 }
 
 }  // namespace
