@@ -27,6 +27,12 @@ double unix_now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The start-up line's source when the engine's metrics answer.
+std::string engine_source(const EngineSignals& s) {
+  return "the engine's /metrics (" + s.engine + ": " + s.families +
+         ") beside the proxy's own view, the larger of the two";
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ClockGovernorLoop>> ClockGovernorLoop::start(
@@ -83,8 +89,7 @@ ClockGovernorLoop::ClockGovernorLoop(std::vector<std::unique_ptr<FrequencyContro
     load_source_ = "the proxy's own view (--engine-metrics off)";
   } else if (Result<EngineSignals> s = scraper_->scrape(); s) {
     engine_ok_ = true;
-    load_source_ = "the engine's /metrics (" + s->engine + ": " + s->families + ") beside the " +
-                   "proxy's own view, the larger of the two";
+    load_source_ = engine_source(*s);
   } else {
     load_source_ = "the proxy's own view only (requests that do not pass through it are not "
                    "seen): " + s.error().message;
@@ -115,8 +120,7 @@ void ClockGovernorLoop::merge_engine_load(ServingObservation& o, nlohmann::json&
     log_info("zeus proxy --govern: reading the engine's own load from its metrics (" + s->engine +
              ")");
     std::lock_guard<std::mutex> lock(mu_);
-    load_source_ = "the engine's /metrics (" + s->engine + ": " + s->families +
-                   ") beside the proxy's own view, the larger of the two";
+    load_source_ = engine_source(*s);
   }
   engine_ok_ = true;
   row["load_source"] = s->engine;

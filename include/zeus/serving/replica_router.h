@@ -72,6 +72,12 @@ struct ClusterObservation {
   std::vector<ReplicaView> replicas;  // one per replica, in the router's order
 };
 
+// A replica's work: requests running and waiting, plus its queued prompt tokens in prefill
+// chunks of `chunk_tokens`. The least-loaded replica of `replicas` by it, among the live ones
+// (the first of equals; -1: none alive). The router's rule, and the simulator's within a pool.
+double replica_work(const ReplicaView& replica, double chunk_tokens);
+int least_loaded_replica(std::span<const ReplicaView> replicas, double chunk_tokens);
+
 enum class ReplicaState {
   kServing,   // takes requests
   kWaking,    // will serve from `ready_at_s`; takes none before
@@ -120,7 +126,6 @@ class ReplicaRouter {
 
  private:
   ReplicaRouter(ServingProfile profile, GovernorOptions slos, RouterOptions options, int replicas);
-  static double work(const ReplicaView& v, double chunk_tokens);
 
   ServingProfile profile_;
   GovernorOptions slos_;

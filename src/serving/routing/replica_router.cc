@@ -219,8 +219,8 @@ RouterPlan ReplicaRouter::plan(const ClusterObservation& o) {
       int victim = -1;
       for (size_t i = 0; i < seen; ++i) {
         if (!alive(i) || states_[i] != ReplicaState::kServing) continue;
-        if (victim < 0 || work(o.replicas[i], profile_.prefill_chunk_tokens) <
-                              work(o.replicas[static_cast<size_t>(victim)],
+        if (victim < 0 || replica_work(o.replicas[i], profile_.prefill_chunk_tokens) <
+                              replica_work(o.replicas[static_cast<size_t>(victim)],
                                    profile_.prefill_chunk_tokens)) {
           victim = static_cast<int>(i);
         }
@@ -243,8 +243,20 @@ RouterPlan ReplicaRouter::plan(const ClusterObservation& o) {
   return out;
 }
 
-double ReplicaRouter::work(const ReplicaView& v, double chunk_tokens) {
+double replica_work(const ReplicaView& v, double chunk_tokens) {
   return v.running + v.waiting + v.queued_prompt_tokens / std::max(chunk_tokens, 1.0);
+}
+
+int least_loaded_replica(std::span<const ReplicaView> replicas, double chunk_tokens) {
+  int best = -1;
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    if (!replicas[i].alive) continue;
+    if (best < 0 || replica_work(replicas[i], chunk_tokens) <
+                        replica_work(replicas[static_cast<size_t>(best)], chunk_tokens)) {
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
 }
 
 int ReplicaRouter::route(std::span<const ReplicaView> replicas, int affinity) const {
@@ -257,14 +269,15 @@ int ReplicaRouter::route(std::span<const ReplicaView> replicas, int affinity) co
     int best = -1;
     for (size_t i = 0; i < n; ++i) {
       if (!replicas[i].alive || states_[i] != wanted) continue;
-      if (best < 0 || work(replicas[i], chunk) < work(replicas[static_cast<size_t>(best)], chunk)) {
+      if (best < 0 || replica_work(replicas[i], chunk) < replica_work(replicas[static_cast<size_t>(best)], chunk)) {
         best = static_cast<int>(i);
       }
     }
     if (best < 0) continue;
     if (affinity >= 0 && static_cast<size_t>(affinity) < n && replicas[affinity].alive &&
         states_[static_cast<size_t>(affinity)] == wanted &&
-        work(replicas[affinity], chunk) - work(replicas[static_cast<size_t>(best)], chunk) <=
+        replica_work(replicas[affinity], chunk) -
+                replica_work(replicas[static_cast<size_t>(best)], chunk) <=
             options_.sticky_slack) {
       return affinity;
     }

@@ -5,6 +5,7 @@
 #include <deque>
 #include <limits>
 #include <queue>
+#include <span>
 
 namespace zeus::sim {
 
@@ -126,7 +127,7 @@ class Engine {
     std::vector<ReplicaView> out(replicas_.size());
     for (size_t i = 0; i < replicas_.size(); ++i) {
       const Replica& r = replicas_[i];
-      out[i].running = static_cast<double>(r.running.size());
+      out[i].running = static_cast<double>(r.running.size() + r.joining.size());
       out[i].waiting = static_cast<double>(r.waiting.size() + r.inbox.size());
       for (const Active& a : r.waiting) out[i].queued_prompt_tokens += a.prompt_left;
       for (size_t q : r.inbox) out[i].queued_prompt_tokens += reqs_[q].prompt_tokens;
@@ -134,20 +135,11 @@ class Engine {
     return out;
   }
 
-  // The least-loaded replica of [from, to) (P/D: a pool).
+  // The least-loaded replica of [from, to) (P/D: a pool), by the router's rule.
   size_t least_loaded(size_t from, size_t to) const {
-    size_t best = from;
-    double best_work = kNever;
-    for (size_t i = from; i < to; ++i) {
-      const Replica& r = replicas_[i];
-      double work = static_cast<double>(r.running.size() + r.joining.size() + r.inbox.size());
-      for (const Active& a : r.waiting) work += 1 + a.prompt_left / double(o_.prefill_chunk_tokens);
-      if (work < best_work) {
-        best_work = work;
-        best = i;
-      }
-    }
-    return best;
+    const std::vector<ReplicaView> v = views();
+    const int i = least_loaded_replica(std::span(v).subspan(from, to - from), o_.prefill_chunk_tokens);
+    return from + static_cast<size_t>(std::max(0, i));
   }
   size_t decode_replica() const {
     return least_loaded(static_cast<size_t>(setup_.prefill_replicas), replicas_.size());

@@ -187,10 +187,14 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
     }
     return replay_cluster(trace, o, setup);
   };
-  auto fixed = [](double f) {
-    return [f](int) -> ClockPolicy { return [f](const ServingObservation&) { return f; }; };
+  // Static clocks by pool (P/D: replicas [0, prefill_replicas) prefill; otherwise one pool).
+  auto pair = [pools = o.prefill_replicas](double prefill, double decode) {
+    return [=](int i) -> ClockPolicy {
+      const double f = i < pools ? prefill : decode;
+      return [f](const ServingObservation&) { return f; };
+    };
   };
-  const ClusterRun at_max = replay(RoutingPolicy::kLeastLoaded, fixed(max_clock));
+  const ClusterRun at_max = replay(RoutingPolicy::kLeastLoaded, pair(max_clock, max_clock));
   e.duration_s = at_max.end_s - start;
   std::vector<double> ttft, tpot;
   for (const RequestOutcome& r : at_max.outcomes) {
@@ -214,21 +218,29 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
 
   // The best static clock under a routing: the least energy within one point of the maximum
   // clock's violations (least-loaded: the baseline's).
+  // The best static clocks under a routing: the least energy whose violations stay within one
+  // point of `reference`; one clock for every replica, or, disaggregated, one per pool. `at_top`:
+  // the run at the maximum clocks, already made (null: replayed here, and the first candidate).
   auto best_static = [&](RoutingPolicy routing, const std::string& name,
-                         const ServingPolicyResult* at_top) -> ServingPolicyResult {
+                         const ServingPolicyResult* at_top, double reference,
+                         bool disaggregated) -> ServingPolicyResult {
     std::optional<ServingPolicyResult> best;
     if (at_top) {
       best = *at_top;
       best->name = name;
       best->static_clock_mhz = max_clock;
+      if (disaggregated) best->prefill_clock_mhz = max_clock;
     }
-    for (size_t i = at_top ? 1 : 0; i < o.profile.clocks_mhz.size(); ++i) {
-      const double f = o.profile.clocks_mhz[i];
-      const ClusterRun run = replay(routing, fixed(f));
-      ServingPolicyResult r = summarise(name, run, e, start);
-      r.static_clock_mhz = f;
-      const bool within = r.slo_violation_rate <= max_result.slo_violation_rate + 0.01;
-      if (!best || (within && r.energy_j < best->energy_j)) best = r;
+    for (double fp : o.profile.clocks_mhz) {
+      for (double fd : o.profile.clocks_mhz) {
+        if ((!disaggregated && fp != fd) || (at_top && fp == max_clock && fd == max_clock)) continue;
+        ServingPolicyResult r =
+            summarise(name, replay(routing, pair(fp, fd), Power::kFree, disaggregated), e, start);
+        r.static_clock_mhz = fd;
+        if (disaggregated) r.prefill_clock_mhz = fp;
+        const bool within = r.slo_violation_rate <= reference + 0.01;
+        if (!best || (within && r.energy_j < best->energy_j)) best = r;
+      }
     }
     return *best;
   };
@@ -237,7 +249,8 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
     std::shared_ptr<ServingGovernor> governor = std::move(*ServingGovernor::create(o.profile, g));
     return [governor](const ServingObservation& ob) { return governor->decide(ob).clock_mhz; };
   };
-  const ServingPolicyResult best = best_static(RoutingPolicy::kLeastLoaded, "best-static", &max_result);
+  const ServingPolicyResult best = best_static(RoutingPolicy::kLeastLoaded, "best-static",
+                                               &max_result, max_result.slo_violation_rate, false);
   const ClusterRun dual_run = replay(RoutingPolicy::kLeastLoaded,
                                [&](int) { return dual_loop(o, g); });
   const ClusterRun ours_run = replay(RoutingPolicy::kLeastLoaded, governed);
@@ -251,43 +264,23 @@ Result<ServingExperiment> run_serving_experiment(const ServingTrace& trace,
     e.policies.push_back(summarise("governor-equal-caps", capped, e, start));
   }
   if (o.prefill_replicas > 0) {
-    // Prefill and decode apart: the pools' clocks, each pair of static ones, and governors.
-    const int pools = o.prefill_replicas;
-    auto pair = [pools](double prefill, double decode) {
-      return [=](int i) -> ClockPolicy {
-        const double f = i < pools ? prefill : decode;
-        return [f](const ServingObservation&) { return f; };
-      };
-    };
+    // Prefill and decode apart: the pools at the maximum clock, each pair of static clocks, and
+    // governors.
     const ServingPolicyResult pd_max = summarise(
-        "pd-max-clock", replay(RoutingPolicy::kLeastLoaded, pair(max_clock, max_clock),
-                               Power::kFree, true),
+        "pd-max-clock", replay(RoutingPolicy::kLeastLoaded, pair(max_clock, max_clock), Power::kFree, true),
         e, start);
-    ServingPolicyResult pd_best = pd_max;
-    pd_best.name = "pd-best-static";
-    pd_best.static_clock_mhz = pd_best.prefill_clock_mhz = max_clock;
-    for (double fp : o.profile.clocks_mhz) {
-      for (double fd : o.profile.clocks_mhz) {
-        if (fp == max_clock && fd == max_clock) continue;
-        ServingPolicyResult r = summarise(
-            "pd-best-static",
-            replay(RoutingPolicy::kLeastLoaded, pair(fp, fd), Power::kFree, true), e, start);
-        r.static_clock_mhz = fd;
-        r.prefill_clock_mhz = fp;
-        if (r.slo_violation_rate <= pd_max.slo_violation_rate + 0.01 && r.energy_j < pd_best.energy_j) {
-          pd_best = r;
-        }
-      }
-    }
+    const ServingPolicyResult pd_best = best_static(RoutingPolicy::kLeastLoaded, "pd-best-static",
+                                                    &pd_max, pd_max.slo_violation_rate, true);
     e.policies.push_back(pd_max);
     e.policies.push_back(pd_best);
     e.policies.push_back(summarise(
         "pd-governor", replay(RoutingPolicy::kLeastLoaded, governed, Power::kFree, true), e, start));
   }
   if (o.replicas > 1) {
-    const ClusterRun pack_max = replay(RoutingPolicy::kPack, fixed(max_clock));
+    const ClusterRun pack_max = replay(RoutingPolicy::kPack, pair(max_clock, max_clock));
     const ServingPolicyResult pack_top = summarise("pack-max-clock", pack_max, e, start);
-    const ServingPolicyResult pack_best = best_static(RoutingPolicy::kPack, "pack-best-static", nullptr);
+    const ServingPolicyResult pack_best = best_static(RoutingPolicy::kPack, "pack-best-static",
+                                                      nullptr, max_result.slo_violation_rate, false);
     const ClusterRun pack_ours = replay(RoutingPolicy::kPack, governed);
     e.policies.push_back(pack_top);
     e.policies.push_back(pack_best);
