@@ -3,13 +3,13 @@
 // governor) proposes a clock; the budget predicts each GPU's power at every clock of the ladder
 // for its load (the caller's prediction, e.g. the serving profile's), corrects the predictions
 // by how measured power compared with predicted power (smoothed), and while the corrected total
-// exceeds `margin` x the budget lowers one step of a GPU not prefilling whose SLOs need its clock least (the
-// best watts saved per second of work queued in it). Then it splits the budget into per-GPU
-// power caps, the firmware's backstop within a period: each GPU its predicted watts plus an
-// equal share of what is left (scaled down to the budget when the lowest clocks still exceed
-// it, which the decision says). Clocks first: a cap acting during decode never binds on an H200
-// while a clock still saves there; the caps follow the load, unlike the same budget split
-// equally.
+// exceeds `margin` x the budget lowers one step of a GPU that is not prefilling, the one whose
+// SLOs need its clock least (the most watts saved per second of work queued in it). Then it
+// splits the budget into per-GPU power caps, the firmware's backstop within a period: an equal
+// share each, except that a GPU predicted over its share gets what it draws, paid from the
+// others' slack (never below what they draw); a budget the lowest clocks still exceed is said
+// (`over`). Clocks first: a cap acting during decode never binds on an H200 while a clock still
+// saves there.
 // Pure: no I/O. Thread-safety: none. Failure: create() answers InvalidArgument for a budget not
 // above 0 W or over 10^6 W, a margin outside (0, 1], or an empty or unordered ladder.
 //
